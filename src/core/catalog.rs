@@ -1,0 +1,328 @@
+//! Catalog types: accelerators, machines and model presets. The data lives in RON files under
+//! `catalogs/` (parsed by `io::catalog`); validation is pure and lives here.
+
+use super::model::ModelSpec;
+use super::units::{Bytes, GbPerSec, size_str};
+use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Vendor {
+    Nvidia,
+    Amd,
+    Apple,
+    Intel,
+}
+
+/// What kind of memory an accelerator has.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum MemoryKind {
+    /// Its own VRAM behind a PCIe link.
+    Discrete,
+    /// Shares system RAM (Apple M-series, AMD APUs): the machine's `ram` is the pool.
+    Unified,
+}
+
+/// Market segment, for grouping in pickers.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Segment {
+    Consumer,
+    Laptop,
+    Workstation,
+    Datacenter,
+    Apple,
+    Apu,
+}
+
+/// A host link: PCIe generation × lanes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct PcieLink {
+    pub generation: u8,
+    pub lanes: u8,
+}
+
+impl PcieLink {
+    /// Usable one-direction bandwidth in GB/s: per-lane raw rate × encoding efficiency × lanes.
+    /// Gen1–2: 8b/10b; gen3+: 128b/130b (PCI-SIG). Gen4 x16 ≈ 31.5 GB/s.
+    pub fn bandwidth(self) -> GbPerSec {
+        let (gts, enc) = match self.generation {
+            1 => (2.5, 0.8),
+            2 => (5.0, 0.8),
+            3 => (8.0, 128.0 / 130.0),
+            4 => (16.0, 128.0 / 130.0),
+            5 => (32.0, 128.0 / 130.0),
+            6 => (64.0, 242.0 / 256.0),
+            _ => (64.0, 242.0 / 256.0),
+        };
+        GbPerSec(gts * enc / 8.0 * self.lanes as f64)
+    }
+}
+
+impl std::fmt::Display for PcieLink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PCIe {}.0 x{}", self.generation, self.lanes)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Accelerator {
+    pub id: String,
+    pub name: String,
+    pub vendor: Vendor,
+    pub segment: Segment,
+    pub memory_kind: MemoryKind,
+    /// Memory on the device ("24 GiB"); for unified parts, 0 (the machine's RAM is the pool).
+    #[serde(with = "size_str")]
+    pub memory: Bytes,
+    /// Memory bandwidth, GB/s.
+    pub bandwidth: GbPerSec,
+    /// Dense FP16/BF16 tensor TFLOPS (GeForce: the FP32-accumulate rate).
+    pub fp16_tflops: f64,
+    #[serde(default)]
+    pub int8_tops: Option<f64>,
+    #[serde(default)]
+    pub tdp_w: Option<f64>,
+    #[serde(default)]
+    pub pcie: Option<PcieLink>,
+    /// GPU–GPU link ("NVLink4 900 GB/s"), when there is one.
+    #[serde(default)]
+    pub gpu_link: Option<String>,
+    #[serde(default)]
+    pub gpu_link_gbs: Option<f64>,
+    /// Other names the part goes by (for matching detected GPUs): "NVIDIA GeForce RTX 4090".
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    pub source: String,
+    #[serde(default)]
+    pub notes: Option<String>,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum MachineKind {
+    Laptop,
+    /// Apple desktops (Mac mini, Mac Studio, Mac Pro).
+    Apple,
+    Desktop,
+    Workstation,
+    Cloud,
+    /// A mini PC / APU box (Strix Halo).
+    MiniPc,
+}
+
+impl MachineKind {
+    pub const ALL: [MachineKind; 6] = [
+        MachineKind::Laptop,
+        MachineKind::Apple,
+        MachineKind::Desktop,
+        MachineKind::Workstation,
+        MachineKind::Cloud,
+        MachineKind::MiniPc,
+    ];
+    pub const fn cli_name(self) -> &'static str {
+        match self {
+            MachineKind::Laptop => "laptop",
+            MachineKind::Apple => "apple",
+            MachineKind::Desktop => "desktop",
+            MachineKind::Workstation => "workstation",
+            MachineKind::Cloud => "cloud",
+            MachineKind::MiniPc => "mini-pc",
+        }
+    }
+    pub const fn label(self) -> &'static str {
+        match self {
+            MachineKind::Laptop => "Laptop",
+            MachineKind::Apple => "Apple desktop",
+            MachineKind::Desktop => "Desktop",
+            MachineKind::Workstation => "Workstation",
+            MachineKind::Cloud => "Cloud",
+            MachineKind::MiniPc => "Mini PC",
+        }
+    }
+}
+
+/// What a machine costs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub enum Price {
+    /// Cloud on-demand price per hour.
+    Hourly { usd: f64, region: String, price_date: String, source: String },
+    /// Purchase price of an owned machine.
+    Purchase { usd: f64, region: String, price_date: String, source: String },
+}
+
+impl Price {
+    pub fn usd(&self) -> f64 {
+        match self {
+            Price::Hourly { usd, .. } | Price::Purchase { usd, .. } => *usd,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Machine {
+    pub id: String,
+    pub name: String,
+    pub kind: MachineKind,
+    /// Accelerator id from the accelerator catalog; `None` = CPU only.
+    #[serde(default)]
+    pub gpu: Option<String>,
+    #[serde(default = "one")]
+    pub gpu_count: u32,
+    /// System RAM; for unified-memory machines, the shared pool.
+    #[serde(with = "size_str")]
+    pub ram: Bytes,
+    /// System RAM bandwidth, GB/s (dual-channel DDR5-5600 ≈ 89.6).
+    pub ram_bandwidth: GbPerSec,
+    pub cpu: String,
+    pub cpu_cores: u32,
+    #[serde(default)]
+    pub vcpus: Option<u32>,
+    /// For unified-memory machines: the most the GPU may use, when it is not the platform default
+    /// (Strix Halo's BIOS carve-out, a raised `iogpu.wired_limit_mb`).
+    #[serde(default, with = "size_str::option", skip_serializing_if = "Option::is_none")]
+    pub gpu_memory_limit: Option<Bytes>,
+    #[serde(default)]
+    pub price: Option<Price>,
+    /// Typical power draw under load, W (owned machines).
+    #[serde(default)]
+    pub power_w: Option<f64>,
+    pub source: String,
+    #[serde(default)]
+    pub notes: Option<String>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelPreset {
+    pub id: String,
+    pub name: String,
+    pub family: String,
+    pub spec: ModelSpec,
+    /// Where the numbers come from (the model's config.json URL).
+    pub source: String,
+    /// Total parameters as published (for the catalog test against the computed count).
+    #[serde(default)]
+    pub published_params: Option<u64>,
+}
+
+/// The whole catalog.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Catalog {
+    pub accelerators: Vec<Accelerator>,
+    pub machines: Vec<Machine>,
+    pub models: Vec<ModelPreset>,
+}
+
+impl Catalog {
+    pub fn accelerator(&self, id: &str) -> Option<&Accelerator> {
+        self.accelerators.iter().find(|a| a.id == id)
+    }
+    pub fn machine(&self, id: &str) -> Option<&Machine> {
+        self.machines.iter().find(|m| m.id == id)
+    }
+    pub fn model(&self, id: &str) -> Option<&ModelPreset> {
+        let t = id.to_ascii_lowercase();
+        self.models.iter().find(|m| m.id == t)
+    }
+
+    /// Merge `other` over `self`: same id replaces, new ids are appended.
+    pub fn merge(&mut self, other: Catalog) {
+        fn over<T, F: Fn(&T) -> &str>(base: &mut Vec<T>, new: Vec<T>, id: F) {
+            for n in new {
+                if let Some(slot) = base.iter_mut().find(|b| id(b) == id(&n)) {
+                    *slot = n;
+                } else {
+                    base.push(n);
+                }
+            }
+        }
+        over(&mut self.accelerators, other.accelerators, |a| &a.id);
+        over(&mut self.machines, other.machines, |m| &m.id);
+        over(&mut self.models, other.models, |m| &m.id);
+    }
+
+    /// Checks ids, references and ranges. Each problem is one message naming the entry.
+    pub fn validate(&self) -> Vec<String> {
+        let mut errs = Vec::new();
+        let mut seen = HashSet::new();
+        for a in &self.accelerators {
+            if !seen.insert(("acc", a.id.as_str())) {
+                errs.push(format!("accelerator '{}': duplicate id", a.id));
+            }
+            if a.memory_kind == MemoryKind::Discrete && a.memory.0 == 0 {
+                errs.push(format!("accelerator '{}': memory must be positive", a.id));
+            }
+            if !(a.bandwidth.0 > 0.0 && a.bandwidth.0.is_finite()) {
+                errs.push(format!("accelerator '{}': bandwidth must be positive", a.id));
+            }
+            if !(a.fp16_tflops > 0.0 && a.fp16_tflops.is_finite()) {
+                errs.push(format!("accelerator '{}': fp16_tflops must be positive", a.id));
+            }
+            if a.source.trim().is_empty() {
+                errs.push(format!("accelerator '{}': source is empty", a.id));
+            }
+        }
+        for m in &self.machines {
+            if !seen.insert(("machine", m.id.as_str())) {
+                errs.push(format!("machine '{}': duplicate id", m.id));
+            }
+            if let Some(g) = &m.gpu
+                && self.accelerator(g).is_none()
+            {
+                errs.push(format!("machine '{}': accelerator '{g}' is not in the catalog", m.id));
+            }
+            if m.gpu.is_some() && m.gpu_count == 0 {
+                errs.push(format!("machine '{}': gpu_count must be at least 1", m.id));
+            }
+            if m.ram.0 == 0 {
+                errs.push(format!("machine '{}': ram must be positive", m.id));
+            }
+            if !(m.ram_bandwidth.0 > 0.0 && m.ram_bandwidth.0.is_finite()) {
+                errs.push(format!("machine '{}': ram_bandwidth must be positive", m.id));
+            }
+            if let Some(p) = &m.price
+                && !(p.usd() >= 0.0 && p.usd().is_finite())
+            {
+                errs.push(format!("machine '{}': price must be non-negative", m.id));
+            }
+            if m.source.trim().is_empty() {
+                errs.push(format!("machine '{}': source is empty", m.id));
+            }
+        }
+        for p in &self.models {
+            if !seen.insert(("model", p.id.as_str())) {
+                errs.push(format!("model '{}': duplicate id", p.id));
+            }
+            let s = &p.spec;
+            for (v, n) in [(s.layers, "layers"), (s.hidden, "hidden"), (s.heads, "heads"), (s.kv_heads, "kv_heads"), (s.head_dim, "head_dim"), (s.vocab, "vocab")] {
+                if v == 0 {
+                    errs.push(format!("model '{}': {n} must be positive", p.id));
+                }
+            }
+            if p.source.trim().is_empty() {
+                errs.push(format!("model '{}': source is empty", p.id));
+            }
+        }
+        errs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pcie_bandwidth() {
+        // PCIe 4.0 x16: 16 GT/s × 16 lanes × 128/130 / 8 = 31.5 GB/s per direction.
+        let b = PcieLink { generation: 4, lanes: 16 }.bandwidth().0;
+        assert!((b - 31.5).abs() < 0.05, "{b}");
+        let b3 = PcieLink { generation: 3, lanes: 16 }.bandwidth().0;
+        assert!((b3 - 15.75).abs() < 0.05, "{b3}");
+    }
+}

@@ -1,0 +1,1 @@
+//! Fit engine (stub, filled in next).

@@ -1,0 +1,413 @@
+//! Weight and KV-cache precisions with their real storage cost (block scales included).
+//!
+//! GGUF block sizes are from ggml's `ggml-common.h` (`block_q8_0` = 2 + 32 bytes per 32 weights, …);
+//! bitsandbytes NF4 from Dettmers et al. 2023 (QLoRA, §2: 64-weight blocks, fp32 absmax, double
+//! quantisation to 8-bit with 256-block fp32 second-level constants → 4.127 bits).
+
+use serde::{Deserialize, Serialize};
+
+/// A ggml storage type (for GGUF imports and the k-quant mixes).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum GgmlType {
+    F32,
+    F16,
+    BF16,
+    Q8_0,
+    Q6K,
+    Q5K,
+    Q5_0,
+    Q4K,
+    Q4_0,
+    Q3K,
+    Q2K,
+}
+
+impl GgmlType {
+    /// (bytes per block, weights per block) from ggml-common.h.
+    pub const fn block(self) -> (u64, u64) {
+        match self {
+            GgmlType::F32 => (4, 1),
+            GgmlType::F16 | GgmlType::BF16 => (2, 1),
+            GgmlType::Q8_0 => (34, 32),  // fp16 d + 32 × int8
+            GgmlType::Q6K => (210, 256), // 128 ql + 64 qh + 16 scales + fp16 d
+            GgmlType::Q5K => (176, 256), // 2 fp16 + 12 scales + 32 qh + 128 qs
+            GgmlType::Q5_0 => (22, 32),  // fp16 d + 4 qh + 16 qs
+            GgmlType::Q4K => (144, 256), // 2 fp16 + 12 scales + 128 qs
+            GgmlType::Q4_0 => (18, 32),  // fp16 d + 16 qs
+            GgmlType::Q3K => (110, 256), // 32 hmask + 64 qs + 12 scales + fp16 d
+            GgmlType::Q2K => (84, 256),  // 16 scales + 64 qs + 2 fp16
+        }
+    }
+    pub fn bits_per_weight(self) -> f64 {
+        let (b, n) = self.block();
+        b as f64 * 8.0 / n as f64
+    }
+    pub const fn name(self) -> &'static str {
+        match self {
+            GgmlType::F32 => "F32",
+            GgmlType::F16 => "F16",
+            GgmlType::BF16 => "BF16",
+            GgmlType::Q8_0 => "Q8_0",
+            GgmlType::Q6K => "Q6_K",
+            GgmlType::Q5K => "Q5_K",
+            GgmlType::Q5_0 => "Q5_0",
+            GgmlType::Q4K => "Q4_K",
+            GgmlType::Q4_0 => "Q4_0",
+            GgmlType::Q3K => "Q3_K",
+            GgmlType::Q2K => "Q2_K",
+        }
+    }
+    /// Exact bytes for `n` elements (rounded up to whole blocks).
+    pub fn bytes_for(self, n: u64) -> u64 {
+        let (b, k) = self.block();
+        n.div_ceil(k).saturating_mul(b)
+    }
+}
+
+/// Weight precision (`--weights`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub enum WeightPrecision {
+    Fp32,
+    #[default]
+    Fp16,
+    Bf16,
+    Fp8,
+    Int8,
+    Int4,
+    Nf4,
+    Nf4DoubleQuant,
+    Gptq4,
+    Awq4,
+    Q8_0,
+    Q6K,
+    Q5KM,
+    Q5_0,
+    Q4KM,
+    Q4_0,
+    Q3KM,
+    Q2K,
+}
+
+/// Which layer tensors a quantisation touches. Used by the GGUF k-quant mixes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TensorClass {
+    TokenEmbedding,
+    Output,
+    AttnQ,
+    AttnK,
+    AttnV,
+    AttnOut,
+    FfnGateUp,
+    FfnDown,
+    /// Norms, biases, routers: kept at F32 by llama.cpp.
+    Small,
+}
+
+impl WeightPrecision {
+    pub const ALL: [WeightPrecision; 18] = [
+        WeightPrecision::Fp32,
+        WeightPrecision::Fp16,
+        WeightPrecision::Bf16,
+        WeightPrecision::Fp8,
+        WeightPrecision::Int8,
+        WeightPrecision::Int4,
+        WeightPrecision::Nf4,
+        WeightPrecision::Nf4DoubleQuant,
+        WeightPrecision::Gptq4,
+        WeightPrecision::Awq4,
+        WeightPrecision::Q8_0,
+        WeightPrecision::Q6K,
+        WeightPrecision::Q5KM,
+        WeightPrecision::Q5_0,
+        WeightPrecision::Q4KM,
+        WeightPrecision::Q4_0,
+        WeightPrecision::Q3KM,
+        WeightPrecision::Q2K,
+    ];
+
+    /// The CLI spelling (`--weights`), stable.
+    pub const fn cli_name(self) -> &'static str {
+        match self {
+            WeightPrecision::Fp32 => "fp32",
+            WeightPrecision::Fp16 => "fp16",
+            WeightPrecision::Bf16 => "bf16",
+            WeightPrecision::Fp8 => "fp8",
+            WeightPrecision::Int8 => "int8",
+            WeightPrecision::Int4 => "int4",
+            WeightPrecision::Nf4 => "nf4",
+            WeightPrecision::Nf4DoubleQuant => "nf4-dq",
+            WeightPrecision::Gptq4 => "gptq-4bit",
+            WeightPrecision::Awq4 => "awq-4bit",
+            WeightPrecision::Q8_0 => "q8_0",
+            WeightPrecision::Q6K => "q6_k",
+            WeightPrecision::Q5KM => "q5_k_m",
+            WeightPrecision::Q5_0 => "q5_0",
+            WeightPrecision::Q4KM => "q4_k_m",
+            WeightPrecision::Q4_0 => "q4_0",
+            WeightPrecision::Q3KM => "q3_k_m",
+            WeightPrecision::Q2K => "q2_k",
+        }
+    }
+
+    pub fn from_cli(s: &str) -> Option<Self> {
+        let t = s.trim().to_ascii_lowercase().replace('-', "_");
+        Self::ALL.into_iter().find(|p| p.cli_name().replace('-', "_") == t).or(match t.as_str() {
+            "nf4_double_quant" | "nf4dq" => Some(WeightPrecision::Nf4DoubleQuant),
+            "gptq" => Some(WeightPrecision::Gptq4),
+            "awq" => Some(WeightPrecision::Awq4),
+            _ => None,
+        })
+    }
+
+    /// A human label for pickers and reports.
+    pub const fn label(self) -> &'static str {
+        match self {
+            WeightPrecision::Fp32 => "FP32",
+            WeightPrecision::Fp16 => "FP16",
+            WeightPrecision::Bf16 => "BF16",
+            WeightPrecision::Fp8 => "FP8 (E4M3)",
+            WeightPrecision::Int8 => "INT8 (LLM.int8)",
+            WeightPrecision::Int4 => "INT4 (group 128)",
+            WeightPrecision::Nf4 => "NF4",
+            WeightPrecision::Nf4DoubleQuant => "NF4 + double quant",
+            WeightPrecision::Gptq4 => "GPTQ 4-bit g128",
+            WeightPrecision::Awq4 => "AWQ 4-bit g128",
+            WeightPrecision::Q8_0 => "GGUF Q8_0",
+            WeightPrecision::Q6K => "GGUF Q6_K",
+            WeightPrecision::Q5KM => "GGUF Q5_K_M",
+            WeightPrecision::Q5_0 => "GGUF Q5_0",
+            WeightPrecision::Q4KM => "GGUF Q4_K_M",
+            WeightPrecision::Q4_0 => "GGUF Q4_0",
+            WeightPrecision::Q3KM => "GGUF Q3_K_M",
+            WeightPrecision::Q2K => "GGUF Q2_K",
+        }
+    }
+
+    pub const fn is_gguf(self) -> bool {
+        matches!(
+            self,
+            WeightPrecision::Q8_0
+                | WeightPrecision::Q6K
+                | WeightPrecision::Q5KM
+                | WeightPrecision::Q5_0
+                | WeightPrecision::Q4KM
+                | WeightPrecision::Q4_0
+                | WeightPrecision::Q3KM
+                | WeightPrecision::Q2K
+        )
+    }
+
+    /// Bits per weight of the bulk of the weights (block scales included).
+    pub fn bits_per_weight(self) -> f64 {
+        match self {
+            WeightPrecision::Fp32 => 32.0,
+            WeightPrecision::Fp16 | WeightPrecision::Bf16 => 16.0,
+            WeightPrecision::Fp8 => 8.0,
+            // LLM.int8: int8 weights + one fp32 scale per output row (negligible for h ≥ 1024).
+            WeightPrecision::Int8 => 8.0,
+            // Symmetric int4 with an fp16 scale per 128 weights: 4 + 16/128.
+            WeightPrecision::Int4 => 4.125,
+            // NF4: 4 bits + fp32 absmax per 64 weights = 4.5 (QLoRA paper §2).
+            WeightPrecision::Nf4 => 4.5,
+            // Double quantisation: 8-bit absmax per 64 + fp32 per 256 blocks = 4 + 8/64 + 32/16384.
+            WeightPrecision::Nf4DoubleQuant => 4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0),
+            // GPTQ/AWQ g128: packed int4 + fp16 scale + 4-bit zero point per 128 weights.
+            WeightPrecision::Gptq4 | WeightPrecision::Awq4 => 4.0 + 20.0 / 128.0,
+            _ => self.ggml_type_for(TensorClass::AttnQ, 0, 1).bits_per_weight(),
+        }
+    }
+
+    /// Whether the embedding/output and norm tensors are kept in 16-bit (bitsandbytes, GPTQ and
+    /// AWQ quantise only the linear layers inside the blocks; `lm_head` and embeddings stay fp16).
+    pub const fn keeps_embeddings_16bit(self) -> bool {
+        matches!(
+            self,
+            WeightPrecision::Int8
+                | WeightPrecision::Int4
+                | WeightPrecision::Nf4
+                | WeightPrecision::Nf4DoubleQuant
+                | WeightPrecision::Gptq4
+                | WeightPrecision::Awq4
+                | WeightPrecision::Fp8
+        )
+    }
+
+    /// The ggml type llama.cpp's `llama_tensor_get_type` (src/llama-quant.cpp) gives a tensor
+    /// of class `c` in layer `i` of `n` for this file type. Only meaningful for GGUF precisions.
+    pub fn ggml_type_for(self, c: TensorClass, i: u64, n: u64) -> GgmlType {
+        use GgmlType as G;
+        use TensorClass as T;
+        if c == T::Small {
+            return G::F32;
+        }
+        // use_more_bits(i, n) = i < n/8 || i >= 7n/8 || (i - n/8) % 3 == 2
+        let more = i < n / 8 || i >= 7 * n / 8 || (i >= n / 8 && (i - n / 8) % 3 == 2);
+        match self {
+            WeightPrecision::Q8_0 => G::Q8_0,
+            WeightPrecision::Q6K => G::Q6K,
+            WeightPrecision::Q5_0 => match c {
+                T::Output => G::Q6K,
+                _ => G::Q5_0,
+            },
+            WeightPrecision::Q4_0 => match c {
+                T::Output => G::Q6K,
+                _ => G::Q4_0,
+            },
+            WeightPrecision::Q5KM => match c {
+                T::Output => G::Q6K,
+                T::AttnV | T::FfnDown if more => G::Q6K,
+                _ => G::Q5K,
+            },
+            WeightPrecision::Q4KM => match c {
+                T::Output => G::Q6K,
+                T::AttnV | T::FfnDown if more => G::Q6K,
+                _ => G::Q4K,
+            },
+            WeightPrecision::Q3KM => match c {
+                T::Output => G::Q6K,
+                T::AttnV if i < 2 => G::Q5K,
+                T::AttnV => G::Q4K,
+                T::FfnDown if i < n / 16 => G::Q5K,
+                T::FfnDown => G::Q4K,
+                T::AttnOut => G::Q4K,
+                _ => G::Q3K,
+            },
+            WeightPrecision::Q2K => match c {
+                T::Output => G::Q6K,
+                T::AttnV | T::FfnDown | T::AttnOut => G::Q3K,
+                T::TokenEmbedding => G::Q2K,
+                _ => G::Q2K,
+            },
+            WeightPrecision::Fp32 => G::F32,
+            WeightPrecision::Bf16 => G::BF16,
+            _ => G::F16,
+        }
+    }
+
+    /// One line saying which tensors the mix keeps at which type (for tooltips and reports).
+    pub const fn mix_note(self) -> &'static str {
+        match self {
+            WeightPrecision::Q4KM => "Q4_K bulk; attn_v and ffn_down at Q6_K in the first/last eighth and every third layer between; output at Q6_K; norms F32 (llama-quant.cpp)",
+            WeightPrecision::Q5KM => "Q5_K bulk; attn_v and ffn_down at Q6_K in the first/last eighth and every third layer between; output at Q6_K; norms F32 (llama-quant.cpp)",
+            WeightPrecision::Q3KM => "Q3_K bulk; attn_v at Q5_K (first 2 layers) / Q4_K; ffn_down at Q5_K (first 1/16) / Q4_K; attn_output Q4_K; output Q6_K (llama-quant.cpp)",
+            WeightPrecision::Q2K => "Q2_K bulk; attn_v, attn_output and ffn_down at Q3_K; output Q6_K (llama-quant.cpp)",
+            WeightPrecision::Q4_0 | WeightPrecision::Q5_0 => "all matrices at the file type, output at Q6_K, norms F32 (llama-quant.cpp)",
+            WeightPrecision::Q8_0 | WeightPrecision::Q6K => "all matrices at the file type, norms F32",
+            WeightPrecision::Int8 | WeightPrecision::Nf4 | WeightPrecision::Nf4DoubleQuant | WeightPrecision::Int4 | WeightPrecision::Gptq4 | WeightPrecision::Awq4 | WeightPrecision::Fp8 =>
+                "linear layers inside the blocks quantised; embeddings, lm_head and norms kept at 16-bit",
+            _ => "every tensor at this type",
+        }
+    }
+}
+
+/// KV-cache element type (`--kv`), for K and V separately.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub enum KvPrecision {
+    Fp32,
+    #[default]
+    Fp16,
+    Bf16,
+    Fp8,
+    Q8_0,
+    Q4_0,
+}
+
+impl KvPrecision {
+    pub const ALL: [KvPrecision; 6] =
+        [KvPrecision::Fp32, KvPrecision::Fp16, KvPrecision::Bf16, KvPrecision::Fp8, KvPrecision::Q8_0, KvPrecision::Q4_0];
+    pub const fn cli_name(self) -> &'static str {
+        match self {
+            KvPrecision::Fp32 => "fp32",
+            KvPrecision::Fp16 => "fp16",
+            KvPrecision::Bf16 => "bf16",
+            KvPrecision::Fp8 => "fp8",
+            KvPrecision::Q8_0 => "q8_0",
+            KvPrecision::Q4_0 => "q4_0",
+        }
+    }
+    pub fn from_cli(s: &str) -> Option<Self> {
+        let t = s.trim().to_ascii_lowercase();
+        Self::ALL.into_iter().find(|p| p.cli_name() == t)
+    }
+    /// (bytes per block, elements per block).
+    pub const fn block(self) -> (u64, u64) {
+        match self {
+            KvPrecision::Fp32 => (4, 1),
+            KvPrecision::Fp16 | KvPrecision::Bf16 => (2, 1),
+            KvPrecision::Fp8 => (1, 1),
+            KvPrecision::Q8_0 => (34, 32),
+            KvPrecision::Q4_0 => (18, 32),
+        }
+    }
+    pub fn bits(self) -> f64 {
+        let (b, n) = self.block();
+        b as f64 * 8.0 / n as f64
+    }
+    /// Exact bytes for `n` elements (row length must be a multiple of the block for q-types).
+    pub fn bytes_for(self, n: u64) -> u64 {
+        let (b, k) = self.block();
+        n.div_ceil(k).saturating_mul(b)
+    }
+}
+
+/// K and V types (`--kv fp16` or `--kv q8_0/q4_0`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub struct KvTypes {
+    pub k: KvPrecision,
+    pub v: KvPrecision,
+}
+
+impl KvTypes {
+    pub const fn same(p: KvPrecision) -> Self {
+        KvTypes { k: p, v: p }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.split_once('/') {
+            Some((k, v)) => Some(KvTypes { k: KvPrecision::from_cli(k)?, v: KvPrecision::from_cli(v)? }),
+            None => KvPrecision::from_cli(s).map(KvTypes::same),
+        }
+    }
+    pub fn cli_name(self) -> String {
+        if self.k == self.v { self.k.cli_name().to_string() } else { format!("{}/{}", self.k.cli_name(), self.v.cli_name()) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_sizes_match_ggml() {
+        // ggml-common.h: QK_K = 256; sizes in bytes per block.
+        assert_eq!(GgmlType::Q8_0.bits_per_weight(), 8.5);
+        assert_eq!(GgmlType::Q6K.bits_per_weight(), 6.5625);
+        assert_eq!(GgmlType::Q5K.bits_per_weight(), 5.5);
+        assert_eq!(GgmlType::Q4K.bits_per_weight(), 4.5);
+        assert_eq!(GgmlType::Q4_0.bits_per_weight(), 4.5);
+        assert_eq!(GgmlType::Q3K.bits_per_weight(), 3.4375);
+        assert_eq!(GgmlType::Q2K.bits_per_weight(), 2.625);
+    }
+
+    #[test]
+    fn nf4_double_quant_is_4_127_bits() {
+        // QLoRA (Dettmers et al. 2023) §2: "reduces the memory footprint ... from 0.5 bits to 0.127 bits per parameter".
+        let b = WeightPrecision::Nf4DoubleQuant.bits_per_weight();
+        assert!((b - 4.127).abs() < 0.001, "{b}");
+        assert_eq!(WeightPrecision::Nf4.bits_per_weight(), 4.5);
+    }
+
+    #[test]
+    fn cli_names_round_trip() {
+        for p in WeightPrecision::ALL {
+            assert_eq!(WeightPrecision::from_cli(p.cli_name()), Some(p));
+        }
+        for p in KvPrecision::ALL {
+            assert_eq!(KvPrecision::from_cli(p.cli_name()), Some(p));
+        }
+        assert_eq!(
+            KvTypes::parse("q8_0/q4_0"),
+            Some(KvTypes { k: KvPrecision::Q8_0, v: KvPrecision::Q4_0 })
+        );
+        assert_eq!(KvTypes::parse("int3"), None);
+    }
+}

@@ -1,0 +1,280 @@
+//! The scenario: everything a user chooses. Scenario → Estimate → Fit.
+
+use super::model::ModelSpec;
+use super::precision::{KvTypes, WeightPrecision};
+use super::units::Bytes;
+use serde::{Deserialize, Serialize};
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub enum Mode {
+    #[default]
+    Inference,
+    /// Full fine-tune (every parameter trained).
+    Full,
+    Lora,
+    Qlora,
+}
+
+impl Mode {
+    pub const ALL: [Mode; 4] = [Mode::Inference, Mode::Full, Mode::Lora, Mode::Qlora];
+    pub const fn cli_name(self) -> &'static str {
+        match self {
+            Mode::Inference => "inference",
+            Mode::Full => "full",
+            Mode::Lora => "lora",
+            Mode::Qlora => "qlora",
+        }
+    }
+    pub const fn label(self) -> &'static str {
+        match self {
+            Mode::Inference => "Inference",
+            Mode::Full => "Full fine-tune",
+            Mode::Lora => "LoRA",
+            Mode::Qlora => "QLoRA",
+        }
+    }
+    pub const fn is_training(self) -> bool {
+        !matches!(self, Mode::Inference)
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub enum Optimizer {
+    #[default]
+    AdamW,
+    AdamW8bit,
+    Sgd,
+    Adafactor,
+}
+
+impl Optimizer {
+    pub const ALL: [Optimizer; 4] = [Optimizer::AdamW, Optimizer::AdamW8bit, Optimizer::Sgd, Optimizer::Adafactor];
+    pub const fn cli_name(self) -> &'static str {
+        match self {
+            Optimizer::AdamW => "adamw",
+            Optimizer::AdamW8bit => "adamw-8bit",
+            Optimizer::Sgd => "sgd",
+            Optimizer::Adafactor => "adafactor",
+        }
+    }
+    pub const fn label(self) -> &'static str {
+        match self {
+            Optimizer::AdamW => "AdamW",
+            Optimizer::AdamW8bit => "AdamW 8-bit",
+            Optimizer::Sgd => "SGD + momentum",
+            Optimizer::Adafactor => "Adafactor",
+        }
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub enum Checkpointing {
+    #[default]
+    None,
+    Selective,
+    Full,
+}
+
+impl Checkpointing {
+    pub const ALL: [Checkpointing; 3] = [Checkpointing::None, Checkpointing::Selective, Checkpointing::Full];
+    pub const fn cli_name(self) -> &'static str {
+        match self {
+            Checkpointing::None => "none",
+            Checkpointing::Selective => "selective",
+            Checkpointing::Full => "full",
+        }
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub enum Offload {
+    #[default]
+    None,
+    /// ZeRO-Offload: optimiser states (and master weights) in CPU RAM, updated by CPU Adam.
+    Optimizer,
+    /// ZeRO-3 Offload / Infinity: parameters too.
+    OptimizerParams,
+}
+
+impl Offload {
+    pub const ALL: [Offload; 3] = [Offload::None, Offload::Optimizer, Offload::OptimizerParams];
+    pub const fn cli_name(self) -> &'static str {
+        match self {
+            Offload::None => "none",
+            Offload::Optimizer => "optimizer",
+            Offload::OptimizerParams => "optimizer+params",
+        }
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub enum Runtime {
+    #[default]
+    Generic,
+    LlamaCpp,
+    Vllm,
+    Transformers,
+}
+
+impl Runtime {
+    pub const ALL: [Runtime; 4] = [Runtime::Generic, Runtime::LlamaCpp, Runtime::Vllm, Runtime::Transformers];
+    pub const fn cli_name(self) -> &'static str {
+        match self {
+            Runtime::Generic => "generic",
+            Runtime::LlamaCpp => "llama.cpp",
+            Runtime::Vllm => "vllm",
+            Runtime::Transformers => "transformers",
+        }
+    }
+    pub const fn label(self) -> &'static str {
+        match self {
+            Runtime::Generic => "Generic",
+            Runtime::LlamaCpp => "llama.cpp",
+            Runtime::Vllm => "vLLM",
+            Runtime::Transformers => "transformers",
+        }
+    }
+}
+
+/// Which matrices LoRA adapts.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub enum LoraTargets {
+    /// q_proj and v_proj (PEFT's default for Llama-family models).
+    QV,
+    /// q, k, v, o.
+    Attention,
+    /// Every linear layer in the blocks (QLoRA paper setting).
+    #[default]
+    AllLinear,
+}
+
+impl LoraTargets {
+    pub const ALL: [LoraTargets; 3] = [LoraTargets::QV, LoraTargets::Attention, LoraTargets::AllLinear];
+    pub const fn cli_name(self) -> &'static str {
+        match self {
+            LoraTargets::QV => "qv",
+            LoraTargets::Attention => "attention",
+            LoraTargets::AllLinear => "all-linear",
+        }
+    }
+}
+
+/// How the KV cache is allocated.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub enum KvAllocation {
+    /// Reserve the maximum length for every sequence up front (HF static cache, llama.cpp).
+    #[default]
+    Contiguous,
+    /// PagedAttention: 16-token blocks on demand (vLLM).
+    Paged,
+}
+
+/// Bounds on every input (the GUI sliders and the CLI both clamp or reject against these).
+pub mod limits {
+    pub const MAX_PARAMS: u64 = 10_000_000_000_000; // 10^13
+    pub const MAX_CONTEXT: u64 = 10_000_000; // 10^7
+    pub const MAX_BATCH: u64 = 4096;
+    pub const MAX_GPUS: u64 = 65_536;
+    pub const MAX_LORA_RANK: u64 = 65_536;
+}
+
+/// Everything the user chose.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Scenario {
+    pub model: ModelSpec,
+    /// The preset id, when the model came from the catalog.
+    pub model_id: Option<String>,
+    pub weights: WeightPrecision,
+    pub kv: KvTypes,
+    /// Tokens per sequence (prompt + generated): the KV cache is sized for this.
+    pub context: u64,
+    /// Concurrent sequences (inference) or micro-batch (training).
+    pub batch: u64,
+    /// Prefill micro-batch in tokens (llama.cpp `-ub`, vLLM `max_num_batched_tokens` chunk).
+    pub ubatch: u64,
+    pub mode: Mode,
+    pub optimizer: Optimizer,
+    pub checkpointing: Checkpointing,
+    pub flash_attention: bool,
+    pub kv_allocation: KvAllocation,
+    pub lora_rank: u64,
+    pub lora_targets: LoraTargets,
+    /// GPUs the job is spread over (tensor parallel for inference, data parallel for training).
+    /// 0 = CPU only: everything in host RAM.
+    pub gpus: u64,
+    /// DeepSpeed ZeRO stage 0–3.
+    pub zero: u8,
+    pub offload: Offload,
+    pub runtime: Runtime,
+    /// Train with pure BF16 weights and optimiser states (no FP32 master copy).
+    pub pure_bf16: bool,
+    /// vLLM `--gpu-memory-utilization` (fraction of VRAM vLLM may take).
+    pub gpu_memory_utilization: f64,
+    /// A user-set runtime reserve per GPU replacing the runtime profile's default.
+    pub overhead_override: Option<Bytes>,
+    /// Prompt length for time-to-first-token.
+    pub prompt_tokens: u64,
+    /// Tokens in a training run, for its time and cost.
+    pub train_tokens: u64,
+}
+
+impl Default for Scenario {
+    fn default() -> Self {
+        Scenario {
+            model: ModelSpec::default(),
+            model_id: Some("llama-3-8b".into()),
+            weights: WeightPrecision::Bf16,
+            kv: KvTypes::default(),
+            context: 8192,
+            batch: 1,
+            ubatch: 512,
+            mode: Mode::Inference,
+            optimizer: Optimizer::AdamW,
+            checkpointing: Checkpointing::None,
+            flash_attention: true,
+            kv_allocation: KvAllocation::Contiguous,
+            lora_rank: 16,
+            lora_targets: LoraTargets::AllLinear,
+            gpus: 1,
+            zero: 0,
+            offload: Offload::None,
+            runtime: Runtime::Generic,
+            pure_bf16: false,
+            gpu_memory_utilization: 0.9,
+            overhead_override: None,
+            prompt_tokens: 1024,
+            train_tokens: 100_000_000,
+        }
+    }
+}
+
+impl Scenario {
+    /// Clamp every numeric input into the supported domain (absurd slider or file values never
+    /// reach the arithmetic).
+    pub fn clamped(&self) -> Scenario {
+        use limits::*;
+        let mut s = self.clone();
+        s.context = s.context.clamp(1, MAX_CONTEXT);
+        s.batch = s.batch.clamp(1, MAX_BATCH);
+        s.ubatch = s.ubatch.clamp(1, 1 << 20);
+        s.gpus = s.gpus.min(MAX_GPUS);
+        s.zero = s.zero.min(3);
+        s.lora_rank = s.lora_rank.clamp(1, MAX_LORA_RANK);
+        if !s.gpu_memory_utilization.is_finite() {
+            s.gpu_memory_utilization = 0.9;
+        }
+        s.gpu_memory_utilization = s.gpu_memory_utilization.clamp(0.05, 1.0);
+        s.prompt_tokens = s.prompt_tokens.clamp(1, s.context);
+        s.train_tokens = s.train_tokens.min(1_000_000_000_000_000);
+        if let Some(n) = s.model.nominal_params {
+            s.model.nominal_params = Some(n.clamp(1, MAX_PARAMS));
+        }
+        s
+    }
+
+    /// The GPU count the per-GPU arithmetic divides by (CPU-only counts as one device).
+    pub fn devices(&self) -> u64 {
+        self.gpus.max(1)
+    }
+}

@@ -1,0 +1,1 @@
+//! Speed model (stub, filled in next).

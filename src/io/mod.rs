@@ -1,0 +1,1 @@
+//! Everything that touches the outside world: catalog files, model files, detection, export.

@@ -1,0 +1,8 @@
+//! headroom: what hardware do I need for this LLM, and will it run on mine?
+//!
+//! `core` is pure (no GUI, detection or file IO); `io`, `gui` and `cli` depend on it.
+
+pub mod cli;
+pub mod core;
+pub mod gui;
+pub mod io;
