@@ -1,1 +1,565 @@
-//! Fit engine (stub, filled in next).
+//! The fit engine: a scenario on a machine → a placement, a verdict, headroom, speed and cost.
+//! Solvers across the catalog: largest context, largest batch, lowest-bit precision, fewest GPUs.
+
+use super::catalog::{Accelerator, Catalog, Machine, MachineKind, MemoryKind, Price, Vendor};
+use super::estimate::{ComponentKind, Estimate, estimate};
+use super::precision::WeightPrecision;
+use super::scenario::{Checkpointing, Mode, Runtime, Scenario};
+use super::speed::{Device, SpeedConstants, SplitStyle, placement_speed, training_tokens_per_s};
+use super::units::{Bytes, GIB, GbPerSec};
+use serde::{Deserialize, Serialize};
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Fits in the usable VRAM of the machine's GPU(s).
+    Gpu,
+    /// Fits in the GPU's share of unified memory (Apple, APUs).
+    Unified,
+    /// Whole layers on the GPU, the rest in RAM.
+    Offload,
+    /// Fits in RAM; runs on the CPU.
+    Cpu,
+    /// Does not fit.
+    None,
+}
+
+impl Verdict {
+    pub const fn label(self) -> &'static str {
+        match self {
+            Verdict::Gpu => "GPU",
+            Verdict::Unified => "unified",
+            Verdict::Offload => "offload",
+            Verdict::Cpu => "CPU",
+            Verdict::None => "no",
+        }
+    }
+    pub const fn json_name(self) -> &'static str {
+        match self {
+            Verdict::Gpu => "gpu",
+            Verdict::Unified => "unified",
+            Verdict::Offload => "offload",
+            Verdict::Cpu => "cpu",
+            Verdict::None => "none",
+        }
+    }
+}
+
+/// Settings of the fit engine (shown in reports; adjustable in the GUI).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FitSettings {
+    pub speed: SpeedConstants,
+    /// Electricity price for owned machines, USD per kWh.
+    pub electricity_usd_per_kwh: f64,
+    /// RAM kept for the OS and other programs: max(this, `os_reserve_fraction` × RAM).
+    pub os_reserve: Bytes,
+    pub os_reserve_fraction: f64,
+    /// Share of unified memory an AMD APU's GPU may use when the catalog gives no limit
+    /// (Linux amdgpu GTT default: half of RAM).
+    pub apu_gpu_fraction: f64,
+    /// How CPU-resident layers run.
+    pub split_style: SplitStyle,
+}
+
+impl Default for FitSettings {
+    fn default() -> Self {
+        FitSettings {
+            speed: SpeedConstants::default(),
+            electricity_usd_per_kwh: 0.15,
+            os_reserve: Bytes::gib(2),
+            os_reserve_fraction: 0.10,
+            apu_gpu_fraction: 0.5,
+            split_style: SplitStyle::CpuLayers,
+        }
+    }
+}
+
+/// Training throughput and cost on one machine.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TrainingSpeed {
+    pub step_seconds: f64,
+    pub tokens_per_s: f64,
+    pub run_hours: f64,
+    pub run_usd: Option<f64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FitResult {
+    pub machine: String,
+    pub name: String,
+    pub kind: MachineKind,
+    pub verdict: Verdict,
+    pub gpu_layers: u64,
+    pub total_layers: u64,
+    /// Capacity minus requirement of the binding memory (negative when it does not fit).
+    pub headroom_bytes: i64,
+    /// GPUs on the machine.
+    pub gpus: u64,
+    /// Usable memory per GPU (VRAM; vLLM: × gpu_memory_utilization; unified: the GPU's share).
+    pub gpu_capacity: Bytes,
+    /// What one GPU needs for the whole model on the GPUs.
+    pub gpu_required: Bytes,
+    /// RAM usable by the job (RAM − OS reserve).
+    pub ram_capacity: Bytes,
+    /// What host RAM needs in this placement.
+    pub ram_required: Bytes,
+    /// The OS reserve subtracted from RAM.
+    pub os_reserve: Bytes,
+    pub decode_tokens_per_s: f64,
+    pub prefill_tokens_per_s: f64,
+    /// Time to first token for the scenario's prompt, seconds.
+    pub ttft_s: f64,
+    pub usd_per_million_tokens: Option<f64>,
+    pub training: Option<TrainingSpeed>,
+    pub notes: Vec<String>,
+}
+
+impl FitResult {
+    /// "offload 20/32", "GPU", …
+    pub fn verdict_text(&self) -> String {
+        match self.verdict {
+            Verdict::Offload => format!("offload {}/{}", self.gpu_layers, self.total_layers),
+            v => v.label().to_string(),
+        }
+    }
+    pub fn fits(&self) -> bool {
+        self.verdict != Verdict::None
+    }
+}
+
+/// Apple's default Metal working set: 2/3 of RAM up to 32 GB, 3/4 above (llama.cpp logs of
+/// `recommendedMaxWorkingSetSize`: 16 GB → 10922.67 MB, 64 GB → 49152 MB; hardware.md §3b).
+pub fn metal_default_limit(ram: Bytes) -> Bytes {
+    if ram.0 <= 32 * GIB { Bytes(ram.0 / 3 * 2) } else { Bytes(ram.0 / 4 * 3) }
+}
+
+/// Estimates for one scenario at the GPU counts machines need, computed once each.
+pub struct EstimateCache {
+    base: Scenario,
+    by_gpus: Vec<(u64, Estimate)>,
+}
+
+impl EstimateCache {
+    pub fn new(s: &Scenario) -> Self {
+        EstimateCache { base: s.clone(), by_gpus: Vec::new() }
+    }
+    /// The estimate with the job spread over `gpus` GPUs (0 = CPU only).
+    pub fn get(&mut self, gpus: u64) -> &Estimate {
+        if let Some(i) = self.by_gpus.iter().position(|(g, _)| *g == gpus) {
+            return &self.by_gpus[i].1;
+        }
+        let s = Scenario { gpus, ..self.base.clone() };
+        self.by_gpus.push((gpus, estimate(&s)));
+        &self.by_gpus.last().expect("just pushed").1
+    }
+}
+
+fn cpu_device(m: &Machine, k: &SpeedConstants) -> Device {
+    Device {
+        bandwidth: m.ram_bandwidth,
+        tflops: m.cpu_cores.max(1) as f64 * k.cpu_ghz * k.cpu_flops_per_cycle / 1000.0,
+        efficiency: k.cpu_bandwidth_efficiency,
+    }
+}
+
+fn ram_capacity(m: &Machine, st: &FitSettings) -> (Bytes, Bytes) {
+    let frac = m.ram.scale(st.os_reserve_fraction.clamp(0.0, 0.9));
+    let reserve = st.os_reserve.max(frac).min(m.ram);
+    (m.ram.saturating_sub(reserve), reserve)
+}
+
+/// Cost per million generated tokens: cloud from $/hour, owned from power × electricity.
+fn usd_per_million(m: &Machine, acc: Option<&Accelerator>, tok_s: f64, st: &FitSettings) -> Option<f64> {
+    if !(tok_s > 0.0) {
+        return None;
+    }
+    let hours = 1e6 / tok_s / 3600.0;
+    match &m.price {
+        Some(Price::Hourly { usd, .. }) => Some(usd * hours),
+        _ => {
+            let watts = m.power_w.or_else(|| acc.and_then(|a| a.tdp_w).map(|t| t * m.gpu_count as f64 + 100.0))?;
+            Some(watts / 1000.0 * hours * st.electricity_usd_per_kwh)
+        }
+    }
+}
+
+fn hourly_usd(m: &Machine, acc: Option<&Accelerator>, st: &FitSettings) -> Option<f64> {
+    match &m.price {
+        Some(Price::Hourly { usd, .. }) => Some(*usd),
+        _ => {
+            let watts = m.power_w.or_else(|| acc.and_then(|a| a.tdp_w).map(|t| t * m.gpu_count as f64 + 100.0))?;
+            Some(watts / 1000.0 * st.electricity_usd_per_kwh)
+        }
+    }
+}
+
+/// Fit `s` on `m`. `cache` holds the scenario's estimates by GPU count.
+pub fn fit_machine(s: &Scenario, cache: &mut EstimateCache, m: &Machine, cat: &Catalog, st: &FitSettings) -> FitResult {
+    let k = &st.speed;
+    let acc = m.gpu.as_deref().and_then(|id| cat.accelerator(id));
+    let (ram_cap, os_reserve) = ram_capacity(m, st);
+    let cpu = cpu_device(m, k);
+    let mut notes = Vec::new();
+    let s_cl = s.clamped();
+    let batch = s_cl.batch;
+    let ubatch = s_cl.ubatch;
+    let training = s.mode.is_training();
+
+    // The CPU-only estimate (everything in RAM).
+    let cpu_est = cache.get(0).clone();
+    let cpu_need = cpu_est.total();
+    let total_layers = cpu_est.workload.layers;
+
+    let mut r = FitResult {
+        machine: m.id.clone(),
+        name: m.name.clone(),
+        kind: m.kind,
+        verdict: Verdict::None,
+        gpu_layers: 0,
+        total_layers,
+        headroom_bytes: 0,
+        gpus: if acc.is_some() { m.gpu_count as u64 } else { 0 },
+        gpu_capacity: Bytes::ZERO,
+        gpu_required: Bytes::ZERO,
+        ram_capacity: ram_cap,
+        ram_required: Bytes::ZERO,
+        os_reserve,
+        decode_tokens_per_s: 0.0,
+        prefill_tokens_per_s: 0.0,
+        ttft_s: 0.0,
+        usd_per_million_tokens: None,
+        training: None,
+        notes: Vec::new(),
+    };
+
+    if let Some(a) = acc {
+        let unified = a.memory_kind == MemoryKind::Unified;
+        let g = if unified { 1 } else { m.gpu_count.max(1) as u64 };
+        let est = cache.get(g).clone();
+        let need = est.per_gpu_total();
+        let host_need = est.host_total();
+        // Capacity per GPU.
+        let cap = if unified {
+            let lim = m.gpu_memory_limit.unwrap_or_else(|| {
+                if a.vendor == Vendor::Apple { metal_default_limit(m.ram) } else { m.ram.scale(st.apu_gpu_fraction) }
+            });
+            lim.min(m.ram)
+        } else {
+            let v = a.memory;
+            if s.runtime == Runtime::Vllm { v.scale(s_cl.gpu_memory_utilization) } else { v }
+        };
+        if unified {
+            notes.push(format!(
+                "GPU may use {} of {} unified memory{}",
+                cap.display_gib(),
+                m.ram.display_gib(),
+                if m.gpu_memory_limit.is_some() { " (configured limit)" } else if a.vendor == Vendor::Apple { " (Metal default: 2/3 up to 32 GB, 3/4 above)" } else { " (APU default share, heuristic)" }
+            ));
+        } else if s.runtime == Runtime::Vllm {
+            notes.push(format!("vLLM uses {:.0} % of VRAM", s_cl.gpu_memory_utilization * 100.0));
+        }
+        r.gpu_capacity = cap;
+        r.gpu_required = need;
+        let dev = Device {
+            bandwidth: a.bandwidth,
+            tflops: a.fp16_tflops,
+            efficiency: if unified { k.unified_bandwidth_efficiency } else { k.gpu_bandwidth_efficiency },
+        };
+        let link = a.pcie.map(|p| p.bandwidth()).unwrap_or(GbPerSec(16.0));
+        // For unified memory, the host part and the GPU part share one pool.
+        let host_ok = if unified { need.saturating_add(host_need) <= m.ram.saturating_sub(os_reserve) } else { host_need <= ram_cap };
+        if need <= cap && host_ok {
+            r.verdict = if unified { Verdict::Unified } else { Verdict::Gpu };
+            r.gpu_layers = total_layers;
+            r.headroom_bytes = cap.signed_sub(need);
+            r.ram_required = host_need;
+            if training {
+                r.training = Some(train_speed(s, &est, g, a.fp16_tflops, m, acc, st));
+            } else {
+                let sp = placement_speed(&est, Some(dev), g, cpu, link, total_layers, batch, ubatch, st.split_style, k);
+                set_speed(&mut r, sp.decode_tokens_per_s, sp.prefill_tokens_per_s, s_cl.prompt_tokens);
+            }
+        } else if !training && !unified {
+            // Offload: as many whole layers as fit on the GPUs (llama.cpp splits layers across
+            // GPUs), the rest in RAM. Per-GPU fixed costs (overhead, workspace) stay on each GPU.
+            let e1 = cache.get(1).clone();
+            let w = &e1.workload;
+            let l = w.layers.max(1);
+            let per_layer = w.layer_weights.saturating_add(w.kv_total).div_ceil(l);
+            let fixed = w.fixed_per_device;
+            let gpu_room = cap.saturating_sub(fixed).saturating_mul(g);
+            let kfit = if per_layer.0 == 0 { l } else { (gpu_room.0 / per_layer.0).min(l) };
+            let kfit = if kfit == l { l - 1 } else { kfit }; // the whole model already failed above
+            let host_part = per_layer.saturating_mul(l - kfit).saturating_add(w.outer_weights).saturating_add(e1.host_total());
+            if kfit >= 1 && host_part <= ram_cap {
+                r.verdict = Verdict::Offload;
+                r.gpu_layers = kfit;
+                r.ram_required = host_part;
+                r.headroom_bytes = ram_cap.signed_sub(host_part);
+                let sp = placement_speed(&e1, Some(dev), g, cpu, link, kfit, batch, ubatch, st.split_style, k);
+                set_speed(&mut r, sp.decode_tokens_per_s, sp.prefill_tokens_per_s, s_cl.prompt_tokens);
+                notes.push(format!("{} of {} layers on the GPU, {} on the CPU", kfit, l, l - kfit));
+            } else {
+                r.headroom_bytes = cap.signed_sub(need);
+            }
+        } else {
+            r.headroom_bytes = cap.signed_sub(need);
+        }
+        if r.verdict == Verdict::None && !training && cpu_need <= ram_cap && !unified {
+            cpu_verdict(&mut r, &cpu_est, cpu_need, ram_cap, cpu, batch, ubatch, s_cl.prompt_tokens, k);
+        }
+        if unified && r.verdict == Verdict::None && !training && cpu_need <= ram_cap {
+            cpu_verdict(&mut r, &cpu_est, cpu_need, ram_cap, cpu, batch, ubatch, s_cl.prompt_tokens, k);
+        }
+        if r.verdict == Verdict::None && host_need > ram_cap {
+            notes.push(format!("host RAM needs {} but {} is usable", host_need.display_gib(), ram_cap.display_gib()));
+        }
+    } else if !training {
+        if cpu_need <= ram_cap {
+            cpu_verdict(&mut r, &cpu_est, cpu_need, ram_cap, cpu, batch, ubatch, s_cl.prompt_tokens, k);
+        } else {
+            r.headroom_bytes = ram_cap.signed_sub(cpu_need);
+            r.ram_required = cpu_need;
+        }
+    } else {
+        r.headroom_bytes = ram_cap.signed_sub(cpu_need);
+        r.ram_required = cpu_need;
+        notes.push("training needs a GPU in this model".into());
+    }
+    if !training {
+        r.usd_per_million_tokens = usd_per_million(m, acc, r.decode_tokens_per_s, st);
+    }
+    r.notes = notes;
+    r
+}
+
+#[allow(clippy::too_many_arguments)]
+fn cpu_verdict(r: &mut FitResult, est: &Estimate, need: Bytes, cap: Bytes, cpu: Device, batch: u64, ubatch: u64, prompt: u64, k: &SpeedConstants) {
+    r.verdict = Verdict::Cpu;
+    r.gpu_layers = 0;
+    r.ram_required = need;
+    r.headroom_bytes = cap.signed_sub(need);
+    let sp = placement_speed(est, None, 0, cpu, GbPerSec(0.0), 0, batch, ubatch, SplitStyle::CpuLayers, k);
+    set_speed(r, sp.decode_tokens_per_s, sp.prefill_tokens_per_s, prompt);
+}
+
+fn set_speed(r: &mut FitResult, decode: f64, prefill: f64, prompt: u64) {
+    r.decode_tokens_per_s = decode;
+    r.prefill_tokens_per_s = prefill;
+    r.ttft_s = if prefill > 0.0 { prompt as f64 / prefill } else { 0.0 };
+}
+
+fn train_speed(s: &Scenario, est: &Estimate, g: u64, tflops: f64, m: &Machine, acc: Option<&Accelerator>, st: &FitSettings) -> TrainingSpeed {
+    let p = est.params.active as f64;
+    let per_token = match s.mode {
+        Mode::Full => if s.checkpointing == Checkpointing::Full { 8.0 } else { 6.0 },
+        _ => if s.checkpointing == Checkpointing::Full { 6.0 } else { 4.0 },
+    } * p;
+    let tps = training_tokens_per_s(per_token, g, tflops, &st.speed);
+    let sc = s.clamped();
+    let tokens_per_step = (sc.batch * sc.context * g) as f64;
+    let mut step = if tps > 0.0 { tokens_per_step / tps } else { 0.0 };
+    // ZeRO-Offload: the CPU Adam step reads and writes ~16 B/param of host memory per step and the
+    // gradients/parameters cross PCIe (2 + 2 B/param).
+    let host_opt = est.host_kind(ComponentKind::Optimizer);
+    if host_opt.0 > 0 {
+        let params = est.params.total as f64;
+        let ram_t = params * 16.0 / (m.ram_bandwidth.bytes_per_sec() * st.speed.cpu_bandwidth_efficiency).max(1.0);
+        let link = acc.and_then(|a| a.pcie).map(|l| l.bandwidth()).unwrap_or(GbPerSec(16.0));
+        let pcie_t = params * 4.0 / (link.bytes_per_sec() * st.speed.pcie_efficiency).max(1.0);
+        step += ram_t + pcie_t;
+    }
+    let tokens_per_s = if step > 0.0 { tokens_per_step / step } else { 0.0 };
+    let run_hours = if tokens_per_s > 0.0 { sc.train_tokens as f64 / tokens_per_s / 3600.0 } else { 0.0 };
+    TrainingSpeed { step_seconds: step, tokens_per_s, run_hours, run_usd: hourly_usd(m, acc, st).map(|h| h * run_hours) }
+}
+
+/// Fit the scenario on every machine in `machines` (catalog order).
+pub fn fit_all<'a>(s: &Scenario, machines: impl IntoIterator<Item = &'a Machine>, cat: &Catalog, st: &FitSettings) -> Vec<FitResult> {
+    let mut cache = EstimateCache::new(s);
+    machines.into_iter().map(|m| fit_machine(s, &mut cache, m, cat, st)).collect()
+}
+
+/// Whether the scenario fits on the machine at all (any verdict but `None`); with `gpu_only`,
+/// only GPU/unified verdicts count.
+fn fits(s: &Scenario, m: &Machine, cat: &Catalog, st: &FitSettings, gpu_only: bool) -> bool {
+    let mut c = EstimateCache::new(s);
+    let r = fit_machine(s, &mut c, m, cat, st);
+    if gpu_only { matches!(r.verdict, Verdict::Gpu | Verdict::Unified) } else { r.fits() }
+}
+
+/// The largest context (tokens, up to the model's maximum) that fits on the GPU(s) of `m`.
+pub fn solve_max_context(s: &Scenario, m: &Machine, cat: &Catalog, st: &FitSettings) -> Option<u64> {
+    let hi_lim = if s.model.max_context > 0 { s.model.max_context } else { super::scenario::limits::MAX_CONTEXT };
+    let at = |c: u64| fits(&Scenario { context: c, prompt_tokens: s.prompt_tokens.min(c), ..s.clone() }, m, cat, st, true);
+    if !at(256.min(hi_lim)) {
+        return None;
+    }
+    let (mut lo, mut hi) = (256.min(hi_lim), hi_lim);
+    if at(hi) {
+        return Some(hi);
+    }
+    while hi - lo > 16 {
+        let mid = lo + (hi - lo) / 2;
+        if at(mid) { lo = mid } else { hi = mid }
+    }
+    Some(lo / 16 * 16)
+}
+
+/// The largest batch (concurrent sequences) that fits on the GPU(s) of `m`.
+pub fn solve_max_batch(s: &Scenario, m: &Machine, cat: &Catalog, st: &FitSettings) -> Option<u64> {
+    let at = |b: u64| fits(&Scenario { batch: b, ..s.clone() }, m, cat, st, true);
+    if !at(1) {
+        return None;
+    }
+    let (mut lo, mut hi) = (1u64, super::scenario::limits::MAX_BATCH);
+    if at(hi) {
+        return Some(hi);
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if at(mid) { lo = mid } else { hi = mid }
+    }
+    Some(lo)
+}
+
+/// Weight precisions from most to fewest bits, as a user would step down.
+pub const PRECISION_LADDER: [WeightPrecision; 10] = [
+    WeightPrecision::Bf16,
+    WeightPrecision::Q8_0,
+    WeightPrecision::Fp8,
+    WeightPrecision::Q6K,
+    WeightPrecision::Q5KM,
+    WeightPrecision::Q4KM,
+    WeightPrecision::Awq4,
+    WeightPrecision::Q4_0,
+    WeightPrecision::Q3KM,
+    WeightPrecision::Q2K,
+];
+
+/// The highest-quality precision (fewest bits removed) on the ladder that fits on the GPU(s).
+pub fn solve_precision(s: &Scenario, m: &Machine, cat: &Catalog, st: &FitSettings) -> Option<WeightPrecision> {
+    PRECISION_LADDER.into_iter().find(|&p| fits(&Scenario { weights: p, ..s.clone() }, m, cat, st, true))
+}
+
+/// The fewest GPUs of accelerator `acc_id` that hold the scenario (tensor parallel or ZeRO over
+/// them), up to `max`.
+pub fn solve_min_gpus(s: &Scenario, acc_id: &str, cat: &Catalog, max: u64) -> Option<u64> {
+    let acc = cat.accelerator(acc_id)?;
+    if acc.memory_kind == MemoryKind::Unified {
+        return None;
+    }
+    let cap = if s.runtime == Runtime::Vllm { acc.memory.scale(s.clamped().gpu_memory_utilization) } else { acc.memory };
+    let mut n = 1u64;
+    while n <= max {
+        let e = estimate(&Scenario { gpus: n, ..s.clone() });
+        if e.per_gpu_total() <= cap {
+            return Some(n);
+        }
+        n = if n < 8 { n + 1 } else { n * 2 };
+    }
+    None
+}
+
+/// The fewest instances of a cloud machine type (whole machines, GPUs split evenly) that hold it.
+pub fn solve_min_instances(s: &Scenario, m: &Machine, cat: &Catalog, max: u64) -> Option<u64> {
+    let g = m.gpu_count.max(1) as u64;
+    let n = solve_min_gpus(s, m.gpu.as_deref()?, cat, max.saturating_mul(g))?;
+    Some(n.div_ceil(g))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::catalog::{PcieLink, Segment};
+
+    fn acc(id: &str, gib: u64, bw: f64, tf: f64) -> Accelerator {
+        Accelerator {
+            id: id.into(),
+            name: id.into(),
+            vendor: Vendor::Nvidia,
+            segment: Segment::Consumer,
+            memory_kind: MemoryKind::Discrete,
+            memory: Bytes::gib(gib),
+            bandwidth: GbPerSec(bw),
+            fp16_tflops: tf,
+            int8_tops: None,
+            tdp_w: Some(450.0),
+            pcie: Some(PcieLink { generation: 4, lanes: 16 }),
+            gpu_link: None,
+            gpu_link_gbs: None,
+            aliases: vec![],
+            source: "test".into(),
+            notes: None,
+        }
+    }
+
+    fn machine(id: &str, gpu: Option<&str>, ram_gib: u64) -> Machine {
+        Machine {
+            id: id.into(),
+            name: id.into(),
+            kind: MachineKind::Desktop,
+            gpu: gpu.map(String::from),
+            gpu_count: 1,
+            ram: Bytes::gib(ram_gib),
+            ram_bandwidth: GbPerSec(89.6),
+            cpu: "test".into(),
+            cpu_cores: 16,
+            vcpus: None,
+            gpu_memory_limit: None,
+            price: None,
+            power_w: Some(600.0),
+            source: "test".into(),
+            notes: None,
+        }
+    }
+
+    fn cat() -> Catalog {
+        Catalog {
+            accelerators: vec![acc("rtx-4090", 24, 1008.0, 165.2), acc("rtx-4060-laptop", 8, 256.0, 30.0)],
+            machines: vec![machine("d4090", Some("rtx-4090"), 64), machine("l4060", Some("rtx-4060-laptop"), 32), machine("cpu", None, 64)],
+            models: vec![],
+        }
+    }
+
+    #[test]
+    fn rtx4090_holds_8b_fp16_8k() {
+        let c = cat();
+        let s = Scenario { weights: WeightPrecision::Fp16, context: 8192, ..Scenario::default() };
+        let r = fit_all(&s, &c.machines, &c, &FitSettings::default());
+        assert_eq!(r[0].verdict, Verdict::Gpu, "{:?}", r[0]);
+        assert!(r[0].headroom_bytes > 0);
+        assert!(r[0].decode_tokens_per_s > 20.0 && r[0].decode_tokens_per_s < 100.0, "{}", r[0].decode_tokens_per_s);
+        assert_eq!(r[1].verdict, Verdict::Offload, "{:?}", r[1]);
+        assert!(r[1].gpu_layers > 0 && r[1].gpu_layers < 32);
+        assert!(r[1].decode_tokens_per_s < r[0].decode_tokens_per_s);
+        assert_eq!(r[2].verdict, Verdict::Cpu);
+    }
+
+    #[test]
+    fn solvers() {
+        let c = cat();
+        let s = Scenario::default();
+        let m = &c.machines[0];
+        let st = FitSettings::default();
+        let ctx = solve_max_context(&s, m, &c, &st).unwrap();
+        assert_eq!(ctx, 8192); // Llama 3 8B's max; fits at BF16 on 24 GiB
+        let l70 = Scenario { model: crate::core::model::ModelSpec::generic(70_000_000_000), ..s.clone() };
+        // 70B at 8K: Q2_K weights alone are 70e9 × 2.625 / 8 = 21.4 GiB; with 2.5 GiB of KV it
+        // no longer fits 24 GiB; at 2K context it does.
+        assert_eq!(solve_precision(&l70, m, &c, &st), None);
+        let short = Scenario { context: 2048, ..l70.clone() };
+        assert_eq!(solve_precision(&short, m, &c, &st), Some(WeightPrecision::Q2K));
+        assert!(solve_max_batch(&s, m, &c, &st).unwrap() >= 2);
+        // 70e9 × 2 B = 130.4 GiB of weights: ÷ 6 = 21.7 GiB + KV share (2 of 8 KV heads: 0.6 GiB)
+        // + 0.5 GiB overhead + workspace < 24 GiB; ÷ 5 = 26.1 GiB does not fit → 6 GPUs.
+        assert_eq!(solve_min_gpus(&l70, "rtx-4090", &c, 64), Some(6));
+    }
+
+    #[test]
+    fn metal_limits() {
+        assert!((metal_default_limit(Bytes::gib(16)).as_gib() - 10.667).abs() < 0.01);
+        assert_eq!(metal_default_limit(Bytes::gib(128)), Bytes::gib(96));
+    }
+}
