@@ -123,6 +123,10 @@ impl FitResult {
             v => v.label().to_string(),
         }
     }
+    /// The machine kind's CLI name ("laptop", "cloud", …).
+    pub fn kind_name(&self) -> &'static str {
+        self.kind.cli_name()
+    }
     pub fn fits(&self) -> bool {
         self.verdict != Verdict::None
     }
