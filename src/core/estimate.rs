@@ -554,7 +554,10 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
             (_, KvAllocation::Paged) => (ctx.div_ceil(16).saturating_mul(16), "PagedAttention 16-token blocks"),
             _ => (ctx, "contiguous, reserved for the full length"),
         };
-        let (local, window) = spec.local_layers();
+        // llama.cpp implements sliding-window caches only for some architectures (Gemma 2/3,
+        // gpt-oss, Cohere 2 …); a Mistral-v0.1 GGUF gets the full n_ctx on every layer.
+        let swa_runtime = s.runtime != Runtime::LlamaCpp || !matches!(spec.arch.as_str(), "llama" | "mistral" | "qwen2" | "generic");
+        let (local, window) = if swa_runtime { spec.local_layers() } else { (0, 0) };
         let global = spec.layers - local;
         let local_tokens = if local > 0 {
             let t = window.min(alloc_ctx);
@@ -642,7 +645,10 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
                 };
                 let ffn = Bytes(q.saturating_mul(ffn_w.div_ceil(n)).saturating_mul(4).saturating_mul(mats));
                 let logits = Bytes(q.saturating_mul(vocab).saturating_mul(4));
-                let base = Bytes(q.saturating_mul(h).saturating_mul(4).saturating_mul(3));
+                // Four f32 tensors of the residual stream (input embeddings, norm, attention and
+                // FFN outputs) and the f32 KQ mask of n_ctx × n_ubatch.
+                let base = Bytes(q.saturating_mul(h).saturating_mul(4).saturating_mul(4));
+                let mask = Bytes(ctx_pad.saturating_mul(q).saturating_mul(4));
                 let peak = attn.max(ffn).max(logits);
                 let which = if peak == logits {
                     format!("logits {q} × {} vocab × 4 B", group_digits(vocab))
@@ -656,9 +662,24 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
                 bld.gpu(
                     ComponentKind::Activations,
                     "Compute buffer (llama.cpp)",
-                    peak + base,
+                    peak + base + mask,
                     Provenance::Derived,
-                    format!("max(attention, FFN, logits) = {which} = {} + residual {q} × {h} × 4 B × 3 = {}", b(peak), b(peak + base)),
+                    format!(
+                        "max(attention, FFN, logits) = {which} = {} + KQ mask {} × {q} × 4 B + residual {q} × {h} × 4 B × 4 = {}",
+                        b(peak),
+                        group_digits(ctx_pad),
+                        b(peak + base + mask)
+                    ),
+                );
+                // The host compute buffer holds the CPU side of the graph split: the token
+                // embeddings of one ubatch and the mask.
+                let host_cb = Bytes(q.saturating_mul(h).saturating_mul(4)) + mask;
+                bld.host(
+                    ComponentKind::Activations,
+                    "Host compute buffer (llama.cpp)",
+                    host_cb,
+                    Provenance::Derived,
+                    format!("embeddings {q} × {h} × 4 B + KQ mask {} × {q} × 4 B = {}", group_digits(ctx_pad), b(host_cb)),
                 );
                 let out = Bytes(s.batch.saturating_mul(vocab).saturating_mul(4));
                 bld.host(
@@ -940,6 +961,42 @@ mod tests {
         let sum: u64 = e.components.iter().map(|c| c.bytes.0).sum();
         assert_eq!(e.total().0, sum);
         assert_eq!(e.per_gpu_total(), e.components.iter().filter(|c| c.placement == Placement::Gpu).map(|c| c.per_device).sum());
+    }
+
+    #[test]
+    fn llama_cpp_buffers_match_a_published_log() {
+        // github.com/fedora-copr/logdetective/pull/106: a Mistral-7B GGUF (32 layers, 32 heads,
+        // 8 KV heads, vocab 32000) under llama.cpp, n_ubatch 512, flash_attn = 0:
+        //   n_ctx 2048:  KV 256.00 MiB, CUDA0 compute buffer 164.00 MiB, CUDA_Host compute 12.01 MiB
+        //   n_ctx 32768: KV 4096.00 MiB, CUDA0 compute buffer 2144.00 MiB, CUDA_Host compute 72.01 MiB
+        //   CUDA_Host output buffer 0.12 MiB.
+        let mistral = ModelSpec {
+            name: "Mistral 7B".into(),
+            arch: "mistral".into(),
+            intermediate: 14336,
+            vocab: 32000,
+            sliding: Some(crate::core::model::SlidingWindow { window: 4096, local_layers: 32, ..Default::default() }),
+            max_context: 32768,
+            ..ModelSpec::default()
+        };
+        for (ctx, kv_mib, cb_mib, host_mib) in [(2048u64, 256u64, 164.0, 12.0), (32768, 4096, 2144.0, 72.0)] {
+            let s = Scenario {
+                model: mistral.clone(),
+                runtime: Runtime::LlamaCpp,
+                flash_attention: false,
+                context: ctx,
+                ubatch: 512,
+                ..Scenario::default()
+            };
+            let e = estimate(&s);
+            assert_eq!(e.kind_total(ComponentKind::KvCache).0, kv_mib * MIB, "ctx {ctx}");
+            let cb = e.components.iter().find(|c| c.name == "Compute buffer (llama.cpp)").unwrap();
+            assert!((cb.bytes.0 as f64 / MIB as f64 - cb_mib).abs() < 1.0, "ctx {ctx}: {}", cb.bytes);
+            let host = e.components.iter().find(|c| c.name == "Host compute buffer (llama.cpp)").unwrap();
+            assert!((host.bytes.0 as f64 / MIB as f64 - host_mib).abs() < 0.5, "ctx {ctx}: {}", host.bytes);
+            let out = e.components.iter().find(|c| c.name == "Output buffer (llama.cpp, host)").unwrap();
+            assert!((out.bytes.0 as f64 / MIB as f64 - 0.12).abs() < 0.01);
+        }
     }
 
     #[test]
