@@ -510,7 +510,8 @@ pub fn select_machines(cat: &mut Catalog, ids: &[String], kind: Option<&str>) ->
     }
     for id in ids {
         if id == "local" {
-            let d = crate::io::detect::SystemDetector.detect_machine();
+            use crate::io::detect::Detector;
+            let d = crate::io::detect::SystemDetector::new(cat.clone()).detect();
             let (m, accs) = crate::io::detect::local_machine(&d, cat);
             for a in accs {
                 if cat.accelerator(&a.id).is_none() {
@@ -541,7 +542,10 @@ pub fn kind_matches(cat: &Catalog, m: &Machine, kind: &str) -> bool {
 
 /// Run the CLI. Returns the text for stdout.
 pub fn run(cli: Cli) -> Result<String, CliError> {
-    let mut cat = crate::io::catalog::builtin().clone();
+    let (mut cat, warnings) = crate::io::catalog::load_default();
+    for w in &warnings {
+        eprintln!("headroom: {w}");
+    }
     match cli.command {
         None => Ok(String::new()),
         Some(Command::Estimate(a)) => {
@@ -593,10 +597,7 @@ pub fn run(cli: Cli) -> Result<String, CliError> {
             };
             crate::cli::report::run(&input, format, &a.output).map_err(CliError::input)
         }
-        Some(Command::Detect { json }) => {
-            let d = crate::io::detect::SystemDetector.detect_machine();
-            Ok(crate::cli::detect::render(&d, json))
-        }
+        Some(Command::Detect { json }) => Ok(crate::cli::detect::run(&cat, json)),
         Some(Command::Catalog { command }) => match command {
             CatalogCommand::List { kind, json } => Ok(crate::cli::catalog::list(&cat, kind.as_deref(), json)),
             CatalogCommand::Validate { file } => crate::cli::catalog::validate_file(&file).map_err(CliError::input),

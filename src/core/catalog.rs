@@ -36,6 +36,7 @@ pub enum Segment {
 
 /// A host link: PCIe generation × lanes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PcieLink {
     pub generation: u8,
     pub lanes: u8,
@@ -209,6 +210,9 @@ pub struct ModelPreset {
     /// Total parameters as published (for the catalog test against the computed count).
     #[serde(default)]
     pub published_params: Option<u64>,
+    /// Where `published_params` comes from, caveats ("text decoder only"), uncertain values.
+    #[serde(default)]
+    pub notes: Option<String>,
 }
 
 /// The whole catalog.

@@ -1,0 +1,191 @@
+//! `headroom catalog list` and `headroom catalog validate FILE`: text in, text out (the clap
+//! wiring lives with the command definitions).
+
+use crate::core::catalog::{Catalog, Machine, MachineKind, MemoryKind, Price, Vendor};
+use crate::core::units::Bytes;
+use std::path::Path;
+
+/// Values `--kind` accepts. `apple` matches every machine with an Apple accelerator (MacBooks
+/// included); `desktop` includes workstations.
+pub const KIND_FILTERS: [&str; 7] = [
+    "all",
+    "laptop",
+    "apple",
+    "desktop",
+    "workstation",
+    "cloud",
+    "mini-pc",
+];
+
+/// Whether machine `m` passes the `--kind` filter `kind` (case-insensitive).
+pub fn matches_kind(cat: &Catalog, m: &Machine, kind: &str) -> Result<bool, String> {
+    let apple_gpu = m
+        .gpu
+        .as_deref()
+        .and_then(|g| cat.accelerator(g))
+        .is_some_and(|a| a.vendor == Vendor::Apple);
+    Ok(match kind.trim().to_ascii_lowercase().as_str() {
+        "all" | "" => true,
+        "laptop" | "laptops" => m.kind == MachineKind::Laptop,
+        "apple" | "mac" => m.kind == MachineKind::Apple || apple_gpu,
+        "desktop" | "desktops" => matches!(m.kind, MachineKind::Desktop | MachineKind::Workstation),
+        "workstation" | "workstations" => m.kind == MachineKind::Workstation,
+        "cloud" => m.kind == MachineKind::Cloud,
+        "mini-pc" | "minipc" | "mini_pc" => m.kind == MachineKind::MiniPc,
+        other => {
+            return Err(format!(
+                "unknown kind '{other}': use one of {}",
+                KIND_FILTERS.join(", ")
+            ));
+        }
+    })
+}
+
+/// The machines that pass the filter, in catalog order.
+pub fn filter_machines<'a>(
+    cat: &'a Catalog,
+    kind: Option<&str>,
+) -> Result<Vec<&'a Machine>, String> {
+    let mut out = Vec::new();
+    for m in &cat.machines {
+        if kind.map_or(Ok(true), |k| matches_kind(cat, m, k))? {
+            out.push(m);
+        }
+    }
+    Ok(out)
+}
+
+/// `catalog list`: a table (id, name, kind, GPU × count, VRAM, RAM, price) or, with `json`, a JSON
+/// array of the machine objects. An unknown kind gives the error text instead.
+pub fn list(cat: &Catalog, kind: Option<&str>, json: bool) -> String {
+    try_list(cat, kind, json).unwrap_or_else(|e| e)
+}
+
+/// [`list`], with an unknown kind as an error.
+pub fn try_list(cat: &Catalog, kind: Option<&str>, json: bool) -> Result<String, String> {
+    let machines = filter_machines(cat, kind)?;
+    if json {
+        return serde_json::to_string_pretty(&machines)
+            .map_err(|e| format!("cannot write JSON: {e}"));
+    }
+    if machines.is_empty() {
+        return Ok("no machines match\n".into());
+    }
+    let header = ["ID", "NAME", "KIND", "GPU", "VRAM", "RAM", "PRICE"].map(String::from);
+    let rows: Vec<[String; 7]> = machines.iter().map(|m| row(cat, m)).collect();
+    let mut width = [0usize; 7];
+    for r in std::iter::once(&header).chain(rows.iter()) {
+        for (w, c) in width.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for r in std::iter::once(&header).chain(rows.iter()) {
+        let mut line = String::new();
+        for (i, (c, w)) in r.iter().zip(width).enumerate() {
+            let pad = w - c.chars().count();
+            // Sizes and prices are right-aligned.
+            if i >= 4 {
+                line.push_str(&" ".repeat(pad));
+                line.push_str(c);
+            } else {
+                line.push_str(c);
+                line.push_str(&" ".repeat(pad));
+            }
+            line.push_str("  ");
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "{} machines (memory in GiB; VRAM = total over all GPUs)\n",
+        rows.len()
+    ));
+    Ok(out)
+}
+
+fn row(cat: &Catalog, m: &Machine) -> [String; 7] {
+    let acc = m.gpu.as_deref().and_then(|g| cat.accelerator(g));
+    let gpu = match (&m.gpu, acc) {
+        (None, _) => "CPU only".to_string(),
+        (Some(_), Some(a)) if m.gpu_count > 1 => format!("{} × {}", a.name, m.gpu_count),
+        (Some(_), Some(a)) => a.name.clone(),
+        (Some(id), None) => format!("{id} (unknown)"),
+    };
+    let vram = match acc {
+        None => "—".to_string(),
+        Some(a) if a.memory_kind == MemoryKind::Unified => match m.gpu_memory_limit {
+            Some(l) => format!("unified ≤ {}", l.display_gib()),
+            None => "unified".to_string(),
+        },
+        Some(a) => a
+            .memory
+            .saturating_mul(u64::from(m.gpu_count))
+            .display_gib(),
+    };
+    [
+        m.id.clone(),
+        m.name.clone(),
+        m.kind.label().to_string(),
+        gpu,
+        vram,
+        Bytes::display_gib(m.ram),
+        m.price
+            .as_ref()
+            .map(price_str)
+            .unwrap_or_else(|| "—".into()),
+    ]
+}
+
+/// "$55.04/h" for cloud prices, "$1,999" for purchases.
+pub fn price_str(p: &Price) -> String {
+    match p {
+        Price::Hourly { usd, .. } => {
+            if *usd < 1.0 {
+                format!("${usd:.3}/h")
+            } else {
+                format!("${usd:.2}/h")
+            }
+        }
+        Price::Purchase { usd, .. } => format!("${}", thousands(usd.round() as u64)),
+    }
+}
+
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `catalog validate FILE`: Ok = "FILE: N accelerators, M machines, K models, valid"; Err = the
+/// problems, one per line, each naming the file and position or entry.
+pub fn validate_file(path: &Path) -> Result<String, String> {
+    let name = path.display().to_string();
+    let text =
+        std::fs::read_to_string(path).map_err(|e| format!("{name}: cannot read the file: {e}"))?;
+    let cat = crate::io::catalog::parse_file(&name, &text).map_err(|e| e.to_string())?;
+    Ok(format!(
+        "{name}: {} accelerators, {} machines, {} models, valid",
+        cat.accelerators.len(),
+        cat.machines.len(),
+        cat.models.len()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1999), "1,999");
+        assert_eq!(thousands(1234567), "1,234,567");
+    }
+}
