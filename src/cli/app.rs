@@ -520,11 +520,24 @@ pub fn select_machines(cat: &mut Catalog, ids: &[String], kind: Option<&str>) ->
             }
             out.push(m);
         } else {
-            let m = cat.machine(id).ok_or_else(|| CliError::input(format!("--machine: unknown machine '{id}' (see `headroom catalog list`)")))?;
+            let m = find_machine(cat, id).ok_or_else(|| CliError::input(format!("--machine: unknown machine '{id}' (see `headroom catalog list`)")))?;
             out.push(m.clone());
         }
     }
     Ok(out)
+}
+
+/// A machine by id, forgiving about the provider prefix and dots: `p5.48xlarge` finds
+/// `aws-p5-48xlarge`.
+pub fn find_machine<'a>(cat: &'a Catalog, id: &str) -> Option<&'a Machine> {
+    if let Some(m) = cat.machine(id) {
+        return Some(m);
+    }
+    let norm = id.trim().to_ascii_lowercase().replace(['.', '_', ' '], "-");
+    let suffix = format!("-{norm}");
+    let mut hits = cat.machines.iter().filter(|m| m.id == norm || m.id.ends_with(&suffix));
+    let first = hits.next()?;
+    if hits.next().is_some() { None } else { Some(first) }
 }
 
 /// `--kind` semantics: `apple` = any machine with an Apple GPU; `desktop` includes workstations.

@@ -173,29 +173,37 @@ fn ram_capacity(m: &Machine, st: &FitSettings) -> (Bytes, Bytes) {
     (m.ram.saturating_sub(reserve), reserve)
 }
 
+/// Power an owned machine draws under load: its catalog figure, else the GPUs' TDP + 100 W for
+/// the rest of the system, else a typical figure for its kind (heuristic: laptop 65 W, Apple
+/// desktop or mini PC 120 W, desktop/workstation 200 W).
+pub fn power_watts(m: &Machine, acc: Option<&Accelerator>) -> f64 {
+    if let Some(w) = m.power_w {
+        return w;
+    }
+    if let Some(t) = acc.and_then(|a| a.tdp_w) {
+        return t * m.gpu_count.max(1) as f64 + 100.0;
+    }
+    match m.kind {
+        MachineKind::Laptop => 65.0,
+        MachineKind::Apple | MachineKind::MiniPc => 120.0,
+        _ => 200.0,
+    }
+}
+
+/// What an hour of the machine costs: cloud $/hour, owned power × electricity price.
+fn hourly_usd(m: &Machine, acc: Option<&Accelerator>, st: &FitSettings) -> f64 {
+    match &m.price {
+        Some(Price::Hourly { usd, .. }) => *usd,
+        _ => power_watts(m, acc) / 1000.0 * st.electricity_usd_per_kwh,
+    }
+}
+
 /// Cost per million generated tokens: cloud from $/hour, owned from power × electricity.
 fn usd_per_million(m: &Machine, acc: Option<&Accelerator>, tok_s: f64, st: &FitSettings) -> Option<f64> {
     if !(tok_s > 0.0) {
         return None;
     }
-    let hours = 1e6 / tok_s / 3600.0;
-    match &m.price {
-        Some(Price::Hourly { usd, .. }) => Some(usd * hours),
-        _ => {
-            let watts = m.power_w.or_else(|| acc.and_then(|a| a.tdp_w).map(|t| t * m.gpu_count as f64 + 100.0))?;
-            Some(watts / 1000.0 * hours * st.electricity_usd_per_kwh)
-        }
-    }
-}
-
-fn hourly_usd(m: &Machine, acc: Option<&Accelerator>, st: &FitSettings) -> Option<f64> {
-    match &m.price {
-        Some(Price::Hourly { usd, .. }) => Some(*usd),
-        _ => {
-            let watts = m.power_w.or_else(|| acc.and_then(|a| a.tdp_w).map(|t| t * m.gpu_count as f64 + 100.0))?;
-            Some(watts / 1000.0 * st.electricity_usd_per_kwh)
-        }
-    }
+    Some(hourly_usd(m, acc, st) * 1e6 / tok_s / 3600.0)
 }
 
 /// Fit `s` on `m`. `cache` holds the scenario's estimates by GPU count.
@@ -376,7 +384,7 @@ fn train_speed(s: &Scenario, est: &Estimate, g: u64, tflops: f64, m: &Machine, a
     }
     let tokens_per_s = if step > 0.0 { tokens_per_step / step } else { 0.0 };
     let run_hours = if tokens_per_s > 0.0 { sc.train_tokens as f64 / tokens_per_s / 3600.0 } else { 0.0 };
-    TrainingSpeed { step_seconds: step, tokens_per_s, run_hours, run_usd: hourly_usd(m, acc, st).map(|h| h * run_hours) }
+    TrainingSpeed { step_seconds: step, tokens_per_s, run_hours, run_usd: Some(hourly_usd(m, acc, st) * run_hours) }
 }
 
 /// Fit the scenario on every machine in `machines` (catalog order).
