@@ -5,7 +5,7 @@
 //!
 //! | source | what | IO (this machine only) | pure, tested everywhere |
 //! |---|---|---|---|
-//! | sysinfo 0.40 | RAM total/available, CPU brand, cores, OS | [`system`] | — |
+//! | sysinfo 0.40 | RAM total/available, CPU brand, cores, OS | `system` | — |
 //! | NVML (feature `nvml`) | every NVIDIA GPU: memory, PCIe, bus, clocks, driver, processes | [`nvidia`] `probe` | [`nvidia::gpu_from_nvml`], [`nvidia::bandwidth_gbs`], [`nvidia::format_cuda_version`] |
 //! | `sysctl` (macOS) | `hw.memsize`, `machdep.cpu.brand_string`, `iogpu.wired_limit_mb` | [`apple`] `probe` | [`apple::parse_sysctl`], [`apple::unified_memory`] |
 //! | `/sys/class/drm` (Linux) | AMD GPUs/APUs: VRAM, GTT, PCIe link | [`amd::read_drm`] (takes a root, so a fixture tree works) | [`amd::gpu_from_sysfs`] |
@@ -24,8 +24,8 @@ mod matching;
 pub mod nvidia;
 mod system;
 
-pub use local::{LOCAL_GPU_ID, LOCAL_MACHINE_ID, local_machine};
-pub use matching::{match_accelerator, match_accelerator_with_vram, name_tokens};
+pub use local::{LOCAL_GPU_ID, LOCAL_MACHINE_ID, catalog_with_local, local_machine};
+pub use matching::{NameTokens, match_accelerator, match_accelerator_with_vram, name_tokens};
 pub use system::SystemDetector;
 
 use crate::core::catalog::{Catalog, Vendor};
@@ -144,22 +144,34 @@ impl DetectedMachine {
     /// Fills `matched` for every GPU and the unified chip, saying in `notes` what did not match.
     /// Idempotent: clears earlier matches first.
     pub fn match_catalog(&mut self, catalog: &Catalog) {
-        self.notes.retain(|n| !n.starts_with(matching::MATCH_NOTE_PREFIX));
+        self.notes
+            .retain(|n| !n.starts_with(matching::MATCH_NOTE_PREFIX));
         for (i, g) in self.gpus.iter_mut().enumerate() {
             let vram = (g.vram_total.0 > 0).then_some(g.vram_total);
-            g.matched = match_accelerator_with_vram(&g.name, vram, catalog);
-            if g.matched.is_none() {
+            let outcome = matching::match_detail(&g.name, vram, catalog);
+            g.matched = outcome.id;
+            if g.matched.is_some() {
+                continue;
+            }
+            for (id, mem) in outcome.refused_for_vram {
                 self.notes.push(format!(
-                    "{}GPU {i} \"{}\" is not in the catalog: conservative defaults apply (bandwidth {}, FP16 {} TFLOPS)",
+                    "{}GPU {i} \"{}\" has the name of '{id}' but {} of VRAM, not {}: taken as a different variant",
                     matching::MATCH_NOTE_PREFIX,
                     g.name,
-                    match g.bandwidth_gbs {
-                        Some(b) => format!("{b:.0} GB/s from bus width × memory clock"),
-                        None => format!("{:.0} GB/s assumed", local::DEFAULT_BANDWIDTH_GBS),
-                    },
-                    local::DEFAULT_FP16_TFLOPS
+                    matching::gib1(g.vram_total),
+                    matching::gib1(mem)
                 ));
             }
+            self.notes.push(format!(
+                "{}GPU {i} \"{}\" is not in the catalog: conservative defaults apply (bandwidth {}, FP16 {} TFLOPS)",
+                matching::MATCH_NOTE_PREFIX,
+                g.name,
+                match g.bandwidth_gbs {
+                    Some(b) => format!("{b:.0} GB/s from bus width × memory clock"),
+                    None => format!("{:.0} GB/s assumed", local::DEFAULT_BANDWIDTH_GBS),
+                },
+                local::DEFAULT_FP16_TFLOPS
+            ));
         }
         if let Some(u) = &mut self.unified_memory {
             u.matched = match_accelerator(&u.chip, catalog);
@@ -208,7 +220,11 @@ impl FakeDetector {
         FakeDetector::new(DetectedMachine {
             ram_total,
             ram_available,
-            cpu: CpuInfo { name: "Fake CPU".into(), cores: 8, threads: 16 },
+            cpu: CpuInfo {
+                name: "Fake CPU".into(),
+                cores: 8,
+                threads: 16,
+            },
             os: "Fake OS".into(),
             gpus: Vec::new(),
             unified_memory: None,
@@ -248,7 +264,11 @@ impl FakeDetector {
         FakeDetector::new(DetectedMachine {
             ram_total: ram,
             ram_available: ram.scale(0.6),
-            cpu: CpuInfo { name: chip.into(), cores: 8, threads: 8 },
+            cpu: CpuInfo {
+                name: chip.into(),
+                cores: 8,
+                threads: 8,
+            },
             os: "macOS (fake)".into(),
             gpus: Vec::new(),
             unified_memory: Some(unified),
@@ -292,7 +312,11 @@ mod tests {
         assert_send_sync::<SystemDetector>();
         assert_send_sync::<FakeDetector>();
         assert_send_sync::<Box<dyn Detector>>();
-        let d: Box<dyn Detector> = Box::new(FakeDetector::with_gpu("NVIDIA GeForce RTX 4090", Bytes::gib(24), Bytes::gib(23)));
+        let d: Box<dyn Detector> = Box::new(FakeDetector::with_gpu(
+            "NVIDIA GeForce RTX 4090",
+            Bytes::gib(24),
+            Bytes::gib(23),
+        ));
         let got = std::thread::spawn(move || d.detect()).join().unwrap();
         assert_eq!(got.gpus[0].vram_used, Bytes::gib(1));
     }
