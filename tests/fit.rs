@@ -1,35 +1,59 @@
 //! Verdicts anyone can check by hand, on the built-in catalog.
 
+use headroom::core::WeightPrecision;
 use headroom::core::fit::{FitSettings, Verdict, fit_all, solve_min_gpus};
 use headroom::core::model::ModelSpec;
 use headroom::core::scenario::{Mode, Scenario};
-use headroom::core::WeightPrecision;
 use headroom::io::catalog::builtin;
 
 fn preset(id: &str) -> ModelSpec {
-    builtin().model(id).unwrap_or_else(|| panic!("preset {id}")).spec.clone()
+    builtin()
+        .model(id)
+        .unwrap_or_else(|| panic!("preset {id}"))
+        .spec
+        .clone()
 }
 
 fn verdict(s: &Scenario, machine: &str) -> headroom::core::fit::FitResult {
     let cat = builtin();
-    let m = cat.machine(machine).unwrap_or_else(|| panic!("machine {machine}"));
+    let m = cat
+        .machine(machine)
+        .unwrap_or_else(|| panic!("machine {machine}"));
     fit_all(s, [m], cat, &FitSettings::default()).remove(0)
 }
 
 #[test]
 fn rtx_4090_desktop_runs_8b_fp16_8k_on_the_gpu() {
     // 8.03e9 × 2 B = 15.0 GiB + 1 GiB KV (8K, GQA 8 heads) + workspace < 24 GiB.
-    let s = Scenario { model: preset("llama-3-8b"), weights: WeightPrecision::Fp16, context: 8192, ..Scenario::default() };
+    let s = Scenario {
+        model: preset("llama-3-8b"),
+        weights: WeightPrecision::Fp16,
+        context: 8192,
+        ..Scenario::default()
+    };
     let r = verdict(&s, "desktop-rtx4090-64gb");
     assert_eq!(r.verdict, Verdict::Gpu, "{r:?}");
-    assert!(r.headroom_bytes > 5 << 30 && r.headroom_bytes < 8 << 30, "{}", r.headroom_bytes);
+    assert!(
+        r.headroom_bytes > 5 << 30 && r.headroom_bytes < 8 << 30,
+        "{}",
+        r.headroom_bytes
+    );
     // 1008 GB/s × 0.75 / 16.5 GB read per token ≈ 47 tok/s (llama.cpp reports ~50–55 at FP16).
-    assert!((35.0..70.0).contains(&r.decode_tokens_per_s), "{}", r.decode_tokens_per_s);
+    assert!(
+        (35.0..70.0).contains(&r.decode_tokens_per_s),
+        "{}",
+        r.decode_tokens_per_s
+    );
 }
 
 #[test]
 fn an_8gb_laptop_gpu_needs_offload_for_it() {
-    let s = Scenario { model: preset("llama-3-8b"), weights: WeightPrecision::Fp16, context: 8192, ..Scenario::default() };
+    let s = Scenario {
+        model: preset("llama-3-8b"),
+        weights: WeightPrecision::Fp16,
+        context: 8192,
+        ..Scenario::default()
+    };
     let r = verdict(&s, "laptop-rtx4060-32gb");
     assert_eq!(r.verdict, Verdict::Offload, "{r:?}");
     // ~7.3 GiB of 8 GiB usable for layers of ~0.5 GiB each → about 13 of 32 layers.
@@ -42,7 +66,11 @@ fn an_8gb_laptop_gpu_needs_offload_for_it() {
 #[test]
 fn a_16gb_macbook_air_cannot_hold_70b_at_int4() {
     // 70.6e9 × 4.125 bits = 33.9 GiB > 16 GB of RAM altogether.
-    let s = Scenario { model: preset("llama-3-70b"), weights: WeightPrecision::Int4, ..Scenario::default() };
+    let s = Scenario {
+        model: preset("llama-3-70b"),
+        weights: WeightPrecision::Int4,
+        ..Scenario::default()
+    };
     let r = verdict(&s, "macbook-air-m2-16gb");
     assert_eq!(r.verdict, Verdict::None, "{r:?}");
     assert!(r.headroom_bytes < 0);
@@ -51,7 +79,11 @@ fn a_16gb_macbook_air_cannot_hold_70b_at_int4() {
 #[test]
 fn p5_48xlarge_holds_llama_3_70b_at_bf16() {
     // 141.1 GB of weights over 8 × 80 GB H100s with tensor parallelism.
-    let s = Scenario { model: preset("llama-3-70b"), weights: WeightPrecision::Bf16, ..Scenario::default() };
+    let s = Scenario {
+        model: preset("llama-3-70b"),
+        weights: WeightPrecision::Bf16,
+        ..Scenario::default()
+    };
     let r = verdict(&s, "aws-p5-48xlarge");
     assert_eq!(r.verdict, Verdict::Gpu, "{r:?}");
     assert_eq!(r.gpus, 8);
@@ -65,30 +97,65 @@ fn p5_48xlarge_holds_llama_3_70b_at_bf16() {
 #[test]
 fn unified_memory_uses_the_metal_share() {
     // Llama 3 8B BF16 (16.5 GiB) fits the 48 GB MacBook's 36 GiB Metal share but not a 24 GB one's 16 GiB.
-    let s = Scenario { model: preset("llama-3-8b"), ..Scenario::default() };
-    assert_eq!(verdict(&s, "macbook-pro-16-m4-pro-48gb").verdict, Verdict::Unified);
-    assert_ne!(verdict(&s, "macbook-pro-14-m4-pro-24gb").verdict, Verdict::Unified);
+    let s = Scenario {
+        model: preset("llama-3-8b"),
+        ..Scenario::default()
+    };
+    assert_eq!(
+        verdict(&s, "macbook-pro-16-m4-pro-48gb").verdict,
+        Verdict::Unified
+    );
+    assert_ne!(
+        verdict(&s, "macbook-pro-14-m4-pro-24gb").verdict,
+        Verdict::Unified
+    );
 }
 
 #[test]
 fn training_gets_step_time_and_run_cost() {
-    let s = Scenario { model: preset("llama-3-8b"), mode: Mode::Qlora, context: 2048, train_tokens: 10_000_000, ..Scenario::default() };
+    let s = Scenario {
+        model: preset("llama-3-8b"),
+        mode: Mode::Qlora,
+        context: 2048,
+        train_tokens: 10_000_000,
+        ..Scenario::default()
+    };
     let r = verdict(&s, "aws-g6e-xlarge");
     assert_eq!(r.verdict, Verdict::Gpu, "{r:?}");
     let t = r.training.expect("training speed");
-    assert!(t.tokens_per_s > 100.0 && t.run_hours > 0.0 && t.run_usd.unwrap() > 0.0, "{t:?}");
+    assert!(
+        t.tokens_per_s > 100.0 && t.run_hours > 0.0 && t.run_usd.unwrap() > 0.0,
+        "{t:?}"
+    );
 }
 
 #[test]
 fn every_machine_gets_a_verdict_and_finite_numbers() {
     let cat = builtin();
     for s in [
-        Scenario { model: preset("llama-3-8b"), ..Scenario::default() },
-        Scenario { model: preset("deepseek-v3"), weights: WeightPrecision::Q4KM, ..Scenario::default() },
-        Scenario { model: preset("qwen2.5-7b"), mode: Mode::Full, gpus: 8, zero: 3, ..Scenario::default() },
+        Scenario {
+            model: preset("llama-3-8b"),
+            ..Scenario::default()
+        },
+        Scenario {
+            model: preset("deepseek-v3"),
+            weights: WeightPrecision::Q4KM,
+            ..Scenario::default()
+        },
+        Scenario {
+            model: preset("qwen2.5-7b"),
+            mode: Mode::Full,
+            gpus: 8,
+            zero: 3,
+            ..Scenario::default()
+        },
     ] {
         for r in fit_all(&s, &cat.machines, cat, &FitSettings::default()) {
-            assert!(r.decode_tokens_per_s.is_finite() && r.prefill_tokens_per_s.is_finite(), "{}", r.machine);
+            assert!(
+                r.decode_tokens_per_s.is_finite() && r.prefill_tokens_per_s.is_finite(),
+                "{}",
+                r.machine
+            );
             if r.verdict == Verdict::Offload {
                 assert!(r.gpu_layers > 0 && r.gpu_layers < r.total_layers);
             }

@@ -4,7 +4,9 @@
 use headroom::core::estimate::{ComponentKind, estimate};
 use headroom::core::model::ModelSpec;
 use headroom::core::precision::{KvPrecision, KvTypes, WeightPrecision};
-use headroom::core::scenario::{Checkpointing, KvAllocation, LoraTargets, Mode, Offload, Optimizer, Runtime, Scenario};
+use headroom::core::scenario::{
+    Checkpointing, KvAllocation, LoraTargets, Mode, Offload, Optimizer, Runtime, Scenario,
+};
 use proptest::prelude::*;
 
 fn arb_weights() -> impl Strategy<Value = WeightPrecision> {

@@ -14,7 +14,11 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
-#[command(name = "headroom", version, about = "What hardware do I need for this LLM, and will it run on mine?")]
+#[command(
+    name = "headroom",
+    version,
+    about = "What hardware do I need for this LLM, and will it run on mine?"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -171,7 +175,10 @@ pub struct CliError {
 
 impl CliError {
     pub fn input(m: impl Into<String>) -> Self {
-        CliError { message: m.into(), code: 2 }
+        CliError {
+            message: m.into(),
+            code: 2,
+        }
     }
 }
 
@@ -220,19 +227,28 @@ fn parse_fraction(s: &str) -> Result<f64, String> {
 fn one_of<T: Copy>(s: &str, all: &[T], name: fn(T) -> &'static str) -> Result<T, String> {
     let t = s.trim().to_ascii_lowercase();
     all.iter().copied().find(|v| name(*v) == t).ok_or_else(|| {
-        format!("'{s}' is not one of: {}", all.iter().map(|v| name(*v)).collect::<Vec<_>>().join(", "))
+        format!(
+            "'{s}' is not one of: {}",
+            all.iter().map(|v| name(*v)).collect::<Vec<_>>().join(", ")
+        )
     })
 }
 fn parse_weights(s: &str) -> Result<WeightPrecision, String> {
     WeightPrecision::from_cli(s).ok_or_else(|| {
         format!(
             "'{s}' is not a weight precision: {}",
-            WeightPrecision::ALL.iter().map(|p| p.cli_name()).collect::<Vec<_>>().join(", ")
+            WeightPrecision::ALL
+                .iter()
+                .map(|p| p.cli_name())
+                .collect::<Vec<_>>()
+                .join(", ")
         )
     })
 }
 fn parse_kv(s: &str) -> Result<KvTypes, String> {
-    KvTypes::parse(s).ok_or_else(|| format!("'{s}' is not a KV type: fp32, fp16, bf16, fp8, q8_0, q4_0 (or K/V like q8_0/q4_0)"))
+    KvTypes::parse(s).ok_or_else(|| {
+        format!("'{s}' is not a KV type: fp32, fp16, bf16, fp8, q8_0, q4_0 (or K/V like q8_0/q4_0)")
+    })
 }
 fn parse_mode(s: &str) -> Result<Mode, String> {
     one_of(s, &Mode::ALL, Mode::cli_name)
@@ -247,7 +263,11 @@ fn parse_offload(s: &str) -> Result<Offload, String> {
     one_of(s, &Offload::ALL, Offload::cli_name)
 }
 fn parse_runtime(s: &str) -> Result<Runtime, String> {
-    let t = if s.eq_ignore_ascii_case("llamacpp") || s.eq_ignore_ascii_case("llama-cpp") { "llama.cpp" } else { s };
+    let t = if s.eq_ignore_ascii_case("llamacpp") || s.eq_ignore_ascii_case("llama-cpp") {
+        "llama.cpp"
+    } else {
+        s
+    };
     one_of(t, &Runtime::ALL, Runtime::cli_name)
 }
 fn parse_lora_targets(s: &str) -> Result<LoraTargets, String> {
@@ -274,7 +294,11 @@ fn parse_kind_filter(s: &str) -> Result<String, String> {
     } else {
         Err(format!(
             "'{s}' is not a machine kind: {}",
-            MachineKind::ALL.iter().map(|k| k.cli_name()).collect::<Vec<_>>().join(", ")
+            MachineKind::ALL
+                .iter()
+                .map(|k| k.cli_name())
+                .collect::<Vec<_>>()
+                .join(", ")
         ))
     }
 }
@@ -283,8 +307,10 @@ fn parse_kind_filter(s: &str) -> Result<String, String> {
 pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliError> {
     let mut s = match &a.scenario {
         Some(p) => {
-            let text = std::fs::read_to_string(p).map_err(|e| CliError::input(format!("{}: {e}", p.display())))?;
-            crate::io::export::load_scenario(&p.display().to_string(), &text).map_err(|e| CliError::input(e.to_string()))?
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| CliError::input(format!("{}: {e}", p.display())))?;
+            crate::io::export::load_scenario(&p.display().to_string(), &text)
+                .map_err(|e| CliError::input(e.to_string()))?
         }
         None => Scenario::default(),
     };
@@ -292,14 +318,20 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
         let p = cat.model(id).ok_or_else(|| {
             CliError::input(format!(
                 "--model: unknown preset '{id}' (try one of: {})",
-                cat.models.iter().take(12).map(|m| m.id.as_str()).collect::<Vec<_>>().join(", ")
+                cat.models
+                    .iter()
+                    .take(12)
+                    .map(|m| m.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ))
         })?;
         s.model = p.spec.clone();
         s.model_id = Some(p.id.clone());
     }
     if let Some(path) = &a.config {
-        let text = std::fs::read_to_string(path).map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
         s.model = crate::core::hf_config::parse_hf_config(&text)
             .map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
         s.model_id = None;
@@ -398,7 +430,11 @@ pub fn estimate_table(s: &Scenario, e: &Estimate) -> String {
         m.name,
         group_digits(e.params.total),
         group_digits(e.params.active),
-        if m.is_estimated() { ", shape estimated" } else { "" }
+        if m.is_estimated() {
+            ", shape estimated"
+        } else {
+            ""
+        }
     );
     let _ = writeln!(
         o,
@@ -410,11 +446,25 @@ pub fn estimate_table(s: &Scenario, e: &Estimate) -> String {
         s.batch,
         s.runtime.label(),
         s.gpus,
-        if s.mode.is_training() { format!(" · ZeRO-{} · offload {}", s.zero, s.offload.cli_name()) } else { String::new() }
+        if s.mode.is_training() {
+            format!(" · ZeRO-{} · offload {}", s.zero, s.offload.cli_name())
+        } else {
+            String::new()
+        }
     );
     let _ = writeln!(o);
-    let w = e.components.iter().map(|c| c.name.chars().count()).max().unwrap_or(10).max(10);
-    let _ = writeln!(o, "{:<w$}  {:>11}  {:>11}  {:<5}  {:<9}  formula", "component", "total", "per GPU", "where", "source");
+    let w = e
+        .components
+        .iter()
+        .map(|c| c.name.chars().count())
+        .max()
+        .unwrap_or(10)
+        .max(10);
+    let _ = writeln!(
+        o,
+        "{:<w$}  {:>11}  {:>11}  {:<5}  {:<9}  formula",
+        "component", "total", "per GPU", "where", "source"
+    );
     for c in &e.components {
         let per = match c.placement {
             crate::core::Placement::Gpu => c.per_device.display_gib(),
@@ -446,10 +496,18 @@ pub fn estimate_table(s: &Scenario, e: &Estimate) -> String {
             e.host_total().display_gib()
         );
     } else {
-        let _ = writeln!(o, "CPU only: everything in host RAM: {}", e.host_total().display_gib());
+        let _ = writeln!(
+            o,
+            "CPU only: everything in host RAM: {}",
+            e.host_total().display_gib()
+        );
     }
     if e.kind_total(ComponentKind::KvCache).0 > 0 {
-        let _ = writeln!(o, "KV cache per token: {} bytes", group_digits(e.kv_cache_per_token.0));
+        let _ = writeln!(
+            o,
+            "KV cache per token: {} bytes",
+            group_digits(e.kv_cache_per_token.0)
+        );
     }
     for n in &e.notes {
         let _ = writeln!(o, "note: {n}");
@@ -461,13 +519,29 @@ pub fn estimate_table(s: &Scenario, e: &Estimate) -> String {
 pub fn fit_table(rs: &[FitResult]) -> String {
     use std::fmt::Write;
     let mut o = String::new();
-    let w = rs.iter().map(|r| r.name.chars().count()).max().unwrap_or(8).clamp(8, 48);
-    let _ = writeln!(o, "{:<w$}  {:<12}  {:>11}  {:>9}  {:>10}  {:>8}  {:>10}", "machine", "verdict", "headroom", "decode/s", "prefill/s", "TTFT", "$/1M tok");
+    let w = rs
+        .iter()
+        .map(|r| r.name.chars().count())
+        .max()
+        .unwrap_or(8)
+        .clamp(8, 48);
+    let _ = writeln!(
+        o,
+        "{:<w$}  {:<12}  {:>11}  {:>9}  {:>10}  {:>8}  {:>10}",
+        "machine", "verdict", "headroom", "decode/s", "prefill/s", "TTFT", "$/1M tok"
+    );
     for r in rs {
         let name: String = r.name.chars().take(w).collect();
-        let usd = r.usd_per_million_tokens.map(|u| format!("{u:.2}")).unwrap_or_else(|| "—".into());
+        let usd = r
+            .usd_per_million_tokens
+            .map(|u| format!("{u:.2}"))
+            .unwrap_or_else(|| "—".into());
         let (d, p, t) = if r.fits() && r.training.is_none() {
-            (format!("{:.1}", r.decode_tokens_per_s), format!("{:.0}", r.prefill_tokens_per_s), format!("{:.2}s", r.ttft_s))
+            (
+                format!("{:.1}", r.decode_tokens_per_s),
+                format!("{:.0}", r.prefill_tokens_per_s),
+                format!("{:.2}s", r.ttft_s),
+            )
         } else {
             ("—".into(), "—".into(), "—".into())
         };
@@ -498,7 +572,11 @@ pub fn fit_table(rs: &[FitResult]) -> String {
 }
 
 /// Machines to fit: the named ones (`local` = this machine), else the catalog filtered by kind.
-pub fn select_machines(cat: &mut Catalog, ids: &[String], kind: Option<&str>) -> Result<Vec<Machine>, CliError> {
+pub fn select_machines(
+    cat: &mut Catalog,
+    ids: &[String],
+    kind: Option<&str>,
+) -> Result<Vec<Machine>, CliError> {
     let mut out = Vec::new();
     if ids.is_empty() {
         for m in &cat.machines {
@@ -520,7 +598,11 @@ pub fn select_machines(cat: &mut Catalog, ids: &[String], kind: Option<&str>) ->
             }
             out.push(m);
         } else {
-            let m = find_machine(cat, id).ok_or_else(|| CliError::input(format!("--machine: unknown machine '{id}' (see `headroom catalog list`)")))?;
+            let m = find_machine(cat, id).ok_or_else(|| {
+                CliError::input(format!(
+                    "--machine: unknown machine '{id}' (see `headroom catalog list`)"
+                ))
+            })?;
             out.push(m.clone());
         }
     }
@@ -535,9 +617,16 @@ pub fn find_machine<'a>(cat: &'a Catalog, id: &str) -> Option<&'a Machine> {
     }
     let norm = id.trim().to_ascii_lowercase().replace(['.', '_', ' '], "-");
     let suffix = format!("-{norm}");
-    let mut hits = cat.machines.iter().filter(|m| m.id == norm || m.id.ends_with(&suffix));
+    let mut hits = cat
+        .machines
+        .iter()
+        .filter(|m| m.id == norm || m.id.ends_with(&suffix));
     let first = hits.next()?;
-    if hits.next().is_some() { None } else { Some(first) }
+    if hits.next().is_some() {
+        None
+    } else {
+        Some(first)
+    }
 }
 
 /// `--kind` semantics: `apple` = any machine with an Apple GPU; `desktop` includes workstations.
@@ -565,7 +654,11 @@ pub fn run(cli: Cli) -> Result<String, CliError> {
             let s = build_scenario(&a.scenario, &cat)?;
             let e = estimate(&s);
             if a.json {
-                Ok(format!("{}\n", serde_json::to_string_pretty(&crate::io::json::estimate_json(&e)).expect("json")))
+                Ok(format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&crate::io::json::estimate_json(&e))
+                        .expect("json")
+                ))
             } else {
                 Ok(estimate_table(&s, &e))
             }
@@ -583,7 +676,10 @@ pub fn run(cli: Cli) -> Result<String, CliError> {
             }
             if a.json {
                 let v: Vec<_> = rs.iter().map(crate::io::json::fit_json).collect();
-                Ok(format!("{}\n", serde_json::to_string_pretty(&v).expect("json")))
+                Ok(format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&v).expect("json")
+                ))
             } else {
                 Ok(fit_table(&rs))
             }
@@ -612,15 +708,22 @@ pub fn run(cli: Cli) -> Result<String, CliError> {
         }
         Some(Command::Detect { json }) => Ok(crate::cli::detect::run(&cat, json)),
         Some(Command::Catalog { command }) => match command {
-            CatalogCommand::List { kind, json } => Ok(crate::cli::catalog::list(&cat, kind.as_deref(), json)),
-            CatalogCommand::Validate { file } => crate::cli::catalog::validate_file(&file).map_err(CliError::input),
+            CatalogCommand::List { kind, json } => {
+                Ok(crate::cli::catalog::list(&cat, kind.as_deref(), json))
+            }
+            CatalogCommand::Validate { file } => {
+                crate::cli::catalog::validate_file(&file).map_err(CliError::input)
+            }
         },
     }
 }
 
 /// Today's date (UTC) as YYYY-MM-DD, from the system clock.
 pub fn today() -> String {
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
     let days = (secs / 86_400) as i64;
     // Civil-from-days (Howard Hinnant's algorithm).
     let z = days + 719_468;

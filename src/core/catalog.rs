@@ -147,9 +147,19 @@ impl MachineKind {
 #[serde(deny_unknown_fields)]
 pub enum Price {
     /// Cloud on-demand price per hour.
-    Hourly { usd: f64, region: String, price_date: String, source: String },
+    Hourly {
+        usd: f64,
+        region: String,
+        price_date: String,
+        source: String,
+    },
     /// Purchase price of an owned machine.
-    Purchase { usd: f64, region: String, price_date: String, source: String },
+    Purchase {
+        usd: f64,
+        region: String,
+        price_date: String,
+        source: String,
+    },
 }
 
 impl Price {
@@ -182,7 +192,11 @@ pub struct Machine {
     pub vcpus: Option<u32>,
     /// For unified-memory machines: the most the GPU may use, when it is not the platform default
     /// (Strix Halo's BIOS carve-out, a raised `iogpu.wired_limit_mb`).
-    #[serde(default, with = "size_str::option", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        with = "size_str::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub gpu_memory_limit: Option<Bytes>,
     #[serde(default)]
     pub price: Option<Price>,
@@ -263,10 +277,16 @@ impl Catalog {
                 errs.push(format!("accelerator '{}': memory must be positive", a.id));
             }
             if !(a.bandwidth.0 > 0.0 && a.bandwidth.0.is_finite()) {
-                errs.push(format!("accelerator '{}': bandwidth must be positive", a.id));
+                errs.push(format!(
+                    "accelerator '{}': bandwidth must be positive",
+                    a.id
+                ));
             }
             if !(a.fp16_tflops > 0.0 && a.fp16_tflops.is_finite()) {
-                errs.push(format!("accelerator '{}': fp16_tflops must be positive", a.id));
+                errs.push(format!(
+                    "accelerator '{}': fp16_tflops must be positive",
+                    a.id
+                ));
             }
             if a.source.trim().is_empty() {
                 errs.push(format!("accelerator '{}': source is empty", a.id));
@@ -279,7 +299,10 @@ impl Catalog {
             if let Some(g) = &m.gpu
                 && self.accelerator(g).is_none()
             {
-                errs.push(format!("machine '{}': accelerator '{g}' is not in the catalog", m.id));
+                errs.push(format!(
+                    "machine '{}': accelerator '{g}' is not in the catalog",
+                    m.id
+                ));
             }
             if m.gpu.is_some() && m.gpu_count == 0 {
                 errs.push(format!("machine '{}': gpu_count must be at least 1", m.id));
@@ -288,7 +311,10 @@ impl Catalog {
                 errs.push(format!("machine '{}': ram must be positive", m.id));
             }
             if !(m.ram_bandwidth.0 > 0.0 && m.ram_bandwidth.0.is_finite()) {
-                errs.push(format!("machine '{}': ram_bandwidth must be positive", m.id));
+                errs.push(format!(
+                    "machine '{}': ram_bandwidth must be positive",
+                    m.id
+                ));
             }
             if let Some(p) = &m.price
                 && !(p.usd() >= 0.0 && p.usd().is_finite())
@@ -304,7 +330,14 @@ impl Catalog {
                 errs.push(format!("model '{}': duplicate id", p.id));
             }
             let s = &p.spec;
-            for (v, n) in [(s.layers, "layers"), (s.hidden, "hidden"), (s.heads, "heads"), (s.kv_heads, "kv_heads"), (s.head_dim, "head_dim"), (s.vocab, "vocab")] {
+            for (v, n) in [
+                (s.layers, "layers"),
+                (s.hidden, "hidden"),
+                (s.heads, "heads"),
+                (s.kv_heads, "kv_heads"),
+                (s.head_dim, "head_dim"),
+                (s.vocab, "vocab"),
+            ] {
                 if v == 0 {
                     errs.push(format!("model '{}': {n} must be positive", p.id));
                 }
@@ -324,9 +357,19 @@ mod tests {
     #[test]
     fn pcie_bandwidth() {
         // PCIe 4.0 x16: 16 GT/s × 16 lanes × 128/130 / 8 = 31.5 GB/s per direction.
-        let b = PcieLink { generation: 4, lanes: 16 }.bandwidth().0;
+        let b = PcieLink {
+            generation: 4,
+            lanes: 16,
+        }
+        .bandwidth()
+        .0;
         assert!((b - 31.5).abs() < 0.05, "{b}");
-        let b3 = PcieLink { generation: 3, lanes: 16 }.bandwidth().0;
+        let b3 = PcieLink {
+            generation: 3,
+            lanes: 16,
+        }
+        .bandwidth()
+        .0;
         assert!((b3 - 15.75).abs() < 0.05, "{b3}");
     }
 }

@@ -17,7 +17,9 @@
 
 use super::model::{ModelSpec, ParamCount};
 use super::precision::{GgmlType, KvPrecision, TensorClass, WeightPrecision};
-use super::scenario::{Checkpointing, KvAllocation, LoraTargets, Mode, Offload, Optimizer, Runtime, Scenario};
+use super::scenario::{
+    Checkpointing, KvAllocation, LoraTargets, Mode, Offload, Optimizer, Runtime, Scenario,
+};
 use super::units::Bytes;
 use serde::{Deserialize, Serialize};
 
@@ -151,7 +153,11 @@ pub struct Estimate {
 impl Estimate {
     /// Sum of one kind across the job.
     pub fn kind_total(&self, k: ComponentKind) -> Bytes {
-        self.components.iter().filter(|c| c.kind == k).map(|c| c.bytes).sum()
+        self.components
+            .iter()
+            .filter(|c| c.kind == k)
+            .map(|c| c.bytes)
+            .sum()
     }
     /// Everything, across all GPUs and host RAM.
     pub fn total(&self) -> Bytes {
@@ -159,7 +165,11 @@ impl Estimate {
     }
     /// What ONE GPU holds.
     pub fn per_gpu_total(&self) -> Bytes {
-        self.components.iter().filter(|c| c.placement == Placement::Gpu).map(|c| c.per_device).sum()
+        self.components
+            .iter()
+            .filter(|c| c.placement == Placement::Gpu)
+            .map(|c| c.per_device)
+            .sum()
     }
     /// Weights + gradients + optimiser states + master weights held by ONE GPU (after ZeRO).
     pub fn per_gpu_model_states(&self) -> Bytes {
@@ -180,15 +190,27 @@ impl Estimate {
     }
     /// What sits in host RAM.
     pub fn host_total(&self) -> Bytes {
-        self.components.iter().filter(|c| c.placement == Placement::Host).map(|c| c.bytes).sum()
+        self.components
+            .iter()
+            .filter(|c| c.placement == Placement::Host)
+            .map(|c| c.bytes)
+            .sum()
     }
     /// Per-GPU bytes of one kind.
     pub fn per_gpu_kind(&self, k: ComponentKind) -> Bytes {
-        self.components.iter().filter(|c| c.kind == k && c.placement == Placement::Gpu).map(|c| c.per_device).sum()
+        self.components
+            .iter()
+            .filter(|c| c.kind == k && c.placement == Placement::Gpu)
+            .map(|c| c.per_device)
+            .sum()
     }
     /// Host bytes of one kind.
     pub fn host_kind(&self, k: ComponentKind) -> Bytes {
-        self.components.iter().filter(|c| c.kind == k && c.placement == Placement::Host).map(|c| c.bytes).sum()
+        self.components
+            .iter()
+            .filter(|c| c.kind == k && c.placement == Placement::Host)
+            .map(|c| c.bytes)
+            .sum()
     }
 }
 
@@ -197,7 +219,7 @@ pub fn group_digits(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::with_capacity(s.len() + s.len() / 3);
     for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(ch);
@@ -215,12 +237,26 @@ fn ggml_bytes(t: GgmlType, elements: u64, row: u64) -> u64 {
         return t.bytes_for(elements);
     }
     let rows = elements / row;
-    rows.saturating_mul(t.bytes_for(row)).saturating_add(t.bytes_for(elements % row))
+    rows.saturating_mul(t.bytes_for(row))
+        .saturating_add(t.bytes_for(elements % row))
 }
 
 /// Bytes of one tensor group in layer `i` of `n` at precision `p` (total, active).
-fn group_bytes(p: WeightPrecision, class: TensorClass, elements: u64, active: u64, row: u64, i: u64, n: u64) -> (u64, u64) {
-    if p.is_gguf() || matches!(p, WeightPrecision::Fp32 | WeightPrecision::Fp16 | WeightPrecision::Bf16) {
+fn group_bytes(
+    p: WeightPrecision,
+    class: TensorClass,
+    elements: u64,
+    active: u64,
+    row: u64,
+    i: u64,
+    n: u64,
+) -> (u64, u64) {
+    if p.is_gguf()
+        || matches!(
+            p,
+            WeightPrecision::Fp32 | WeightPrecision::Fp16 | WeightPrecision::Bf16
+        )
+    {
         let t = p.ggml_type_for(class, i, n);
         // HF checkpoints keep norms in the model dtype; GGUF keeps them at F32.
         let t = if class == TensorClass::Small && !p.is_gguf() {
@@ -233,8 +269,15 @@ fn group_bytes(p: WeightPrecision, class: TensorClass, elements: u64, active: u6
         };
         return (ggml_bytes(t, elements, row), ggml_bytes(t, active, row));
     }
-    let sixteen = matches!(class, TensorClass::TokenEmbedding | TensorClass::Output | TensorClass::Small);
-    let bpw = if sixteen && p.keeps_embeddings_16bit() { 16.0 } else { p.bits_per_weight() };
+    let sixteen = matches!(
+        class,
+        TensorClass::TokenEmbedding | TensorClass::Output | TensorClass::Small
+    );
+    let bpw = if sixteen && p.keeps_embeddings_16bit() {
+        16.0
+    } else {
+        p.bits_per_weight()
+    };
     let f = |e: u64| Bytes::from_f64(e as f64 * bpw / 8.0).0;
     (f(elements), f(active))
 }
@@ -252,7 +295,10 @@ struct WeightsOut {
 fn weights(spec: &ModelSpec, p: WeightPrecision, params: ParamCount) -> WeightsOut {
     let n = spec.layers;
     // Per-layer sums. Layers differ only by MoE/dense kind and by the k-quant mixes' layer index.
-    let mixes = matches!(p, WeightPrecision::Q4KM | WeightPrecision::Q5KM | WeightPrecision::Q3KM);
+    let mixes = matches!(
+        p,
+        WeightPrecision::Q4KM | WeightPrecision::Q5KM | WeightPrecision::Q3KM
+    );
     let mut layer_total = 0u64;
     let mut layer_active = 0u64;
     let mut largest = 0u64;
@@ -267,7 +313,11 @@ fn weights(spec: &ModelSpec, p: WeightPrecision, params: ParamCount) -> WeightsO
         layer_total = layer_total.saturating_add(t.saturating_mul(mult));
         layer_active = layer_active.saturating_add(a.saturating_mul(mult));
     };
-    let dense_n = spec.moe.as_ref().map(|m| m.first_dense_layers.min(n)).unwrap_or(n);
+    let dense_n = spec
+        .moe
+        .as_ref()
+        .map(|m| m.first_dense_layers.min(n))
+        .unwrap_or(n);
     if mixes && n <= 4096 {
         for i in 0..n {
             sum_layer(i, 1);
@@ -292,7 +342,8 @@ fn weights(spec: &ModelSpec, p: WeightPrecision, params: ParamCount) -> WeightsO
     if spec.tied_embeddings {
         // A tied head is read in full for every token (it is the output matrix).
         let emb = spec.outer_tensors()[0];
-        outer_read = outer_read.saturating_add(group_bytes(p, emb.class, emb.elements, emb.elements, emb.row, 0, n).0);
+        outer_read = outer_read
+            .saturating_add(group_bytes(p, emb.class, emb.elements, emb.elements, emb.row, 0, n).0);
     }
     let arch_total = layer_total.saturating_add(outer);
     let arch_params = {
@@ -307,7 +358,11 @@ fn weights(spec: &ModelSpec, p: WeightPrecision, params: ParamCount) -> WeightsO
         && fw.total_bytes > 0
     {
         let total = fw.total_bytes;
-        let layers = if fw.layer_bytes > 0 { fw.layer_bytes.min(total) } else { scale_u(total, layer_total, arch_total) };
+        let layers = if fw.layer_bytes > 0 {
+            fw.layer_bytes.min(total)
+        } else {
+            scale_u(total, layer_total, arch_total)
+        };
         let ratio = total as f64 / arch_total.max(1) as f64;
         return WeightsOut {
             total: Bytes(total),
@@ -316,7 +371,12 @@ fn weights(spec: &ModelSpec, p: WeightPrecision, params: ParamCount) -> WeightsO
             active_read: Bytes::from_f64((layer_active.saturating_add(outer_read)) as f64 * ratio),
             largest_layer: Bytes::from_f64(largest as f64 * ratio),
             provenance: Provenance::Exact,
-            formula: format!("sum of the tensor sizes in {} ({}) = {} bytes", fw.path, fw.format, group_digits(total)),
+            formula: format!(
+                "sum of the tensor sizes in {} ({}) = {} bytes",
+                fw.path,
+                fw.format,
+                group_digits(total)
+            ),
         };
     }
     if let Some(np) = spec.nominal_params {
@@ -358,11 +418,19 @@ fn weights(spec: &ModelSpec, p: WeightPrecision, params: ParamCount) -> WeightsO
 }
 
 fn scale_u(x: u64, num: u64, den: u64) -> u64 {
-    if den == 0 { 0 } else { ((x as u128 * num as u128) / den as u128).min(u64::MAX as u128) as u64 }
+    if den == 0 {
+        0
+    } else {
+        ((x as u128 * num as u128) / den as u128).min(u64::MAX as u128) as u64
+    }
 }
 
 /// Optimiser bytes per trainable parameter (states only; the FP32 master copy is separate).
-fn optimizer_bytes_per_param(o: Optimizer, pure_bf16: bool, spec: &ModelSpec) -> (f64, &'static str) {
+fn optimizer_bytes_per_param(
+    o: Optimizer,
+    pure_bf16: bool,
+    spec: &ModelSpec,
+) -> (f64, &'static str) {
     match o {
         // Adam m and v in FP32 (ZeRO paper's K = 12 counts these 8 plus the 4-byte master copy).
         Optimizer::AdamW if pure_bf16 => (4.0, "AdamW m + v in BF16: 2 + 2 B/param"),
@@ -375,7 +443,10 @@ fn optimizer_bytes_per_param(o: Optimizer, pure_bf16: bool, spec: &ModelSpec) ->
         // FP32 values and keeps no first moment by default: ≈ 4·(n+m)/(n·m) ≈ 8/h B/param.
         Optimizer::Adafactor => {
             let h = spec.hidden.max(1) as f64;
-            (8.0 / h, "Adafactor factored second moment: ≈ 4·(rows + cols) B per matrix ≈ 8/h B/param")
+            (
+                8.0 / h,
+                "Adafactor factored second moment: ≈ 4·(rows + cols) B per matrix ≈ 8/h B/param",
+            )
         }
     }
 }
@@ -402,7 +473,14 @@ fn lora_params(spec: &ModelSpec, r: u64, t: LoraTargets) -> u64 {
         let dims = match &spec.moe {
             Some(m) => mlp_dims(m.expert_ffn)
                 .saturating_mul(m.experts)
-                .saturating_add(mlp_dims(if m.shared_ffn > 0 { m.shared_ffn } else { m.expert_ffn }).saturating_mul(m.shared_experts)),
+                .saturating_add(
+                    mlp_dims(if m.shared_ffn > 0 {
+                        m.shared_ffn
+                    } else {
+                        m.expert_ffn
+                    })
+                    .saturating_mul(m.shared_experts),
+                ),
             None => mlp_dims(spec.intermediate),
         };
         per_layer_dims = per_layer_dims.saturating_add(dims);
@@ -418,7 +496,14 @@ struct Builder {
 
 impl Builder {
     /// A component replicated or split across GPUs: `per_device` on each of `n` GPUs.
-    fn gpu(&mut self, kind: ComponentKind, name: &str, per_device: Bytes, prov: Provenance, formula: String) {
+    fn gpu(
+        &mut self,
+        kind: ComponentKind,
+        name: &str,
+        per_device: Bytes,
+        prov: Provenance,
+        formula: String,
+    ) {
         if self.cpu_only {
             return self.host(kind, name, per_device, prov, formula);
         }
@@ -432,7 +517,14 @@ impl Builder {
             formula,
         });
     }
-    fn host(&mut self, kind: ComponentKind, name: &str, bytes: Bytes, prov: Provenance, formula: String) {
+    fn host(
+        &mut self,
+        kind: ComponentKind,
+        name: &str,
+        bytes: Bytes,
+        prov: Provenance,
+        formula: String,
+    ) {
         self.comps.push(Component {
             kind,
             name: name.into(),
@@ -470,13 +562,20 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
     let params = spec.param_count();
     let cpu_only = s.gpus == 0;
     let n = s.devices();
-    let mut bld = Builder { comps: Vec::with_capacity(12), n, cpu_only };
+    let mut bld = Builder {
+        comps: Vec::with_capacity(12),
+        n,
+        cpu_only,
+    };
 
     // ---- Weights (precision per mode) ----
     let train = s.mode.is_training();
     let wprec = match s.mode {
         Mode::Qlora => {
-            if matches!(s.weights, WeightPrecision::Nf4 | WeightPrecision::Nf4DoubleQuant) {
+            if matches!(
+                s.weights,
+                WeightPrecision::Nf4 | WeightPrecision::Nf4DoubleQuant
+            ) {
                 s.weights
             } else {
                 notes.push("QLoRA stores the frozen base in NF4 with double quantisation.".into());
@@ -484,7 +583,10 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
             }
         }
         Mode::Full => {
-            if matches!(s.weights, WeightPrecision::Fp32 | WeightPrecision::Fp16 | WeightPrecision::Bf16) {
+            if matches!(
+                s.weights,
+                WeightPrecision::Fp32 | WeightPrecision::Fp16 | WeightPrecision::Bf16
+            ) {
                 s.weights
             } else {
                 notes.push(format!(
@@ -504,28 +606,63 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
     let offload_opt = train && s.offload != Offload::None && !cpu_only;
     let offload_params = train && s.offload == Offload::OptimizerParams && !cpu_only;
     if train && s.offload == Offload::OptimizerParams && stage < 3 {
-        notes.push("DeepSpeed offloads parameters only with ZeRO stage 3 (offload_param); set --zero 3.".into());
+        notes.push(
+            "DeepSpeed offloads parameters only with ZeRO stage 3 (offload_param); set --zero 3."
+                .into(),
+        );
     }
-    let shard_weights = !train || (stage >= 3 && s.mode == Mode::Full) || (stage >= 3);
-    let weights_per_gpu = if shard_weights { w.total.div_ceil(n) } else { w.total };
+    let shard_weights = !train || stage >= 3;
+    let weights_per_gpu = if shard_weights {
+        w.total.div_ceil(n)
+    } else {
+        w.total
+    };
     let split_note = if cpu_only {
         String::new()
     } else if !train && n > 1 {
-        format!("; ÷ {n} GPUs (tensor parallel) = {} each", b(weights_per_gpu))
+        format!(
+            "; ÷ {n} GPUs (tensor parallel) = {} each",
+            b(weights_per_gpu)
+        )
     } else if train && shard_weights && n > 1 {
         format!("; ZeRO-3 ÷ {n} = {} each", b(weights_per_gpu))
     } else {
         String::new()
     };
-    let wname = if train && s.mode != Mode::Full { "Weights (frozen base)" } else { "Weights" };
+    let wname = if train && s.mode != Mode::Full {
+        "Weights (frozen base)"
+    } else {
+        "Weights"
+    };
     if offload_params && stage >= 3 {
-        bld.host(ComponentKind::Weights, wname, w.total, w.provenance, format!("{} (offloaded to CPU RAM, ZeRO-3 offload_param)", w.formula));
+        bld.host(
+            ComponentKind::Weights,
+            wname,
+            w.total,
+            w.provenance,
+            format!("{} (offloaded to CPU RAM, ZeRO-3 offload_param)", w.formula),
+        );
         // The GPU keeps a working set of fetched layers (DeepSpeed stage3_prefetch_bucket_size;
         // its estimator uses 4 × the largest layer's parameters).
         let ws = w.largest_layer.saturating_mul(2);
-        bld.gpu(ComponentKind::Weights, "Weights (prefetched layers)", ws, Provenance::Heuristic, format!("2 × largest layer {} (ZeRO-3 parameter prefetch)", b(w.largest_layer)));
+        bld.gpu(
+            ComponentKind::Weights,
+            "Weights (prefetched layers)",
+            ws,
+            Provenance::Heuristic,
+            format!(
+                "2 × largest layer {} (ZeRO-3 parameter prefetch)",
+                b(w.largest_layer)
+            ),
+        );
     } else if w.total.0 > 0 {
-        bld.gpu(ComponentKind::Weights, wname, weights_per_gpu, w.provenance, format!("{}{split_note}", w.formula));
+        bld.gpu(
+            ComponentKind::Weights,
+            wname,
+            weights_per_gpu,
+            w.provenance,
+            format!("{}{split_note}", w.formula),
+        );
     }
     if s.runtime == Runtime::LlamaCpp
         && let Some(fw) = &spec.file_weights
@@ -536,7 +673,10 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
             "Output matrix (tied embedding loaded again)",
             Bytes(fw.runtime_extra_bytes).div_ceil(n),
             Provenance::Exact,
-            format!("llama.cpp duplicates a tied quantised token_embd as the output: {} bytes", group_digits(fw.runtime_extra_bytes)),
+            format!(
+                "llama.cpp duplicates a tied quantised token_embd as the output: {} bytes",
+                group_digits(fw.runtime_extra_bytes)
+            ),
         );
     }
 
@@ -550,49 +690,83 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
         let ctx = s.context;
         // llama.cpp pads n_ctx to a multiple of 256 (llama-context.cpp, `n_ctx_pad`).
         let (alloc_ctx, pad_note) = match (s.runtime, s.kv_allocation) {
-            (Runtime::LlamaCpp, _) => (ctx.div_ceil(256).saturating_mul(256), "n_ctx padded to 256 by llama.cpp"),
-            (_, KvAllocation::Paged) => (ctx.div_ceil(16).saturating_mul(16), "PagedAttention 16-token blocks"),
+            (Runtime::LlamaCpp, _) => (
+                ctx.div_ceil(256).saturating_mul(256),
+                "n_ctx padded to 256 by llama.cpp",
+            ),
+            (_, KvAllocation::Paged) => (
+                ctx.div_ceil(16).saturating_mul(16),
+                "PagedAttention 16-token blocks",
+            ),
             _ => (ctx, "contiguous, reserved for the full length"),
         };
         // llama.cpp implements sliding-window caches only for some architectures (Gemma 2/3,
         // gpt-oss, Cohere 2 …); a Mistral-v0.1 GGUF gets the full n_ctx on every layer.
-        let swa_runtime = s.runtime != Runtime::LlamaCpp || !matches!(spec.arch.as_str(), "llama" | "mistral" | "qwen2" | "generic");
-        let (local, window) = if swa_runtime { spec.local_layers() } else { (0, 0) };
+        let swa_runtime = s.runtime != Runtime::LlamaCpp
+            || !matches!(
+                spec.arch.as_str(),
+                "llama" | "mistral" | "qwen2" | "generic"
+            );
+        let (local, window) = if swa_runtime {
+            spec.local_layers()
+        } else {
+            (0, 0)
+        };
         let global = spec.layers - local;
         let local_tokens = if local > 0 {
             let t = window.min(alloc_ctx);
-            if s.kv_allocation == KvAllocation::Paged { t.div_ceil(16).saturating_mul(16) } else { t }
+            if s.kv_allocation == KvAllocation::Paged {
+                t.div_ceil(16).saturating_mul(16)
+            } else {
+                t
+            }
         } else {
             0
         };
         let per_seq = kv_layer_token
             .saturating_mul(global)
             .saturating_mul(alloc_ctx)
-            .saturating_add(kv_layer_token.saturating_mul(local).saturating_mul(local_tokens));
+            .saturating_add(
+                kv_layer_token
+                    .saturating_mul(local)
+                    .saturating_mul(local_tokens),
+            );
         kv_total = per_seq.saturating_mul(s.batch);
         kv_read = kv_layer_token
             .saturating_mul(global)
             .saturating_mul(ctx)
-            .saturating_add(kv_layer_token.saturating_mul(local).saturating_mul(window.min(ctx)));
+            .saturating_add(
+                kv_layer_token
+                    .saturating_mul(local)
+                    .saturating_mul(window.min(ctx)),
+            );
         // Tensor parallel splits KV heads; with fewer KV heads than GPUs they are replicated, and
         // MLA's latent is replicated on every GPU.
-        let kv_gpu = if cpu_only || n == 1 {
-            kv_total
-        } else if spec.mla.is_some() {
+        let kv_gpu = if cpu_only || n == 1 || spec.mla.is_some() {
             kv_total
         } else {
             let per = spec.kv_heads.div_ceil(n).max(1);
             Bytes(scale_u(kv_total.0, per, spec.kv_heads.max(1)))
         };
         let kvname = |p: KvPrecision| p.cli_name();
-        let kv_types = if s.kv.k == s.kv.v { kvname(s.kv.k).to_string() } else { format!("K {} / V {}", kvname(s.kv.k), kvname(s.kv.v)) };
+        let kv_types = if s.kv.k == s.kv.v {
+            kvname(s.kv.k).to_string()
+        } else {
+            format!("K {} / V {}", kvname(s.kv.k), kvname(s.kv.v))
+        };
         let per_layer_formula = if spec.mla.is_some() {
             format!("(kv_lora_rank + rope) {kel} elements")
         } else {
-            format!("2 × {} KV heads × {} head_dim", spec.kv_heads, spec.head_dim)
+            format!(
+                "2 × {} KV heads × {} head_dim",
+                spec.kv_heads, spec.head_dim
+            )
         };
         let window_part = if local > 0 {
-            format!(" ({local} sliding-window layers hold {} tokens)", group_digits(local_tokens))
+            format!(
+                " ({local} sliding-window layers hold {} tokens)",
+                group_digits(local_tokens)
+            )
         } else {
             String::new()
         };
@@ -604,10 +778,20 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
             s.batch,
             b(kv_total)
         );
-        let prov = if spec.is_estimated() { Provenance::Heuristic } else { Provenance::Derived };
+        let prov = if spec.is_estimated() {
+            Provenance::Heuristic
+        } else {
+            Provenance::Derived
+        };
         bld.gpu(ComponentKind::KvCache, "KV cache", kv_gpu, prov, formula);
-        if s.kv_allocation == KvAllocation::Paged && alloc_ctx > ctx && s.runtime != Runtime::LlamaCpp {
-            let waste = kv_layer_token.saturating_mul(global).saturating_mul(alloc_ctx - ctx).saturating_mul(s.batch);
+        if s.kv_allocation == KvAllocation::Paged
+            && alloc_ctx > ctx
+            && s.runtime != Runtime::LlamaCpp
+        {
+            let waste = kv_layer_token
+                .saturating_mul(global)
+                .saturating_mul(alloc_ctx - ctx)
+                .saturating_mul(s.batch);
             notes.push(format!(
                 "PagedAttention rounds each sequence up to 16-token blocks: {} of the KV cache is block waste (< 1 block per sequence).",
                 b(waste)
@@ -621,7 +805,14 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
     let h = spec.hidden;
     let heads_dev = spec.heads.div_ceil(if cpu_only { 1 } else { n }).max(1);
     let ffn_w = match &spec.moe {
-        Some(m) => m.expert_ffn.saturating_mul(m.active_experts).saturating_add(m.shared_experts.saturating_mul(if m.shared_ffn > 0 { m.shared_ffn } else { m.expert_ffn })),
+        Some(m) => m
+            .expert_ffn
+            .saturating_mul(m.active_experts)
+            .saturating_add(m.shared_experts.saturating_mul(if m.shared_ffn > 0 {
+                m.shared_ffn
+            } else {
+                m.expert_ffn
+            })),
         None => spec.intermediate,
     };
     let mats: u64 = match spec.mlp {
@@ -641,9 +832,18 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
                 let attn = if s.flash_attention {
                     Bytes(q.saturating_mul(h).saturating_mul(4).saturating_mul(3))
                 } else {
-                    Bytes(heads_dev.saturating_mul(ctx_pad).saturating_mul(q).saturating_mul(4))
+                    Bytes(
+                        heads_dev
+                            .saturating_mul(ctx_pad)
+                            .saturating_mul(q)
+                            .saturating_mul(4),
+                    )
                 };
-                let ffn = Bytes(q.saturating_mul(ffn_w.div_ceil(n)).saturating_mul(4).saturating_mul(mats));
+                let ffn = Bytes(
+                    q.saturating_mul(ffn_w.div_ceil(n))
+                        .saturating_mul(4)
+                        .saturating_mul(mats),
+                );
                 let logits = Bytes(q.saturating_mul(vocab).saturating_mul(4));
                 // Four f32 tensors of the residual stream (input embeddings, norm, attention and
                 // FFN outputs) and the f32 KQ mask of n_ctx × n_ubatch.
@@ -653,7 +853,10 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
                 let which = if peak == logits {
                     format!("logits {q} × {} vocab × 4 B", group_digits(vocab))
                 } else if peak == attn && !s.flash_attention {
-                    format!("KQ {heads_dev} heads × {} n_ctx × {q} ubatch × 4 B (FlashAttention off)", group_digits(ctx_pad))
+                    format!(
+                        "KQ {heads_dev} heads × {} n_ctx × {q} ubatch × 4 B (FlashAttention off)",
+                        group_digits(ctx_pad)
+                    )
                 } else if peak == attn {
                     format!("attention {q} × {h} × 4 B × 3")
                 } else {
@@ -679,7 +882,11 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
                     "Host compute buffer (llama.cpp)",
                     host_cb,
                     Provenance::Derived,
-                    format!("embeddings {q} × {h} × 4 B + KQ mask {} × {q} × 4 B = {}", group_digits(ctx_pad), b(host_cb)),
+                    format!(
+                        "embeddings {q} × {h} × 4 B + KQ mask {} × {q} × 4 B = {}",
+                        group_digits(ctx_pad),
+                        b(host_cb)
+                    ),
                 );
                 let out = Bytes(s.batch.saturating_mul(vocab).saturating_mul(4));
                 bld.host(
@@ -687,22 +894,50 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
                     "Output buffer (llama.cpp, host)",
                     out,
                     Provenance::Derived,
-                    format!("{} sequences × {} vocab × 4 B f32 logits = {}", s.batch, group_digits(vocab), b(out)),
+                    format!(
+                        "{} sequences × {} vocab × 4 B f32 logits = {}",
+                        s.batch,
+                        group_digits(vocab),
+                        b(out)
+                    ),
                 );
             }
             _ => {
                 let eager = s.runtime == Runtime::Transformers && !s.flash_attention;
                 let fa = s.flash_attention || s.runtime == Runtime::Vllm;
                 let hid = Bytes(q.saturating_mul(h).saturating_mul(2).saturating_mul(4));
-                let qkv = Bytes(q.saturating_mul(heads_dev.saturating_add(2 * spec.kv_heads.div_ceil(n).max(1))).saturating_mul(spec.head_dim).saturating_mul(2));
+                let qkv = Bytes(
+                    q.saturating_mul(
+                        heads_dev.saturating_add(2 * spec.kv_heads.div_ceil(n).max(1)),
+                    )
+                    .saturating_mul(spec.head_dim)
+                    .saturating_mul(2),
+                );
                 let score_b = if eager { 6 } else { 2 }; // eager: scores in BF16 + softmax upcast to FP32
-                let scores = if fa { Bytes::ZERO } else { Bytes(heads_dev.saturating_mul(q).saturating_mul(kv_len).saturating_mul(score_b)) };
-                let ffn = Bytes(q.saturating_mul(ffn_w.div_ceil(n)).saturating_mul(2).saturating_mul(mats + 1));
+                let scores = if fa {
+                    Bytes::ZERO
+                } else {
+                    Bytes(
+                        heads_dev
+                            .saturating_mul(q)
+                            .saturating_mul(kv_len)
+                            .saturating_mul(score_b),
+                    )
+                };
+                let ffn = Bytes(
+                    q.saturating_mul(ffn_w.div_ceil(n))
+                        .saturating_mul(2)
+                        .saturating_mul(mats + 1),
+                );
                 let act = hid + qkv + scores.max(ffn);
                 let attn_txt = if fa {
                     "FlashAttention: no score matrix (O(N))".to_string()
                 } else {
-                    format!("scores {heads_dev} heads × {q} × {} × {score_b} B = {} (O(N²))", group_digits(kv_len), b(scores))
+                    format!(
+                        "scores {heads_dev} heads × {q} × {} × {score_b} B = {} (O(N²))",
+                        group_digits(kv_len),
+                        b(scores)
+                    )
                 };
                 bld.gpu(
                     ComponentKind::Activations,
@@ -719,13 +954,41 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
                 // Logits: generate() keeps the last position; a transformers forward keeps every
                 // prompt position (transformers 5: in the model dtype).
                 let (logits, txt) = if s.runtime == Runtime::Transformers {
-                    let l = Bytes(s.batch.saturating_mul(s.context).saturating_mul(vocab).saturating_mul(2));
-                    (l, format!("{} sequences × {} positions × {} vocab × 2 B (a forward keeps logits for every prompt position) = {}", s.batch, group_digits(s.context), group_digits(vocab), b(l)))
+                    let l = Bytes(
+                        s.batch
+                            .saturating_mul(s.context)
+                            .saturating_mul(vocab)
+                            .saturating_mul(2),
+                    );
+                    (
+                        l,
+                        format!(
+                            "{} sequences × {} positions × {} vocab × 2 B (a forward keeps logits for every prompt position) = {}",
+                            s.batch,
+                            group_digits(s.context),
+                            group_digits(vocab),
+                            b(l)
+                        ),
+                    )
                 } else {
                     let l = Bytes(s.batch.saturating_mul(vocab).saturating_mul(4));
-                    (l, format!("{} sequences × {} vocab × 4 B (last position only, f32) = {}", s.batch, group_digits(vocab), b(l)))
+                    (
+                        l,
+                        format!(
+                            "{} sequences × {} vocab × 4 B (last position only, f32) = {}",
+                            s.batch,
+                            group_digits(vocab),
+                            b(l)
+                        ),
+                    )
                 };
-                bld.gpu(ComponentKind::Activations, "Logits", logits, Provenance::Derived, txt);
+                bld.gpu(
+                    ComponentKind::Activations,
+                    "Logits",
+                    logits,
+                    Provenance::Derived,
+                    txt,
+                );
             }
         }
     } else {
@@ -745,24 +1008,65 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
         let (act, txt) = match s.checkpointing {
             Checkpointing::Full => {
                 let v = 2.0 * sbh * l + per_layer;
-                (v, format!("full recompute: 2·s·b·h × {l} layers + one layer's working set {} = {}", b(Bytes::from_f64(per_layer)), b(Bytes::from_f64(v))))
+                (
+                    v,
+                    format!(
+                        "full recompute: 2·s·b·h × {l} layers + one layer's working set {} = {}",
+                        b(Bytes::from_f64(per_layer)),
+                        b(Bytes::from_f64(v))
+                    ),
+                )
             }
             _ => {
                 let v = per_layer * l;
-                let q = if drop_scores { String::new() } else { format!(" + 5·a·s²·b ({} heads)", spec.heads) };
-                let why = if s.checkpointing == Checkpointing::Selective { " (selective recompute drops the 5as/h term)" } else if s.flash_attention { " (FlashAttention drops the 5as/h term)" } else { "" };
-                (v, format!("s·b·h·{lin:.1}{q} per layer{why}, s={sq}, b={bt}, h={h} × {l} layers = {}", b(Bytes::from_f64(v))))
+                let q = if drop_scores {
+                    String::new()
+                } else {
+                    format!(" + 5·a·s²·b ({} heads)", spec.heads)
+                };
+                let why = if s.checkpointing == Checkpointing::Selective {
+                    " (selective recompute drops the 5as/h term)"
+                } else if s.flash_attention {
+                    " (FlashAttention drops the 5as/h term)"
+                } else {
+                    ""
+                };
+                (
+                    v,
+                    format!(
+                        "s·b·h·{lin:.1}{q} per layer{why}, s={sq}, b={bt}, h={h} × {l} layers = {}",
+                        b(Bytes::from_f64(v))
+                    ),
+                )
             }
         };
-        bld.gpu(ComponentKind::Activations, "Activations (Korthikanti et al.)", Bytes::from_f64(act), if spec.is_estimated() { Provenance::Heuristic } else { Provenance::Derived }, txt);
+        bld.gpu(
+            ComponentKind::Activations,
+            "Activations (Korthikanti et al.)",
+            Bytes::from_f64(act),
+            if spec.is_estimated() {
+                Provenance::Heuristic
+            } else {
+                Provenance::Derived
+            },
+            txt,
+        );
         // Loss: logits in 16-bit, an FP32 upcast and its log-softmax/gradient: 10 B per element.
-        let lg = Bytes(sq.saturating_mul(bt).saturating_mul(spec.vocab).saturating_mul(10));
+        let lg = Bytes(
+            sq.saturating_mul(bt)
+                .saturating_mul(spec.vocab)
+                .saturating_mul(10),
+        );
         bld.gpu(
             ComponentKind::Activations,
             "Logits and loss",
             lg,
             Provenance::Derived,
-            format!("{sq} × {bt} × {} vocab × (2 B logits + 4 B FP32 copy + 4 B log-softmax) = {}", group_digits(spec.vocab), b(lg)),
+            format!(
+                "{sq} × {bt} × {} vocab × (2 B logits + 4 B FP32 copy + 4 B log-softmax) = {}",
+                group_digits(spec.vocab),
+                b(lg)
+            ),
         );
     }
 
@@ -772,16 +1076,30 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
             Mode::Full if fp32_train => (params.total, 4.0, 4.0, 0.0),
             Mode::Full => (params.total, 2.0, 2.0, if s.pure_bf16 { 0.0 } else { 4.0 }),
             // PEFT keeps LoRA adapters in FP32 (autocast_adapter_dtype); no separate master copy.
-            Mode::Lora => (lora_params(spec, s.lora_rank, s.lora_targets), 4.0, 4.0, 0.0),
+            Mode::Lora => (
+                lora_params(spec, s.lora_rank, s.lora_targets),
+                4.0,
+                4.0,
+                0.0,
+            ),
             // QLoRA: BF16 adapters (Dettmers et al. 2023).
-            _ => (lora_params(spec, s.lora_rank, s.lora_targets), 2.0, 2.0, 0.0),
+            _ => (
+                lora_params(spec, s.lora_rank, s.lora_targets),
+                2.0,
+                2.0,
+                0.0,
+            ),
         };
         let (ob, otxt) = optimizer_bytes_per_param(s.optimizer, s.pure_bf16, spec);
         let tp = trainable as f64;
         let nn = n as f64;
         if s.mode != Mode::Full {
             let adapters = Bytes::from_f64(tp * wb);
-            let sh = if stage >= 3 { adapters.div_ceil(n) } else { adapters };
+            let sh = if stage >= 3 {
+                adapters.div_ceil(n)
+            } else {
+                adapters
+            };
             bld.gpu(
                 ComponentKind::Weights,
                 "LoRA adapters",
@@ -798,7 +1116,13 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
             );
         }
         let shard = |on: bool, x: f64| if on { x / nn } else { x };
-        let zero_txt = |on: bool| if on && n > 1 { format!(" ÷ {n} GPUs (ZeRO-{stage})") } else { String::new() };
+        let zero_txt = |on: bool| {
+            if on && n > 1 {
+                format!(" ÷ {n} GPUs (ZeRO-{stage})")
+            } else {
+                String::new()
+            }
+        };
         // Gradients.
         let g_gpu = shard(stage >= 2, tp * gb);
         bld.gpu(
@@ -806,24 +1130,59 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
             "Gradients",
             Bytes::from_f64(g_gpu),
             Provenance::Derived,
-            format!("{} trainable params × {gb} B{}", group_digits(trainable), zero_txt(stage >= 2)),
+            format!(
+                "{} trainable params × {gb} B{}",
+                group_digits(trainable),
+                zero_txt(stage >= 2)
+            ),
         );
         // Optimiser states and master weights.
         let o_total = tp * ob;
         let m_total = tp * master_b;
         if offload_opt {
-            bld.host(ComponentKind::Optimizer, "Optimizer states (CPU offload)", Bytes::from_f64(o_total), Provenance::Derived, format!("{otxt} × {} params, in CPU RAM (ZeRO-Offload)", group_digits(trainable)));
+            bld.host(
+                ComponentKind::Optimizer,
+                "Optimizer states (CPU offload)",
+                Bytes::from_f64(o_total),
+                Provenance::Derived,
+                format!(
+                    "{otxt} × {} params, in CPU RAM (ZeRO-Offload)",
+                    group_digits(trainable)
+                ),
+            );
             if m_total > 0.0 {
-                bld.host(ComponentKind::MasterWeights, "FP32 master weights (CPU offload)", Bytes::from_f64(m_total), Provenance::Derived, format!("4 B × {} params, in CPU RAM (ZeRO-Offload)", group_digits(trainable)));
+                bld.host(
+                    ComponentKind::MasterWeights,
+                    "FP32 master weights (CPU offload)",
+                    Bytes::from_f64(m_total),
+                    Provenance::Derived,
+                    format!(
+                        "4 B × {} params, in CPU RAM (ZeRO-Offload)",
+                        group_digits(trainable)
+                    ),
+                );
             }
         } else {
             let qlora_paged = s.mode == Mode::Qlora;
             bld.gpu(
                 ComponentKind::Optimizer,
-                if qlora_paged { "Optimizer states (paged)" } else { "Optimizer states" },
+                if qlora_paged {
+                    "Optimizer states (paged)"
+                } else {
+                    "Optimizer states"
+                },
                 Bytes::from_f64(shard(stage >= 1, o_total)),
                 Provenance::Derived,
-                format!("{otxt} × {} params{}{}", group_digits(trainable), zero_txt(stage >= 1), if qlora_paged { "; paged AdamW spills to CPU RAM under memory pressure" } else { "" }),
+                format!(
+                    "{otxt} × {} params{}{}",
+                    group_digits(trainable),
+                    zero_txt(stage >= 1),
+                    if qlora_paged {
+                        "; paged AdamW spills to CPU RAM under memory pressure"
+                    } else {
+                        ""
+                    }
+                ),
             );
             if m_total > 0.0 {
                 bld.gpu(
@@ -831,7 +1190,11 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
                     "FP32 master weights",
                     Bytes::from_f64(shard(stage >= 1, m_total)),
                     Provenance::Derived,
-                    format!("4 B × {} params{}", group_digits(trainable), zero_txt(stage >= 1)),
+                    format!(
+                        "4 B × {} params{}",
+                        group_digits(trainable),
+                        zero_txt(stage >= 1)
+                    ),
                 );
             }
         }
@@ -855,7 +1218,13 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
         ),
         (None, false, Runtime::Generic) => (Bytes::mib(512), "CUDA context and runtime ≈ 512 MiB (the 0.3–0.5 GiB CUDA context plus cuBLAS workspace; heuristic)".to_string()),
     };
-    bld.gpu(ComponentKind::Overhead, "Runtime overhead", ov, Provenance::Heuristic, format!("{ovtxt}, per GPU"));
+    bld.gpu(
+        ComponentKind::Overhead,
+        "Runtime overhead",
+        ov,
+        Provenance::Heuristic,
+        format!("{ovtxt}, per GPU"),
+    );
     if s.runtime == Runtime::Vllm && !cpu_only {
         notes.push(format!(
             "vLLM takes {:.0} % of each GPU's memory (--gpu-memory-utilization) and fills what is left after weights, activations and CUDA graphs with KV blocks.",
@@ -867,11 +1236,15 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
     let fixed_per_device: Bytes = bld
         .comps
         .iter()
-        .filter(|c| c.placement == Placement::Gpu && matches!(c.kind, ComponentKind::Activations | ComponentKind::Overhead))
+        .filter(|c| {
+            c.placement == Placement::Gpu
+                && matches!(c.kind, ComponentKind::Activations | ComponentKind::Overhead)
+        })
         .map(|c| c.per_device)
         .sum();
     // Forward FLOPs per token: 2 per active weight, plus attention 2·2·L·n_h·d·ctx (QKᵀ and AV).
-    let attn_flops = 4.0 * spec.layers as f64 * (spec.heads * spec.head_dim) as f64 * s.context as f64 / 2.0;
+    let attn_flops =
+        4.0 * spec.layers as f64 * (spec.heads * spec.head_dim) as f64 * s.context as f64 / 2.0;
     let workload = Workload {
         layer_weights: w.layers,
         outer_weights: w.outer,
@@ -883,7 +1256,14 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
         layers: spec.layers,
     };
 
-    Estimate { params, components: bld.comps, kv_cache_per_token: kv_per_token, gpus: s.gpus, workload, notes }
+    Estimate {
+        params,
+        components: bld.comps,
+        kv_cache_per_token: kv_per_token,
+        gpus: s.gpus,
+        workload,
+        notes,
+    }
 }
 
 #[cfg(test)]
@@ -915,19 +1295,45 @@ mod tests {
     #[test]
     fn seed_kv_example() {
         // Seed article / domain.md §2: L=32, n_kv=32, d=128, FP16, 8192 tokens, batch 1 → 4 GiB.
-        let s = Scenario { model: mha_7b(), context: 8192, batch: 1, kv: KvTypes::default(), ..Scenario::default() };
+        let s = Scenario {
+            model: mha_7b(),
+            context: 8192,
+            batch: 1,
+            kv: KvTypes::default(),
+            ..Scenario::default()
+        };
         assert_eq!(kv(&s), 4_294_967_296);
         assert_eq!(estimate(&s).kv_cache_per_token.0, 524_288);
         // 32K → 16 GiB; batch 4 at 32K → 64 GiB.
-        assert_eq!(kv(&Scenario { context: 32768, ..s.clone() }), 16 << 30);
-        assert_eq!(kv(&Scenario { context: 32768, batch: 4, ..s }), 64 << 30);
+        assert_eq!(
+            kv(&Scenario {
+                context: 32768,
+                ..s.clone()
+            }),
+            16 << 30
+        );
+        assert_eq!(
+            kv(&Scenario {
+                context: 32768,
+                batch: 4,
+                ..s
+            }),
+            64 << 30
+        );
     }
 
     #[test]
     fn seven_b_fp16_is_14e9_bytes() {
         // 7e9 × 2 B = 14 GB (domain.md §1; the seed's "4 GB" is wrong).
-        let s = Scenario { model: ModelSpec::generic(7_000_000_000), weights: WeightPrecision::Fp16, ..Scenario::default() };
-        assert_eq!(estimate(&s).kind_total(ComponentKind::Weights).0, 14_000_000_000);
+        let s = Scenario {
+            model: ModelSpec::generic(7_000_000_000),
+            weights: WeightPrecision::Fp16,
+            ..Scenario::default()
+        };
+        assert_eq!(
+            estimate(&s).kind_total(ComponentKind::Weights).0,
+            14_000_000_000
+        );
     }
 
     #[test]
@@ -944,14 +1350,21 @@ mod tests {
                 ..Scenario::default()
             };
             let got = estimate(&s).per_gpu_model_states().as_gb();
-            assert!((got - want).abs() < 0.05, "stage {stage}: {got} GB vs {want}");
+            assert!(
+                (got - want).abs() < 0.05,
+                "stage {stage}: {got} GB vs {want}"
+            );
         }
     }
 
     #[test]
     fn seven_b_full_finetune_model_states_112_gb() {
         // domain.md §4: mixed-precision AdamW = 16 B/param → 7B needs 112 GB before activations.
-        let s = Scenario { model: ModelSpec::generic(7_000_000_000), mode: Mode::Full, ..Scenario::default() };
+        let s = Scenario {
+            model: ModelSpec::generic(7_000_000_000),
+            mode: Mode::Full,
+            ..Scenario::default()
+        };
         assert_eq!(estimate(&s).per_gpu_model_states().0, 112_000_000_000);
     }
 
@@ -960,7 +1373,14 @@ mod tests {
         let e = estimate(&Scenario::default());
         let sum: u64 = e.components.iter().map(|c| c.bytes.0).sum();
         assert_eq!(e.total().0, sum);
-        assert_eq!(e.per_gpu_total(), e.components.iter().filter(|c| c.placement == Placement::Gpu).map(|c| c.per_device).sum());
+        assert_eq!(
+            e.per_gpu_total(),
+            e.components
+                .iter()
+                .filter(|c| c.placement == Placement::Gpu)
+                .map(|c| c.per_device)
+                .sum()
+        );
     }
 
     #[test]
@@ -975,11 +1395,17 @@ mod tests {
             arch: "mistral".into(),
             intermediate: 14336,
             vocab: 32000,
-            sliding: Some(crate::core::model::SlidingWindow { window: 4096, local_layers: 32, ..Default::default() }),
+            sliding: Some(crate::core::model::SlidingWindow {
+                window: 4096,
+                local_layers: 32,
+                ..Default::default()
+            }),
             max_context: 32768,
             ..ModelSpec::default()
         };
-        for (ctx, kv_mib, cb_mib, host_mib) in [(2048u64, 256u64, 164.0, 12.0), (32768, 4096, 2144.0, 72.0)] {
+        for (ctx, kv_mib, cb_mib, host_mib) in
+            [(2048u64, 256u64, 164.0, 12.0), (32768, 4096, 2144.0, 72.0)]
+        {
             let s = Scenario {
                 model: mistral.clone(),
                 runtime: Runtime::LlamaCpp,
@@ -989,20 +1415,50 @@ mod tests {
                 ..Scenario::default()
             };
             let e = estimate(&s);
-            assert_eq!(e.kind_total(ComponentKind::KvCache).0, kv_mib * MIB, "ctx {ctx}");
-            let cb = e.components.iter().find(|c| c.name == "Compute buffer (llama.cpp)").unwrap();
-            assert!((cb.bytes.0 as f64 / MIB as f64 - cb_mib).abs() < 1.0, "ctx {ctx}: {}", cb.bytes);
-            let host = e.components.iter().find(|c| c.name == "Host compute buffer (llama.cpp)").unwrap();
-            assert!((host.bytes.0 as f64 / MIB as f64 - host_mib).abs() < 0.5, "ctx {ctx}: {}", host.bytes);
-            let out = e.components.iter().find(|c| c.name == "Output buffer (llama.cpp, host)").unwrap();
+            assert_eq!(
+                e.kind_total(ComponentKind::KvCache).0,
+                kv_mib * MIB,
+                "ctx {ctx}"
+            );
+            let cb = e
+                .components
+                .iter()
+                .find(|c| c.name == "Compute buffer (llama.cpp)")
+                .unwrap();
+            assert!(
+                (cb.bytes.0 as f64 / MIB as f64 - cb_mib).abs() < 1.0,
+                "ctx {ctx}: {}",
+                cb.bytes
+            );
+            let host = e
+                .components
+                .iter()
+                .find(|c| c.name == "Host compute buffer (llama.cpp)")
+                .unwrap();
+            assert!(
+                (host.bytes.0 as f64 / MIB as f64 - host_mib).abs() < 0.5,
+                "ctx {ctx}: {}",
+                host.bytes
+            );
+            let out = e
+                .components
+                .iter()
+                .find(|c| c.name == "Output buffer (llama.cpp, host)")
+                .unwrap();
             assert!((out.bytes.0 as f64 / MIB as f64 - 0.12).abs() < 0.01);
         }
     }
 
     #[test]
     fn flash_attention_off_adds_quadratic_scores() {
-        let on = Scenario { runtime: Runtime::LlamaCpp, ..Scenario::default() };
-        let off = Scenario { flash_attention: false, ..on.clone() };
+        let on = Scenario {
+            runtime: Runtime::LlamaCpp,
+            ..Scenario::default()
+        };
+        let off = Scenario {
+            flash_attention: false,
+            ..on.clone()
+        };
         let a_on = estimate(&on).kind_total(ComponentKind::Activations);
         let a_off = estimate(&off).kind_total(ComponentKind::Activations);
         // KQ f32: 32 heads × 8192 × 512 × 4 B = 512 MiB.

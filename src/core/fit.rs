@@ -135,7 +135,11 @@ impl FitResult {
 /// Apple's default Metal working set: 2/3 of RAM up to 32 GB, 3/4 above (llama.cpp logs of
 /// `recommendedMaxWorkingSetSize`: 16 GB → 10922.67 MB, 64 GB → 49152 MB; hardware.md §3b).
 pub fn metal_default_limit(ram: Bytes) -> Bytes {
-    if ram.0 <= 32 * GIB { Bytes(ram.0 / 3 * 2) } else { Bytes(ram.0 / 4 * 3) }
+    if ram.0 <= 32 * GIB {
+        Bytes(ram.0 / 3 * 2)
+    } else {
+        Bytes(ram.0 / 4 * 3)
+    }
 }
 
 /// Estimates for one scenario at the GPU counts machines need, computed once each.
@@ -146,14 +150,20 @@ pub struct EstimateCache {
 
 impl EstimateCache {
     pub fn new(s: &Scenario) -> Self {
-        EstimateCache { base: s.clone(), by_gpus: Vec::new() }
+        EstimateCache {
+            base: s.clone(),
+            by_gpus: Vec::new(),
+        }
     }
     /// The estimate with the job spread over `gpus` GPUs (0 = CPU only).
     pub fn get(&mut self, gpus: u64) -> &Estimate {
         if let Some(i) = self.by_gpus.iter().position(|(g, _)| *g == gpus) {
             return &self.by_gpus[i].1;
         }
-        let s = Scenario { gpus, ..self.base.clone() };
+        let s = Scenario {
+            gpus,
+            ..self.base.clone()
+        };
         self.by_gpus.push((gpus, estimate(&s)));
         &self.by_gpus.last().expect("just pushed").1
     }
@@ -199,15 +209,26 @@ fn hourly_usd(m: &Machine, acc: Option<&Accelerator>, st: &FitSettings) -> f64 {
 }
 
 /// Cost per million generated tokens: cloud from $/hour, owned from power × electricity.
-fn usd_per_million(m: &Machine, acc: Option<&Accelerator>, tok_s: f64, st: &FitSettings) -> Option<f64> {
-    if !(tok_s > 0.0) {
+fn usd_per_million(
+    m: &Machine,
+    acc: Option<&Accelerator>,
+    tok_s: f64,
+    st: &FitSettings,
+) -> Option<f64> {
+    if tok_s.is_nan() || tok_s <= 0.0 {
         return None;
     }
     Some(hourly_usd(m, acc, st) * 1e6 / tok_s / 3600.0)
 }
 
 /// Fit `s` on `m`. `cache` holds the scenario's estimates by GPU count.
-pub fn fit_machine(s: &Scenario, cache: &mut EstimateCache, m: &Machine, cat: &Catalog, st: &FitSettings) -> FitResult {
+pub fn fit_machine(
+    s: &Scenario,
+    cache: &mut EstimateCache,
+    m: &Machine,
+    cat: &Catalog,
+    st: &FitSettings,
+) -> FitResult {
     let k = &st.speed;
     let acc = m.gpu.as_deref().and_then(|id| cat.accelerator(id));
     let (ram_cap, os_reserve) = ram_capacity(m, st);
@@ -247,50 +268,99 @@ pub fn fit_machine(s: &Scenario, cache: &mut EstimateCache, m: &Machine, cat: &C
 
     if let Some(a) = acc {
         let unified = a.memory_kind == MemoryKind::Unified;
-        let g = if unified { 1 } else { m.gpu_count.max(1) as u64 };
+        let g = if unified {
+            1
+        } else {
+            m.gpu_count.max(1) as u64
+        };
         let est = cache.get(g).clone();
         let need = est.per_gpu_total();
         let host_need = est.host_total();
         // Capacity per GPU.
         let cap = if unified {
             let lim = m.gpu_memory_limit.unwrap_or_else(|| {
-                if a.vendor == Vendor::Apple { metal_default_limit(m.ram) } else { m.ram.scale(st.apu_gpu_fraction) }
+                if a.vendor == Vendor::Apple {
+                    metal_default_limit(m.ram)
+                } else {
+                    m.ram.scale(st.apu_gpu_fraction)
+                }
             });
             lim.min(m.ram)
         } else {
             let v = a.memory;
-            if s.runtime == Runtime::Vllm { v.scale(s_cl.gpu_memory_utilization) } else { v }
+            if s.runtime == Runtime::Vllm {
+                v.scale(s_cl.gpu_memory_utilization)
+            } else {
+                v
+            }
         };
         if unified {
             notes.push(format!(
                 "GPU may use {} of {} unified memory{}",
                 cap.display_gib(),
                 m.ram.display_gib(),
-                if m.gpu_memory_limit.is_some() { " (configured limit)" } else if a.vendor == Vendor::Apple { " (Metal default: 2/3 up to 32 GB, 3/4 above)" } else { " (APU default share, heuristic)" }
+                if m.gpu_memory_limit.is_some() {
+                    " (configured limit)"
+                } else if a.vendor == Vendor::Apple {
+                    " (Metal default: 2/3 up to 32 GB, 3/4 above)"
+                } else {
+                    " (APU default share, heuristic)"
+                }
             ));
         } else if s.runtime == Runtime::Vllm {
-            notes.push(format!("vLLM uses {:.0} % of VRAM", s_cl.gpu_memory_utilization * 100.0));
+            notes.push(format!(
+                "vLLM uses {:.0} % of VRAM",
+                s_cl.gpu_memory_utilization * 100.0
+            ));
         }
         r.gpu_capacity = cap;
         r.gpu_required = need;
         let dev = Device {
             bandwidth: a.bandwidth,
             tflops: a.fp16_tflops,
-            efficiency: if unified { k.unified_bandwidth_efficiency } else { k.gpu_bandwidth_efficiency },
+            efficiency: if unified {
+                k.unified_bandwidth_efficiency
+            } else {
+                k.gpu_bandwidth_efficiency
+            },
         };
         let link = a.pcie.map(|p| p.bandwidth()).unwrap_or(GbPerSec(16.0));
         // For unified memory, the host part and the GPU part share one pool.
-        let host_ok = if unified { need.saturating_add(host_need) <= m.ram.saturating_sub(os_reserve) } else { host_need <= ram_cap };
+        let host_ok = if unified {
+            need.saturating_add(host_need) <= m.ram.saturating_sub(os_reserve)
+        } else {
+            host_need <= ram_cap
+        };
         if need <= cap && host_ok {
-            r.verdict = if unified { Verdict::Unified } else { Verdict::Gpu };
+            r.verdict = if unified {
+                Verdict::Unified
+            } else {
+                Verdict::Gpu
+            };
             r.gpu_layers = total_layers;
             r.headroom_bytes = cap.signed_sub(need);
             r.ram_required = host_need;
             if training {
                 r.training = Some(train_speed(s, &est, g, a.fp16_tflops, m, acc, st));
             } else {
-                let sp = placement_speed(&est, Some(dev), g, cpu, link, total_layers, batch, ubatch, st.split_style, k);
-                set_speed(&mut r, sp.decode_tokens_per_s, sp.prefill_tokens_per_s, s_cl.prompt_tokens);
+                let sp = placement_speed(
+                    &est,
+                    Some(dev),
+                    g,
+                    cpu,
+                    link,
+                    total_layers,
+                    batch,
+                    ubatch,
+                    st.split_style,
+                    k,
+                );
+                set_speed(
+                    &mut r,
+                    sp.decode_tokens_per_s,
+                    sp.prefill_tokens_per_s,
+                    s_cl.prompt_tokens,
+                );
             }
         } else if !training && !unified {
             // Offload: as many whole layers as fit on the GPUs (llama.cpp splits layers across
@@ -301,17 +371,41 @@ pub fn fit_machine(s: &Scenario, cache: &mut EstimateCache, m: &Machine, cat: &C
             let per_layer = w.layer_weights.saturating_add(w.kv_total).div_ceil(l);
             let fixed = w.fixed_per_device;
             let gpu_room = cap.saturating_sub(fixed).saturating_mul(g);
-            let kfit = if per_layer.0 == 0 { l } else { (gpu_room.0 / per_layer.0).min(l) };
+            let kfit = gpu_room.0.checked_div(per_layer.0).map_or(l, |k| k.min(l));
             let kfit = if kfit == l { l - 1 } else { kfit }; // the whole model already failed above
-            let host_part = per_layer.saturating_mul(l - kfit).saturating_add(w.outer_weights).saturating_add(e1.host_total());
+            let host_part = per_layer
+                .saturating_mul(l - kfit)
+                .saturating_add(w.outer_weights)
+                .saturating_add(e1.host_total());
             if kfit >= 1 && host_part <= ram_cap {
                 r.verdict = Verdict::Offload;
                 r.gpu_layers = kfit;
                 r.ram_required = host_part;
                 r.headroom_bytes = ram_cap.signed_sub(host_part);
-                let sp = placement_speed(&e1, Some(dev), g, cpu, link, kfit, batch, ubatch, st.split_style, k);
-                set_speed(&mut r, sp.decode_tokens_per_s, sp.prefill_tokens_per_s, s_cl.prompt_tokens);
-                notes.push(format!("{} of {} layers on the GPU, {} on the CPU", kfit, l, l - kfit));
+                let sp = placement_speed(
+                    &e1,
+                    Some(dev),
+                    g,
+                    cpu,
+                    link,
+                    kfit,
+                    batch,
+                    ubatch,
+                    st.split_style,
+                    k,
+                );
+                set_speed(
+                    &mut r,
+                    sp.decode_tokens_per_s,
+                    sp.prefill_tokens_per_s,
+                    s_cl.prompt_tokens,
+                );
+                notes.push(format!(
+                    "{} of {} layers on the GPU, {} on the CPU",
+                    kfit,
+                    l,
+                    l - kfit
+                ));
             } else {
                 r.headroom_bytes = cap.signed_sub(need);
             }
@@ -319,17 +413,51 @@ pub fn fit_machine(s: &Scenario, cache: &mut EstimateCache, m: &Machine, cat: &C
             r.headroom_bytes = cap.signed_sub(need);
         }
         if r.verdict == Verdict::None && !training && cpu_need <= ram_cap && !unified {
-            cpu_verdict(&mut r, &cpu_est, cpu_need, ram_cap, cpu, batch, ubatch, s_cl.prompt_tokens, k);
+            cpu_verdict(
+                &mut r,
+                &cpu_est,
+                cpu_need,
+                ram_cap,
+                cpu,
+                batch,
+                ubatch,
+                s_cl.prompt_tokens,
+                k,
+            );
         }
         if unified && r.verdict == Verdict::None && !training && cpu_need <= ram_cap {
-            cpu_verdict(&mut r, &cpu_est, cpu_need, ram_cap, cpu, batch, ubatch, s_cl.prompt_tokens, k);
+            cpu_verdict(
+                &mut r,
+                &cpu_est,
+                cpu_need,
+                ram_cap,
+                cpu,
+                batch,
+                ubatch,
+                s_cl.prompt_tokens,
+                k,
+            );
         }
         if r.verdict == Verdict::None && host_need > ram_cap {
-            notes.push(format!("host RAM needs {} but {} is usable", host_need.display_gib(), ram_cap.display_gib()));
+            notes.push(format!(
+                "host RAM needs {} but {} is usable",
+                host_need.display_gib(),
+                ram_cap.display_gib()
+            ));
         }
     } else if !training {
         if cpu_need <= ram_cap {
-            cpu_verdict(&mut r, &cpu_est, cpu_need, ram_cap, cpu, batch, ubatch, s_cl.prompt_tokens, k);
+            cpu_verdict(
+                &mut r,
+                &cpu_est,
+                cpu_need,
+                ram_cap,
+                cpu,
+                batch,
+                ubatch,
+                s_cl.prompt_tokens,
+                k,
+            );
         } else {
             r.headroom_bytes = ram_cap.signed_sub(cpu_need);
             r.ram_required = cpu_need;
@@ -347,50 +475,124 @@ pub fn fit_machine(s: &Scenario, cache: &mut EstimateCache, m: &Machine, cat: &C
 }
 
 #[allow(clippy::too_many_arguments)]
-fn cpu_verdict(r: &mut FitResult, est: &Estimate, need: Bytes, cap: Bytes, cpu: Device, batch: u64, ubatch: u64, prompt: u64, k: &SpeedConstants) {
+fn cpu_verdict(
+    r: &mut FitResult,
+    est: &Estimate,
+    need: Bytes,
+    cap: Bytes,
+    cpu: Device,
+    batch: u64,
+    ubatch: u64,
+    prompt: u64,
+    k: &SpeedConstants,
+) {
     r.verdict = Verdict::Cpu;
     r.gpu_layers = 0;
     r.ram_required = need;
     r.headroom_bytes = cap.signed_sub(need);
-    let sp = placement_speed(est, None, 0, cpu, GbPerSec(0.0), 0, batch, ubatch, SplitStyle::CpuLayers, k);
+    let sp = placement_speed(
+        est,
+        None,
+        0,
+        cpu,
+        GbPerSec(0.0),
+        0,
+        batch,
+        ubatch,
+        SplitStyle::CpuLayers,
+        k,
+    );
     set_speed(r, sp.decode_tokens_per_s, sp.prefill_tokens_per_s, prompt);
 }
 
 fn set_speed(r: &mut FitResult, decode: f64, prefill: f64, prompt: u64) {
     r.decode_tokens_per_s = decode;
     r.prefill_tokens_per_s = prefill;
-    r.ttft_s = if prefill > 0.0 { prompt as f64 / prefill } else { 0.0 };
+    r.ttft_s = if prefill > 0.0 {
+        prompt as f64 / prefill
+    } else {
+        0.0
+    };
 }
 
-fn train_speed(s: &Scenario, est: &Estimate, g: u64, tflops: f64, m: &Machine, acc: Option<&Accelerator>, st: &FitSettings) -> TrainingSpeed {
+fn train_speed(
+    s: &Scenario,
+    est: &Estimate,
+    g: u64,
+    tflops: f64,
+    m: &Machine,
+    acc: Option<&Accelerator>,
+    st: &FitSettings,
+) -> TrainingSpeed {
     let p = est.params.active as f64;
     let per_token = match s.mode {
-        Mode::Full => if s.checkpointing == Checkpointing::Full { 8.0 } else { 6.0 },
-        _ => if s.checkpointing == Checkpointing::Full { 6.0 } else { 4.0 },
+        Mode::Full => {
+            if s.checkpointing == Checkpointing::Full {
+                8.0
+            } else {
+                6.0
+            }
+        }
+        _ => {
+            if s.checkpointing == Checkpointing::Full {
+                6.0
+            } else {
+                4.0
+            }
+        }
     } * p;
     let tps = training_tokens_per_s(per_token, g, tflops, &st.speed);
     let sc = s.clamped();
     let tokens_per_step = (sc.batch * sc.context * g) as f64;
-    let mut step = if tps > 0.0 { tokens_per_step / tps } else { 0.0 };
+    let mut step = if tps > 0.0 {
+        tokens_per_step / tps
+    } else {
+        0.0
+    };
     // ZeRO-Offload: the CPU Adam step reads and writes ~16 B/param of host memory per step and the
     // gradients/parameters cross PCIe (2 + 2 B/param).
     let host_opt = est.host_kind(ComponentKind::Optimizer);
     if host_opt.0 > 0 {
         let params = est.params.total as f64;
-        let ram_t = params * 16.0 / (m.ram_bandwidth.bytes_per_sec() * st.speed.cpu_bandwidth_efficiency).max(1.0);
-        let link = acc.and_then(|a| a.pcie).map(|l| l.bandwidth()).unwrap_or(GbPerSec(16.0));
+        let ram_t = params * 16.0
+            / (m.ram_bandwidth.bytes_per_sec() * st.speed.cpu_bandwidth_efficiency).max(1.0);
+        let link = acc
+            .and_then(|a| a.pcie)
+            .map(|l| l.bandwidth())
+            .unwrap_or(GbPerSec(16.0));
         let pcie_t = params * 4.0 / (link.bytes_per_sec() * st.speed.pcie_efficiency).max(1.0);
         step += ram_t + pcie_t;
     }
-    let tokens_per_s = if step > 0.0 { tokens_per_step / step } else { 0.0 };
-    let run_hours = if tokens_per_s > 0.0 { sc.train_tokens as f64 / tokens_per_s / 3600.0 } else { 0.0 };
-    TrainingSpeed { step_seconds: step, tokens_per_s, run_hours, run_usd: Some(hourly_usd(m, acc, st) * run_hours) }
+    let tokens_per_s = if step > 0.0 {
+        tokens_per_step / step
+    } else {
+        0.0
+    };
+    let run_hours = if tokens_per_s > 0.0 {
+        sc.train_tokens as f64 / tokens_per_s / 3600.0
+    } else {
+        0.0
+    };
+    TrainingSpeed {
+        step_seconds: step,
+        tokens_per_s,
+        run_hours,
+        run_usd: Some(hourly_usd(m, acc, st) * run_hours),
+    }
 }
 
 /// Fit the scenario on every machine in `machines` (catalog order).
-pub fn fit_all<'a>(s: &Scenario, machines: impl IntoIterator<Item = &'a Machine>, cat: &Catalog, st: &FitSettings) -> Vec<FitResult> {
+pub fn fit_all<'a>(
+    s: &Scenario,
+    machines: impl IntoIterator<Item = &'a Machine>,
+    cat: &Catalog,
+    st: &FitSettings,
+) -> Vec<FitResult> {
     let mut cache = EstimateCache::new(s);
-    machines.into_iter().map(|m| fit_machine(s, &mut cache, m, cat, st)).collect()
+    machines
+        .into_iter()
+        .map(|m| fit_machine(s, &mut cache, m, cat, st))
+        .collect()
 }
 
 /// Whether the scenario fits on the machine at all (any verdict but `None`); with `gpu_only`,
@@ -398,13 +600,38 @@ pub fn fit_all<'a>(s: &Scenario, machines: impl IntoIterator<Item = &'a Machine>
 fn fits(s: &Scenario, m: &Machine, cat: &Catalog, st: &FitSettings, gpu_only: bool) -> bool {
     let mut c = EstimateCache::new(s);
     let r = fit_machine(s, &mut c, m, cat, st);
-    if gpu_only { matches!(r.verdict, Verdict::Gpu | Verdict::Unified) } else { r.fits() }
+    if gpu_only {
+        matches!(r.verdict, Verdict::Gpu | Verdict::Unified)
+    } else {
+        r.fits()
+    }
 }
 
 /// The largest context (tokens, up to the model's maximum) that fits on the GPU(s) of `m`.
-pub fn solve_max_context(s: &Scenario, m: &Machine, cat: &Catalog, st: &FitSettings) -> Option<u64> {
-    let hi_lim = if s.model.max_context > 0 { s.model.max_context } else { super::scenario::limits::MAX_CONTEXT };
-    let at = |c: u64| fits(&Scenario { context: c, prompt_tokens: s.prompt_tokens.min(c), ..s.clone() }, m, cat, st, true);
+pub fn solve_max_context(
+    s: &Scenario,
+    m: &Machine,
+    cat: &Catalog,
+    st: &FitSettings,
+) -> Option<u64> {
+    let hi_lim = if s.model.max_context > 0 {
+        s.model.max_context
+    } else {
+        super::scenario::limits::MAX_CONTEXT
+    };
+    let at = |c: u64| {
+        fits(
+            &Scenario {
+                context: c,
+                prompt_tokens: s.prompt_tokens.min(c),
+                ..s.clone()
+            },
+            m,
+            cat,
+            st,
+            true,
+        )
+    };
     if !at(256.min(hi_lim)) {
         return None;
     }
@@ -421,7 +648,18 @@ pub fn solve_max_context(s: &Scenario, m: &Machine, cat: &Catalog, st: &FitSetti
 
 /// The largest batch (concurrent sequences) that fits on the GPU(s) of `m`.
 pub fn solve_max_batch(s: &Scenario, m: &Machine, cat: &Catalog, st: &FitSettings) -> Option<u64> {
-    let at = |b: u64| fits(&Scenario { batch: b, ..s.clone() }, m, cat, st, true);
+    let at = |b: u64| {
+        fits(
+            &Scenario {
+                batch: b,
+                ..s.clone()
+            },
+            m,
+            cat,
+            st,
+            true,
+        )
+    };
     if !at(1) {
         return None;
     }
@@ -451,8 +689,24 @@ pub const PRECISION_LADDER: [WeightPrecision; 10] = [
 ];
 
 /// The highest-quality precision (fewest bits removed) on the ladder that fits on the GPU(s).
-pub fn solve_precision(s: &Scenario, m: &Machine, cat: &Catalog, st: &FitSettings) -> Option<WeightPrecision> {
-    PRECISION_LADDER.into_iter().find(|&p| fits(&Scenario { weights: p, ..s.clone() }, m, cat, st, true))
+pub fn solve_precision(
+    s: &Scenario,
+    m: &Machine,
+    cat: &Catalog,
+    st: &FitSettings,
+) -> Option<WeightPrecision> {
+    PRECISION_LADDER.into_iter().find(|&p| {
+        fits(
+            &Scenario {
+                weights: p,
+                ..s.clone()
+            },
+            m,
+            cat,
+            st,
+            true,
+        )
+    })
 }
 
 /// The fewest GPUs of accelerator `acc_id` that hold the scenario (tensor parallel or ZeRO over
@@ -462,10 +716,17 @@ pub fn solve_min_gpus(s: &Scenario, acc_id: &str, cat: &Catalog, max: u64) -> Op
     if acc.memory_kind == MemoryKind::Unified {
         return None;
     }
-    let cap = if s.runtime == Runtime::Vllm { acc.memory.scale(s.clamped().gpu_memory_utilization) } else { acc.memory };
+    let cap = if s.runtime == Runtime::Vllm {
+        acc.memory.scale(s.clamped().gpu_memory_utilization)
+    } else {
+        acc.memory
+    };
     let mut n = 1u64;
     while n <= max {
-        let e = estimate(&Scenario { gpus: n, ..s.clone() });
+        let e = estimate(&Scenario {
+            gpus: n,
+            ..s.clone()
+        });
         if e.per_gpu_total() <= cap {
             return Some(n);
         }
@@ -498,7 +759,10 @@ mod tests {
             fp16_tflops: tf,
             int8_tops: None,
             tdp_w: Some(450.0),
-            pcie: Some(PcieLink { generation: 4, lanes: 16 }),
+            pcie: Some(PcieLink {
+                generation: 4,
+                lanes: 16,
+            }),
             gpu_link: None,
             gpu_link_gbs: None,
             aliases: vec![],
@@ -529,8 +793,15 @@ mod tests {
 
     fn cat() -> Catalog {
         Catalog {
-            accelerators: vec![acc("rtx-4090", 24, 1008.0, 165.2), acc("rtx-4060-laptop", 8, 256.0, 30.0)],
-            machines: vec![machine("d4090", Some("rtx-4090"), 64), machine("l4060", Some("rtx-4060-laptop"), 32), machine("cpu", None, 64)],
+            accelerators: vec![
+                acc("rtx-4090", 24, 1008.0, 165.2),
+                acc("rtx-4060-laptop", 8, 256.0, 30.0),
+            ],
+            machines: vec![
+                machine("d4090", Some("rtx-4090"), 64),
+                machine("l4060", Some("rtx-4060-laptop"), 32),
+                machine("cpu", None, 64),
+            ],
             models: vec![],
         }
     }
@@ -538,11 +809,19 @@ mod tests {
     #[test]
     fn rtx4090_holds_8b_fp16_8k() {
         let c = cat();
-        let s = Scenario { weights: WeightPrecision::Fp16, context: 8192, ..Scenario::default() };
+        let s = Scenario {
+            weights: WeightPrecision::Fp16,
+            context: 8192,
+            ..Scenario::default()
+        };
         let r = fit_all(&s, &c.machines, &c, &FitSettings::default());
         assert_eq!(r[0].verdict, Verdict::Gpu, "{:?}", r[0]);
         assert!(r[0].headroom_bytes > 0);
-        assert!(r[0].decode_tokens_per_s > 20.0 && r[0].decode_tokens_per_s < 100.0, "{}", r[0].decode_tokens_per_s);
+        assert!(
+            r[0].decode_tokens_per_s > 20.0 && r[0].decode_tokens_per_s < 100.0,
+            "{}",
+            r[0].decode_tokens_per_s
+        );
         assert_eq!(r[1].verdict, Verdict::Offload, "{:?}", r[1]);
         assert!(r[1].gpu_layers > 0 && r[1].gpu_layers < 32);
         assert!(r[1].decode_tokens_per_s < r[0].decode_tokens_per_s);
@@ -557,12 +836,21 @@ mod tests {
         let st = FitSettings::default();
         let ctx = solve_max_context(&s, m, &c, &st).unwrap();
         assert_eq!(ctx, 8192); // Llama 3 8B's max; fits at BF16 on 24 GiB
-        let l70 = Scenario { model: crate::core::model::ModelSpec::generic(70_000_000_000), ..s.clone() };
+        let l70 = Scenario {
+            model: crate::core::model::ModelSpec::generic(70_000_000_000),
+            ..s.clone()
+        };
         // 70B at 8K: Q2_K weights alone are 70e9 × 2.625 / 8 = 21.4 GiB; with 2.5 GiB of KV it
         // no longer fits 24 GiB; at 2K context it does.
         assert_eq!(solve_precision(&l70, m, &c, &st), None);
-        let short = Scenario { context: 2048, ..l70.clone() };
-        assert_eq!(solve_precision(&short, m, &c, &st), Some(WeightPrecision::Q2K));
+        let short = Scenario {
+            context: 2048,
+            ..l70.clone()
+        };
+        assert_eq!(
+            solve_precision(&short, m, &c, &st),
+            Some(WeightPrecision::Q2K)
+        );
         assert!(solve_max_batch(&s, m, &c, &st).unwrap() >= 2);
         // 70e9 × 2 B = 130.4 GiB of weights: ÷ 6 = 21.7 GiB + KV share (2 of 8 KV heads: 0.6 GiB)
         // + 0.5 GiB overhead + workspace < 24 GiB; ÷ 5 = 26.1 GiB does not fit → 6 GPUs.

@@ -151,12 +151,15 @@ impl WeightPrecision {
 
     pub fn from_cli(s: &str) -> Option<Self> {
         let t = s.trim().to_ascii_lowercase().replace('-', "_");
-        Self::ALL.into_iter().find(|p| p.cli_name().replace('-', "_") == t).or(match t.as_str() {
-            "nf4_double_quant" | "nf4dq" => Some(WeightPrecision::Nf4DoubleQuant),
-            "gptq" => Some(WeightPrecision::Gptq4),
-            "awq" => Some(WeightPrecision::Awq4),
-            _ => None,
-        })
+        Self::ALL
+            .into_iter()
+            .find(|p| p.cli_name().replace('-', "_") == t)
+            .or(match t.as_str() {
+                "nf4_double_quant" | "nf4dq" => Some(WeightPrecision::Nf4DoubleQuant),
+                "gptq" => Some(WeightPrecision::Gptq4),
+                "awq" => Some(WeightPrecision::Awq4),
+                _ => None,
+            })
     }
 
     /// A human label for pickers and reports.
@@ -213,7 +216,9 @@ impl WeightPrecision {
             WeightPrecision::Nf4DoubleQuant => 4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0),
             // GPTQ/AWQ g128: packed int4 + fp16 scale + 4-bit zero point per 128 weights.
             WeightPrecision::Gptq4 | WeightPrecision::Awq4 => 4.0 + 20.0 / 128.0,
-            _ => self.ggml_type_for(TensorClass::AttnQ, 0, 1).bits_per_weight(),
+            _ => self
+                .ggml_type_for(TensorClass::AttnQ, 0, 1)
+                .bits_per_weight(),
         }
     }
 
@@ -241,7 +246,7 @@ impl WeightPrecision {
             return G::F32;
         }
         // use_more_bits(i, n) = i < n/8 || i >= 7n/8 || (i - n/8) % 3 == 2
-        let more = i < n / 8 || i >= 7 * n / 8 || (i >= n / 8 && (i - n / 8) % 3 == 2);
+        let more = i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;
         match self {
             WeightPrecision::Q8_0 => G::Q8_0,
             WeightPrecision::Q6K => G::Q6K,
@@ -287,14 +292,33 @@ impl WeightPrecision {
     /// One line saying which tensors the mix keeps at which type (for tooltips and reports).
     pub const fn mix_note(self) -> &'static str {
         match self {
-            WeightPrecision::Q4KM => "Q4_K bulk; attn_v and ffn_down at Q6_K in the first/last eighth and every third layer between; output at Q6_K; norms F32 (llama-quant.cpp)",
-            WeightPrecision::Q5KM => "Q5_K bulk; attn_v and ffn_down at Q6_K in the first/last eighth and every third layer between; output at Q6_K; norms F32 (llama-quant.cpp)",
-            WeightPrecision::Q3KM => "Q3_K bulk; attn_v at Q5_K (first 2 layers) / Q4_K; ffn_down at Q5_K (first 1/16) / Q4_K; attn_output Q4_K; output Q6_K (llama-quant.cpp)",
-            WeightPrecision::Q2K => "Q2_K bulk; attn_v, attn_output and ffn_down at Q3_K; output Q6_K (llama-quant.cpp)",
-            WeightPrecision::Q4_0 | WeightPrecision::Q5_0 => "all matrices at the file type, output at Q6_K, norms F32 (llama-quant.cpp)",
-            WeightPrecision::Q8_0 | WeightPrecision::Q6K => "all matrices at the file type, norms F32",
-            WeightPrecision::Int8 | WeightPrecision::Nf4 | WeightPrecision::Nf4DoubleQuant | WeightPrecision::Int4 | WeightPrecision::Gptq4 | WeightPrecision::Awq4 | WeightPrecision::Fp8 =>
-                "linear layers inside the blocks quantised; embeddings, lm_head and norms kept at 16-bit",
+            WeightPrecision::Q4KM => {
+                "Q4_K bulk; attn_v and ffn_down at Q6_K in the first/last eighth and every third layer between; output at Q6_K; norms F32 (llama-quant.cpp)"
+            }
+            WeightPrecision::Q5KM => {
+                "Q5_K bulk; attn_v and ffn_down at Q6_K in the first/last eighth and every third layer between; output at Q6_K; norms F32 (llama-quant.cpp)"
+            }
+            WeightPrecision::Q3KM => {
+                "Q3_K bulk; attn_v at Q5_K (first 2 layers) / Q4_K; ffn_down at Q5_K (first 1/16) / Q4_K; attn_output Q4_K; output Q6_K (llama-quant.cpp)"
+            }
+            WeightPrecision::Q2K => {
+                "Q2_K bulk; attn_v, attn_output and ffn_down at Q3_K; output Q6_K (llama-quant.cpp)"
+            }
+            WeightPrecision::Q4_0 | WeightPrecision::Q5_0 => {
+                "all matrices at the file type, output at Q6_K, norms F32 (llama-quant.cpp)"
+            }
+            WeightPrecision::Q8_0 | WeightPrecision::Q6K => {
+                "all matrices at the file type, norms F32"
+            }
+            WeightPrecision::Int8
+            | WeightPrecision::Nf4
+            | WeightPrecision::Nf4DoubleQuant
+            | WeightPrecision::Int4
+            | WeightPrecision::Gptq4
+            | WeightPrecision::Awq4
+            | WeightPrecision::Fp8 => {
+                "linear layers inside the blocks quantised; embeddings, lm_head and norms kept at 16-bit"
+            }
             _ => "every tensor at this type",
         }
     }
@@ -313,8 +337,14 @@ pub enum KvPrecision {
 }
 
 impl KvPrecision {
-    pub const ALL: [KvPrecision; 6] =
-        [KvPrecision::Fp32, KvPrecision::Fp16, KvPrecision::Bf16, KvPrecision::Fp8, KvPrecision::Q8_0, KvPrecision::Q4_0];
+    pub const ALL: [KvPrecision; 6] = [
+        KvPrecision::Fp32,
+        KvPrecision::Fp16,
+        KvPrecision::Bf16,
+        KvPrecision::Fp8,
+        KvPrecision::Q8_0,
+        KvPrecision::Q4_0,
+    ];
     pub const fn cli_name(self) -> &'static str {
         match self {
             KvPrecision::Fp32 => "fp32",
@@ -363,12 +393,19 @@ impl KvTypes {
     }
     pub fn parse(s: &str) -> Option<Self> {
         match s.split_once('/') {
-            Some((k, v)) => Some(KvTypes { k: KvPrecision::from_cli(k)?, v: KvPrecision::from_cli(v)? }),
+            Some((k, v)) => Some(KvTypes {
+                k: KvPrecision::from_cli(k)?,
+                v: KvPrecision::from_cli(v)?,
+            }),
             None => KvPrecision::from_cli(s).map(KvTypes::same),
         }
     }
     pub fn cli_name(self) -> String {
-        if self.k == self.v { self.k.cli_name().to_string() } else { format!("{}/{}", self.k.cli_name(), self.v.cli_name()) }
+        if self.k == self.v {
+            self.k.cli_name().to_string()
+        } else {
+            format!("{}/{}", self.k.cli_name(), self.v.cli_name())
+        }
     }
 }
 
@@ -406,7 +443,10 @@ mod tests {
         }
         assert_eq!(
             KvTypes::parse("q8_0/q4_0"),
-            Some(KvTypes { k: KvPrecision::Q8_0, v: KvPrecision::Q4_0 })
+            Some(KvTypes {
+                k: KvPrecision::Q8_0,
+                v: KvPrecision::Q4_0
+            })
         );
         assert_eq!(KvTypes::parse("int3"), None);
     }

@@ -48,7 +48,12 @@ pub enum Optimizer {
 }
 
 impl Optimizer {
-    pub const ALL: [Optimizer; 4] = [Optimizer::AdamW, Optimizer::AdamW8bit, Optimizer::Sgd, Optimizer::Adafactor];
+    pub const ALL: [Optimizer; 4] = [
+        Optimizer::AdamW,
+        Optimizer::AdamW8bit,
+        Optimizer::Sgd,
+        Optimizer::Adafactor,
+    ];
     pub const fn cli_name(self) -> &'static str {
         match self {
             Optimizer::AdamW => "adamw",
@@ -76,7 +81,11 @@ pub enum Checkpointing {
 }
 
 impl Checkpointing {
-    pub const ALL: [Checkpointing; 3] = [Checkpointing::None, Checkpointing::Selective, Checkpointing::Full];
+    pub const ALL: [Checkpointing; 3] = [
+        Checkpointing::None,
+        Checkpointing::Selective,
+        Checkpointing::Full,
+    ];
     pub const fn cli_name(self) -> &'static str {
         match self {
             Checkpointing::None => "none",
@@ -117,7 +126,12 @@ pub enum Runtime {
 }
 
 impl Runtime {
-    pub const ALL: [Runtime; 4] = [Runtime::Generic, Runtime::LlamaCpp, Runtime::Vllm, Runtime::Transformers];
+    pub const ALL: [Runtime; 4] = [
+        Runtime::Generic,
+        Runtime::LlamaCpp,
+        Runtime::Vllm,
+        Runtime::Transformers,
+    ];
     pub const fn cli_name(self) -> &'static str {
         match self {
             Runtime::Generic => "generic",
@@ -149,7 +163,11 @@ pub enum LoraTargets {
 }
 
 impl LoraTargets {
-    pub const ALL: [LoraTargets; 3] = [LoraTargets::QV, LoraTargets::Attention, LoraTargets::AllLinear];
+    pub const ALL: [LoraTargets; 3] = [
+        LoraTargets::QV,
+        LoraTargets::Attention,
+        LoraTargets::AllLinear,
+    ];
     pub const fn cli_name(self) -> &'static str {
         match self {
             LoraTargets::QV => "qv",

@@ -107,7 +107,11 @@ pub fn placement_speed(
     let gl = gpu_layers.min(l);
     let batch = batch.max(1) as f64;
     let frac_gpu = gl as f64 / l as f64;
-    let layer_read = w.active_weight_bytes_per_token.saturating_sub(w.outer_weights).as_f64().max(0.0);
+    let layer_read = w
+        .active_weight_bytes_per_token
+        .saturating_sub(w.outer_weights)
+        .as_f64()
+        .max(0.0);
     let outer_read = w.active_weight_bytes_per_token.as_f64() - layer_read;
     let kv = w.kv_read_per_token.as_f64() * batch;
     let step_flops = w.flops_per_token * batch;
@@ -123,16 +127,23 @@ pub fn placement_speed(
         Some(g) => {
             // Output head sits on the GPU only when every layer does (llama.cpp -ngl > n_layer).
             let outer_on_gpu = gl == l;
-            let gpu_bytes = layer_read * frac_gpu + kv * frac_gpu + if outer_on_gpu { outer_read } else { 0.0 };
-            let cpu_bytes = layer_read * (1.0 - frac_gpu) + kv * (1.0 - frac_gpu) + if outer_on_gpu { 0.0 } else { outer_read };
+            let gpu_bytes =
+                layer_read * frac_gpu + kv * frac_gpu + if outer_on_gpu { outer_read } else { 0.0 };
+            let cpu_bytes = layer_read * (1.0 - frac_gpu)
+                + kv * (1.0 - frac_gpu)
+                + if outer_on_gpu { 0.0 } else { outer_read };
             let gpu_flops = step_flops * frac_gpu;
             let cpu_flops = step_flops * (1.0 - frac_gpu);
-            let t_gpu = (gpu_bytes / (g.bytes_per_s() * n)).max(gpu_flops / (g.flops(k.prefill_mfu) * n));
+            let t_gpu =
+                (gpu_bytes / (g.bytes_per_s() * n)).max(gpu_flops / (g.flops(k.prefill_mfu) * n));
             let t_rest = match style {
-                SplitStyle::CpuLayers => (cpu_bytes / cpu.bytes_per_s()).max(cpu_flops / cpu.flops(0.5)),
+                SplitStyle::CpuLayers => {
+                    (cpu_bytes / cpu.bytes_per_s()).max(cpu_flops / cpu.flops(0.5))
+                }
                 // Streaming: weights (not KV, which stays on the GPU) cross the link each step.
                 SplitStyle::Streaming => {
-                    let weights_off = layer_read * (1.0 - frac_gpu) + if outer_on_gpu { 0.0 } else { outer_read };
+                    let weights_off =
+                        layer_read * (1.0 - frac_gpu) + if outer_on_gpu { 0.0 } else { outer_read };
                     weights_off / link_bps + kv * (1.0 - frac_gpu) / (g.bytes_per_s() * n)
                 }
             };
@@ -149,17 +160,34 @@ pub fn placement_speed(
         None => chunk / (chunk_flops / cpu.flops(0.5)),
         Some(g) => {
             let t_cmp = chunk_flops / (g.flops(k.prefill_mfu) * n);
-            let off_bytes = (w.layer_weights.as_f64()) * (1.0 - frac_gpu) + if gl == l { 0.0 } else { w.outer_weights.as_f64() };
-            let t_copy = if chunk >= 32.0 { off_bytes / link_bps } else { off_bytes / cpu.bytes_per_s() };
+            let off_bytes = (w.layer_weights.as_f64()) * (1.0 - frac_gpu)
+                + if gl == l {
+                    0.0
+                } else {
+                    w.outer_weights.as_f64()
+                };
+            let t_copy = if chunk >= 32.0 {
+                off_bytes / link_bps
+            } else {
+                off_bytes / cpu.bytes_per_s()
+            };
             chunk / (t_cmp + t_copy)
         }
     };
-    Speed { decode_tokens_per_s: finite(decode), prefill_tokens_per_s: finite(prefill) }
+    Speed {
+        decode_tokens_per_s: finite(decode),
+        prefill_tokens_per_s: finite(prefill),
+    }
 }
 
 /// Training throughput: `6·P` FLOPs per token for a full fine-tune (`8·P` with full recompute),
 /// `4·P` for LoRA/QLoRA (no weight gradients for the frozen base), over `gpus` at `training_mfu`.
-pub fn training_tokens_per_s(flops_per_token: f64, gpus: u64, tflops: f64, k: &SpeedConstants) -> f64 {
+pub fn training_tokens_per_s(
+    flops_per_token: f64,
+    gpus: u64,
+    tflops: f64,
+    k: &SpeedConstants,
+) -> f64 {
     let f = (tflops.max(0.0) * 1e12 * k.training_mfu * gpus.max(1) as f64).max(1.0);
     finite(f / flops_per_token.max(1.0))
 }

@@ -8,7 +8,9 @@ use std::fmt;
 use std::ops::{Add, AddAssign};
 
 /// A size in bytes.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(transparent)]
 pub struct Bytes(pub u64);
 
@@ -74,7 +76,11 @@ impl Bytes {
     }
     /// Division rounding up; dividing by 0 gives the value unchanged (callers pass counts ≥ 1).
     pub const fn div_ceil(self, k: u64) -> Bytes {
-        if k == 0 { self } else { Bytes(self.0.div_ceil(k)) }
+        if k == 0 {
+            self
+        } else {
+            Bytes(self.0.div_ceil(k))
+        }
     }
     /// Scale by a non-negative factor (e.g. an efficiency or fraction), saturating.
     pub fn scale(self, f: f64) -> Bytes {
@@ -118,9 +124,7 @@ fn human_decimal(b: f64) -> String {
 }
 
 fn fmt_unit(v: f64, unit: &str, i: usize) -> String {
-    if i == 0 {
-        format!("{v:.0} {unit}")
-    } else if v >= 100.0 {
+    if i == 0 || v >= 100.0 {
         format!("{v:.0} {unit}")
     } else if v >= 10.0 {
         format!("{v:.1} {unit}")
@@ -132,7 +136,11 @@ fn fmt_unit(v: f64, unit: &str, i: usize) -> String {
 /// Formats a signed headroom in GiB: "+3.20 GiB" / "−1.50 GiB".
 pub fn display_signed_gib(b: i64) -> String {
     let mag = Bytes(b.unsigned_abs());
-    if b < 0 { format!("−{}", mag.display_gib()) } else { format!("+{}", mag.display_gib()) }
+    if b < 0 {
+        format!("−{}", mag.display_gib())
+    } else {
+        format!("+{}", mag.display_gib())
+    }
 }
 
 impl fmt::Display for Bytes {
@@ -166,7 +174,11 @@ pub struct GbPerSec(pub f64);
 
 impl GbPerSec {
     pub fn bytes_per_sec(self) -> f64 {
-        if self.0.is_finite() && self.0 > 0.0 { self.0 * 1e9 } else { 0.0 }
+        if self.0.is_finite() && self.0 > 0.0 {
+            self.0 * 1e9
+        } else {
+            0.0
+        }
     }
 }
 
@@ -194,7 +206,10 @@ pub fn parse_count(s: &str) -> Result<u64, String> {
         Some('T') => (&t[..t.len() - 1], 1e12),
         _ => (t.as_str(), 1.0),
     };
-    let v: f64 = num.trim().parse().map_err(|_| format!("'{s}' is not a number (try 7B, 70e9, 1.5T)"))?;
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number (try 7B, 70e9, 1.5T)"))?;
     let x = v * mult;
     if !x.is_finite() || x < 0.0 {
         return Err(format!("'{s}' is out of range"));
@@ -246,7 +261,10 @@ pub fn parse_size(s: &str) -> Result<Bytes, String> {
     let t = s.trim();
     let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let v: f64 = num.trim().parse().map_err(|_| format!("'{s}' is not a size (write e.g. \"24 GiB\" or \"80 GB\")"))?;
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a size (write e.g. \"24 GiB\" or \"80 GB\")"))?;
     let mult = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1.0,
         "kb" => 1e3,
@@ -257,7 +275,11 @@ pub fn parse_size(s: &str) -> Result<Bytes, String> {
         "mib" => MIB as f64,
         "gib" => GIB as f64,
         "tib" => (GIB as f64) * 1024.0,
-        other => return Err(format!("unknown unit '{other}' in '{s}' (use B, MB, GB, TB, MiB, GiB, TiB)")),
+        other => {
+            return Err(format!(
+                "unknown unit '{other}' in '{s}' (use B, MB, GB, TB, MiB, GiB, TiB)"
+            ));
+        }
     };
     let x = v * mult;
     if !x.is_finite() || x < 0.0 || x >= u64::MAX as f64 {
@@ -273,9 +295,9 @@ pub mod size_str {
 
     pub fn serialize<S: Serializer>(b: &Bytes, s: S) -> Result<S::Ok, S::Error> {
         let gib = b.0 as f64 / super::GIB as f64;
-        if b.0 % super::GIB == 0 {
+        if b.0.is_multiple_of(super::GIB) {
             s.serialize_str(&format!("{} GiB", b.0 / super::GIB))
-        } else if b.0 % super::GB == 0 {
+        } else if b.0.is_multiple_of(super::GB) {
             s.serialize_str(&format!("{} GB", b.0 / super::GB))
         } else {
             s.serialize_str(&format!("{gib} GiB"))

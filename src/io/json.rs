@@ -79,8 +79,16 @@ pub fn fit_json(r: &FitResult) -> Value {
 }
 
 fn round2(x: f64) -> f64 {
-    if x.is_finite() { (x * 100.0).round() / 100.0 } else { 0.0 }
+    if x.is_finite() {
+        (x * 100.0).round() / 100.0
+    } else {
+        0.0
+    }
 }
 fn round4(x: f64) -> f64 {
-    if x.is_finite() { (x * 10000.0).round() / 10000.0 } else { 0.0 }
+    if x.is_finite() {
+        (x * 10000.0).round() / 10000.0
+    } else {
+        0.0
+    }
 }

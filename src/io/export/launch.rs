@@ -1,0 +1,592 @@
+//! Launch settings: the command line or config file that runs a scenario on a fitted machine.
+//!
+//! Flag spellings are taken from each tool's own documentation (checked, and cited where used):
+//! - llama.cpp `llama-server`: tools/server/README.md ("Common params" / "Server-specific params",
+//!   generated from common/arg.cpp by llama-gen-docs),
+//!   <https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md>.
+//! - vLLM `vllm serve`: engine arguments, <https://docs.vllm.ai/en/latest/configuration/engine_args.html>
+//!   (vllm/engine/arg_utils.py; `--kv-cache-dtype` values from vllm/config/cache.py `CacheDType`,
+//!   `--cpu-offload-gb` "space in GiB to offload to CPU, per GPU" from vllm/config/offload.py).
+//! - DeepSpeed: configuration JSON, <https://www.deepspeed.ai/docs/config-json/>
+//!   (deepspeedai/DeepSpeed docs/_pages/config-json.md).
+//! - accelerate: `from_pretrained(device_map="auto", max_memory=…, offload_folder=…)`,
+//!   <https://huggingface.co/docs/accelerate/usage_guides/big_modeling>; `accelerate launch`
+//!   flags, <https://huggingface.co/docs/accelerate/package_reference/cli>
+//!   (huggingface/accelerate docs/source/package_reference/cli.md).
+
+use super::text::{py_str, shell, slug};
+use crate::core::estimate::{ComponentKind, estimate};
+use crate::core::fit::{FitResult, Verdict};
+use crate::core::precision::{KvPrecision, WeightPrecision};
+use crate::core::scenario::{Checkpointing, Mode, Offload, Optimizer, Runtime, Scenario};
+use crate::core::units::{Bytes, GIB};
+use serde::Serialize;
+use serde_json::json;
+
+/// Which tool a launch setting is for.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Launcher {
+    /// `llama-server` command line.
+    LlamaCpp,
+    /// `vllm serve` command line.
+    Vllm,
+    /// transformers + accelerate `from_pretrained(device_map="auto", …)` (Python).
+    Accelerate,
+    /// A DeepSpeed configuration file (JSON).
+    #[serde(rename = "deepspeed")]
+    DeepSpeed,
+    /// `accelerate launch --use_deepspeed …` command line.
+    AccelerateLaunch,
+}
+
+impl Launcher {
+    pub const fn label(self) -> &'static str {
+        match self {
+            Launcher::LlamaCpp => "llama.cpp",
+            Launcher::Vllm => "vLLM",
+            Launcher::Accelerate => "accelerate",
+            Launcher::DeepSpeed => "DeepSpeed",
+            Launcher::AccelerateLaunch => "accelerate launch",
+        }
+    }
+    /// The language of [`LaunchSetting::text`], for code fences: "sh", "python" or "json".
+    pub const fn language(self) -> &'static str {
+        match self {
+            Launcher::LlamaCpp | Launcher::Vllm | Launcher::AccelerateLaunch => "sh",
+            Launcher::Accelerate => "python",
+            Launcher::DeepSpeed => "json",
+        }
+    }
+}
+
+/// A ready-to-use command line, config file or code snippet, with a note on what to adjust.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LaunchSetting {
+    pub runtime: Launcher,
+    /// "llama.cpp server", "DeepSpeed config (ds_config.json)", …
+    pub title: String,
+    /// The command line, config file or code, to copy as is.
+    pub text: String,
+    /// What to replace and what the numbers mean.
+    pub note: String,
+}
+
+/// The launch settings that apply to the scenario's mode on the fitted machine: inference →
+/// llama.cpp, vLLM and accelerate (the scenario's runtime first); training → a DeepSpeed config
+/// and the `accelerate launch` line that uses it.
+pub fn launch_settings(s: &Scenario, fit: &FitResult) -> Vec<LaunchSetting> {
+    if s.mode.is_training() {
+        return vec![deepspeed(s, fit), accelerate_launch(s, fit)];
+    }
+    let mut v = vec![llama_cpp(s, fit), vllm(s, fit), accelerate(s, fit)];
+    let first = match s.runtime {
+        Runtime::Vllm => Some(Launcher::Vllm),
+        Runtime::Transformers => Some(Launcher::Accelerate),
+        Runtime::LlamaCpp | Runtime::Generic => None,
+    };
+    if let Some(f) = first {
+        v.sort_by_key(|l| l.runtime != f);
+    }
+    v
+}
+
+/// The model argument: the imported file when it suits the tool, else a placeholder.
+fn model_arg(s: &Scenario, gguf: bool) -> (String, bool) {
+    if let Some(fw) = &s.model.file_weights {
+        let is_gguf = fw.path.to_ascii_lowercase().ends_with(".gguf");
+        if !fw.path.is_empty() && is_gguf == gguf {
+            return (fw.path.clone(), false);
+        }
+    }
+    if gguf {
+        let quant = match s.weights {
+            WeightPrecision::Fp32 => "F32".to_string(),
+            WeightPrecision::Fp16 => "F16".to_string(),
+            WeightPrecision::Bf16 => "BF16".to_string(),
+            WeightPrecision::Fp8 | WeightPrecision::Int8 => "Q8_0".to_string(),
+            p if p.is_gguf() => p.cli_name().to_ascii_uppercase(),
+            _ => "Q4_K_M".to_string(),
+        };
+        (format!("{}-{quant}.gguf", slug(&s.model.name)), true)
+    } else {
+        ("MODEL".into(), true)
+    }
+}
+
+fn fit_warning(fit: &FitResult) -> Option<String> {
+    (fit.verdict == Verdict::None).then(|| {
+        format!(
+            "This scenario does not fit on {}: expect an out-of-memory error with these settings.",
+            fit.name
+        )
+    })
+}
+
+/// llama.cpp's name for a KV-cache type (`-ctk`/`-ctv` accept f32, f16, bf16, q8_0, q4_0,
+/// q4_1, iq4_nl, q5_0, q5_1: tools/server/README.md). FP8 has no llama.cpp cache type; q8_0
+/// (8.5 bits) is the nearest.
+fn llama_cache_type(k: KvPrecision) -> &'static str {
+    match k {
+        KvPrecision::Fp32 => "f32",
+        KvPrecision::Fp16 => "f16",
+        KvPrecision::Bf16 => "bf16",
+        KvPrecision::Fp8 | KvPrecision::Q8_0 => "q8_0",
+        KvPrecision::Q4_0 => "q4_0",
+    }
+}
+
+/// `llama-server` for the scenario on the fitted machine.
+pub fn llama_cpp(s: &Scenario, fit: &FitResult) -> LaunchSetting {
+    let sc = s.clamped();
+    let (model, placeholder) = model_arg(s, true);
+    let mut notes = Vec::new();
+    if let Some(w) = fit_warning(fit) {
+        notes.push(w);
+    }
+    if placeholder {
+        notes.push(format!("Replace {model} with the path of your GGUF file."));
+    }
+    let plain = matches!(
+        s.weights,
+        WeightPrecision::Fp32 | WeightPrecision::Fp16 | WeightPrecision::Bf16
+    );
+    if !s.weights.is_gguf() && !plain && s.model.file_weights.is_none() {
+        notes.push(format!(
+            "llama.cpp runs GGUF files; the estimate is for {} weights, so pick a GGUF of the same size (8-bit → Q8_0, 4-bit → Q4_K_M).",
+            s.weights.label()
+        ));
+    }
+    // -ngl: "max. number of layers to store in VRAM, either an exact number, 'auto', or 'all'"
+    // (README). 999 means every layer and the output layer on older builds too.
+    let ngl = match fit.verdict {
+        Verdict::Gpu | Verdict::Unified | Verdict::None => {
+            notes.push("-ngl 999 puts every layer, and the output layer, on the GPU.".into());
+            "999".to_string()
+        }
+        Verdict::Offload => {
+            notes.push(format!(
+                "-ngl {k} keeps {k} of {l} layers on the GPU; the other {} layers and the output layer run on the CPU from RAM.",
+                fit.total_layers.saturating_sub(fit.gpu_layers),
+                k = fit.gpu_layers,
+                l = fit.total_layers
+            ));
+            fit.gpu_layers.to_string()
+        }
+        Verdict::Cpu => {
+            notes.push("-ngl 0: everything runs on the CPU from RAM.".into());
+            "0".to_string()
+        }
+    };
+    if fit.gpus > 1 && fit.verdict != Verdict::Cpu {
+        notes.push(format!(
+            "llama.cpp splits the layers across the {} GPUs (-sm layer, the default).",
+            fit.gpus
+        ));
+    }
+    // -c is the context of all slots together: each of -np N slots gets c / N tokens.
+    let ctx = sc.context.saturating_mul(sc.batch);
+    let ctk = llama_cache_type(sc.kv.k);
+    let ctv = llama_cache_type(sc.kv.v);
+    if sc.kv.k == KvPrecision::Fp8 || sc.kv.v == KvPrecision::Fp8 {
+        notes.push("llama.cpp has no FP8 cache type; q8_0 (8.5 bits) is the nearest.".into());
+    }
+    let v_quantized = matches!(
+        sc.kv.v,
+        KvPrecision::Q8_0 | KvPrecision::Q4_0 | KvPrecision::Fp8
+    );
+    let fa = if sc.flash_attention {
+        "on"
+    } else if v_quantized {
+        notes.push("A quantised V cache needs FlashAttention in llama.cpp, so -fa is on (it only lowers memory).".into());
+        "on"
+    } else {
+        "off"
+    };
+    let ub = sc.ubatch;
+    let b = ub.max(2048);
+    let mut lines = vec![
+        format!("llama-server -m {}", shell(&model)),
+        format!("-c {ctx} -ngl {ngl} -fa {fa}"),
+    ];
+    let mut last = format!("-ctk {ctk} -ctv {ctv} -b {b} -ub {ub}");
+    if sc.batch > 1 {
+        last.push_str(&format!(" -np {}", sc.batch));
+        notes.push(format!(
+            "-c {ctx} is the context of all {} slots together (-np {}): {} tokens each.",
+            sc.batch, sc.batch, sc.context
+        ));
+    }
+    lines.push(last);
+    if s.runtime != Runtime::LlamaCpp {
+        notes.push(format!(
+            "The estimate was made for the {} runtime; llama.cpp's own buffers differ (choose runtime llama.cpp for its exact numbers).",
+            s.runtime.label()
+        ));
+    }
+    LaunchSetting {
+        runtime: Launcher::LlamaCpp,
+        title: "llama.cpp server".into(),
+        text: lines.join(" \\\n  "),
+        note: notes.join(" "),
+    }
+}
+
+/// vLLM's `--kv-cache-dtype` (auto, fp8, fp8_e4m3, fp8_e5m2, …: vllm/config/cache.py): 16-bit
+/// caches are "auto" (the model dtype); every 8-bit-or-smaller type maps to fp8.
+fn vllm_kv_dtype(s: &Scenario) -> (&'static str, Option<&'static str>) {
+    let small =
+        |k: KvPrecision| matches!(k, KvPrecision::Fp8 | KvPrecision::Q8_0 | KvPrecision::Q4_0);
+    if small(s.kv.k) && small(s.kv.v) {
+        let note = (s.kv.k != KvPrecision::Fp8 || s.kv.v != KvPrecision::Fp8)
+            .then_some("vLLM has no q8_0/q4_0 cache; fp8 is its 8-bit cache type.");
+        ("fp8", note)
+    } else {
+        let note = (s.kv.k == KvPrecision::Fp32 || s.kv.v == KvPrecision::Fp32).then_some(
+            "vLLM keeps the cache in the model dtype (auto); it has no FP32 cache option.",
+        );
+        ("auto", note)
+    }
+}
+
+/// `vllm serve` for the scenario on the fitted machine.
+pub fn vllm(s: &Scenario, fit: &FitResult) -> LaunchSetting {
+    let sc = s.clamped();
+    let (model, placeholder) = model_arg(s, false);
+    let mut notes = Vec::new();
+    if let Some(w) = fit_warning(fit) {
+        notes.push(w);
+    }
+    if placeholder {
+        notes.push(format!(
+            "Replace MODEL with the Hugging Face repo id or local folder of {}.",
+            s.model.name
+        ));
+    }
+    let mut lines = vec![format!("vllm serve {}", shell(&model))];
+    let util = sc.gpu_memory_utilization;
+    if fit.gpus == 0 || fit.verdict == Verdict::Cpu {
+        notes.push(format!(
+            "No GPU holds this model on {}: vLLM needs a GPU (or its separate CPU build); llama.cpp suits this machine better.",
+            fit.name
+        ));
+        lines.push(format!(
+            "--max-model-len {} --max-num-seqs {}",
+            sc.context, sc.batch
+        ));
+    } else {
+        let tp = fit.gpus.max(1);
+        if tp > 1 && !s.model.heads.is_multiple_of(tp) {
+            notes.push(format!(
+                "vLLM needs the {} attention heads to divide by --tensor-parallel-size {tp}; use a divisor or pipeline parallelism.",
+                s.model.heads
+            ));
+        }
+        lines.push(format!(
+            "--tensor-parallel-size {tp} --max-model-len {}",
+            sc.context
+        ));
+        let (kv, kv_note) = vllm_kv_dtype(&sc);
+        if let Some(n) = kv_note {
+            notes.push(n.into());
+        }
+        lines.push(format!(
+            "--gpu-memory-utilization {util:.2} --kv-cache-dtype {kv}"
+        ));
+        let mut last = format!(
+            "--max-num-seqs {} --max-num-batched-tokens {}",
+            sc.batch,
+            sc.ubatch.max(sc.batch)
+        );
+        // The budget vLLM works within on each GPU: VRAM × utilisation (the fit already applied
+        // it when the scenario runtime is vLLM).
+        let budget = if s.runtime == Runtime::Vllm {
+            fit.gpu_capacity
+        } else {
+            fit.gpu_capacity.scale(util)
+        };
+        let short = fit.gpu_required.saturating_sub(budget);
+        if short.0 > 0 && fit.verdict != Verdict::None {
+            let gb = short.0.div_ceil(GIB);
+            last.push_str(&format!(" --cpu-offload-gb {gb}"));
+            notes.push(format!(
+                "--cpu-offload-gb {gb}: each GPU needs {} but vLLM may use {} ({:.0} % of its VRAM), so {gb} GiB of weights per GPU stay in RAM and cross PCIe every step (slow).",
+                fit.gpu_required.display_gib(),
+                budget.display_gib(),
+                util * 100.0
+            ));
+        }
+        lines.push(last);
+        let mut extra = Vec::new();
+        match sc.weights {
+            WeightPrecision::Bf16 => extra.push("--dtype bfloat16"),
+            WeightPrecision::Fp16 => extra.push("--dtype float16"),
+            WeightPrecision::Fp32 => extra.push("--dtype float32"),
+            WeightPrecision::Fp8 => extra.push("--quantization fp8"),
+            WeightPrecision::Int8 | WeightPrecision::Nf4 | WeightPrecision::Nf4DoubleQuant => {
+                extra.push("--quantization bitsandbytes")
+            }
+            WeightPrecision::Awq4 => extra.push("--quantization awq"),
+            WeightPrecision::Gptq4 => extra.push("--quantization gptq"),
+            WeightPrecision::Int4 => {}
+            _ => notes.push("vLLM's GGUF support is experimental: give it the .gguf file, or serve the Hugging Face checkpoint with a vLLM quantisation (AWQ/GPTQ/FP8).".into()),
+        }
+        if !extra.is_empty() {
+            lines.push(extra.join(" "));
+        }
+        notes.push(format!(
+            "vLLM reserves {:.0} % of each GPU and fills what weights, activations and CUDA graphs leave with KV blocks.",
+            util * 100.0
+        ));
+        if fit.verdict == Verdict::Unified {
+            notes.push("vLLM has no Apple-silicon (Metal) backend: on a Mac use llama.cpp.".into());
+        }
+    }
+    if s.runtime != Runtime::Vllm {
+        notes.push(format!(
+            "The estimate was made for the {} runtime; choose runtime vLLM for vLLM's own reservation.",
+            s.runtime.label()
+        ));
+    }
+    LaunchSetting {
+        runtime: Launcher::Vllm,
+        title: "vLLM server".into(),
+        text: lines.join(" \\\n  "),
+        note: notes.join(" "),
+    }
+}
+
+/// Whole GiB, rounded down, at least 1: "22GiB".
+fn gib_floor(b: Bytes) -> String {
+    format!("{}GiB", (b.0 / GIB).max(1))
+}
+
+/// transformers + accelerate big-model loading: `device_map="auto"` with `max_memory` per GPU
+/// and for the CPU, and an `offload_folder` for what fits in neither.
+pub fn accelerate(s: &Scenario, fit: &FitResult) -> LaunchSetting {
+    let sc = s.clamped();
+    let (model, placeholder) = model_arg(s, false);
+    let mut notes = Vec::new();
+    if let Some(w) = fit_warning(fit) {
+        notes.push(w);
+    }
+    if placeholder {
+        notes.push(format!(
+            "Replace MODEL with the Hugging Face repo id or local folder of {}.",
+            s.model.name
+        ));
+    }
+    let gpus = if fit.verdict == Verdict::Cpu {
+        0
+    } else {
+        fit.gpus
+    };
+    // max_memory caps the WEIGHTS accelerate places on each device: leave each GPU room for
+    // the KV cache, activations and runtime overhead of this scenario.
+    let e = estimate(&Scenario {
+        gpus: gpus.max(1),
+        ..sc.clone()
+    });
+    let non_weights = e
+        .per_gpu_total()
+        .saturating_sub(e.per_gpu_kind(ComponentKind::Weights));
+    // The fit gives vLLM's share of VRAM when the scenario runs on vLLM; accelerate sees it all.
+    let vram = if s.runtime == Runtime::Vllm && sc.gpu_memory_utilization > 0.0 {
+        fit.gpu_capacity.scale(1.0 / sc.gpu_memory_utilization)
+    } else {
+        fit.gpu_capacity
+    };
+    let per_gpu = vram.saturating_sub(non_weights);
+    let mut mm: Vec<String> = (0..gpus.min(64))
+        .map(|i| format!("{i}: \"{}\"", gib_floor(per_gpu)))
+        .collect();
+    mm.push(format!("\"cpu\": \"{}\"", gib_floor(fit.ram_capacity)));
+    if gpus > 0 {
+        notes.push(format!(
+            "max_memory caps the weights per device: {} per GPU leaves {} for the KV cache, activations and overhead; layers beyond GPU and CPU go to offload_folder on disk.",
+            gib_floor(per_gpu),
+            non_weights.display_gib()
+        ));
+    }
+    if fit.verdict == Verdict::Unified {
+        notes.push("On Apple silicon PyTorch uses the \"mps\" device: device_map=\"mps\" loads the whole model there.".into());
+    }
+    let mut imports = vec!["AutoModelForCausalLM"];
+    let mut args = vec![
+        py_str(&model),
+        "device_map=\"auto\"".into(),
+        format!("max_memory={{{}}}", mm.join(", ")),
+        "offload_folder=\"offload\"".into(),
+    ];
+    match sc.weights {
+        WeightPrecision::Bf16 => args.push("dtype=torch.bfloat16".into()),
+        WeightPrecision::Fp16 => args.push("dtype=torch.float16".into()),
+        WeightPrecision::Fp32 => args.push("dtype=torch.float32".into()),
+        WeightPrecision::Int8 => {
+            imports.push("BitsAndBytesConfig");
+            args.push("quantization_config=BitsAndBytesConfig(load_in_8bit=True)".into());
+        }
+        WeightPrecision::Nf4 | WeightPrecision::Nf4DoubleQuant => {
+            imports.push("BitsAndBytesConfig");
+            args.push(format!(
+                "quantization_config=BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=\"nf4\", bnb_4bit_use_double_quant={}, bnb_4bit_compute_dtype=torch.bfloat16)",
+                if sc.weights == WeightPrecision::Nf4DoubleQuant { "True" } else { "False" }
+            ));
+        }
+        WeightPrecision::Fp8 | WeightPrecision::Int4 | WeightPrecision::Gptq4 | WeightPrecision::Awq4 => {
+            notes.push("A GPTQ/AWQ/FP8 checkpoint carries its quantisation config; from_pretrained reads it.".into());
+        }
+        _ => notes.push("transformers dequantises GGUF files to 16 bits when loading (gguf_file=…); for GGUF use llama.cpp.".into()),
+    }
+    if args.iter().any(|a| a.starts_with("dtype=")) {
+        notes.push("transformers before 4.56 spells dtype= as torch_dtype=.".into());
+    }
+    let text = format!(
+        "from transformers import {}\nimport torch\n\nmodel = AutoModelForCausalLM.from_pretrained(\n    {},\n)\n",
+        imports.join(", "),
+        args.join(",\n    ")
+    );
+    LaunchSetting {
+        runtime: Launcher::Accelerate,
+        title: "transformers + accelerate (Python)".into(),
+        text,
+        note: notes.join(" "),
+    }
+}
+
+/// The ZeRO stage the config uses: the scenario's, raised to 1 when optimiser offload is on
+/// (ZeRO-Offload partitions the optimiser states: stages 1–3).
+fn ds_stage(s: &Scenario) -> u8 {
+    let z = s.zero.min(3);
+    if s.offload != Offload::None && z == 0 {
+        1
+    } else {
+        z
+    }
+}
+
+/// A DeepSpeed configuration file for the training scenario on the fitted machine.
+pub fn deepspeed(s: &Scenario, fit: &FitResult) -> LaunchSetting {
+    let sc = s.clamped();
+    let gpus = fit.gpus.max(1);
+    let stage = ds_stage(&sc);
+    let mut notes = vec!["Save as ds_config.json.".to_string()];
+    if let Some(w) = fit_warning(fit) {
+        notes.push(w);
+    }
+    if stage != sc.zero {
+        notes.push(format!(
+            "ZeRO-Offload needs stage 1 or above, so stage {stage} is used."
+        ));
+    }
+    let mut zero = json!({ "stage": stage });
+    if sc.offload != Offload::None {
+        zero["offload_optimizer"] = json!({ "device": "cpu", "pin_memory": true });
+    }
+    if sc.offload == Offload::OptimizerParams {
+        if stage >= 3 {
+            zero["offload_param"] = json!({ "device": "cpu", "pin_memory": true });
+        } else {
+            notes.push(
+                "Parameter offload (offload_param) needs ZeRO stage 3; it is left out.".into(),
+            );
+        }
+    }
+    if stage >= 2 {
+        zero["overlap_comm"] = json!(true);
+        zero["contiguous_gradients"] = json!(true);
+    }
+    let mut cfg = json!({
+        "train_batch_size": sc.batch.saturating_mul(gpus),
+        "train_micro_batch_size_per_gpu": sc.batch,
+        "gradient_accumulation_steps": 1,
+        "gradient_clipping": 1.0,
+        "zero_optimization": zero,
+    });
+    let weights = if sc.mode == Mode::Qlora {
+        WeightPrecision::Bf16
+    } else {
+        sc.weights
+    };
+    match weights {
+        WeightPrecision::Fp16 => cfg["fp16"] = json!({ "enabled": true }),
+        WeightPrecision::Fp32 => {
+            notes.push("FP32 training: neither bf16 nor fp16 is enabled.".into())
+        }
+        _ => cfg["bf16"] = json!({ "enabled": true }),
+    }
+    match sc.mode {
+        Mode::Lora => notes.push(format!(
+            "LoRA: wrap the model with peft LoraConfig(r={}, target_modules={}).",
+            sc.lora_rank,
+            peft_targets(&sc)
+        )),
+        Mode::Qlora => notes.push(format!(
+            "QLoRA: load the base with BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=\"nf4\", bnb_4bit_use_double_quant=True) and LoraConfig(r={}, target_modules={}); ZeRO-3 with a 4-bit base needs bnb_4bit_quant_storage=torch.bfloat16.",
+            sc.lora_rank,
+            peft_targets(&sc)
+        )),
+        _ => {}
+    }
+    notes.push(format!("Optimizer: {}.", optimizer_hint(&sc)));
+    if sc.checkpointing != Checkpointing::None {
+        notes.push("Gradient checkpointing is set in the training script: model.gradient_checkpointing_enable() (Trainer: gradient_checkpointing=True).".into());
+    }
+    let text = serde_json::to_string_pretty(&cfg).unwrap_or_default() + "\n";
+    LaunchSetting {
+        runtime: Launcher::DeepSpeed,
+        title: "DeepSpeed config (ds_config.json)".into(),
+        text,
+        note: notes.join(" "),
+    }
+}
+
+fn peft_targets(s: &Scenario) -> &'static str {
+    use crate::core::scenario::LoraTargets;
+    match s.lora_targets {
+        LoraTargets::QV => "[\"q_proj\", \"v_proj\"]",
+        LoraTargets::Attention => "[\"q_proj\", \"k_proj\", \"v_proj\", \"o_proj\"]",
+        LoraTargets::AllLinear => "\"all-linear\"",
+    }
+}
+
+/// The transformers Trainer `optim` name for the scenario's optimiser.
+fn optimizer_hint(s: &Scenario) -> &'static str {
+    match (s.optimizer, s.mode) {
+        (Optimizer::AdamW, Mode::Qlora) => {
+            "optim=\"paged_adamw_32bit\" (paged AdamW spills to CPU RAM under pressure)"
+        }
+        (Optimizer::AdamW8bit, Mode::Qlora) => "optim=\"paged_adamw_8bit\" (paged 8-bit AdamW)",
+        (Optimizer::AdamW, _) => {
+            "optim=\"adamw_torch\" (DeepSpeed swaps in its CPU Adam when offloading)"
+        }
+        (Optimizer::AdamW8bit, _) => "optim=\"adamw_bnb_8bit\" (bitsandbytes)",
+        (Optimizer::Sgd, _) => "optim=\"sgd\" with momentum",
+        (Optimizer::Adafactor, _) => "optim=\"adafactor\"",
+    }
+}
+
+/// `accelerate launch` with the DeepSpeed config, one process per GPU.
+pub fn accelerate_launch(s: &Scenario, fit: &FitResult) -> LaunchSetting {
+    let gpus = fit.gpus.max(1);
+    let mut notes = vec![
+        "train.py is your training script (HF Trainer, TRL SFTTrainer or an Accelerator loop); precision, ZeRO stage and offload come from ds_config.json.".to_string(),
+    ];
+    if let Some(w) = fit_warning(fit) {
+        notes.push(w);
+    }
+    if s.mode.is_training() && fit.gpus == 0 {
+        notes.push("This machine has no GPU: DeepSpeed training needs one.".into());
+    }
+    let text = [
+        "accelerate launch --use_deepspeed --deepspeed_config_file ds_config.json".to_string(),
+        format!("--num_processes {gpus} train.py"),
+    ]
+    .join(" \\\n  ");
+    LaunchSetting {
+        runtime: Launcher::AccelerateLaunch,
+        title: "accelerate launch with DeepSpeed".into(),
+        text,
+        note: notes.join(" "),
+    }
+}
