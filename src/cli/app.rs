@@ -128,6 +128,7 @@ pub struct ScenarioArgs {
 }
 
 #[derive(Args, Debug)]
+#[command(allow_negative_numbers = true)]
 pub struct EstimateArgs {
     #[command(flatten)]
     pub scenario: ScenarioArgs,
@@ -136,6 +137,7 @@ pub struct EstimateArgs {
 }
 
 #[derive(Args, Debug)]
+#[command(allow_negative_numbers = true)]
 pub struct FitArgs {
     #[command(flatten)]
     pub scenario: ScenarioArgs,
@@ -154,6 +156,7 @@ pub struct FitArgs {
 }
 
 #[derive(Args, Debug)]
+#[command(allow_negative_numbers = true)]
 pub struct ReportArgs {
     #[command(flatten)]
     pub scenario: ScenarioArgs,
