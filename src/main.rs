@@ -8,10 +8,17 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
+        Err(e) if e.use_stderr() => {
+            // A usage error: one line naming the argument, exit code 2.
+            let text = e.render().to_string();
+            let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("invalid arguments");
+            eprintln!("headroom: {}", line.trim_start_matches("error: "));
+            return ExitCode::from(2);
+        }
         Err(e) => {
-            // clap prints usage errors to stderr with exit code 2, help/version to stdout with 0.
+            // --help and --version print to stdout and exit 0.
             let _ = e.print();
-            return ExitCode::from(e.exit_code().clamp(0, 255) as u8);
+            return ExitCode::SUCCESS;
         }
     };
     if cli.command.is_none() {
