@@ -313,21 +313,13 @@ fn weights(spec: &ModelSpec, p: WeightPrecision, params: ParamCount) -> WeightsO
         layer_total = layer_total.saturating_add(t.saturating_mul(mult));
         layer_active = layer_active.saturating_add(a.saturating_mul(mult));
     };
-    let dense_n = spec
-        .moe
-        .as_ref()
-        .map(|m| m.first_dense_layers.min(n))
-        .unwrap_or(n);
     if mixes && n <= 4096 {
         for i in 0..n {
             sum_layer(i, 1);
         }
     } else {
-        if dense_n > 0 {
-            sum_layer(0, dense_n);
-        }
-        if n > dense_n {
-            sum_layer(dense_n, n - dense_n);
+        for g in spec.layer_groups() {
+            sum_layer(g.first, g.count);
         }
     }
     let mut outer = 0u64;
@@ -1251,7 +1243,7 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
         active_weight_bytes_per_token: w.active_read,
         kv_total,
         kv_read_per_token: kv_read,
-        flops_per_token: 2.0 * params.active as f64 + attn_flops,
+        flops_per_token: 2.0 * spec.per_token_params().active as f64 + attn_flops,
         fixed_per_device,
         layers: spec.layers,
     };
