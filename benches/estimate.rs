@@ -12,6 +12,10 @@ fn bench(c: &mut Criterion) {
     c.bench_function("estimate llama-3-8b inference", |b| {
         b.iter(|| estimate(black_box(&s)))
     });
+    c.bench_function(
+        "estimate llama-3-8b numbers only (as the fit engine uses it)",
+        |b| b.iter(|| headroom::core::estimate::estimate_with(black_box(&s), false)),
+    );
     let q = Scenario {
         weights: WeightPrecision::Q4KM,
         ..Scenario::default()

@@ -67,6 +67,13 @@ proptest! {
             prop_assert!(!c.formula.contains("NaN") && !c.formula.contains("inf"), "{}: {}", c.name, c.formula);
         }
         prop_assert!(e.params.active <= e.params.total);
+        // The numbers-only estimate the fit engine uses gives the same numbers.
+        let quiet = headroom::core::estimate::estimate_with(&s, false);
+        prop_assert_eq!(
+            quiet.components.iter().map(|c| (c.bytes, c.per_device)).collect::<Vec<_>>(),
+            e.components.iter().map(|c| (c.bytes, c.per_device)).collect::<Vec<_>>()
+        );
+        prop_assert_eq!(&quiet.workload, &e.workload);
         let j = headroom::io::json::estimate_json(&e);
         prop_assert!(j["memory"]["total"].is_u64());
     }

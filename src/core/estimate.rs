@@ -214,6 +214,14 @@ impl Estimate {
     }
 }
 
+/// `format!` only when explaining: the fit engine asks for numbers only, and skipping the
+/// formula text makes an estimate several times cheaper.
+macro_rules! ex {
+    ($on:expr, $($t:tt)*) => {
+        if $on { format!($($t)*) } else { String::new() }
+    };
+}
+
 /// "8,030,261,248".
 pub fn group_digits(n: u64) -> String {
     let s = n.to_string();
@@ -292,7 +300,7 @@ struct WeightsOut {
     formula: String,
 }
 
-fn weights(spec: &ModelSpec, p: WeightPrecision, params: ParamCount) -> WeightsOut {
+fn weights(spec: &ModelSpec, p: WeightPrecision, explain: bool) -> WeightsOut {
     let n = spec.layers;
     // Per-layer sums. Layers differ only by MoE/dense kind and by the k-quant mixes' layer index.
     let mixes = matches!(
@@ -338,12 +346,7 @@ fn weights(spec: &ModelSpec, p: WeightPrecision, params: ParamCount) -> WeightsO
             .saturating_add(group_bytes(p, emb.class, emb.elements, emb.elements, emb.row, 0, n).0);
     }
     let arch_total = layer_total.saturating_add(outer);
-    let arch_params = {
-        let mut s = spec.clone();
-        s.nominal_params = None;
-        s.file_weights = None;
-        s.param_count().total.max(1)
-    };
+    let arch_params = spec.arch_param_count().total.max(1);
 
     // A file's exact bytes, or a user-given parameter count, override the architecture sum.
     if let Some(fw) = &spec.file_weights
@@ -363,7 +366,8 @@ fn weights(spec: &ModelSpec, p: WeightPrecision, params: ParamCount) -> WeightsO
             active_read: Bytes::from_f64((layer_active.saturating_add(outer_read)) as f64 * ratio),
             largest_layer: Bytes::from_f64(largest as f64 * ratio),
             provenance: Provenance::Exact,
-            formula: format!(
+            formula: ex!(
+                explain,
                 "sum of the tensor sizes in {} ({}) = {} bytes",
                 fw.path,
                 fw.format,
@@ -382,7 +386,8 @@ fn weights(spec: &ModelSpec, p: WeightPrecision, params: ParamCount) -> WeightsO
             active_read: Bytes::from_f64((layer_active.saturating_add(outer_read)) as f64 * ratio),
             largest_layer: Bytes::from_f64(largest as f64 * ratio),
             provenance: Provenance::Derived,
-            formula: format!(
+            formula: ex!(
+                explain,
                 "{} params × {bits:.3} bits / 8 = {} ({})",
                 group_digits(np),
                 b(total),
@@ -390,7 +395,6 @@ fn weights(spec: &ModelSpec, p: WeightPrecision, params: ParamCount) -> WeightsO
             ),
         };
     }
-    let _ = params;
     let eff_bits = arch_total as f64 * 8.0 / arch_params as f64;
     WeightsOut {
         total: Bytes(arch_total),
@@ -399,7 +403,8 @@ fn weights(spec: &ModelSpec, p: WeightPrecision, params: ParamCount) -> WeightsO
         active_read: Bytes(layer_active.saturating_add(outer_read)),
         largest_layer: Bytes(largest),
         provenance: Provenance::Derived,
-        formula: format!(
+        formula: ex!(
+            explain,
             "Σ tensors: {} params at {} ({eff_bits:.3} bits/weight on average; {}) = {}",
             group_digits(arch_params),
             p.label(),
@@ -532,6 +537,12 @@ impl Builder {
 /// Estimate the memory of a scenario. Inputs are clamped to the supported domain first; the
 /// arithmetic saturates, so no input panics, wraps or yields NaN.
 pub fn estimate(scenario: &Scenario) -> Estimate {
+    estimate_with(scenario, true)
+}
+
+/// [`estimate`], with the formula texts and notes only when `explain` is true (the numbers are
+/// identical either way).
+pub fn estimate_with(scenario: &Scenario, explain: bool) -> Estimate {
     let s = scenario.clamped();
     let spec = &s.model;
     let mut notes = Vec::new();
@@ -539,13 +550,14 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
         notes.push("Some inputs were outside the supported range and were clamped.".into());
     }
     if spec.is_estimated() {
-        notes.push(format!(
+        notes.push(ex!(explain, 
             "Shape estimated from the parameter count ({} layers, hidden {}, {} KV heads × {}): KV cache and activations are approximate.",
             spec.layers, spec.hidden, spec.kv_heads, spec.head_dim
         ));
     }
     if spec.max_context > 0 && s.context > spec.max_context {
-        notes.push(format!(
+        notes.push(ex!(
+            explain,
             "Context {} exceeds the model's trained maximum of {} tokens.",
             group_digits(s.context),
             group_digits(spec.max_context)
@@ -581,7 +593,8 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
             ) {
                 s.weights
             } else {
-                notes.push(format!(
+                notes.push(ex!(
+                    explain,
                     "A full fine-tune trains 16-bit weights: {} is not trainable, BF16 is assumed.",
                     s.weights.label()
                 ));
@@ -590,7 +603,7 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
         }
         _ => s.weights,
     };
-    let w = weights(spec, wprec, params);
+    let w = weights(spec, wprec, explain);
     let fp32_train = s.mode == Mode::Full && wprec == WeightPrecision::Fp32;
 
     // How ZeRO/TP/offload split each state. Inference: tensor parallel splits weights evenly.
@@ -612,12 +625,13 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
     let split_note = if cpu_only {
         String::new()
     } else if !train && n > 1 {
-        format!(
+        ex!(
+            explain,
             "; ÷ {n} GPUs (tensor parallel) = {} each",
             b(weights_per_gpu)
         )
     } else if train && shard_weights && n > 1 {
-        format!("; ZeRO-3 ÷ {n} = {} each", b(weights_per_gpu))
+        ex!(explain, "; ZeRO-3 ÷ {n} = {} each", b(weights_per_gpu))
     } else {
         String::new()
     };
@@ -632,7 +646,11 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
             wname,
             w.total,
             w.provenance,
-            format!("{} (offloaded to CPU RAM, ZeRO-3 offload_param)", w.formula),
+            ex!(
+                explain,
+                "{} (offloaded to CPU RAM, ZeRO-3 offload_param)",
+                w.formula
+            ),
         );
         // The GPU keeps a working set of fetched layers (DeepSpeed stage3_prefetch_bucket_size;
         // its estimator uses 4 × the largest layer's parameters).
@@ -642,7 +660,8 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
             "Weights (prefetched layers)",
             ws,
             Provenance::Heuristic,
-            format!(
+            ex!(
+                explain,
                 "2 × largest layer {} (ZeRO-3 parameter prefetch)",
                 b(w.largest_layer)
             ),
@@ -653,7 +672,7 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
             wname,
             weights_per_gpu,
             w.provenance,
-            format!("{}{split_note}", w.formula),
+            ex!(explain, "{}{split_note}", w.formula),
         );
     }
     if s.runtime == Runtime::LlamaCpp
@@ -665,7 +684,8 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
             "Output matrix (tied embedding loaded again)",
             Bytes(fw.runtime_extra_bytes).div_ceil(n),
             Provenance::Exact,
-            format!(
+            ex!(
+                explain,
                 "llama.cpp duplicates a tied quantised token_embd as the output: {} bytes",
                 group_digits(fw.runtime_extra_bytes)
             ),
@@ -744,25 +764,29 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
         let kv_types = if s.kv.k == s.kv.v {
             kvname(s.kv.k).to_string()
         } else {
-            format!("K {} / V {}", kvname(s.kv.k), kvname(s.kv.v))
+            ex!(explain, "K {} / V {}", kvname(s.kv.k), kvname(s.kv.v))
         };
         let per_layer_formula = if spec.mla.is_some() {
-            format!("(kv_lora_rank + rope) {kel} elements")
+            ex!(explain, "(kv_lora_rank + rope) {kel} elements")
         } else {
-            format!(
+            ex!(
+                explain,
                 "2 × {} KV heads × {} head_dim",
-                spec.kv_heads, spec.head_dim
+                spec.kv_heads,
+                spec.head_dim
             )
         };
         let window_part = if local > 0 {
-            format!(
+            ex!(
+                explain,
                 " ({local} sliding-window layers hold {} tokens)",
                 group_digits(local_tokens)
             )
         } else {
             String::new()
         };
-        let formula = format!(
+        let formula = ex!(
+            explain,
             "{per_layer_formula} at {kv_types} = {} B/token/layer × {} layers × {} tokens ({pad_note}) × {} sequences{window_part} = {}",
             group_digits(kv_layer_token.0),
             spec.layers,
@@ -784,7 +808,7 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
                 .saturating_mul(global)
                 .saturating_mul(alloc_ctx - ctx)
                 .saturating_mul(s.batch);
-            notes.push(format!(
+            notes.push(ex!(explain, 
                 "PagedAttention rounds each sequence up to 16-token blocks: {} of the KV cache is block waste (< 1 block per sequence).",
                 b(waste)
             ));
@@ -843,23 +867,24 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
                 let mask = Bytes(ctx_pad.saturating_mul(q).saturating_mul(4));
                 let peak = attn.max(ffn).max(logits);
                 let which = if peak == logits {
-                    format!("logits {q} × {} vocab × 4 B", group_digits(vocab))
+                    ex!(explain, "logits {q} × {} vocab × 4 B", group_digits(vocab))
                 } else if peak == attn && !s.flash_attention {
-                    format!(
+                    ex!(
+                        explain,
                         "KQ {heads_dev} heads × {} n_ctx × {q} ubatch × 4 B (FlashAttention off)",
                         group_digits(ctx_pad)
                     )
                 } else if peak == attn {
-                    format!("attention {q} × {h} × 4 B × 3")
+                    ex!(explain, "attention {q} × {h} × 4 B × 3")
                 } else {
-                    format!("FFN {q} × {ffn_w} × 4 B × {mats}")
+                    ex!(explain, "FFN {q} × {ffn_w} × 4 B × {mats}")
                 };
                 bld.gpu(
                     ComponentKind::Activations,
                     "Compute buffer (llama.cpp)",
                     peak + base + mask,
                     Provenance::Derived,
-                    format!(
+                    ex!(explain, 
                         "max(attention, FFN, logits) = {which} = {} + KQ mask {} × {q} × 4 B + residual {q} × {h} × 4 B × 4 = {}",
                         b(peak),
                         group_digits(ctx_pad),
@@ -874,7 +899,8 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
                     "Host compute buffer (llama.cpp)",
                     host_cb,
                     Provenance::Derived,
-                    format!(
+                    ex!(
+                        explain,
                         "embeddings {q} × {h} × 4 B + KQ mask {} × {q} × 4 B = {}",
                         group_digits(ctx_pad),
                         b(host_cb)
@@ -886,7 +912,8 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
                     "Output buffer (llama.cpp, host)",
                     out,
                     Provenance::Derived,
-                    format!(
+                    ex!(
+                        explain,
                         "{} sequences × {} vocab × 4 B f32 logits = {}",
                         s.batch,
                         group_digits(vocab),
@@ -925,7 +952,8 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
                 let attn_txt = if fa {
                     "FlashAttention: no score matrix (O(N))".to_string()
                 } else {
-                    format!(
+                    ex!(
+                        explain,
                         "scores {heads_dev} heads × {q} × {} × {score_b} B = {} (O(N²))",
                         group_digits(kv_len),
                         b(scores)
@@ -936,7 +964,7 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
                     "Prefill activations (one layer in flight)",
                     act,
                     Provenance::Derived,
-                    format!(
+                    ex!(explain, 
                         "chunk of {q} tokens: hidden {q} × {h} × 2 B × 4 + q/k/v {} + max({attn_txt}, MLP {q} × {ffn_w} × 2 B × {}) = {}",
                         b(qkv),
                         mats + 1,
@@ -954,7 +982,8 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
                     );
                     (
                         l,
-                        format!(
+                        ex!(
+                            explain,
                             "{} sequences × {} positions × {} vocab × 2 B (a forward keeps logits for every prompt position) = {}",
                             s.batch,
                             group_digits(s.context),
@@ -966,7 +995,8 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
                     let l = Bytes(s.batch.saturating_mul(vocab).saturating_mul(4));
                     (
                         l,
-                        format!(
+                        ex!(
+                            explain,
                             "{} sequences × {} vocab × 4 B (last position only, f32) = {}",
                             s.batch,
                             group_digits(vocab),
@@ -1002,7 +1032,8 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
                 let v = 2.0 * sbh * l + per_layer;
                 (
                     v,
-                    format!(
+                    ex!(
+                        explain,
                         "full recompute: 2·s·b·h × {l} layers + one layer's working set {} = {}",
                         b(Bytes::from_f64(per_layer)),
                         b(Bytes::from_f64(v))
@@ -1014,7 +1045,7 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
                 let q = if drop_scores {
                     String::new()
                 } else {
-                    format!(" + 5·a·s²·b ({} heads)", spec.heads)
+                    ex!(explain, " + 5·a·s²·b ({} heads)", spec.heads)
                 };
                 let why = if s.checkpointing == Checkpointing::Selective {
                     " (selective recompute drops the 5as/h term)"
@@ -1025,7 +1056,8 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
                 };
                 (
                     v,
-                    format!(
+                    ex!(
+                        explain,
                         "s·b·h·{lin:.1}{q} per layer{why}, s={sq}, b={bt}, h={h} × {l} layers = {}",
                         b(Bytes::from_f64(v))
                     ),
@@ -1054,7 +1086,8 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
             "Logits and loss",
             lg,
             Provenance::Derived,
-            format!(
+            ex!(
+                explain,
                 "{sq} × {bt} × {} vocab × (2 B logits + 4 B FP32 copy + 4 B log-softmax) = {}",
                 group_digits(spec.vocab),
                 b(lg)
@@ -1097,7 +1130,7 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
                 "LoRA adapters",
                 sh,
                 Provenance::Derived,
-                format!(
+                ex!(explain, 
                     "rank {} × (d_in + d_out) over {} matrices × {} layers = {} trainable params × {wb} B = {}",
                     s.lora_rank,
                     s.lora_targets.cli_name(),
@@ -1110,7 +1143,7 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
         let shard = |on: bool, x: f64| if on { x / nn } else { x };
         let zero_txt = |on: bool| {
             if on && n > 1 {
-                format!(" ÷ {n} GPUs (ZeRO-{stage})")
+                ex!(explain, " ÷ {n} GPUs (ZeRO-{stage})")
             } else {
                 String::new()
             }
@@ -1122,7 +1155,8 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
             "Gradients",
             Bytes::from_f64(g_gpu),
             Provenance::Derived,
-            format!(
+            ex!(
+                explain,
                 "{} trainable params × {gb} B{}",
                 group_digits(trainable),
                 zero_txt(stage >= 2)
@@ -1137,7 +1171,8 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
                 "Optimizer states (CPU offload)",
                 Bytes::from_f64(o_total),
                 Provenance::Derived,
-                format!(
+                ex!(
+                    explain,
                     "{otxt} × {} params, in CPU RAM (ZeRO-Offload)",
                     group_digits(trainable)
                 ),
@@ -1148,7 +1183,8 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
                     "FP32 master weights (CPU offload)",
                     Bytes::from_f64(m_total),
                     Provenance::Derived,
-                    format!(
+                    ex!(
+                        explain,
                         "4 B × {} params, in CPU RAM (ZeRO-Offload)",
                         group_digits(trainable)
                     ),
@@ -1165,7 +1201,8 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
                 },
                 Bytes::from_f64(shard(stage >= 1, o_total)),
                 Provenance::Derived,
-                format!(
+                ex!(
+                    explain,
                     "{otxt} × {} params{}{}",
                     group_digits(trainable),
                     zero_txt(stage >= 1),
@@ -1182,7 +1219,8 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
                     "FP32 master weights",
                     Bytes::from_f64(shard(stage >= 1, m_total)),
                     Provenance::Derived,
-                    format!(
+                    ex!(
+                        explain,
                         "4 B × {} params{}",
                         group_digits(trainable),
                         zero_txt(stage >= 1)
@@ -1215,10 +1253,10 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
         "Runtime overhead",
         ov,
         Provenance::Heuristic,
-        format!("{ovtxt}, per GPU"),
+        ex!(explain, "{ovtxt}, per GPU"),
     );
     if s.runtime == Runtime::Vllm && !cpu_only {
-        notes.push(format!(
+        notes.push(ex!(explain, 
             "vLLM takes {:.0} % of each GPU's memory (--gpu-memory-utilization) and fills what is left after weights, activations and CUDA graphs with KV blocks.",
             s.gpu_memory_utilization * 100.0
         ));
@@ -1248,6 +1286,9 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
         layers: spec.layers,
     };
 
+    if !explain {
+        notes.clear();
+    }
     Estimate {
         params,
         components: bld.comps,

@@ -2,7 +2,7 @@
 //! Solvers across the catalog: largest context, largest batch, lowest-bit precision, fewest GPUs.
 
 use super::catalog::{Accelerator, Catalog, Machine, MachineKind, MemoryKind, Price, Vendor};
-use super::estimate::{ComponentKind, Estimate, estimate};
+use super::estimate::{ComponentKind, Estimate, estimate, estimate_with};
 use super::precision::WeightPrecision;
 use super::scenario::{Checkpointing, Mode, Runtime, Scenario};
 use super::speed::{Device, SpeedConstants, SplitStyle, placement_speed, training_tokens_per_s};
@@ -142,7 +142,8 @@ pub fn metal_default_limit(ram: Bytes) -> Bytes {
     }
 }
 
-/// Estimates for one scenario at the GPU counts machines need, computed once each.
+/// Estimates (numbers only, no formula text) for one scenario at the GPU counts machines need,
+/// computed once each, plus the scenario clamped once.
 pub struct EstimateCache {
     base: Scenario,
     by_gpus: Vec<(u64, Estimate)>,
@@ -151,21 +152,35 @@ pub struct EstimateCache {
 impl EstimateCache {
     pub fn new(s: &Scenario) -> Self {
         EstimateCache {
-            base: s.clone(),
-            by_gpus: Vec::new(),
+            base: s.clamped(),
+            by_gpus: Vec::with_capacity(6),
         }
     }
-    /// The estimate with the job spread over `gpus` GPUs (0 = CPU only).
-    pub fn get(&mut self, gpus: u64) -> &Estimate {
-        if let Some(i) = self.by_gpus.iter().position(|(g, _)| *g == gpus) {
-            return &self.by_gpus[i].1;
+    /// The clamped scenario.
+    pub fn scenario(&self) -> &Scenario {
+        &self.base
+    }
+    /// Make sure the estimate over `gpus` GPUs (0 = CPU only) is there.
+    pub fn ensure(&mut self, gpus: u64) {
+        if !self.by_gpus.iter().any(|(g, _)| *g == gpus) {
+            let s = Scenario {
+                gpus,
+                ..self.base.clone()
+            };
+            self.by_gpus.push((gpus, estimate_with(&s, false)));
         }
-        let s = Scenario {
-            gpus,
-            ..self.base.clone()
-        };
-        self.by_gpus.push((gpus, estimate(&s)));
-        &self.by_gpus.last().expect("just pushed").1
+    }
+    /// The estimate over `gpus` GPUs; computed on demand.
+    pub fn get(&mut self, gpus: u64) -> &Estimate {
+        self.ensure(gpus);
+        self.peek(gpus).expect("ensured")
+    }
+    /// The estimate over `gpus` GPUs when [`Self::ensure`] has made it.
+    pub fn peek(&self, gpus: u64) -> Option<&Estimate> {
+        self.by_gpus
+            .iter()
+            .find(|(g, _)| *g == gpus)
+            .map(|(_, e)| e)
     }
 }
 
@@ -234,13 +249,27 @@ pub fn fit_machine(
     let (ram_cap, os_reserve) = ram_capacity(m, st);
     let cpu = cpu_device(m, k);
     let mut notes = Vec::new();
-    let s_cl = s.clamped();
+    // Every estimate this machine needs, made once per GPU count and shared across machines.
+    let unified_acc = acc.is_some_and(|a| a.memory_kind == MemoryKind::Unified);
+    let g_here = if unified_acc {
+        1
+    } else {
+        m.gpu_count.max(1) as u64
+    };
+    cache.ensure(0);
+    cache.ensure(1);
+    if acc.is_some() {
+        cache.ensure(g_here);
+    }
+    let cache: &EstimateCache = cache;
+    let s_cl = cache.scenario();
+    let _ = s;
     let batch = s_cl.batch;
     let ubatch = s_cl.ubatch;
-    let training = s.mode.is_training();
+    let training = s_cl.mode.is_training();
 
     // The CPU-only estimate (everything in RAM).
-    let cpu_est = cache.get(0).clone();
+    let cpu_est = cache.peek(0).expect("ensured");
     let cpu_need = cpu_est.total();
     let total_layers = cpu_est.workload.layers;
 
@@ -273,7 +302,7 @@ pub fn fit_machine(
         } else {
             m.gpu_count.max(1) as u64
         };
-        let est = cache.get(g).clone();
+        let est = cache.peek(g).expect("ensured");
         let need = est.per_gpu_total();
         let host_need = est.host_total();
         // Capacity per GPU.
@@ -341,7 +370,7 @@ pub fn fit_machine(
             r.headroom_bytes = cap.signed_sub(need);
             r.ram_required = host_need;
             if training {
-                r.training = Some(train_speed(s, &est, g, a.fp16_tflops, m, acc, st));
+                r.training = Some(train_speed(s_cl, est, g, a.fp16_tflops, m, acc, st));
             } else {
                 let sp = placement_speed(
                     &est,
@@ -365,7 +394,7 @@ pub fn fit_machine(
         } else if !training && !unified {
             // Offload: as many whole layers as fit on the GPUs (llama.cpp splits layers across
             // GPUs), the rest in RAM. Per-GPU fixed costs (overhead, workspace) stay on each GPU.
-            let e1 = cache.get(1).clone();
+            let e1 = cache.peek(1).expect("ensured");
             let w = &e1.workload;
             let l = w.layers.max(1);
             let per_layer = w.layer_weights.saturating_add(w.kv_total).div_ceil(l);
@@ -542,7 +571,7 @@ fn train_speed(
         }
     } * p;
     let tps = training_tokens_per_s(per_token, g, tflops, &st.speed);
-    let sc = s.clamped();
+    let sc = s;
     let tokens_per_step = (sc.batch * sc.context * g) as f64;
     let mut step = if tps > 0.0 {
         tokens_per_step / tps
