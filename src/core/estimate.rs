@@ -550,7 +550,7 @@ pub fn estimate_with(scenario: &Scenario, explain: bool) -> Estimate {
         notes.push("Some inputs were outside the supported range and were clamped.".into());
     }
     if spec.is_estimated() {
-        notes.push(ex!(explain, 
+        notes.push(ex!(explain,
             "Shape estimated from the parameter count ({} layers, hidden {}, {} KV heads × {}): KV cache and activations are approximate.",
             spec.layers, spec.hidden, spec.kv_heads, spec.head_dim
         ));
@@ -808,7 +808,7 @@ pub fn estimate_with(scenario: &Scenario, explain: bool) -> Estimate {
                 .saturating_mul(global)
                 .saturating_mul(alloc_ctx - ctx)
                 .saturating_mul(s.batch);
-            notes.push(ex!(explain, 
+            notes.push(ex!(explain,
                 "PagedAttention rounds each sequence up to 16-token blocks: {} of the KV cache is block waste (< 1 block per sequence).",
                 b(waste)
             ));
@@ -884,7 +884,7 @@ pub fn estimate_with(scenario: &Scenario, explain: bool) -> Estimate {
                     "Compute buffer (llama.cpp)",
                     peak + base + mask,
                     Provenance::Derived,
-                    ex!(explain, 
+                    ex!(explain,
                         "max(attention, FFN, logits) = {which} = {} + KQ mask {} × {q} × 4 B + residual {q} × {h} × 4 B × 4 = {}",
                         b(peak),
                         group_digits(ctx_pad),
@@ -964,7 +964,7 @@ pub fn estimate_with(scenario: &Scenario, explain: bool) -> Estimate {
                     "Prefill activations (one layer in flight)",
                     act,
                     Provenance::Derived,
-                    ex!(explain, 
+                    ex!(explain,
                         "chunk of {q} tokens: hidden {q} × {h} × 2 B × 4 + q/k/v {} + max({attn_txt}, MLP {q} × {ffn_w} × 2 B × {}) = {}",
                         b(qkv),
                         mats + 1,
@@ -1130,7 +1130,7 @@ pub fn estimate_with(scenario: &Scenario, explain: bool) -> Estimate {
                 "LoRA adapters",
                 sh,
                 Provenance::Derived,
-                ex!(explain, 
+                ex!(explain,
                     "rank {} × (d_in + d_out) over {} matrices × {} layers = {} trainable params × {wb} B = {}",
                     s.lora_rank,
                     s.lora_targets.cli_name(),
@@ -1256,7 +1256,7 @@ pub fn estimate_with(scenario: &Scenario, explain: bool) -> Estimate {
         ex!(explain, "{ovtxt}, per GPU"),
     );
     if s.runtime == Runtime::Vllm && !cpu_only {
-        notes.push(ex!(explain, 
+        notes.push(ex!(explain,
             "vLLM takes {:.0} % of each GPU's memory (--gpu-memory-utilization) and fills what is left after weights, activations and CUDA graphs with KV blocks.",
             s.gpu_memory_utilization * 100.0
         ));
