@@ -244,8 +244,19 @@ pub fn fit_machine(
     cat: &Catalog,
     st: &FitSettings,
 ) -> FitResult {
-    let k = &st.speed;
     let acc = m.gpu.as_deref().and_then(|id| cat.accelerator(id));
+    fit_on(s, cache, m, acc, st)
+}
+
+/// [`fit_machine`] with the machine's accelerator already looked up.
+fn fit_on(
+    s: &Scenario,
+    cache: &mut EstimateCache,
+    m: &Machine,
+    acc: Option<&Accelerator>,
+    st: &FitSettings,
+) -> FitResult {
+    let k = &st.speed;
     let (ram_cap, os_reserve) = ram_capacity(m, st);
     let cpu = cpu_device(m, k);
     let mut notes = Vec::new();
@@ -618,9 +629,18 @@ pub fn fit_all<'a>(
     st: &FitSettings,
 ) -> Vec<FitResult> {
     let mut cache = EstimateCache::new(s);
+    // One id → accelerator map for the whole catalog instead of a linear search per machine.
+    let accs: std::collections::HashMap<&str, &Accelerator> = cat
+        .accelerators
+        .iter()
+        .map(|a| (a.id.as_str(), a))
+        .collect();
     machines
         .into_iter()
-        .map(|m| fit_machine(s, &mut cache, m, cat, st))
+        .map(|m| {
+            let acc = m.gpu.as_deref().and_then(|id| accs.get(id).copied());
+            fit_on(s, &mut cache, m, acc, st)
+        })
         .collect()
 }
 
