@@ -1,0 +1,19 @@
+//! Hugging Face config.json parser (`core::hf_config::parse_hf_config`): any text gives a spec or
+//! an error, never a panic; a spec's arithmetic never panics either.
+#![no_main]
+
+use headroom::core::hf_config::parse_hf_config;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Ok(spec) = parse_hf_config(text) {
+        let _ = spec.param_count();
+        let _ = spec.kv_elements_per_token_layer();
+        for i in 0..spec.layers.min(8) {
+            let _ = spec.layer_params(i);
+        }
+    }
+});

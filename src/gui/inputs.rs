@@ -1,0 +1,642 @@
+//! The left panel: every input of the scenario. Each one has a visible label that names it for
+//! screen readers and tests (`labelled_by`), and every number can be typed in the field beside
+//! its slider.
+
+use super::app::{Command, HeadroomApp};
+use super::style::{hint, warn};
+use crate::core::estimate::group_digits;
+use crate::core::format_params;
+use crate::core::model::ModelSpec;
+use crate::core::precision::{KvPrecision, WeightPrecision};
+use crate::core::scenario::{
+    Checkpointing, KvAllocation, LoraTargets, Mode, Offload, Optimizer, Runtime, Scenario,
+};
+use crate::core::speed::SplitStyle;
+use crate::core::units::Bytes;
+use egui::{Align, ComboBox, DragValue, Layout, RichText, Slider, Ui, vec2};
+use std::ops::RangeInclusive;
+
+/// Width of the label column.
+const LABEL_W: f32 = 112.0;
+/// Width of the number field beside a slider.
+const VALUE_W: f32 = 78.0;
+
+/// The label at the start of an input row; its id names the input.
+fn row_label(ui: &mut Ui, text: &str, help: &str) -> egui::Response {
+    let h = ui.spacing().interact_size.y;
+    let r = ui
+        .allocate_ui_with_layout(
+            vec2(LABEL_W, h),
+            Layout::left_to_right(Align::Center),
+            |ui| {
+                ui.set_min_width(LABEL_W);
+                ui.add(egui::Label::new(text).truncate())
+            },
+        )
+        .inner;
+    if help.is_empty() {
+        r
+    } else {
+        r.on_hover_text(help)
+    }
+}
+
+/// A logarithmic or linear slider with a typed number field, both named by `label`.
+fn slider_u64(
+    ui: &mut Ui,
+    label: &str,
+    help: &str,
+    value: &mut u64,
+    range: RangeInclusive<u64>,
+    log: bool,
+    suffix: &str,
+) -> bool {
+    ui.horizontal(|ui| {
+        let l = row_label(ui, label, help);
+        ui.spacing_mut().slider_width =
+            (ui.available_width() - VALUE_W - ui.spacing().item_spacing.x - 16.0).max(40.0);
+        let s = ui
+            .add(
+                Slider::new(value, range.clone())
+                    .logarithmic(log)
+                    .show_value(false),
+            )
+            .labelled_by(l.id);
+        let speed = (*value as f64 * 0.02).max(0.2);
+        let d = ui
+            .add_sized(
+                vec2(VALUE_W - 4.0, ui.spacing().interact_size.y),
+                DragValue::new(value)
+                    .range(range)
+                    .speed(speed)
+                    .suffix(suffix),
+            )
+            .labelled_by(l.id);
+        s.changed() || d.changed()
+    })
+    .inner
+}
+
+#[allow(clippy::too_many_arguments)]
+fn slider_f64(
+    ui: &mut Ui,
+    label: &str,
+    help: &str,
+    value: &mut f64,
+    range: RangeInclusive<f64>,
+    log: bool,
+    decimals: usize,
+    suffix: &str,
+) -> bool {
+    ui.horizontal(|ui| {
+        let l = row_label(ui, label, help);
+        ui.spacing_mut().slider_width =
+            (ui.available_width() - VALUE_W - ui.spacing().item_spacing.x - 16.0).max(40.0);
+        let s = ui
+            .add(
+                Slider::new(value, range.clone())
+                    .logarithmic(log)
+                    .show_value(false),
+            )
+            .labelled_by(l.id);
+        let speed = (value.abs() * 0.01).max(0.001);
+        let d = ui
+            .add_sized(
+                vec2(VALUE_W - 4.0, ui.spacing().interact_size.y),
+                DragValue::new(value)
+                    .range(range)
+                    .speed(speed)
+                    .max_decimals(decimals)
+                    .suffix(suffix),
+            )
+            .labelled_by(l.id);
+        s.changed() || d.changed()
+    })
+    .inner
+}
+
+/// A picker named by `label`; returns whether the value changed.
+fn combo<T: Copy + PartialEq>(
+    ui: &mut Ui,
+    label: &str,
+    help: &str,
+    value: &mut T,
+    options: &[T],
+    name: impl Fn(T) -> String,
+) -> bool {
+    ui.horizontal(|ui| {
+        let l = row_label(ui, label, help);
+        let before = *value;
+        let r = ComboBox::from_id_salt(("input", label))
+            .selected_text(name(*value))
+            .width((ui.available_width() - 12.0).max(60.0))
+            .height(520.0)
+            .show_ui(ui, |ui| {
+                for &o in options {
+                    ui.selectable_value(value, o, name(o));
+                }
+            });
+        let _ = r.response.labelled_by(l.id);
+        *value != before
+    })
+    .inner
+}
+
+/// A checkbox whose text names it.
+fn check(ui: &mut Ui, label: &str, help: &str, value: &mut bool) -> bool {
+    ui.horizontal(|ui| {
+        ui.add_space(LABEL_W + ui.spacing().item_spacing.x);
+        ui.checkbox(value, label).on_hover_text(help).changed()
+    })
+    .inner
+}
+
+fn kv_name(p: KvPrecision) -> String {
+    match p {
+        KvPrecision::Fp32 => "FP32".into(),
+        KvPrecision::Fp16 => "FP16".into(),
+        KvPrecision::Bf16 => "BF16".into(),
+        KvPrecision::Fp8 => "FP8".into(),
+        KvPrecision::Q8_0 => "Q8_0 (8.5 bits)".into(),
+        KvPrecision::Q4_0 => "Q4_0 (4.5 bits)".into(),
+    }
+}
+
+/// The longest context the context slider offers.
+pub const MAX_CONTEXT_SLIDER: u64 = 1 << 20;
+
+/// The context slider's upper end for this model.
+pub fn context_limit(s: &Scenario) -> u64 {
+    if s.model.max_context > 0 {
+        s.model.max_context.min(MAX_CONTEXT_SLIDER)
+    } else {
+        MAX_CONTEXT_SLIDER
+    }
+}
+
+impl HeadroomApp {
+    /// Draws the inputs panel.
+    pub(super) fn inputs_panel(&mut self, ui: &mut Ui, cmds: &mut Vec<Command>) {
+        egui::ScrollArea::vertical()
+            .auto_shrink([false, false])
+            .show(ui, |ui| {
+                ui.add_space(4.0);
+                egui::CollapsingHeader::new(RichText::new("Model").strong())
+                    .default_open(true)
+                    .show(ui, |ui| self.model_section(ui));
+                egui::CollapsingHeader::new(RichText::new("Precision").strong())
+                    .default_open(true)
+                    .show(ui, |ui| self.precision_section(ui));
+                egui::CollapsingHeader::new(RichText::new("Workload").strong())
+                    .default_open(true)
+                    .show(ui, |ui| self.workload_section(ui));
+                egui::CollapsingHeader::new(RichText::new("Techniques").strong())
+                    .default_open(true)
+                    .show(ui, |ui| self.techniques_section(ui));
+                egui::CollapsingHeader::new(RichText::new("Runtime and costs").strong())
+                    .default_open(true)
+                    .show(ui, |ui| self.runtime_section(ui));
+                ui.add_space(6.0);
+                ui.horizontal(|ui| {
+                    if ui
+                        .button("Reset scenario")
+                        .on_hover_text("Back to Llama 3 8B, BF16, 8K context, batch 1")
+                        .clicked()
+                    {
+                        cmds.push(Command::ResetScenario);
+                    }
+                });
+                ui.add_space(8.0);
+            });
+    }
+
+    fn model_section(&mut self, ui: &mut Ui) {
+        let current = self.state.scenario.model.name.clone();
+        ui.horizontal(|ui| {
+            let l = row_label(
+                ui,
+                "Model",
+                "Pick a preset (type to search), or import a model file",
+            );
+            let popup = ComboBox::from_id_salt("model-preset")
+                .selected_text(current.clone())
+                .width((ui.available_width() - 12.0).max(60.0))
+                .height(420.0)
+                .close_behavior(egui::PopupCloseBehavior::CloseOnClickOutside)
+                .show_ui(ui, |ui| {
+                    let search = ui.add(
+                        egui::TextEdit::singleline(&mut self.model_search)
+                            .hint_text("Search models")
+                            .desired_width(f32::INFINITY),
+                    );
+                    let search = search.accessible_name("Search models");
+                    // Focus the search field once, when the list opens; keyboard users can then
+                    // Tab on to the models.
+                    if !self.model_popup_open {
+                        search.request_focus();
+                        self.model_popup_open = true;
+                    }
+                    let needle = self.model_search.trim().to_lowercase();
+                    let mut family = String::new();
+                    let mut chosen = None;
+                    let mut shown = 0;
+                    for p in &self.catalog.models {
+                        let hay = format!("{} {} {}", p.name, p.id, p.family).to_lowercase();
+                        if !needle.split_whitespace().all(|w| hay.contains(w)) {
+                            continue;
+                        }
+                        if p.family != family {
+                            family = p.family.clone();
+                            ui.label(RichText::new(&family).size(11.0).weak());
+                        }
+                        shown += 1;
+                        let on = self.state.scenario.model_id.as_deref() == Some(p.id.as_str());
+                        let pc = p.spec.param_count();
+                        let r = ui.selectable_label(on, &p.name).on_hover_text(format!(
+                            "{} parameters ({} active), {} layers, {} KV heads, max context {}",
+                            format_params(pc.total),
+                            format_params(pc.active),
+                            p.spec.layers,
+                            p.spec.kv_heads,
+                            group_digits(p.spec.max_context)
+                        ));
+                        if r.clicked() {
+                            chosen = Some(p.id.clone());
+                        }
+                    }
+                    if shown == 0 {
+                        ui.label(RichText::new("No model matches").weak());
+                    }
+                    if let Some(id) = chosen {
+                        ui.close();
+                        Some(id)
+                    } else {
+                        None
+                    }
+                });
+            let _ = popup.response.labelled_by(l.id);
+            if popup.inner.is_none() {
+                self.model_popup_open = false;
+            }
+            if let Some(Some(id)) = popup.inner {
+                self.apply_preset(&id);
+            }
+        });
+
+        // Parameters: dragging it turns the model into a generic one of that size.
+        let pc = self.state.scenario.model.param_count();
+        let mut b = pc.total as f64 / 1e9;
+        if slider_f64(
+            ui,
+            "Parameters",
+            "Total parameters, in billions. Changing it replaces the model by a generic Llama-like shape of that size",
+            &mut b,
+            0.1..=2000.0,
+            true,
+            2,
+            " B",
+        ) {
+            let n = (b.clamp(0.1, 2000.0) * 1e9).round() as u64;
+            self.state.scenario.model = ModelSpec::generic(n);
+            self.state.scenario.model_id = None;
+            self.notices.imported = None;
+        }
+        let spec = &self.state.scenario.model;
+        if spec.is_estimated() {
+            warn(
+                ui,
+                format!(
+                    "Shape estimated from the parameter count ({} layers, hidden {}, {} of {} heads for KV): the KV cache and activations are approximate. Pick a preset or import a config for exact numbers.",
+                    spec.layers, spec.hidden, spec.kv_heads, spec.heads
+                ),
+            );
+        } else {
+            let active = if spec.moe.is_some() {
+                format!(", {} active per token", format_params(pc.active))
+            } else {
+                String::new()
+            };
+            hint(
+                ui,
+                format!(
+                    "{} parameters{active}; {} layers, {} KV heads x {}; max context {}",
+                    format_params(pc.total),
+                    spec.layers,
+                    spec.kv_heads,
+                    spec.head_dim,
+                    group_digits(spec.max_context)
+                ),
+            );
+        }
+        if let Some(imp) = &self.notices.imported {
+            ui.add(egui::Label::new(RichText::new(&imp.0).size(11.0)).wrap());
+            for n in &imp.1 {
+                hint(ui, n.clone());
+            }
+        }
+        hint(
+            ui,
+            "Your own model: Import model... (top bar) or drop a .gguf, .safetensors or config.json on the window.",
+        );
+    }
+
+    fn precision_section(&mut self, ui: &mut Ui) {
+        let s = &mut self.state.scenario;
+        combo(
+            ui,
+            "Weights",
+            "Storage format of the weights; block scales included in the size",
+            &mut s.weights,
+            &WeightPrecision::ALL,
+            |p| format!("{} ({:.2} bits)", p.label(), p.bits_per_weight()),
+        );
+        hint(ui, s.weights.mix_note());
+        combo(
+            ui,
+            "K cache",
+            "Element type of the cached keys (llama.cpp --cache-type-k, vLLM --kv-cache-dtype)",
+            &mut s.kv.k,
+            &KvPrecision::ALL,
+            kv_name,
+        );
+        combo(
+            ui,
+            "V cache",
+            "Element type of the cached values (llama.cpp --cache-type-v)",
+            &mut s.kv.v,
+            &KvPrecision::ALL,
+            kv_name,
+        );
+    }
+
+    fn workload_section(&mut self, ui: &mut Ui) {
+        let s = &mut self.state.scenario;
+        combo(
+            ui,
+            "Mode",
+            "Serve the model, or fine-tune it",
+            &mut s.mode,
+            &Mode::ALL,
+            |m| m.label().into(),
+        );
+        let limit = context_limit(s);
+        let lo = 256.min(limit);
+        slider_u64(
+            ui,
+            "Context",
+            "Tokens per sequence (prompt + output): the KV cache is sized for this",
+            &mut s.context,
+            lo..=limit,
+            true,
+            "",
+        );
+        let max = s.model.max_context;
+        if let Some(n) = self
+            .notices
+            .context_clamped
+            .filter(|_| max > 0 && s.context >= max)
+        {
+            warn(
+                ui,
+                format!(
+                    "Context clamped from {} to this model's maximum of {} tokens.",
+                    group_digits(n),
+                    group_digits(max)
+                ),
+            );
+        } else if max > 0 {
+            hint(
+                ui,
+                format!(
+                    "This model was trained for up to {} tokens.",
+                    group_digits(max)
+                ),
+            );
+        }
+        let batch_label = if s.mode.is_training() {
+            "Micro-batch"
+        } else {
+            "Batch"
+        };
+        let batch_help = if s.mode.is_training() {
+            "Sequences per GPU per step"
+        } else {
+            "Concurrent requests (sequences in flight)"
+        };
+        slider_u64(ui, batch_label, batch_help, &mut s.batch, 1..=512, true, "");
+        if !s.mode.is_training() {
+            slider_u64(
+                ui,
+                "Ubatch",
+                "Prompt tokens processed per step in prefill (llama.cpp -ub)",
+                &mut s.ubatch,
+                1..=8192,
+                true,
+                "",
+            );
+            let ctx = s.context.max(1);
+            slider_u64(
+                ui,
+                "Prompt tokens",
+                "Prompt length for the time-to-first-token estimate",
+                &mut s.prompt_tokens,
+                1..=ctx,
+                true,
+                "",
+            );
+        } else {
+            let mut m = s.train_tokens as f64 / 1e6;
+            if slider_f64(
+                ui,
+                "Training tokens",
+                "Tokens in the whole run, for its time and cost (millions)",
+                &mut m,
+                0.1..=1e7,
+                true,
+                1,
+                " M",
+            ) {
+                s.train_tokens = (m * 1e6).round() as u64;
+            }
+        }
+    }
+
+    fn techniques_section(&mut self, ui: &mut Ui) {
+        let s = &mut self.state.scenario;
+        let train = s.mode.is_training();
+        check(
+            ui,
+            "FlashAttention",
+            "Tiles attention through on-chip memory: no N x N score matrix (O(N) instead of O(N^2))",
+            &mut s.flash_attention,
+        );
+        if !train {
+            combo(
+                ui,
+                "KV allocation",
+                "Contiguous reserves the full context per sequence; PagedAttention (vLLM) allocates 16-token blocks on demand",
+                &mut s.kv_allocation,
+                &[KvAllocation::Contiguous, KvAllocation::Paged],
+                |k| match k {
+                    KvAllocation::Contiguous => "Contiguous".into(),
+                    KvAllocation::Paged => "PagedAttention".into(),
+                },
+            );
+        } else {
+            combo(
+                ui,
+                "Checkpointing",
+                "Gradient checkpointing: recompute activations in the backward pass instead of storing them (about +33 % compute for full)",
+                &mut s.checkpointing,
+                &Checkpointing::ALL,
+                |c| match c {
+                    Checkpointing::None => "None".into(),
+                    Checkpointing::Selective => "Selective".into(),
+                    Checkpointing::Full => "Full".into(),
+                },
+            );
+            combo(
+                ui,
+                "Optimizer",
+                "Optimizer states per trainable parameter",
+                &mut s.optimizer,
+                &Optimizer::ALL,
+                |o| o.label().into(),
+            );
+            if matches!(s.mode, Mode::Lora | Mode::Qlora) {
+                slider_u64(
+                    ui,
+                    "LoRA rank",
+                    "Rank r of the adapters: r x (d_in + d_out) trainable parameters per adapted matrix",
+                    &mut s.lora_rank,
+                    1..=1024,
+                    true,
+                    "",
+                );
+                combo(
+                    ui,
+                    "LoRA targets",
+                    "Which matrices get adapters",
+                    &mut s.lora_targets,
+                    &LoraTargets::ALL,
+                    |t| match t {
+                        LoraTargets::QV => "q, v".into(),
+                        LoraTargets::Attention => "Attention (q, k, v, o)".into(),
+                        LoraTargets::AllLinear => "All linear layers".into(),
+                    },
+                );
+            }
+            if s.mode == Mode::Full {
+                check(
+                    ui,
+                    "Pure BF16",
+                    "Train BF16 weights and states without an FP32 master copy",
+                    &mut s.pure_bf16,
+                );
+            }
+            combo(
+                ui,
+                "ZeRO stage",
+                "DeepSpeed ZeRO: shard optimizer states (1), + gradients (2), + weights (3) over the GPUs",
+                &mut s.zero,
+                &[0u8, 1, 2, 3],
+                |z| match z {
+                    0 => "0 (off)".into(),
+                    1 => "1 (optimizer states)".into(),
+                    2 => "2 (+ gradients)".into(),
+                    _ => "3 (+ weights)".into(),
+                },
+            );
+            combo(
+                ui,
+                "CPU offload",
+                "ZeRO-Offload: keep optimizer states (and with ZeRO-3 the weights) in CPU RAM",
+                &mut s.offload,
+                &Offload::ALL,
+                |o| match o {
+                    Offload::None => "None".into(),
+                    Offload::Optimizer => "Optimizer states".into(),
+                    Offload::OptimizerParams => "Optimizer + weights".into(),
+                },
+            );
+        }
+        let gpus_help = if train {
+            "GPUs the job is spread over (data parallel; ZeRO shards over them). 0 = CPU only"
+        } else {
+            "GPUs the model is split over (tensor parallel). 0 = CPU only"
+        };
+        slider_u64(ui, "GPUs", gpus_help, &mut s.gpus, 0..=1024, true, "");
+        if s.gpus == 0 {
+            hint(ui, "CPU only: every component lives in system RAM.");
+        }
+    }
+
+    fn runtime_section(&mut self, ui: &mut Ui) {
+        let s = &mut self.state.scenario;
+        combo(
+            ui,
+            "Runtime",
+            "The runtime's memory habits: buffers, reserve, KV padding",
+            &mut s.runtime,
+            &Runtime::ALL,
+            |r| r.label().into(),
+        );
+        if s.runtime == Runtime::Vllm {
+            slider_f64(
+                ui,
+                "GPU memory use",
+                "vLLM --gpu-memory-utilization: the share of VRAM vLLM takes",
+                &mut s.gpu_memory_utilization,
+                0.05..=1.0,
+                false,
+                2,
+                "",
+            );
+        }
+        let mut custom = s.overhead_override.is_some();
+        if check(
+            ui,
+            "Set runtime overhead",
+            "Replace the runtime profile's reserve (CUDA context, allocator slack) with your own figure",
+            &mut custom,
+        ) {
+            s.overhead_override = if custom { Some(Bytes::mib(512)) } else { None };
+        }
+        if let Some(o) = s.overhead_override {
+            let mut g = o.as_gib();
+            if slider_f64(
+                ui,
+                "Overhead",
+                "Runtime reserve per GPU, GiB",
+                &mut g,
+                0.0..=64.0,
+                false,
+                2,
+                " GiB",
+            ) {
+                s.overhead_override = Some(Bytes::from_gib_f64(g.max(0.0)));
+            }
+        }
+        combo(
+            ui,
+            "Offload style",
+            "How layers that do not fit in VRAM run",
+            &mut self.state.split_style,
+            &[SplitStyle::CpuLayers, SplitStyle::Streaming],
+            |st| match st {
+                SplitStyle::CpuLayers => "CPU layers (llama.cpp)".into(),
+                SplitStyle::Streaming => "Stream over PCIe".into(),
+            },
+        );
+        slider_f64(
+            ui,
+            "Electricity",
+            "Price of electricity for owned machines, USD per kWh",
+            &mut self.state.electricity_usd_per_kwh,
+            0.0..=1.0,
+            false,
+            3,
+            " $/kWh",
+        );
+    }
+}

@@ -1,0 +1,307 @@
+//! The CPU vs GPU tab, for learning by dragging: tokens/s against layers on the GPU (the VRAM
+//! cliff), memory against context length, and CPU vs GPU speed and cost for this workload.
+
+use super::app::HeadroomApp;
+use super::style::{self, component_color, hint, machine_color};
+use crate::core::estimate::group_digits;
+use egui::{Color32, RichText, Ui};
+use egui_plot::{Bar, BarChart, GridMark, HLine, Line, LineStyle, Plot, VLine};
+
+const BLUE: Color32 = Color32::from_rgb(66, 133, 244);
+const ORANGE: Color32 = Color32::from_rgb(240, 140, 30);
+const RED: Color32 = Color32::from_rgb(200, 45, 45);
+
+/// How a legend entry is drawn.
+#[derive(Copy, Clone)]
+enum Swatch {
+    Line,
+    Dashed,
+    Dotted,
+}
+
+/// A legend above a plot (the plot's own legend would cover the lines).
+fn legend_row(ui: &mut Ui, items: &[(Color32, Swatch, &str)]) {
+    ui.horizontal_wrapped(|ui| {
+        for (color, kind, label) in items {
+            // One widget per entry, so the swatch and its label wrap together.
+            let galley = egui::WidgetText::from(*label).into_galley(
+                ui,
+                Some(egui::TextWrapMode::Extend),
+                f32::INFINITY,
+                egui::TextStyle::Body,
+            );
+            let size = egui::vec2(26.0 + galley.size().x, galley.size().y.max(12.0));
+            let (rect, resp) = ui.allocate_exact_size(size, egui::Sense::hover());
+            let label_text = label.to_string();
+            resp.widget_info(|| {
+                egui::WidgetInfo::labeled(egui::accesskit::Role::Label, true, &label_text)
+            });
+            let y = rect.center().y;
+            let x0 = rect.left();
+            let stroke = egui::Stroke::new(2.5, *color);
+            match kind {
+                Swatch::Line => {
+                    ui.painter().hline(x0..=x0 + 22.0, y, stroke);
+                }
+                Swatch::Dashed | Swatch::Dotted => {
+                    let (dash, gap) = if matches!(kind, Swatch::Dashed) {
+                        (6.0, 4.0)
+                    } else {
+                        (2.0, 3.0)
+                    };
+                    let mut x = x0;
+                    while x < x0 + 22.0 {
+                        ui.painter().hline(x..=(x + dash).min(x0 + 22.0), y, stroke);
+                        x += dash + gap;
+                    }
+                }
+            }
+            let text_pos = egui::pos2(x0 + 26.0, rect.center().y - galley.size().y / 2.0);
+            ui.painter()
+                .galley(text_pos, galley, ui.visuals().text_color());
+            ui.add_space(10.0);
+        }
+    });
+}
+
+impl HeadroomApp {
+    pub(super) fn teach_tab(&mut self, ui: &mut Ui) {
+        let Some(m) = self.focus_machine().cloned() else {
+            hint(ui, "No machine in the catalog.");
+            return;
+        };
+        // Machine picker (GPU machines first; any machine works).
+        ui.horizontal(|ui| {
+            let l = ui.label("Machine:");
+            let mut chosen = None;
+            let r = egui::ComboBox::from_id_salt("teach-machine")
+                .selected_text(&m.name)
+                .width(360.0)
+                .height(400.0)
+                .show_ui(ui, |ui| {
+                    for mm in self.machines.iter() {
+                        if ui.selectable_label(mm.id == m.id, &mm.name).clicked() {
+                            chosen = Some(mm.id.clone());
+                        }
+                    }
+                });
+            let _ = r.response.labelled_by(l.id);
+            if let Some(id) = chosen {
+                self.state.focus = Some(id);
+            }
+        });
+        let settings = self.state.fit_settings();
+        let scenario = self.state.scenario.clone();
+        let t = self
+            .derived
+            .teach(&scenario, &settings, &m, &self.catalog)
+            .clone();
+        if scenario.mode.is_training() {
+            style::warn(
+                ui,
+                "These plots are about serving the model: the speed curves use the inference version of your scenario (the memory plot uses your training scenario).",
+            );
+        }
+
+        egui::ScrollArea::vertical().id_salt("teach").auto_shrink([false, false]).show(ui, |ui| {
+            let w = ui.available_width();
+            let plot_h = 230.0;
+
+            // (1) Speed against layers on the GPU.
+            ui.label(RichText::new("1. Tokens per second against layers on the GPU").strong());
+            if !t.has_gpu {
+                hint(ui, "This machine has no GPU: every layer runs on the CPU. Pick a machine with a GPU above to see the cliff.");
+            } else {
+                let cliff = t.k_fit as f64;
+                let cliff_label = if t.k_fit >= t.layers { format!("all {} layers fit in VRAM", t.layers) } else { format!("VRAM full at {} of {} layers", t.k_fit, t.layers) };
+                legend_row(
+                    ui,
+                    &[
+                        (BLUE, Swatch::Line, "CPU runs the other layers (llama.cpp -ngl k)"),
+                        (BLUE, Swatch::Dotted, "beyond the VRAM (would not fit)"),
+                        (ORANGE, Swatch::Line, "weights streamed over PCIe (accelerate, vLLM offload)"),
+                        (RED, Swatch::Dashed, &cliff_label),
+                    ],
+                );
+                Plot::new("speed-vs-layers")
+                    .height(plot_h)
+                    .width(w)
+                    .allow_zoom(false)
+                    .allow_drag(false)
+                    .allow_scroll(false)
+                    .allow_boxed_zoom(false)
+                    .x_axis_label("layers on the GPU")
+                    .y_axis_label("tok/s")
+                    .include_y(0.0)
+                    .show(ui, |p| {
+                        let fit_pts: Vec<[f64; 2]> = t.cpu_layers.iter().copied().filter(|q| q[0] <= cliff).collect();
+                        let over: Vec<[f64; 2]> = t.cpu_layers.iter().copied().filter(|q| q[0] >= cliff).collect();
+                        p.line(Line::new("CPU runs the other layers", fit_pts).color(BLUE).width(2.5));
+                        if over.len() > 1 {
+                            p.line(Line::new("beyond the VRAM", over).color(BLUE).style(LineStyle::dotted_loose()).width(1.5));
+                        }
+                        p.line(Line::new("streamed over PCIe", t.streaming.clone()).color(ORANGE).width(2.0));
+                        p.vline(VLine::new(cliff_label.clone(), cliff).color(RED).width(2.0).style(LineStyle::dashed_loose()));
+                    });
+                let k = t.k_fit;
+                let fit_speed = t.cpu_layers.get(k as usize).map(|q| q[1]).unwrap_or(0.0);
+                let full = t.cpu_layers.last().map(|q| q[1]).unwrap_or(0.0);
+                let none = t.cpu_layers.first().map(|q| q[1]).unwrap_or(0.0);
+                hint(
+                    ui,
+                    format!(
+                        "Decode reads every weight once per token, so speed follows memory bandwidth: {:.0} GB/s on the GPU, {:.0} GB/s for system RAM. With k layers on the GPU the CPU still reads the rest, and the slow part dominates: {} tok/s with none on the GPU, {} tok/s where VRAM runs out (k = {k}), {} tok/s if all fitted. Streaming instead pushes the missing weights over PCIe ({:.0} GB/s) for every token, which is slower still: the link, not the GPU, sets the pace.",
+                        t.gpu_bandwidth,
+                        t.ram_bandwidth,
+                        style::rate(none),
+                        style::rate(fit_speed),
+                        style::rate(full),
+                        t.link_bandwidth
+                    ),
+                );
+                if t.unified {
+                    hint(ui, "Unified memory: CPU and GPU share one pool, so there is no PCIe cliff; the GPU may use a share of RAM (Metal's default 2/3 to 3/4).");
+                }
+            }
+            ui.add_space(10.0);
+
+            // (2) Memory against context.
+            let per_dev = if scenario.gpus == 0 { "RAM" } else { "one GPU" };
+            ui.label(RichText::new(format!("2. Memory of {per_dev} against context length")).strong());
+            let cur = (scenario.context.max(1) as f64).log2();
+            let total_color = ui.visuals().strong_text_color();
+            let (cap_name, cap) = if t.gpu_capacity.0 > 0 && scenario.gpus > 0 {
+                (format!("usable VRAM of {}", t.machine), t.gpu_capacity)
+            } else {
+                (format!("usable RAM of {}", t.machine), t.ram_capacity)
+            };
+            let mut items: Vec<(Color32, Swatch, &str)> = t.per_kind.iter().map(|(k, _)| (component_color(*k), Swatch::Line, k.label())).collect();
+            items.push((total_color, Swatch::Line, "Total"));
+            items.push((machine_color(0), Swatch::Dashed, &cap_name));
+            legend_row(ui, &items);
+            Plot::new("memory-vs-context")
+                .height(plot_h)
+                .width(w)
+                .allow_zoom(false)
+                .allow_drag(false)
+                .allow_scroll(false)
+                .allow_boxed_zoom(false)
+                .x_axis_label("context (tokens, log scale)")
+                .y_axis_label("GiB")
+                .x_grid_spacer(|g| {
+                    let (lo, hi) = g.bounds;
+                    let step = if hi - lo > 14.0 { 2.0 } else { 1.0 };
+                    let mut v = Vec::new();
+                    let mut x = (lo / step).ceil() * step;
+                    while x <= hi {
+                        v.push(GridMark { value: x, step_size: step });
+                        x += step;
+                    }
+                    v
+                })
+                .x_axis_formatter(|mark, _| style::tokens_short(2f64.powf(mark.value).round() as u64))
+                .include_y(0.0)
+                .include_y(cap.as_gib() * 1.05)
+                .show(ui, |p| {
+                    for (kind, pts) in &t.per_kind {
+                        p.line(Line::new(kind.label(), pts.clone()).color(component_color(*kind)).width(2.0));
+                    }
+                    p.line(Line::new("Total", t.total.clone()).color(total_color).width(2.5));
+                    p.hline(HLine::new(cap_name.clone(), cap.as_gib()).color(machine_color(0)).style(LineStyle::dashed_loose()).width(2.0));
+                    p.vline(VLine::new(format!("your context: {}", group_digits(scenario.context)), cur).color(Color32::GRAY).width(1.0));
+                });
+            hint(
+                ui,
+                "The weights do not change with context; the KV cache grows in proportion to it (2 x layers x KV heads x head size x bytes, per token and sequence), and without FlashAttention the prefill scores grow with its square. Where the KV line climbs past the dashed capacity, long prompts stop fitting: quantise the KV cache, use GQA models, PagedAttention, or fewer concurrent sequences.",
+            );
+            ui.add_space(10.0);
+
+            // (3) CPU vs GPU for this workload.
+            ui.label(RichText::new("3. CPU vs GPU for this workload").strong());
+            let half = (w - 16.0) / 2.0;
+            ui.horizontal_top(|ui| {
+                bars_plot(ui, "cpu-gpu-speed", "tokens/s (higher is better)", &t.bars, |b| b.tokens_per_s, half, plot_h);
+                bars_plot(ui, "cpu-gpu-cost", "$ per 1M tokens (lower is better)", &t.bars, |b| b.usd_per_million.unwrap_or(0.0), half, plot_h);
+            });
+            egui::Grid::new("cpu-gpu-table").striped(true).spacing([14.0, 4.0]).show(ui, |ui| {
+                ui.label(RichText::new("Placement").strong());
+                ui.label(RichText::new("tok/s").strong());
+                ui.label(RichText::new("$ per 1M tok").strong());
+                ui.label(RichText::new("Fits").strong());
+                ui.end_row();
+                for b in &t.bars {
+                    ui.label(&b.label);
+                    ui.label(style::rate(b.tokens_per_s));
+                    ui.label(style::usd(b.usd_per_million));
+                    ui.label(if b.fits { "yes" } else { "no" });
+                    ui.end_row();
+                }
+            });
+            hint(
+                ui,
+                "GPUs win on large parallel work: thousands of cores and several times the memory bandwidth of a CPU, so big models and many concurrent requests run far faster. A CPU can still serve a small quantised model to one user: a 4-bit 8B model is under 5 GiB, and decode speed is RAM bandwidth divided by that size. What a CPU cannot do is hold a 70B model's working set at GPU speed. Big unified memory (Apple M-series Max/Ultra, AMD Strix Halo) changes the picture: a large model fits in one pool at a few hundred GB/s, slower than a data-centre GPU but with no PCIe cliff and far more room than a consumer card.",
+            );
+        });
+    }
+}
+
+fn bars_plot(
+    ui: &mut Ui,
+    id: &str,
+    title: &str,
+    bars: &[super::derived::SpeedBar],
+    value: impl Fn(&super::derived::SpeedBar) -> f64,
+    w: f32,
+    h: f32,
+) {
+    ui.vertical(|ui| {
+        ui.set_width(w);
+        ui.label(title);
+        let items: Vec<Bar> = bars
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let c = if b.fits {
+                    machine_color(i + 1)
+                } else {
+                    Color32::from_gray(150)
+                };
+                Bar::new(i as f64, value(b))
+                    .name(&b.label)
+                    .fill(c)
+                    .width(0.6)
+            })
+            .collect();
+        let labels: Vec<String> = bars.iter().map(|b| b.label.clone()).collect();
+        Plot::new(id)
+            .height(h)
+            .width(w)
+            .allow_zoom(false)
+            .allow_drag(false)
+            .allow_scroll(false)
+            .allow_boxed_zoom(false)
+            .show_grid([false, true])
+            .include_y(0.0)
+            .x_axis_formatter(move |mark, _| {
+                let i = mark.value.round();
+                if (mark.value - i).abs() < 1e-6 && i >= 0.0 {
+                    labels
+                        .get(i as usize)
+                        .map(|s| short_label(s))
+                        .unwrap_or_default()
+                } else {
+                    String::new()
+                }
+            })
+            .show(ui, |p| p.bar_chart(BarChart::new(id, items)));
+    });
+}
+
+fn short_label(s: &str) -> String {
+    let c: Vec<char> = s.chars().collect();
+    if c.len() > 22 {
+        format!("{}...", c[..20].iter().collect::<String>())
+    } else {
+        s.to_string()
+    }
+}

@@ -1,0 +1,314 @@
+//! Importing model files: GGUF, safetensors (one file or a folder of shards) and Hugging Face
+//! `config.json` (with `model.safetensors.index.json` beside it).
+//!
+//! Only headers are read, through buffered streams: tensor data is never touched, and every
+//! count or length a header claims is checked against what the rest of the file can hold before
+//! anything is allocated. Errors are one line naming the file and the byte offset (binary) or the
+//! line:column (JSON).
+
+mod error;
+pub mod gguf;
+pub mod hf;
+pub mod safetensors;
+
+pub use error::{ErrorKind, ImportError, Location};
+
+use crate::core::format_params;
+use crate::core::model::ModelSpec;
+use crate::core::precision::WeightPrecision;
+use crate::core::units::Bytes;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// A model read from files.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ImportedModel {
+    /// The architecture; `file_weights` is set when the weights are exact (from tensor headers or
+    /// an index's `total_size`).
+    pub spec: ModelSpec,
+    /// The preset that best matches the stored weights: a GGUF file type (Q4_K_M → `Q4KM`), a
+    /// safetensors dtype (BF16 → `Bf16`), a quantisation method (GPTQ, AWQ, bitsandbytes).
+    pub weights: Option<WeightPrecision>,
+    /// One line: name, architecture, layers, parameters, format, size.
+    pub summary: String,
+    /// What was inferred, assumed or worth knowing.
+    pub notes: Vec<String>,
+    /// Exact bytes per storage type (ggml type or safetensors dtype), largest first; empty when
+    /// the bytes are not known per tensor.
+    pub bytes_by_type: Vec<(String, u64)>,
+}
+
+/// Imports a `.gguf` file (split files together), a `.safetensors` file (a shard brings its
+/// siblings), a folder of shards, or a `config.json` / `*.index.json`. Files with another
+/// extension are recognised by their first bytes.
+pub fn import_path(path: &Path) -> Result<ImportedModel, ImportError> {
+    let md = std::fs::metadata(path).map_err(|e| ImportError::io(path, &e))?;
+    if md.is_dir() {
+        return import_dir(path);
+    }
+    let lower = error::file_name(path).to_ascii_lowercase();
+    if lower.ends_with(".gguf") {
+        return import_gguf(path);
+    }
+    if lower.ends_with(".safetensors") {
+        return hf::import_safetensors_file(path);
+    }
+    if lower.ends_with(".index.json") {
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        return if !hf::list_with_suffix(dir, ".safetensors")?.is_empty() {
+            hf::import_safetensors_dir(dir)
+        } else if dir.join(hf::CONFIG).is_file() {
+            hf::import_config(&dir.join(hf::CONFIG))
+        } else {
+            Err(ImportError {
+                file: error::file_name(path),
+                location: Location::File,
+                kind: ErrorKind::NotAModel(
+                    "an index without config.json or shards beside it".into(),
+                ),
+            })
+        };
+    }
+    if lower.ends_with(".json") {
+        return hf::import_config(path);
+    }
+    // Unknown extension: look at the first bytes.
+    let mut head = [0u8; 9];
+    let n = {
+        let mut f = std::fs::File::open(path).map_err(|e| ImportError::io(path, &e))?;
+        let mut n = 0;
+        while n < head.len() {
+            match f.read(&mut head[n..]) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(e) => return Err(ImportError::io(path, &e)),
+            }
+        }
+        n
+    };
+    if n >= 4 && head[..4] == gguf::MAGIC {
+        return import_gguf(path);
+    }
+    if n == 9 && head[8] == b'{' {
+        return hf::import_safetensors_file(path);
+    }
+    Err(ImportError {
+        file: error::file_name(path),
+        location: Location::File,
+        kind: ErrorKind::NotAModel("not a model file: expected a .gguf or .safetensors file, a config.json, or a folder of safetensors shards".into()),
+    })
+}
+
+fn import_dir(dir: &Path) -> Result<ImportedModel, ImportError> {
+    if !hf::list_with_suffix(dir, ".safetensors")?.is_empty() {
+        return hf::import_safetensors_dir(dir);
+    }
+    let ggufs = hf::list_with_suffix(dir, ".gguf")?;
+    if let Some(first) = ggufs.first() {
+        // One model, possibly split (name-00001-of-00003.gguf …): all the same prefix.
+        let prefixes: std::collections::BTreeSet<String> = ggufs
+            .iter()
+            .map(|p| split_prefix(p).unwrap_or_else(|| error::file_name(p)))
+            .collect();
+        if prefixes.len() == 1 {
+            return import_gguf(first);
+        }
+        return Err(ImportError {
+            file: error::file_name(dir),
+            location: Location::File,
+            kind: ErrorKind::NotAModel(format!(
+                "the folder holds {} different GGUF models: pick one file",
+                prefixes.len()
+            )),
+        });
+    }
+    if dir.join(hf::CONFIG).is_file() {
+        return hf::import_config(&dir.join(hf::CONFIG));
+    }
+    Err(ImportError {
+        file: error::file_name(dir),
+        location: Location::File,
+        kind: ErrorKind::NotAModel("the folder has no .safetensors, .gguf or config.json".into()),
+    })
+}
+
+/// `model-00001-of-00003.gguf` → `model` (llama.cpp's `llama_split_prefix`).
+fn split_prefix(path: &Path) -> Option<String> {
+    let name = error::file_name(path);
+    let stem = name.strip_suffix(".gguf")?;
+    let (rest, of) = stem.rsplit_once("-of-")?;
+    let (prefix, no) = rest.rsplit_once('-')?;
+    let digits = |s: &str| s.len() >= 5 && s.bytes().all(|b| b.is_ascii_digit());
+    (digits(of) && digits(no)).then(|| prefix.to_string())
+}
+
+/// Imports a GGUF file; when it is one part of a split model (`split.count` > 1), all parts.
+pub fn import_gguf(path: &Path) -> Result<ImportedModel, ImportError> {
+    let header = gguf::read_file(path)?;
+    let count = header.get_u64("split.count").unwrap_or(1);
+    let name = error::file_name(path);
+    let stem = name.strip_suffix(".gguf").unwrap_or(&name).to_string();
+    if count <= 1 {
+        return gguf::to_model(&header, &path.display().to_string(), &stem)
+            .map_err(|e| e.in_file(path));
+    }
+    let Some(prefix) = split_prefix(path) else {
+        return Err(ImportError {
+            file: name,
+            location: Location::File,
+            kind: ErrorKind::Invalid(format!(
+                "split.count is {count} but the name is not PREFIX-NNNNN-of-NNNNN.gguf, so the other parts cannot be found"
+            )),
+        });
+    };
+    let parts: Vec<PathBuf> = (1..=count)
+        .map(|i| path.with_file_name(format!("{prefix}-{i:05}-of-{count:05}.gguf")))
+        .collect();
+    let mut merged: Option<gguf::GgufHeader> = None;
+    let mut names = std::collections::HashSet::new();
+    for p in &parts {
+        if !p.is_file() {
+            return Err(ImportError {
+                file: error::file_name(p),
+                location: Location::File,
+                kind: ErrorKind::Io(format!("part of the split model {name} is missing")),
+            });
+        }
+        let h = if p == path {
+            header.clone()
+        } else {
+            gguf::read_file(p)?
+        };
+        for t in &h.tensors {
+            if !names.insert(t.name.clone()) {
+                return Err(ImportError::invalid_at(
+                    t.header_offset,
+                    format!("tensor '{}' is also in another part", t.name),
+                )
+                .in_file(p));
+            }
+        }
+        match &mut merged {
+            None => merged = Some(h),
+            Some(m) => {
+                m.tensors.extend(h.tensors);
+                m.file_len = m.file_len.saturating_add(h.file_len);
+            }
+        }
+    }
+    let merged = merged.unwrap_or(header);
+    let mut m = gguf::to_model(
+        &merged,
+        &format!("{} (+{} parts)", parts[0].display(), count - 1),
+        &prefix,
+    )
+    .map_err(|e| e.in_file(&parts[0]))?;
+    m.notes
+        .insert(0, format!("split GGUF: read all {count} parts"));
+    Ok(m)
+}
+
+// Plausibility bounds for a shape read from a file: an order of magnitude or more above any
+// published model (the same as core::hf_config's), so that no arithmetic on the spec overflows.
+const MAX_LAYERS: u64 = 4096;
+const MAX_HIDDEN: u64 = 1 << 20;
+const MAX_HEADS: u64 = 1 << 16;
+const MAX_HEAD_DIM: u64 = 1 << 16;
+const MAX_VOCAB: u64 = 1 << 24;
+const MAX_FFN: u64 = 1 << 24;
+const MAX_EXPERTS: u64 = 1 << 16;
+const MAX_CONTEXT: u64 = 1 << 32;
+
+/// The first value of `spec` beyond the plausibility bounds: (what, value, limit).
+pub(crate) fn implausible(spec: &ModelSpec) -> Option<(&'static str, u64, u64)> {
+    let mut checks: Vec<(&'static str, u64, u64)> = vec![
+        ("block count", spec.layers, MAX_LAYERS),
+        (
+            "multi-token-prediction layer count",
+            spec.mtp_layers,
+            MAX_LAYERS,
+        ),
+        ("embedding length", spec.hidden, MAX_HIDDEN),
+        ("attention head count", spec.heads, MAX_HEADS),
+        ("KV head count", spec.kv_heads, MAX_HEADS),
+        ("head dimension", spec.head_dim, MAX_HEAD_DIM),
+        ("feed-forward length", spec.intermediate, MAX_FFN),
+        ("vocabulary size", spec.vocab, MAX_VOCAB),
+        ("context length", spec.max_context, MAX_CONTEXT),
+        ("norms per layer", spec.norms_per_layer, 64),
+    ];
+    if let Some(m) = &spec.moe {
+        checks.extend([
+            ("expert count", m.experts, MAX_EXPERTS),
+            ("experts used", m.active_experts, MAX_EXPERTS),
+            ("expert feed-forward length", m.expert_ffn, MAX_FFN),
+            ("shared expert count", m.shared_experts, MAX_EXPERTS),
+            ("shared expert feed-forward length", m.shared_ffn, MAX_FFN),
+            (
+                "leading dense block count",
+                m.first_dense_layers,
+                MAX_LAYERS,
+            ),
+            ("MoE layer step", m.sparse_step, MAX_LAYERS),
+        ]);
+    }
+    if let Some(m) = &spec.mla {
+        checks.extend([
+            ("kv_lora_rank", m.kv_lora_rank, MAX_HIDDEN),
+            ("q_lora_rank", m.q_lora_rank, MAX_HIDDEN),
+            ("RoPE head dimension", m.qk_rope_head_dim, MAX_HEAD_DIM),
+            ("no-RoPE head dimension", m.qk_nope_head_dim, MAX_HEAD_DIM),
+            ("value head dimension", m.v_head_dim, MAX_HEAD_DIM),
+        ]);
+    }
+    if let Some(w) = &spec.sliding {
+        checks.extend([
+            ("sliding window", w.window, MAX_CONTEXT),
+            ("sliding window period", w.period, MAX_LAYERS),
+        ]);
+    }
+    checks.into_iter().find(|(_, v, max)| v > max)
+}
+
+/// The nearest preset by bits per weight (GGUF presets and 16/32-bit floats when `gguf`).
+pub(crate) fn nearest_precision(bpw: f64, gguf: bool) -> Option<WeightPrecision> {
+    if !bpw.is_finite() || bpw <= 0.0 {
+        return None;
+    }
+    WeightPrecision::ALL
+        .into_iter()
+        .filter(|p| {
+            !gguf || p.is_gguf() || matches!(p, WeightPrecision::Fp16 | WeightPrecision::Fp32)
+        })
+        .min_by(|a, b| {
+            (a.bits_per_weight() - bpw)
+                .abs()
+                .total_cmp(&(b.bits_per_weight() - bpw).abs())
+        })
+}
+
+pub(crate) fn bytes_by_type_sorted(it: impl Iterator<Item = (String, u64)>) -> Vec<(String, u64)> {
+    let mut v: Vec<(String, u64)> = it.filter(|(_, b)| *b > 0).collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    v
+}
+
+/// "Llama 3 8B: llama, 32 layers, 8.03B parameters, GGUF Q4_K_M (mostly Q4_K), 4.58 GiB".
+pub(crate) fn summary_line(spec: &ModelSpec, format: &str, total_bytes: u64) -> String {
+    let params = spec.param_count().total;
+    let mut s = format!("{}: {}, {} layers", spec.name, spec.arch, spec.layers);
+    if params > 0 {
+        s.push_str(&format!(", {} parameters", format_params(params)));
+    }
+    s.push_str(&format!(", {format}"));
+    if total_bytes > 0 {
+        s.push_str(&format!(", {}", Bytes(total_bytes).display_gib()));
+    }
+    if spec.is_estimated() {
+        s.push_str(" (shape inferred)");
+    }
+    s
+}

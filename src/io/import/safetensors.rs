@@ -1,0 +1,421 @@
+//! safetensors header reader: the 8-byte little-endian header length and the JSON header, never
+//! the tensor data.
+//!
+//! Checks follow the reference implementation (huggingface/safetensors `Metadata::validate`):
+//! header at most 100 MB and inside the file, a JSON object, known dtypes, `data_offsets` that
+//! match shape × dtype, tensors packed back to back from 0 and ending exactly at the end of the
+//! file (a shorter file is truncated, a longer one has trailing data the format forbids).
+
+use super::error::{
+    ErrorKind, ImportError, Location, count_str, index_of_line_col, json_message, line_col,
+    size_str,
+};
+use std::collections::BTreeMap;
+use std::io::Read;
+
+/// The reference implementation's `MAX_HEADER_SIZE`.
+pub const MAX_HEADER: u64 = 100_000_000;
+
+/// A safetensors dtype (safetensors `Dtype`).
+#[allow(non_camel_case_types)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Dtype {
+    BOOL,
+    F4,
+    F6_E2M3,
+    F6_E3M2,
+    U8,
+    I8,
+    F8_E5M2,
+    F8_E4M3,
+    F8_E8M0,
+    I16,
+    U16,
+    F16,
+    BF16,
+    I32,
+    U32,
+    F32,
+    C64,
+    F64,
+    I64,
+    U64,
+}
+
+impl Dtype {
+    pub const ALL: [Dtype; 20] = [
+        Dtype::BOOL,
+        Dtype::F4,
+        Dtype::F6_E2M3,
+        Dtype::F6_E3M2,
+        Dtype::U8,
+        Dtype::I8,
+        Dtype::F8_E5M2,
+        Dtype::F8_E4M3,
+        Dtype::F8_E8M0,
+        Dtype::I16,
+        Dtype::U16,
+        Dtype::F16,
+        Dtype::BF16,
+        Dtype::I32,
+        Dtype::U32,
+        Dtype::F32,
+        Dtype::C64,
+        Dtype::F64,
+        Dtype::I64,
+        Dtype::U64,
+    ];
+    pub const fn name(self) -> &'static str {
+        match self {
+            Dtype::BOOL => "BOOL",
+            Dtype::F4 => "F4",
+            Dtype::F6_E2M3 => "F6_E2M3",
+            Dtype::F6_E3M2 => "F6_E3M2",
+            Dtype::U8 => "U8",
+            Dtype::I8 => "I8",
+            Dtype::F8_E5M2 => "F8_E5M2",
+            Dtype::F8_E4M3 => "F8_E4M3",
+            Dtype::F8_E8M0 => "F8_E8M0",
+            Dtype::I16 => "I16",
+            Dtype::U16 => "U16",
+            Dtype::F16 => "F16",
+            Dtype::BF16 => "BF16",
+            Dtype::I32 => "I32",
+            Dtype::U32 => "U32",
+            Dtype::F32 => "F32",
+            Dtype::C64 => "C64",
+            Dtype::F64 => "F64",
+            Dtype::I64 => "I64",
+            Dtype::U64 => "U64",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|d| d.name() == s)
+    }
+    /// Bits per element (`Dtype::bitsize`).
+    pub const fn bits(self) -> u64 {
+        match self {
+            Dtype::F4 => 4,
+            Dtype::F6_E2M3 | Dtype::F6_E3M2 => 6,
+            Dtype::BOOL
+            | Dtype::U8
+            | Dtype::I8
+            | Dtype::F8_E5M2
+            | Dtype::F8_E4M3
+            | Dtype::F8_E8M0 => 8,
+            Dtype::I16 | Dtype::U16 | Dtype::F16 | Dtype::BF16 => 16,
+            Dtype::I32 | Dtype::U32 | Dtype::F32 => 32,
+            Dtype::C64 | Dtype::F64 | Dtype::I64 | Dtype::U64 => 64,
+        }
+    }
+}
+
+/// One tensor of the header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tensor {
+    pub name: String,
+    pub dtype: Dtype,
+    pub shape: Vec<u64>,
+    /// `data_offsets`: from the start of the data (after the header).
+    pub begin: u64,
+    pub end: u64,
+    pub elements: u64,
+}
+
+impl Tensor {
+    pub const fn bytes(&self) -> u64 {
+        self.end - self.begin
+    }
+}
+
+/// What a safetensors file says about itself.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SafetensorsHeader {
+    /// Length of the JSON header (the data starts at `8 + header_len`).
+    pub header_len: u64,
+    /// `__metadata__` (string → string).
+    pub metadata: BTreeMap<String, String>,
+    /// Sorted by data offset.
+    pub tensors: Vec<Tensor>,
+    pub file_len: u64,
+}
+
+impl SafetensorsHeader {
+    pub fn tensor(&self, name: &str) -> Option<&Tensor> {
+        self.tensors.iter().find(|t| t.name == name)
+    }
+    /// Sum of the tensors' bytes (= the data section).
+    pub fn tensor_bytes(&self) -> u64 {
+        self.tensors.iter().map(Tensor::bytes).sum()
+    }
+}
+
+/// Reads the header of a safetensors file of `file_len` bytes from `r`. Reads 8 + header
+/// length bytes; never touches tensor data. Errors carry the byte offset (and for JSON errors the
+/// line:column in the header); the caller adds the file name ([`ImportError::in_file`]).
+pub fn read_header<R: Read>(mut r: R, file_len: u64) -> Result<SafetensorsHeader, ImportError> {
+    if file_len < 8 {
+        return Err(ImportError::at(
+            0,
+            ErrorKind::Truncated {
+                what: "header length",
+                needed: 8,
+                left: file_len,
+            },
+        ));
+    }
+    let mut len8 = [0u8; 8];
+    r.read_exact(&mut len8)
+        .map_err(|e| ImportError::at(0, ErrorKind::Io(e.to_string())))?;
+    let n = u64::from_le_bytes(len8);
+    if n > file_len - 8 {
+        return Err(ImportError::at(
+            0,
+            ErrorKind::TooLarge {
+                what: "header length",
+                count: count_str(n),
+                file: size_str(file_len),
+            },
+        ));
+    }
+    if n > MAX_HEADER {
+        return Err(ImportError::invalid_at(
+            0,
+            format!("header length {n} exceeds the format's limit of {MAX_HEADER} bytes"),
+        ));
+    }
+    if n < 2 {
+        return Err(ImportError::invalid_at(
+            0,
+            format!("header length {n} is too short for a JSON object"),
+        ));
+    }
+    let mut buf = Vec::with_capacity(n.min(1 << 20) as usize);
+    let got = (&mut r)
+        .take(n)
+        .read_to_end(&mut buf)
+        .map_err(|e| ImportError::at(8, ErrorKind::Io(e.to_string())))?;
+    if got as u64 != n {
+        return Err(ImportError::at(
+            8 + got as u64,
+            ErrorKind::Io("the stream ended inside the header, before the file's length".into()),
+        ));
+    }
+    let text = std::str::from_utf8(&buf).map_err(|e| {
+        ImportError::at(
+            8 + e.valid_up_to() as u64,
+            ErrorKind::InvalidUtf8 {
+                what: "the JSON header".into(),
+            },
+        )
+    })?;
+    if !text.starts_with('{') {
+        let (line, column) = line_col(&buf, 0);
+        return Err(ImportError::new(
+            Location::HeaderJson {
+                offset: 8,
+                line,
+                column,
+            },
+            ErrorKind::Invalid("the header is not a JSON object (it must start with '{')".into()),
+        ));
+    }
+    let root: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        let i = index_of_line_col(&buf, e.line(), e.column());
+        ImportError::new(
+            Location::HeaderJson {
+                offset: 8 + i as u64,
+                line: e.line(),
+                column: e.column(),
+            },
+            ErrorKind::Json(json_message(&e)),
+        )
+    })?;
+    let serde_json::Value::Object(map) = root else {
+        return Err(ImportError::invalid_at(
+            8,
+            "the header is not a JSON object",
+        ));
+    };
+    let data_len = file_len - 8 - n;
+    // Where a key sits in the file, for messages.
+    let key_at = |key: &str| -> Location {
+        let quoted = serde_json::to_string(key).unwrap_or_default();
+        let i = text.find(&quoted).unwrap_or(0);
+        let (line, column) = line_col(&buf, i);
+        Location::HeaderJson {
+            offset: 8 + i as u64,
+            line,
+            column,
+        }
+    };
+    let bad = |key: &str, msg: String| ImportError::new(key_at(key), ErrorKind::Invalid(msg));
+
+    let mut metadata = BTreeMap::new();
+    let mut tensors = Vec::with_capacity(map.len());
+    for (name, v) in &map {
+        if name == "__metadata__" {
+            let serde_json::Value::Object(m) = v else {
+                return Err(bad(name, "__metadata__ is not an object of strings".into()));
+            };
+            for (k, v) in m {
+                let serde_json::Value::String(s) = v else {
+                    return Err(bad(k, format!("__metadata__ value '{k}' is not a string")));
+                };
+                metadata.insert(k.clone(), s.clone());
+            }
+            continue;
+        }
+        let serde_json::Value::Object(info) = v else {
+            return Err(bad(
+                name,
+                format!("tensor '{name}' is not an object with dtype, shape and data_offsets"),
+            ));
+        };
+        let dtype_s = info
+            .get("dtype")
+            .and_then(|d| d.as_str())
+            .ok_or_else(|| bad(name, format!("tensor '{name}' has no dtype string")))?;
+        let dtype = Dtype::parse(dtype_s).ok_or_else(|| {
+            bad(
+                name,
+                format!("tensor '{name}' has unknown dtype \"{dtype_s}\""),
+            )
+        })?;
+        let shape_v = info
+            .get("shape")
+            .and_then(|s| s.as_array())
+            .ok_or_else(|| bad(name, format!("tensor '{name}' has no shape array")))?;
+        let mut shape = Vec::with_capacity(shape_v.len());
+        let mut elements: u64 = 1;
+        for d in shape_v {
+            let d = d.as_u64().ok_or_else(|| {
+                bad(
+                    name,
+                    format!(
+                        "tensor '{name}' has a shape entry that is not a non-negative integer: {d}"
+                    ),
+                )
+            })?;
+            elements = elements
+                .checked_mul(d)
+                .ok_or_else(|| bad(name, format!("tensor '{name}' has more than 2^64 elements")))?;
+            shape.push(d);
+        }
+        let offs = info
+            .get("data_offsets")
+            .and_then(|o| o.as_array())
+            .filter(|o| o.len() == 2)
+            .and_then(|o| Some((o[0].as_u64()?, o[1].as_u64()?)))
+            .ok_or_else(|| {
+                bad(
+                    name,
+                    format!(
+                        "tensor '{name}' has no data_offsets [begin, end] of non-negative integers"
+                    ),
+                )
+            })?;
+        let (begin, end) = offs;
+        let bits = elements
+            .checked_mul(dtype.bits())
+            .ok_or_else(|| bad(name, format!("tensor '{name}' is larger than 2^64 bits")))?;
+        if bits % 8 != 0 {
+            return Err(bad(
+                name,
+                format!(
+                    "tensor '{name}' of {elements} {} elements does not fill whole bytes",
+                    dtype.name()
+                ),
+            ));
+        }
+        if end < begin {
+            return Err(bad(
+                name,
+                format!(
+                    "tensor '{name}' has data_offsets [{begin}, {end}] that end before they begin"
+                ),
+            ));
+        }
+        if end - begin != bits / 8 {
+            return Err(bad(
+                name,
+                format!(
+                    "tensor '{name}' has data_offsets [{begin}, {end}] ({} bytes) but shape {shape:?} of {} needs {} bytes",
+                    end - begin,
+                    dtype.name(),
+                    bits / 8
+                ),
+            ));
+        }
+        tensors.push(Tensor {
+            name: name.clone(),
+            dtype,
+            shape,
+            begin,
+            end,
+            elements,
+        });
+    }
+    tensors.sort_by(|a, b| (a.begin, a.end, &a.name).cmp(&(b.begin, b.end, &b.name)));
+    let mut at = 0u64;
+    for t in &tensors {
+        if t.begin != at {
+            let msg = if t.begin < at {
+                format!(
+                    "tensor '{}' at data bytes [{}, {}] overlaps the previous tensor, which ends at {at}",
+                    t.name, t.begin, t.end
+                )
+            } else {
+                format!(
+                    "tensor '{}' starts at data byte {} but the previous tensor ends at {at} (a gap)",
+                    t.name, t.begin
+                )
+            };
+            return Err(bad(&t.name, msg));
+        }
+        at = t.end;
+    }
+    if at > data_len {
+        let last = tensors.last().map(|t| t.name.as_str()).unwrap_or("");
+        return Err(bad(
+            last,
+            format!(
+                "the tensors need {at} data bytes but the file holds {data_len} after the header (truncated? {} short)",
+                size_str(at - data_len)
+            ),
+        ));
+    }
+    if at < data_len {
+        return Err(ImportError::invalid_at(
+            8 + n + at,
+            format!(
+                "{} bytes after the last tensor: the format forbids trailing data",
+                data_len - at
+            ),
+        ));
+    }
+    Ok(SafetensorsHeader {
+        header_len: n,
+        metadata,
+        tensors,
+        file_len,
+    })
+}
+
+/// Reads the header of the safetensors file at `path`.
+pub fn read_file(path: &std::path::Path) -> Result<SafetensorsHeader, ImportError> {
+    let f = std::fs::File::open(path).map_err(|e| ImportError::io(path, &e))?;
+    let len = f.metadata().map_err(|e| ImportError::io(path, &e))?.len();
+    read_header(std::io::BufReader::new(f), len).map_err(|e| e.in_file(path))
+}
+
+/// The imported model of one header without a config.json beside it (the shape inferred from
+/// the tensor names and shapes). `source` is the path shown for provenance.
+pub fn to_model(
+    header: &SafetensorsHeader,
+    source: &str,
+    name: &str,
+) -> Result<super::ImportedModel, ImportError> {
+    let shards = [(std::path::PathBuf::from(source), header.clone())];
+    super::hf::build(&shards, None, source, name, Vec::new())
+}

@@ -1,0 +1,610 @@
+//! The desktop app, driven through its accessibility tree with egui_kittest: every input is found
+//! by its accessible name, and the numbers shown are checked against the core's arithmetic.
+//! Image snapshots (tests/snapshots/*.png) use a fake detector so no machine-dependent text
+//! appears; create or refresh them with `UPDATE_SNAPSHOTS=1 cargo test --test gui`.
+
+use egui::accesskit::Role;
+use egui_kittest::kittest::Queryable as _;
+use egui_kittest::{Harness, SnapshotOptions};
+use headroom::core::catalog::Catalog;
+use headroom::core::estimate::ComponentKind;
+use headroom::core::fit::Verdict;
+use headroom::core::model::ModelSpec;
+use headroom::core::precision::WeightPrecision;
+use headroom::core::scenario::{Mode, Scenario};
+use headroom::core::units::Bytes;
+use headroom::gui::{Command, FileAction, HeadroomApp, SortColumn, State, Tab};
+use headroom::io::detect::FakeDetector;
+use std::sync::Arc;
+use std::time::Duration;
+
+fn catalog() -> Catalog {
+    headroom::io::catalog::builtin().clone()
+}
+
+/// A small fixed catalog for the image snapshots, so edits to the built-in catalog do not change
+/// the pictures. Figures as in catalogs/*.ron.
+const SNAPSHOT_CATALOG: &str = r#"#![enable(implicit_some)]
+(
+    accelerators: [
+        (id: "rtx-4090", name: "GeForce RTX 4090", vendor: Nvidia, segment: Consumer, memory_kind: Discrete,
+         memory: "24 GiB", bandwidth: 1008.0, fp16_tflops: 165.2, tdp_w: 450.0, pcie: (generation: 4, lanes: 16),
+         aliases: ["NVIDIA GeForce RTX 4090"], source: "test"),
+        (id: "rtx-4060-laptop", name: "GeForce RTX 4060 Laptop GPU", vendor: Nvidia, segment: Laptop, memory_kind: Discrete,
+         memory: "8 GiB", bandwidth: 256.0, fp16_tflops: 30.0, tdp_w: 115.0, pcie: (generation: 4, lanes: 8), source: "test"),
+        (id: "l40s", name: "L40S", vendor: Nvidia, segment: Datacenter, memory_kind: Discrete,
+         memory: "48 GiB", bandwidth: 864.0, fp16_tflops: 362.0, tdp_w: 350.0, pcie: (generation: 4, lanes: 16), source: "test"),
+        (id: "h100-sxm", name: "H100 SXM5 80GB", vendor: Nvidia, segment: Datacenter, memory_kind: Discrete,
+         memory: "80 GiB", bandwidth: 3350.0, fp16_tflops: 989.0, tdp_w: 700.0, pcie: (generation: 5, lanes: 16), source: "test"),
+        (id: "apple-m2-max", name: "Apple M2 Max (38-core GPU)", vendor: Apple, segment: Apple, memory_kind: Unified,
+         memory: "0 GiB", bandwidth: 400.0, fp16_tflops: 13.6, source: "test"),
+    ],
+    machines: [
+        (id: "laptop-4060", name: "Gaming laptop, RTX 4060, 16 GB", kind: Laptop, gpu: "rtx-4060-laptop", ram: "16 GiB",
+         ram_bandwidth: 89.6, cpu: "Core i7-13650HX", cpu_cores: 14, power_w: 180.0, source: "test"),
+        (id: "macbook-m2-max-64", name: "MacBook Pro 16, M2 Max, 64 GB", kind: Laptop, gpu: "apple-m2-max", ram: "64 GiB",
+         ram_bandwidth: 400.0, cpu: "Apple M2 Max", cpu_cores: 12, power_w: 90.0, source: "test"),
+        (id: "desktop-4090", name: "Desktop, RTX 4090, 64 GB", kind: Desktop, gpu: "rtx-4090", ram: "64 GiB",
+         ram_bandwidth: 89.6, cpu: "Ryzen 9 7950X", cpu_cores: 16, power_w: 650.0, source: "test"),
+        (id: "desktop-2x4090", name: "Desktop, 2x RTX 4090, 128 GB", kind: Workstation, gpu: "rtx-4090", gpu_count: 2,
+         ram: "128 GiB", ram_bandwidth: 89.6, cpu: "Threadripper 7960X", cpu_cores: 24, power_w: 1200.0, source: "test"),
+        (id: "cpu-box", name: "CPU server, 256 GB DDR5", kind: Desktop, ram: "256 GiB", ram_bandwidth: 307.2,
+         cpu: "EPYC 9124", cpu_cores: 16, power_w: 300.0, source: "test"),
+        (id: "cloud-l40s", name: "Cloud, 1x L40S, 64 GB", kind: Cloud, gpu: "l40s", ram: "64 GiB", ram_bandwidth: 200.0,
+         cpu: "EPYC", cpu_cores: 8, price: Hourly(usd: 1.86, region: "us-east-1", price_date: "2025-01-01", source: "test"), source: "test"),
+        (id: "cloud-8xh100", name: "Cloud, 8x H100 SXM, 2 TB", kind: Cloud, gpu: "h100-sxm", gpu_count: 8, ram: "2048 GiB",
+         ram_bandwidth: 600.0, cpu: "Xeon 8480", cpu_cores: 96, price: Hourly(usd: 98.32, region: "us-east-1", price_date: "2025-01-01", source: "test"), source: "test"),
+    ],
+    models: [
+        (id: "llama-3-8b", name: "Llama 3 8B", family: "Llama 3",
+         spec: (name: "Llama 3 8B", arch: "llama", layers: 32, hidden: 4096, heads: 32, kv_heads: 8, head_dim: 128,
+                intermediate: 14336, vocab: 128256, max_context: 8192),
+         source: "test"),
+    ],
+)
+"#;
+
+fn snapshot_catalog() -> Catalog {
+    ron::from_str(SNAPSHOT_CATALOG).expect("the snapshot catalog parses")
+}
+
+fn snapshot_harness(state: State) -> Harness<'static, HeadroomApp> {
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1280.0, 800.0))
+        .build_eframe(move |_cc| {
+            HeadroomApp::new_with(Arc::new(fake_4090()), snapshot_catalog(), state)
+        });
+    h.state_mut().wait_for_jobs(Duration::from_secs(10));
+    h.run();
+    h
+}
+
+/// A desktop with an RTX 4090 (24 GiB, 23 GiB free) and 64 GiB RAM.
+fn fake_4090() -> FakeDetector {
+    FakeDetector::with_gpu("NVIDIA GeForce RTX 4090", Bytes::gib(24), Bytes::gib(23))
+}
+
+/// Llama-2-7B's shape with a long trained context: 32 layers, MHA (32 KV heads of 128).
+fn mha_7b() -> ModelSpec {
+    ModelSpec {
+        name: "MHA 7B test model".into(),
+        layers: 32,
+        hidden: 4096,
+        heads: 32,
+        kv_heads: 32,
+        head_dim: 128,
+        intermediate: 11008,
+        vocab: 32000,
+        max_context: 131_072,
+        ..ModelSpec::default()
+    }
+}
+
+fn harness_with(
+    detector: FakeDetector,
+    state: State,
+    size: (f32, f32),
+) -> Harness<'static, HeadroomApp> {
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(size.0, size.1))
+        .build_eframe(move |_cc| HeadroomApp::new_with(Arc::new(detector), catalog(), state));
+    h.state_mut().wait_for_jobs(Duration::from_secs(10));
+    h.run();
+    h
+}
+
+fn harness(state: State) -> Harness<'static, HeadroomApp> {
+    harness_with(fake_4090(), state, (1280.0, 800.0))
+}
+
+fn mha_state() -> State {
+    State {
+        scenario: Scenario {
+            model: mha_7b(),
+            model_id: None,
+            weights: WeightPrecision::Fp16,
+            ..Scenario::default()
+        },
+        ..State::default()
+    }
+}
+
+#[test]
+fn context_slider_sets_the_kv_cache() {
+    let mut h = harness(mha_state());
+    // 8192 tokens: 2 × 32 layers × 32 heads × 128 × 2 B × 8192 = 4 GiB.
+    h.get_by_label("KV cache: 4.00 GiB");
+    h.get_by_role_and_label(Role::Slider, "Context")
+        .set_value_accesskit(32768.0);
+    h.run();
+    assert_eq!(h.state().state.scenario.context, 32768);
+    h.get_by_label("KV cache: 16.0 GiB");
+    assert_eq!(
+        h.get_by_role_and_label(Role::SpinButton, "Context")
+            .value()
+            .as_deref(),
+        Some("32768")
+    );
+}
+
+#[test]
+fn batch_slider_multiplies_the_kv_cache() {
+    let mut h = harness(mha_state());
+    h.get_by_role_and_label(Role::Slider, "Context")
+        .set_value_accesskit(32768.0);
+    h.run();
+    h.get_by_role_and_label(Role::Slider, "Batch")
+        .set_value_accesskit(4.0);
+    h.run();
+    assert_eq!(h.state().state.scenario.batch, 4);
+    h.get_by_label("KV cache: 64.0 GiB");
+}
+
+#[test]
+fn context_is_clamped_to_the_model_with_a_note() {
+    // Llama 3 8B was trained for 8,192 tokens; a saved scenario asking for 32K is clamped.
+    let s = State {
+        scenario: Scenario {
+            context: 32768,
+            ..Scenario::default()
+        },
+        ..State::default()
+    };
+    let h = harness(s);
+    assert_eq!(h.state().state.scenario.context, 8192);
+    assert!(
+        h.query_by_label_contains(
+            "Context clamped from 32,768 to this model's maximum of 8,192 tokens"
+        )
+        .is_some()
+    );
+}
+
+#[test]
+fn parameters_slider_switches_to_an_estimated_shape() {
+    let mut h = harness(State::default());
+    h.get_by_role_and_label(Role::Slider, "Parameters")
+        .set_value_accesskit(70.0);
+    h.run();
+    let s = &h.state().state.scenario;
+    assert!(s.model.is_estimated());
+    assert_eq!(s.model_id, None);
+    assert_eq!(s.model.param_count().total, 70_000_000_000);
+    assert!(
+        h.query_by_label_contains("Shape estimated from the parameter count")
+            .is_some()
+    );
+    assert!(
+        h.query_by_label_contains("70.00B params (estimated shape)")
+            .is_some()
+    );
+}
+
+#[test]
+fn weights_picker_changes_the_weights() {
+    let mut h = harness(State::default());
+    h.get_by_role_and_label(Role::ComboBox, "Weights").click();
+    h.run();
+    h.get_by_label("GGUF Q4_K_M (4.50 bits)").click();
+    h.run();
+    assert_eq!(h.state().state.scenario.weights, WeightPrecision::Q4KM);
+    let w = h.state_mut().fit_of("local").expect("local fit");
+    assert_eq!(w.verdict, Verdict::Gpu);
+    // Llama 3 8B at Q4_K_M is about 4.6 GiB (llama.cpp's README: 4.58 GiB).
+    let e = headroom::core::estimate(&h.state().state.scenario);
+    let gib = e.kind_total(ComponentKind::Weights).as_gib();
+    assert!((4.4..4.8).contains(&gib), "{gib}");
+    h.get_by_label(&format!(
+        "Weights: {}",
+        e.kind_total(ComponentKind::Weights)
+    ));
+}
+
+#[test]
+fn kv_pickers_set_k_and_v_separately() {
+    let mut h = harness(mha_state());
+    h.get_by_role_and_label(Role::ComboBox, "K cache").click();
+    h.run();
+    h.get_by_label("Q8_0 (8.5 bits)").click();
+    h.run();
+    let kv = h.state().state.scenario.kv;
+    assert_eq!((kv.k.cli_name(), kv.v.cli_name()), ("q8_0", "fp16"));
+    // K at 8.5 bits + V at 16 bits over 8192 tokens: (34/32 + 2) / 4 × 4 GiB = 3.06 GiB.
+    h.get_by_label("KV cache: 3.06 GiB");
+}
+
+#[test]
+fn mode_picker_shows_training_inputs_and_states() {
+    let mut h = harness(State::default());
+    assert!(
+        h.query_by_role_and_label(Role::Label, "Gradients")
+            .is_none()
+    );
+    h.get_by_role_and_label(Role::ComboBox, "Mode").click();
+    h.run();
+    h.get_by_label("LoRA").click();
+    h.run();
+    assert_eq!(h.state().state.scenario.mode, Mode::Lora);
+    // Training inputs appear, inference-only ones go.
+    h.get_by_role_and_label(Role::Slider, "LoRA rank")
+        .set_value_accesskit(64.0);
+    h.run();
+    assert_eq!(h.state().state.scenario.lora_rank, 64);
+    assert!(h.query_by_role_and_label(Role::Slider, "Ubatch").is_none());
+    h.get_by_role_and_label(Role::ComboBox, "ZeRO stage");
+    h.get_by_role_and_label(Role::ComboBox, "Optimizer");
+    // The component table lists the training states.
+    assert!(
+        h.query_all_by_role_and_label(Role::Label, "Gradients")
+            .count()
+            >= 1
+    );
+    h.get_by_role_and_label(Role::Label, "LoRA adapters");
+}
+
+#[test]
+fn gpus_slider_splits_the_weights() {
+    let mut h = harness(State::default());
+    h.get_by_role_and_label(Role::Slider, "GPUs")
+        .set_value_accesskit(2.0);
+    h.run();
+    assert_eq!(h.state().state.scenario.gpus, 2);
+    assert!(h.query_by_label_contains("Per GPU (of 2)").is_some());
+    h.get_by_role_and_label(Role::Slider, "GPUs")
+        .set_value_accesskit(0.0);
+    h.run();
+    assert!(h.query_by_label_contains("RAM needed:").is_some());
+}
+
+#[test]
+fn this_machine_is_pinned_first_with_the_right_verdict() {
+    let s = State {
+        tab: Tab::Machines,
+        ..State::default()
+    };
+    let mut h = harness(s);
+    let rows = h.state_mut().machine_rows();
+    assert_eq!(rows.first().map(String::as_str), Some("local"));
+    assert!(
+        rows.len() > 100,
+        "the whole catalog is listed: {}",
+        rows.len()
+    );
+    // Llama 3 8B BF16 at 8K: ~15 GiB of weights + 1 GiB KV + overhead fit 23 GiB free.
+    let f = h.state_mut().fit_of("local").unwrap();
+    assert_eq!(f.verdict, Verdict::Gpu);
+    assert!(f.headroom_bytes > 0);
+    h.get_by_label(&f.name);
+    // Still first when sorted by speed, whatever the direction.
+    h.state_mut().state.filter.sort = SortColumn::Speed;
+    h.state_mut().state.filter.descending = true;
+    assert_eq!(h.state_mut().machine_rows()[0], "local");
+    h.state_mut().state.filter.descending = false;
+    assert_eq!(h.state_mut().machine_rows()[0], "local");
+    // A 70B model at Q4_K_M (~40 GiB) does not fit 23 GiB: llama.cpp-style offload of whole
+    // layers, the rest in the 48 GiB of available RAM.
+    h.state_mut().state.scenario.weights = WeightPrecision::Q4KM;
+    h.get_by_role_and_label(Role::Slider, "Parameters")
+        .set_value_accesskit(70.0);
+    h.run();
+    let f = h.state_mut().fit_of("local").unwrap();
+    assert_eq!(f.verdict, Verdict::Offload, "{f:?}");
+    assert!(f.gpu_layers > 0 && f.gpu_layers < f.total_layers);
+    assert!(
+        !h.get_all_by_label(&format!("offload {}/{}", f.gpu_layers, f.total_layers))
+            .collect::<Vec<_>>()
+            .is_empty()
+    );
+}
+
+#[test]
+fn filters_and_compare_checkboxes() {
+    let s = State {
+        tab: Tab::Machines,
+        ..State::default()
+    };
+    let mut h = harness(s);
+    let all = h.state_mut().machine_rows().len();
+    h.get_by_role_and_label(Role::Button, "Cloud").click();
+    h.run();
+    let cloud = h.state_mut().machine_rows();
+    assert!(cloud.len() < all && cloud.len() > 1);
+    let cat = catalog();
+    assert!(cloud[1..].iter().all(|id| {
+        cat.machine(id)
+            .is_some_and(|m| m.kind == headroom::core::catalog::MachineKind::Cloud)
+    }));
+    // Tick the first cloud machine for the Breakdown bars.
+    let name = cat.machine(&cloud[1]).unwrap().name.clone();
+    h.get_by_label(&format!("Compare {name}")).click();
+    h.run();
+    assert!(h.state().state.is_selected(&cloud[1]));
+    // "Fits only" with a workload nothing fits leaves only the pinned row and an empty state.
+    h.state_mut().state.scenario.model = ModelSpec::generic(2_000_000_000_000);
+    h.state_mut().state.scenario.weights = WeightPrecision::Fp32;
+    h.run();
+    h.get_by_label("Fits only").click();
+    h.run();
+    assert!(h.state().state.filter.fits_only);
+    assert_eq!(h.state_mut().machine_rows(), vec!["local".to_string()]);
+    h.get_by_label("No machines to show");
+}
+
+#[test]
+fn tabs_switch_and_draw() {
+    let mut h = harness(State::default());
+    for (label, tab) in [
+        ("Machines", Tab::Machines),
+        ("CPU vs GPU", Tab::CpuVsGpu),
+        ("Report", Tab::Report),
+        ("Breakdown", Tab::Breakdown),
+    ] {
+        h.get_by_role_and_label(Role::Button, label).click();
+        h.run();
+        assert_eq!(h.state().state.tab, tab);
+    }
+    h.get_by_role_and_label(Role::Button, "Report").click();
+    h.run();
+    // The preview is the export module's Markdown, with launch settings for this machine.
+    assert!(h.query_by_label_contains("# ").is_some());
+    h.get_by_role_and_label(Role::Button, "Copy llama.cpp");
+}
+
+/// Queues a command, draws one frame (the command starts its job), waits for the job, settles.
+fn run_command(h: &mut Harness<'static, HeadroomApp>, c: Command) {
+    h.state_mut().push_command(c);
+    h.step();
+    h.state_mut().wait_for_jobs(Duration::from_secs(10));
+    h.run();
+}
+
+#[test]
+fn export_and_scenario_files_by_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = harness(State::default());
+    let report = dir.path().join("sizing.md");
+    run_command(
+        &mut h,
+        Command::AtPath(FileAction::ExportReport, report.clone()),
+    );
+    let text = std::fs::read_to_string(&report).unwrap();
+    assert!(text.contains("Llama 3 8B"), "{text}");
+    assert!(
+        h.state()
+            .status_text()
+            .unwrap()
+            .starts_with("Report saved to")
+    );
+    // The format follows the file name.
+    let html = dir.path().join("sizing.html");
+    run_command(
+        &mut h,
+        Command::AtPath(FileAction::ExportReport, html.clone()),
+    );
+    assert!(std::fs::read_to_string(&html).unwrap().contains("<html"));
+
+    // Save, change, open: the scenario comes back.
+    let file = dir.path().join("s.ron");
+    h.state_mut().state.scenario.context = 4096;
+    run_command(
+        &mut h,
+        Command::AtPath(FileAction::SaveScenario, file.clone()),
+    );
+    h.state_mut().state.scenario.context = 2048;
+    run_command(&mut h, Command::AtPath(FileAction::OpenScenario, file));
+    assert_eq!(h.state().state.scenario.context, 4096);
+
+    // Importing a config.json replaces the model with its exact shape.
+    let cfg = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/configs/meta-llama_Llama-2-7b-hf.json");
+    run_command(&mut h, Command::AtPath(FileAction::ImportModel, cfg));
+    let m = &h.state().state.scenario.model;
+    assert_eq!(
+        (m.layers, m.kv_heads, m.head_dim),
+        (32, 32, 128),
+        "{:?}",
+        h.state().status_text()
+    );
+    assert!(!m.is_estimated());
+    assert_eq!(h.state().state.scenario.model_id, None);
+    assert!(h.state().status_text().unwrap().starts_with("Imported"));
+    // Llama 2 was trained for 4,096 tokens: the context follows.
+    assert_eq!(h.state().state.scenario.context, 4096);
+    h.state_mut().state.scenario.model = ModelSpec::default();
+    h.run();
+
+    // A missing model file: one clear line in the status bar, nothing changes.
+    run_command(
+        &mut h,
+        Command::AtPath(FileAction::ImportModel, dir.path().join("nope.gguf")),
+    );
+    let status = h.state().status_text().unwrap().to_string();
+    assert!(status.starts_with("Import failed"), "{status}");
+    assert!(h.query_by_label_contains("Import failed").is_some());
+    assert_eq!(h.state().state.scenario.model.name, "Llama 3 8B");
+}
+
+#[test]
+fn idle_window_does_not_recompute_or_repaint() {
+    let mut h = harness(State::default());
+    let before = h.state().recomputes;
+    // `run` stops as soon as no repaint is requested: a busy loop would exceed max_steps.
+    let steps = h.run();
+    assert!(steps <= 2, "{steps}");
+    for _ in 0..5 {
+        h.step();
+    }
+    assert_eq!(h.state().recomputes, before);
+    h.get_by_role_and_label(Role::Slider, "Batch")
+        .set_value_accesskit(8.0);
+    h.run();
+    assert_eq!(h.state().recomputes, before + 1);
+}
+
+#[test]
+fn keyboard_moves_a_focused_slider() {
+    let mut h = harness(State::default());
+    let before = h.state().state.scenario.batch;
+    h.get_by_role_and_label(Role::Slider, "Batch").focus();
+    h.run();
+    h.key_press(egui::Key::ArrowRight);
+    h.run();
+    assert!(h.state().state.scenario.batch > before);
+}
+
+#[test]
+fn main_window_snapshot() {
+    let mut h = snapshot_harness(State {
+        selected: vec!["cloud-l40s".into(), "laptop-4060".into()],
+        ..State::default()
+    });
+    h.snapshot_options(
+        "main_window",
+        &SnapshotOptions::new().threshold(2.0).max_failed_pixels(20),
+    );
+}
+
+#[test]
+fn fits_nowhere_snapshot() {
+    let s = State {
+        scenario: Scenario {
+            model: ModelSpec::generic(2_000_000_000_000),
+            model_id: None,
+            context: 131_072,
+            ..Scenario::default()
+        },
+        tab: Tab::Machines,
+        filter: headroom::gui::MachineFilter {
+            fits_only: true,
+            ..Default::default()
+        },
+        ..State::default()
+    };
+    let mut h = snapshot_harness(s);
+    h.get_by_label("No machines to show");
+    h.snapshot_options(
+        "fits_nowhere",
+        &SnapshotOptions::new().threshold(2.0).max_failed_pixels(20),
+    );
+}
+
+#[test]
+fn machines_tab_snapshot() {
+    let s = State {
+        tab: Tab::Machines,
+        selected: vec![],
+        ..State::default()
+    };
+    let mut h = harness(s);
+    h.snapshot_options(
+        "machines_tab",
+        &SnapshotOptions::new().threshold(2.0).max_failed_pixels(20),
+    );
+}
+
+/// Frame time on the Machines tab with the full catalog at 1280x800: `cargo test --release --test
+/// gui frame_time -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn frame_time() {
+    let s = State {
+        tab: Tab::Machines,
+        ..State::default()
+    };
+    let mut h = harness(s);
+    let n = 200;
+    let mut times = Vec::with_capacity(n);
+    for i in 0..n {
+        // Move the pointer so every frame does real work (hover, layout), as a user would.
+        h.hover_at(egui::pos2(700.0, 200.0 + (i % 40) as f32 * 12.0));
+        let t = std::time::Instant::now();
+        h.step();
+        times.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    let mean = times.iter().sum::<f64>() / n as f64;
+    let max = times.iter().cloned().fold(0.0, f64::max);
+    println!(
+        "Machines tab, {} rows, 1280x800: mean {mean:.2} ms, max {max:.2} ms per frame",
+        h.state_mut().machine_rows().len()
+    );
+}
+
+/// Renders every tab to `target/gui-review/` for a person to look at (not compared):
+/// `cargo test --test gui review_tabs -- --ignored`.
+#[test]
+#[ignore]
+fn review_tabs() {
+    let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/gui-review");
+    let opts = SnapshotOptions::new().output_path(&out);
+    let s = State {
+        selected: vec!["aws-g6e-xlarge".into(), "mac-studio-m2-ultra-192gb".into()],
+        ..State::default()
+    };
+    let mut h = harness(s);
+    for (label, name) in [
+        ("Breakdown", "breakdown"),
+        ("Machines", "machines"),
+        ("CPU vs GPU", "cpu_vs_gpu"),
+        ("Report", "report"),
+    ] {
+        h.get_by_role_and_label(Role::Button, label).click();
+        h.run();
+        let _ = h.try_snapshot_options(name, &opts);
+    }
+    // A 70B model at Q4_K_M: offload on this machine.
+    h.state_mut().state.scenario.weights = WeightPrecision::Q4KM;
+    h.get_by_role_and_label(Role::Slider, "Parameters")
+        .set_value_accesskit(70.0);
+    h.run();
+    for (label, name) in [
+        ("Breakdown", "breakdown_70b"),
+        ("CPU vs GPU", "cpu_vs_gpu_70b"),
+    ] {
+        h.get_by_role_and_label(Role::Button, label).click();
+        h.run();
+        let _ = h.try_snapshot_options(name, &opts);
+    }
+    // The whole CPU vs GPU tab, in a tall window.
+    let s = State {
+        tab: Tab::CpuVsGpu,
+        ..State::default()
+    };
+    let mut tall = harness_with(fake_4090(), s, (1280.0, 1500.0));
+    let _ = tall.try_snapshot_options("cpu_vs_gpu_tall", &opts);
+    // Training.
+    h.state_mut().state.scenario = Scenario {
+        mode: Mode::Full,
+        gpus: 8,
+        zero: 3,
+        ..Scenario::default()
+    };
+    h.run();
+    for (label, name) in [
+        ("Breakdown", "breakdown_train"),
+        ("Machines", "machines_train"),
+    ] {
+        h.get_by_role_and_label(Role::Button, label).click();
+        h.run();
+        let _ = h.try_snapshot_options(name, &opts);
+    }
+}
