@@ -679,14 +679,18 @@ pub fn estimate_with(scenario: &Scenario, explain: bool) -> Estimate {
         && let Some(fw) = &spec.file_weights
         && fw.runtime_extra_bytes > 0
     {
-        bld.gpu(
+        // llama.cpp keeps the input token_embd in host RAM and, when the output is tied to it,
+        // loads a second copy as the output matrix on the GPU (llama-model.cpp: `output` is
+        // created from `token_embd` with TENSOR_DUPLICATED). The GPU thus holds the file's bytes
+        // (less the input table, plus the copy) and host RAM the input table.
+        bld.host(
             ComponentKind::Weights,
-            "Output matrix (tied embedding loaded again)",
-            Bytes(fw.runtime_extra_bytes).div_ceil(n),
+            "Token embedding (kept in host RAM by llama.cpp)",
+            Bytes(fw.runtime_extra_bytes),
             Provenance::Exact,
             ex!(
                 explain,
-                "llama.cpp duplicates a tied quantised token_embd as the output: {} bytes",
+                "tied token_embd {} bytes stays on the CPU; its copy serves as the output matrix on the GPU",
                 group_digits(fw.runtime_extra_bytes)
             ),
         );
