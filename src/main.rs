@@ -11,7 +11,10 @@ fn main() -> ExitCode {
         Err(e) if e.use_stderr() => {
             // A usage error: one line naming the argument, exit code 2.
             let text = e.render().to_string();
-            let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("invalid arguments");
+            let line = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("invalid arguments");
             eprintln!("headroom: {}", line.trim_start_matches("error: "));
             return ExitCode::from(2);
         }

@@ -461,6 +461,100 @@ fn idle_window_does_not_recompute_or_repaint() {
     assert_eq!(h.state().recomputes, before + 1);
 }
 
+/// Opens the picker named `picker` and chooses `option`.
+fn pick(h: &mut Harness<'static, HeadroomApp>, picker: &str, option: &str) {
+    h.get_by_role_and_label(Role::ComboBox, picker).click();
+    h.run();
+    h.get_by_label(option).click();
+    h.run();
+}
+
+/// Sets the slider named `name` (through accesskit, as a screen reader would).
+fn slide(h: &mut Harness<'static, HeadroomApp>, name: &str, value: f64) {
+    h.get_by_role_and_label(Role::Slider, name)
+        .set_value_accesskit(value);
+    h.run();
+}
+
+#[test]
+fn every_input_is_reachable_by_its_name() {
+    use headroom::core::precision::KvPrecision;
+    use headroom::core::scenario::{
+        Checkpointing, KvAllocation, LoraTargets, Offload, Optimizer, Runtime,
+    };
+    use headroom::core::speed::SplitStyle;
+    // On the Machines tab no component table or legend repeats the option names.
+    let mut h = harness(State {
+        tab: Tab::Machines,
+        ..State::default()
+    });
+
+    // The model picker searches.
+    h.get_by_role_and_label(Role::ComboBox, "Model").click();
+    h.run();
+    h.get_by_label("Search models").type_text("3.1 8b");
+    h.run();
+    h.get_by_label("Llama 3.1 8B").click();
+    h.run();
+    assert_eq!(
+        h.state().state.scenario.model_id.as_deref(),
+        Some("llama-3.1-8b")
+    );
+
+    // Inference inputs.
+    slide(&mut h, "Ubatch", 1024.0);
+    slide(&mut h, "Prompt tokens", 2048.0);
+    slide(&mut h, "Electricity", 0.3);
+    pick(&mut h, "V cache", "Q4_0 (4.5 bits)");
+    pick(&mut h, "KV allocation", "PagedAttention");
+    pick(&mut h, "Offload style", "Stream over PCIe");
+    pick(&mut h, "Runtime", "vLLM");
+    slide(&mut h, "GPU memory use", 0.8);
+    h.get_by_label("FlashAttention").click();
+    h.run();
+    h.get_by_label("Set runtime overhead").click();
+    h.run();
+    slide(&mut h, "Overhead", 2.0);
+    {
+        let st = &h.state().state;
+        let s = &st.scenario;
+        assert_eq!((s.ubatch, s.prompt_tokens), (1024, 2048));
+        assert_eq!(st.electricity_usd_per_kwh, 0.3);
+        assert_eq!(s.kv.v, KvPrecision::Q4_0);
+        assert_eq!(s.kv_allocation, KvAllocation::Paged);
+        assert_eq!(st.split_style, SplitStyle::Streaming);
+        assert_eq!(s.runtime, Runtime::Vllm);
+        assert_eq!(s.gpu_memory_utilization, 0.8);
+        assert!(!s.flash_attention);
+        assert_eq!(s.overhead_override, Some(Bytes::gib(2)));
+    }
+
+    // Training inputs.
+    pick(&mut h, "Mode", "Full fine-tune");
+    slide(&mut h, "Micro-batch", 2.0);
+    slide(&mut h, "Training tokens", 1000.0);
+    pick(&mut h, "Checkpointing", "Full");
+    pick(&mut h, "Optimizer", "AdamW 8-bit");
+    pick(&mut h, "ZeRO stage", "2 (+ gradients)");
+    pick(&mut h, "CPU offload", "Optimizer states");
+    h.get_by_label("Pure BF16").click();
+    h.run();
+    {
+        let s = &h.state().state.scenario;
+        assert_eq!(
+            (s.mode, s.batch, s.train_tokens),
+            (Mode::Full, 2, 1_000_000_000)
+        );
+        assert_eq!(s.checkpointing, Checkpointing::Full);
+        assert_eq!(s.optimizer, Optimizer::AdamW8bit);
+        assert_eq!((s.zero, s.offload), (2, Offload::Optimizer));
+        assert!(s.pure_bf16);
+    }
+    pick(&mut h, "Mode", "QLoRA");
+    pick(&mut h, "LoRA targets", "q, v");
+    assert_eq!(h.state().state.scenario.lora_targets, LoraTargets::QV);
+}
+
 #[test]
 fn keyboard_moves_a_focused_slider() {
     let mut h = harness(State::default());
@@ -544,8 +638,22 @@ fn frame_time() {
     let mean = times.iter().sum::<f64>() / n as f64;
     let max = times.iter().cloned().fold(0.0, f64::max);
     println!(
-        "Machines tab, {} rows, 1280x800: mean {mean:.2} ms, max {max:.2} ms per frame",
+        "Machines tab, {} rows, 1280x800, idle inputs: mean {mean:.2} ms, max {max:.2} ms per frame",
         h.state_mut().machine_rows().len()
+    );
+    // Dragging an input: every frame changes the scenario, so the estimate, the fits on every
+    // machine and the solver answers for the machine in focus are recomputed.
+    times.clear();
+    for i in 0..n {
+        h.state_mut().state.scenario.batch = 1 + (i as u64 % 64);
+        let t = std::time::Instant::now();
+        h.step();
+        times.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    let mean = times.iter().sum::<f64>() / n as f64;
+    let max = times.iter().cloned().fold(0.0, f64::max);
+    println!(
+        "Machines tab while an input changes every frame: mean {mean:.2} ms, max {max:.2} ms per frame"
     );
 }
 

@@ -1,5 +1,5 @@
 //! The headless command line over the core.
-pub mod detect;
-pub mod catalog;
-pub mod report;
 pub mod app;
+pub mod catalog;
+pub mod detect;
+pub mod report;

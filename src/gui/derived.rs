@@ -281,17 +281,12 @@ pub fn cpu_device(m: &Machine, k: &SpeedConstants) -> Device {
     }
 }
 
-/// What running the machine costs per hour: the cloud price, or power × electricity.
+/// What running the machine costs per hour: the cloud price, or power x electricity (the fit
+/// engine's rule, so the bars agree with the machine table).
 pub fn hourly_usd(m: &Machine, acc: Option<&Accelerator>, st: &FitSettings) -> Option<f64> {
     match &m.price {
         Some(Price::Hourly { usd, .. }) => Some(*usd),
-        _ => {
-            let watts = m.power_w.or_else(|| {
-                acc.and_then(|a| a.tdp_w)
-                    .map(|t| t * m.gpu_count as f64 + 100.0)
-            })?;
-            Some(watts / 1000.0 * st.electricity_usd_per_kwh)
-        }
+        _ => Some(fit::power_watts(m, acc) / 1000.0 * st.electricity_usd_per_kwh),
     }
 }
 

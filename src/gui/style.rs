@@ -53,16 +53,24 @@ pub fn verdict_badge(ui: &mut egui::Ui, fit: &FitResult) -> egui::Response {
     badge(ui, &fit.verdict_text(), verdict_color(fit.verdict))
 }
 
-/// A small filled label.
+/// A small filled label, drawn as one widget so it never wraps inside itself and moves to the
+/// next line as a whole in wrapping layouts.
 pub fn badge(ui: &mut egui::Ui, text: &str, color: Color32) -> egui::Response {
-    egui::Frame::new()
-        .fill(color)
-        .corner_radius(4.0)
-        .inner_margin(egui::Margin::symmetric(6, 1))
-        .show(ui, |ui| {
-            ui.label(RichText::new(text).color(Color32::WHITE).strong())
-        })
-        .inner
+    let galley = egui::WidgetText::from(RichText::new(text).strong()).into_galley(
+        ui,
+        Some(egui::TextWrapMode::Extend),
+        f32::INFINITY,
+        egui::TextStyle::Body,
+    );
+    let pad = egui::vec2(6.0, 2.0);
+    let (rect, resp) = ui.allocate_exact_size(galley.size() + 2.0 * pad, egui::Sense::hover());
+    let label = text.to_string();
+    resp.widget_info(|| egui::WidgetInfo::labeled(egui::accesskit::Role::Label, true, &label));
+    if ui.is_rect_visible(rect) {
+        ui.painter().rect_filled(rect, 4.0, color);
+        ui.painter().galley(rect.min + pad, galley, Color32::WHITE);
+    }
+    resp
 }
 
 /// GiB with two decimals, for tables ("16.00 GiB").
