@@ -274,7 +274,7 @@ fn fit_on(
     }
     let cache: &EstimateCache = cache;
     let s_cl = cache.scenario();
-    let _ = s;
+    let _ = s; // the cache holds the same scenario, clamped once
     let batch = s_cl.batch;
     let ubatch = s_cl.ubatch;
     let training = s_cl.mode.is_training();
@@ -384,7 +384,7 @@ fn fit_on(
                 r.training = Some(train_speed(s_cl, est, g, a.fp16_tflops, m, acc, st));
             } else {
                 let sp = placement_speed(
-                    &est,
+                    est,
                     Some(dev),
                     g,
                     cpu,
@@ -423,7 +423,7 @@ fn fit_on(
                 r.ram_required = host_part;
                 r.headroom_bytes = ram_cap.signed_sub(host_part);
                 let sp = placement_speed(
-                    &e1,
+                    e1,
                     Some(dev),
                     g,
                     cpu,
@@ -455,7 +455,7 @@ fn fit_on(
         if r.verdict == Verdict::None && !training && cpu_need <= ram_cap && !unified {
             cpu_verdict(
                 &mut r,
-                &cpu_est,
+                cpu_est,
                 cpu_need,
                 ram_cap,
                 cpu,
@@ -468,7 +468,7 @@ fn fit_on(
         if unified && r.verdict == Verdict::None && !training && cpu_need <= ram_cap {
             cpu_verdict(
                 &mut r,
-                &cpu_est,
+                cpu_est,
                 cpu_need,
                 ram_cap,
                 cpu,
@@ -489,7 +489,7 @@ fn fit_on(
         if cpu_need <= ram_cap {
             cpu_verdict(
                 &mut r,
-                &cpu_est,
+                cpu_est,
                 cpu_need,
                 ram_cap,
                 cpu,
