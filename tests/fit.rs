@@ -166,3 +166,29 @@ fn every_machine_gets_a_verdict_and_finite_numbers() {
         }
     }
 }
+
+#[test]
+fn gguf_sizes_match_llama_cpp() {
+    use headroom::core::estimate::{ComponentKind, estimate};
+    let w = |p: WeightPrecision| {
+        let s = Scenario {
+            model: preset("llama-3-8b"),
+            weights: p,
+            ..Scenario::default()
+        };
+        estimate(&s).kind_total(ComponentKind::Weights).as_gib()
+    };
+    // llama.cpp tools/quantize/README.md: Llama-3.1-8B Q4_K_M = 4.58 GiB (domain.md §1).
+    assert!(
+        (w(WeightPrecision::Q4KM) - 4.58).abs() < 0.02,
+        "{}",
+        w(WeightPrecision::Q4KM)
+    );
+    // llama.cpp load log of Meta-Llama-3-8B-Instruct Q8_0: "model size = 7.95 GiB (8.50 BPW)"
+    // (github.com/argilla-io/distilabel/issues/593).
+    assert!(
+        (w(WeightPrecision::Q8_0) - 7.95).abs() < 0.01,
+        "{}",
+        w(WeightPrecision::Q8_0)
+    );
+}
