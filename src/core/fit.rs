@@ -452,20 +452,8 @@ fn fit_on(
         } else {
             r.headroom_bytes = cap.signed_sub(need);
         }
-        if r.verdict == Verdict::None && !training && cpu_need <= ram_cap && !unified {
-            cpu_verdict(
-                &mut r,
-                cpu_est,
-                cpu_need,
-                ram_cap,
-                cpu,
-                batch,
-                ubatch,
-                s_cl.prompt_tokens,
-                k,
-            );
-        }
-        if unified && r.verdict == Verdict::None && !training && cpu_need <= ram_cap {
+        // Neither the GPU nor offload: the CPU path, when everything fits in RAM.
+        if r.verdict == Verdict::None && !training && cpu_need <= ram_cap {
             cpu_verdict(
                 &mut r,
                 cpu_est,
