@@ -16,7 +16,7 @@ use std::path::PathBuf;
 #[derive(Parser, Debug)]
 #[command(
     name = "headroom",
-    version,
+    version = super::VERSION,
     about = "What hardware do I need for this LLM, and will it run on mine?"
 )]
 pub struct Cli {

@@ -15,6 +15,7 @@
 pub mod app;
 mod breakdown;
 mod derived;
+mod icon;
 mod inputs;
 pub mod jobs;
 mod machines;
@@ -41,6 +42,7 @@ pub fn run_app() -> eframe::Result<()> {
         viewport: egui::ViewportBuilder::default()
             .with_title("headroom - will this LLM run?")
             .with_app_id("headroom")
+            .with_icon(icon::window_icon())
             .with_inner_size([1280.0, 800.0])
             .with_min_inner_size([960.0, 600.0]),
         ..Default::default()
