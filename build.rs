@@ -17,9 +17,14 @@ fn main() {
         .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).collect())
         .unwrap_or_default();
     files.sort();
-    for path in files.iter().filter(|p| p.extension().is_some_and(|e| e == "ron")) {
+    for path in files
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "ron"))
+    {
         println!("cargo:rerun-if-changed={}", path.display());
-        let Ok(text) = fs::read_to_string(path) else { continue };
+        let Ok(text) = fs::read_to_string(path) else {
+            continue;
+        };
         for value in date_fields(&text) {
             for d in iso_dates(value) {
                 if newest.as_ref().is_none_or(|n| d > *n) {
@@ -39,8 +44,12 @@ fn date_fields(text: &str) -> Vec<&str> {
     while let Some(i) = rest.find("date") {
         let after = rest[i + 4..].trim_start();
         rest = &rest[i + 4..];
-        let Some(after) = after.strip_prefix(':') else { continue };
-        let Some(after) = after.trim_start().strip_prefix('"') else { continue };
+        let Some(after) = after.strip_prefix(':') else {
+            continue;
+        };
+        let Some(after) = after.trim_start().strip_prefix('"') else {
+            continue;
+        };
         if let Some(end) = after.find('"') {
             out.push(&after[..end]);
         }

@@ -20,6 +20,9 @@ mod tests {
         assert_eq!(icon.rgba.len(), 256 * 256 * 4);
         // Not blank: the artwork has opaque pixels and transparent corners.
         assert!(icon.rgba.chunks(4).any(|p| p[3] == 255));
-        assert_eq!(icon.rgba[3], 0, "top-left corner is transparent (rounded square)");
+        assert_eq!(
+            icon.rgba[3], 0,
+            "top-left corner is transparent (rounded square)"
+        );
     }
 }
