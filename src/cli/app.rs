@@ -32,6 +32,8 @@ pub enum Command {
     Fit(FitArgs),
     /// Write a sizing report (Markdown, HTML or JSON).
     Report(ReportArgs),
+    /// Which machine to buy or rent for a scenario, per kind, and what would make this one fit.
+    Recommend(crate::cli::recommend::RecommendArgs),
     /// Detect this machine: RAM, CPU, GPUs.
     Detect {
         #[arg(long)]
@@ -160,8 +162,13 @@ pub struct FitArgs {
 pub struct ReportArgs {
     #[command(flatten)]
     pub scenario: ScenarioArgs,
+    /// Machine ids (repeatable; `local` is this machine). Default: this machine and the
+    /// recommended picks.
     #[arg(long = "machine")]
     pub machines: Vec<String>,
+    /// Every catalog machine of this kind instead of the picks.
+    #[arg(long, value_parser = parse_kind_filter)]
+    pub kind: Option<String>,
     #[arg(long, value_parser = ["md", "markdown", "html", "json"], default_value = "md")]
     pub format: String,
     /// Output file, or - for stdout.
@@ -689,8 +696,12 @@ pub fn run(cli: Cli) -> Result<String, CliError> {
         }
         Some(Command::Report(a)) => {
             let s = build_scenario(&a.scenario, &cat)?;
-            let machines = select_machines(&mut cat, &a.machines, None)?;
             let st = FitSettings::default();
+            let machines = if a.machines.is_empty() && a.kind.is_none() {
+                crate::cli::recommend::report_machines(&s, &mut cat, &st)
+            } else {
+                select_machines(&mut cat, &a.machines, a.kind.as_deref())?
+            };
             let e = estimate(&s);
             let rs = fit_all(&s, &machines, &cat, &st);
             let format = match a.format.as_str() {
@@ -709,6 +720,7 @@ pub fn run(cli: Cli) -> Result<String, CliError> {
             };
             crate::cli::report::run(&input, format, &a.output).map_err(CliError::input)
         }
+        Some(Command::Recommend(a)) => crate::cli::recommend::run(&a, &mut cat),
         Some(Command::Detect { json }) => Ok(crate::cli::detect::run(&cat, json)),
         Some(Command::Catalog { command }) => match command {
             CatalogCommand::List { kind, json } => {

@@ -18,6 +18,7 @@ mod derived;
 mod inputs;
 pub mod jobs;
 mod machines;
+mod recommend;
 mod report;
 pub mod state;
 mod style;
