@@ -104,7 +104,7 @@ fn card(ui: &mut Ui, label: String, add: impl FnOnce(&mut Ui)) -> egui::Response
     });
     let r = ui.interact(
         inner.response.rect,
-        ui.id().with(("recommend-card", &label)),
+        ui.make_persistent_id(("recommend-card", &label)),
         Sense::click(),
     );
     r.widget_info(|| egui::WidgetInfo::labeled(egui::accesskit::Role::Button, true, &label));
