@@ -324,13 +324,13 @@ pub fn rate_text(x: f64) -> String {
     }
 }
 
-/// Dollars: "$1,599", "$12.50", "$0.0420".
+/// Dollars: "$1,599", "$500", "$12.50", "$0.43", "$0.0420".
 pub fn usd_text(x: f64) -> String {
     if !x.is_finite() || x < 0.0 {
         "–".into()
-    } else if x >= 1000.0 {
+    } else if x >= 100.0 {
         format!("${}", group_digits(x.round() as u64))
-    } else if x >= 1.0 {
+    } else if x >= 0.1 {
         format!("${x:.2}")
     } else {
         format!("${x:.4}")
@@ -531,24 +531,28 @@ fn group_picks(group: Group, cands: &[Cand], s: &Scenario, k: &Constraints) -> G
             .as_ref()
             .map(|l| format!(" under {l}"))
             .unwrap_or_default();
-        picks.push(pick(
-            Role::Fastest,
-            c,
-            s,
-            format!(
-                "fastest {noun}{within}: {} tok/s ({}, {})",
-                rate_text(speed(c.f)),
-                c.f.verdict_text(),
-                price_text(c.price, c.hourly)
-            ),
-        ));
+        if let Some(same) = picks.iter_mut().find(|p| p.machine == c.f.machine) {
+            same.reason.push_str(&format!("; also the fastest {noun}{within}"));
+        } else {
+            picks.push(pick(
+                Role::Fastest,
+                c,
+                s,
+                format!(
+                    "fastest {noun}{within}: {} tok/s ({}, {})",
+                    rate_text(speed(c.f)),
+                    c.f.verdict_text(),
+                    price_text(c.price, c.hourly)
+                ),
+            ));
+        }
     }
 
     // Cloud: lowest $ per 1M tokens.
     if group == Group::Cloud
         && let Some(c) = runs
             .iter()
-            .filter(|c| within_price(c, k) && fast_enough(c))
+            .filter(|c| c.price.is_some() && within_price(c, k) && fast_enough(c))
             .filter(|c| cost_per_million(c.f, s).is_some())
             .min_by(|a, b| {
                 cost_per_million(a.f, s)
@@ -557,17 +561,29 @@ fn group_picks(group: Group, cands: &[Cand], s: &Scenario, k: &Constraints) -> G
             })
     {
         let what = if training { "trained" } else { "generated" };
-        picks.push(pick(
+        let cost = usd_text(cost_per_million(c.f, s).unwrap_or(0.0));
+        let mut p = pick(
             Role::BestValue,
             c,
             s,
             format!(
-                "lowest cost per 1M tokens {what} among cloud instances that run it: {} at {}; {} tok/s",
-                usd_text(cost_per_million(c.f, s).unwrap_or(0.0)),
+                "lowest cost per 1M tokens {what} among cloud instances that run it: {cost} at {}; {} tok/s",
                 price_text(c.price, c.hourly),
                 rate_text(speed(c.f))
             ),
-        ));
+        );
+        // The headline for the cloud: what a token costs. A pick it repeats folds into it.
+        for q in picks.iter().filter(|q| q.machine == p.machine) {
+            if q.role == Role::Cheapest {
+                p.reason
+                    .push_str("; also the cheapest per hour that holds it on the GPU");
+            }
+            if q.role == Role::Fastest || q.reason.contains("; also the fastest") {
+                p.reason.push_str(&format!("; also the fastest {noun}"));
+            }
+        }
+        picks.retain(|q| q.machine != p.machine);
+        picks.insert(0, p);
     }
 
     // Cheapest that runs it with offload (or on the CPU) at the minimum speed, when cheaper than
