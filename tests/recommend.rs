@@ -117,7 +117,9 @@ fn llama31_70b_q4km_picks_a_64gb_mac_and_the_lowest_cost_cloud_instance() {
         }
     }
 
-    // Cloud: the best-value pick has the lowest $/1M tokens among the cloud instances that run it.
+    // Cloud: the best-value pick has the lowest $/1M tokens among the cloud instances that run it
+    // and have an hourly price ($/1M = $/h ÷ (tok/s × 3600) × 1e6; an unpriced instance's
+    // figure is only its electricity).
     let cloud = group(&r, Group::Cloud);
     let best = cloud
         .picks
@@ -131,6 +133,7 @@ fn llama31_70b_q4km_picks_a_64gb_mac_and_the_lowest_cost_cloud_instance() {
     for (m, f) in &rows {
         if m.kind == MachineKind::Cloud
             && f.fits()
+            && price(m).is_some()
             && let Some(c) = f.usd_per_million_tokens
         {
             n += 1;

@@ -157,12 +157,7 @@ pub fn text(s: &Scenario, r: &Recommendations) -> String {
         }
     }
     if let Some(t) = &r.this_machine {
-        let name = if t.name.starts_with("This machine") {
-            t.name.clone()
-        } else {
-            format!("This machine ({})", t.name)
-        };
-        let _ = writeln!(o, "\n{name}: {}", t.summary);
+        let _ = writeln!(o, "\n{}: {}", t.title(), t.summary);
         for (i, u) in t.upgrades.iter().enumerate() {
             let _ = writeln!(o, "  {}. {}", i + 1, u.text);
         }

@@ -280,6 +280,17 @@ pub struct ThisMachine {
     pub upgrades: Vec<Upgrade>,
 }
 
+impl ThisMachine {
+    /// "This machine (RTX 4090 desktop)", or the detected name when it already says so.
+    pub fn title(&self) -> String {
+        if self.name.starts_with("This machine") {
+            self.name.clone()
+        } else {
+            format!("This machine ({})", self.name)
+        }
+    }
+}
+
 /// Every recommendation for one scenario.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Recommendations {
@@ -492,6 +503,12 @@ fn group_picks(group: Group, cands: &[Cand], s: &Scenario, k: &Constraints) -> G
             .filter(|c| c.f.gpu_capacity.0 > 0)
             .max_by_key(|c| c.f.gpu_capacity.0);
         match most {
+            Some(m) if m.f.gpu_capacity >= m.f.gpu_required => unmet.push(format!(
+                "no {noun} holds it in GPU memory: {} has {} usable for the {} it needs, but not the RAM beside it",
+                m.f.name,
+                m.f.gpu_capacity.display_gib(),
+                m.f.gpu_required.display_gib()
+            )),
             Some(m) => unmet.push(format!(
                 "no {noun} holds it in GPU memory: it needs {} per GPU, the most any has usable is {} ({})",
                 m.f.gpu_required.display_gib(),
@@ -521,6 +538,7 @@ fn group_picks(group: Group, cands: &[Cand], s: &Scenario, k: &Constraints) -> G
     }
 
     // Fastest that runs it (any verdict), within the price limit.
+    let mut fastest_within = String::new();
     let runs: Vec<Cand> = cands.iter().filter(|c| c.f.fits()).copied().collect();
     if let Some(c) = runs
         .iter()
@@ -531,21 +549,18 @@ fn group_picks(group: Group, cands: &[Cand], s: &Scenario, k: &Constraints) -> G
             .as_ref()
             .map(|l| format!(" under {l}"))
             .unwrap_or_default();
-        if let Some(same) = picks.iter_mut().find(|p| p.machine == c.f.machine) {
-            same.reason.push_str(&format!("; also the fastest {noun}{within}"));
-        } else {
-            picks.push(pick(
-                Role::Fastest,
-                c,
-                s,
-                format!(
-                    "fastest {noun}{within}: {} tok/s ({}, {})",
-                    rate_text(speed(c.f)),
-                    c.f.verdict_text(),
-                    price_text(c.price, c.hourly)
-                ),
-            ));
-        }
+        fastest_within = within;
+        picks.push(pick(
+            Role::Fastest,
+            c,
+            s,
+            format!(
+                "fastest {noun}{fastest_within}: {} tok/s ({}, {})",
+                rate_text(speed(c.f)),
+                c.f.verdict_text(),
+                price_text(c.price, c.hourly)
+            ),
+        ));
     }
 
     // Cloud: lowest $ per 1M tokens.
@@ -562,7 +577,7 @@ fn group_picks(group: Group, cands: &[Cand], s: &Scenario, k: &Constraints) -> G
     {
         let what = if training { "trained" } else { "generated" };
         let cost = usd_text(cost_per_million(c.f, s).unwrap_or(0.0));
-        let mut p = pick(
+        picks.push(pick(
             Role::BestValue,
             c,
             s,
@@ -571,25 +586,15 @@ fn group_picks(group: Group, cands: &[Cand], s: &Scenario, k: &Constraints) -> G
                 price_text(c.price, c.hourly),
                 rate_text(speed(c.f))
             ),
-        );
-        // The headline for the cloud: what a token costs. A pick it repeats folds into it.
-        for q in picks.iter().filter(|q| q.machine == p.machine) {
-            if q.role == Role::Cheapest {
-                p.reason
-                    .push_str("; also the cheapest per hour that holds it on the GPU");
-            }
-            if q.role == Role::Fastest || q.reason.contains("; also the fastest") {
-                p.reason.push_str(&format!("; also the fastest {noun}"));
-            }
-        }
-        picks.retain(|q| q.machine != p.machine);
-        picks.insert(0, p);
+        ));
     }
 
     // Cheapest that runs it with offload (or on the CPU) at the minimum speed, when cheaper than
     // the cheapest on the GPU.
+    let mut floor_used = DEFAULT_MIN_OFFLOAD_TOKENS_PER_S;
     if !training {
         let floor = min_speed.unwrap_or(DEFAULT_MIN_OFFLOAD_TOKENS_PER_S);
+        floor_used = floor;
         let gpu_price = picks
             .iter()
             .find(|p| p.role == Role::Cheapest)
@@ -621,9 +626,39 @@ fn group_picks(group: Group, cands: &[Cand], s: &Scenario, k: &Constraints) -> G
             ));
         }
     }
+    // Headline first: for the cloud what a token costs, elsewhere the cheapest on the GPU, then
+    // the cheapest that runs it at all. A machine that answers two questions is listed once,
+    // its reason saying what else it is.
+    let order: &[Role] = if group == Group::Cloud {
+        &[Role::BestValue, Role::Cheapest, Role::Fastest, Role::CheapestOffload]
+    } else {
+        &[Role::Cheapest, Role::CheapestOffload, Role::Fastest, Role::BestValue]
+    };
+    picks.sort_by_key(|p| order.iter().position(|r| *r == p.role));
+    let mut out: Vec<Pick> = Vec::with_capacity(picks.len());
+    for p in picks {
+        match out.iter_mut().find(|q| q.machine == p.machine) {
+            Some(q) => {
+                let also = match p.role {
+                    Role::Cheapest if group == Group::Cloud => {
+                        "the cheapest per hour that holds it on the GPU".to_string()
+                    }
+                    Role::Cheapest => format!("the cheapest {noun} that holds it on the GPU"),
+                    Role::Fastest => format!("the fastest {noun}{fastest_within}"),
+                    Role::BestValue => "the lowest cost per 1M tokens".to_string(),
+                    Role::CheapestOffload => format!(
+                        "the cheapest that runs it at ≥ {} tok/s",
+                        rate_text(floor_used)
+                    ),
+                };
+                q.reason.push_str(&format!("; also {also}"));
+            }
+            None => out.push(p),
+        }
+    }
     GroupPicks {
         group,
-        picks,
+        picks: out,
         unmet,
     }
 }

@@ -134,8 +134,8 @@ pub(crate) fn render(input: &ReportInput) -> String {
     if let Some(t) = &rec.this_machine {
         let _ = writeln!(
             o,
-            "<p><strong>This machine</strong> ({}): {}.</p>",
-            html(&t.name),
+            "<p><strong>{}</strong>: {}.</p>",
+            html(&t.title()),
             html(&t.summary)
         );
         if !t.upgrades.is_empty() {

@@ -78,7 +78,7 @@ pub(crate) fn render(input: &ReportInput) -> String {
         let _ = writeln!(out, "- {}", md(&u));
     }
     if let Some(t) = &rec.this_machine {
-        let _ = writeln!(out, "\n**This machine** ({}): {}.\n", md(&t.name), md(&t.summary));
+        let _ = writeln!(out, "\n**{}**: {}.\n", md(&t.title()), md(&t.summary));
         for (i, u) in t.upgrades.iter().enumerate() {
             let _ = writeln!(out, "{}. {}", i + 1, md(&u.text));
         }
