@@ -1519,7 +1519,9 @@ fn snapshot_recommendations_come_first() {
     me.id = "local".into();
     o.catalog.machines.push(me);
     let md = o.render(ReportFormat::Markdown);
-    let rec = md.find("## Recommendations").expect("a recommendations section");
+    let rec = md
+        .find("## Recommendations")
+        .expect("a recommendations section");
     let scen = md.find("## Scenario").unwrap();
     assert!(rec < scen && md[..rec].matches("## ").count() == 0, "first");
     assert!(md[rec..scen].contains("**This machine**: runs it"), "{md}");
@@ -1530,8 +1532,7 @@ fn snapshot_recommendations_come_first() {
         html.find("<h2>Memory</h2>").unwrap(),
     );
     assert!(h_rec < h_mem && html[..h_rec].matches("<h2>").count() == 0);
-    let v: serde_json::Value =
-        serde_json::from_str(&o.render(ReportFormat::Json)).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&o.render(ReportFormat::Json)).unwrap();
     assert!(v["recommendations"]["kinds"].as_array().unwrap().len() >= 3);
     assert_eq!(v["recommendations"]["this_machine"]["machine"], "local");
 }

@@ -13,7 +13,9 @@ use headroom::core::units::{Bytes, GIB};
 use headroom::io::catalog::builtin;
 
 fn scenario(model: &str, weights: WeightPrecision, context: u64) -> Scenario {
-    let p = builtin().model(model).unwrap_or_else(|| panic!("preset {model}"));
+    let p = builtin()
+        .model(model)
+        .unwrap_or_else(|| panic!("preset {model}"));
     Scenario {
         model: p.spec.clone(),
         model_id: Some(p.id.clone()),
@@ -64,7 +66,11 @@ fn llama3_8b_q4km_8k_picks_the_cheapest_laptop_that_holds_it_on_its_gpu() {
     let laptop = group(&r, Group::Laptop);
     let p = laptop.best().expect("a laptop pick");
     assert_eq!(p.role, Role::Cheapest);
-    assert!(p.reason.starts_with("cheapest laptop with ≥ "), "{}", p.reason);
+    assert!(
+        p.reason.starts_with("cheapest laptop with ≥ "),
+        "{}",
+        p.reason
+    );
     assert!(p.reason.contains("tok/s"), "{}", p.reason);
     let rows = rows(&s, cat);
     let (pm, pf) = rows.iter().find(|(m, _)| m.id == p.machine).unwrap();
@@ -113,7 +119,12 @@ fn llama31_70b_q4km_picks_a_64gb_mac_and_the_lowest_cost_cloud_instance() {
     // No cheaper Apple machine holds it.
     for (m, f) in &rows {
         if is_apple(cat, m) && on_gpu(f) && price(m).is_some() {
-            assert!(price(am).unwrap() <= price(m).unwrap(), "{} vs {}", am.id, m.id);
+            assert!(
+                price(am).unwrap() <= price(m).unwrap(),
+                "{} vs {}",
+                am.id,
+                m.id
+            );
         }
     }
 
@@ -137,7 +148,12 @@ fn llama31_70b_q4km_picks_a_64gb_mac_and_the_lowest_cost_cloud_instance() {
             && let Some(c) = f.usd_per_million_tokens
         {
             n += 1;
-            assert!(best_cost <= c, "{} ${best_cost} > {} ${c}", best.machine, m.id);
+            assert!(
+                best_cost <= c,
+                "{} ${best_cost} > {} ${c}",
+                best.machine,
+                m.id
+            );
         }
     }
     assert!(n >= 2, "{n} cloud instances run it");
@@ -221,13 +237,27 @@ fn this_machine_gets_its_verdict_and_the_changes_that_make_it_fit() {
     // A 24 GiB RTX 4090 desktop and 70B Q4_K_M (~43 GiB): layers are offloaded.
     let s = scenario("llama-3.1-70b", WeightPrecision::Q4KM, 8192);
     let me = cat.machine("desktop-rtx4090-64gb").unwrap();
-    let r = recommend(&s, &cat.machines, Some(me), cat, &st, &Constraints::default());
-    assert!(r.machine_ids().iter().all(|id| id != &me.id), "never a pick");
+    let r = recommend(
+        &s,
+        &cat.machines,
+        Some(me),
+        cat,
+        &st,
+        &Constraints::default(),
+    );
+    assert!(
+        r.machine_ids().iter().all(|id| id != &me.id),
+        "never a pick"
+    );
     let t = r.this_machine.as_ref().unwrap();
     let f = fit_all(&s, [me], cat, &st).remove(0);
     assert_eq!(t.verdict, f.verdict);
     assert_eq!(t.verdict, Verdict::Offload);
-    assert!(t.summary.starts_with("runs it with offload"), "{}", t.summary);
+    assert!(
+        t.summary.starts_with("runs it with offload"),
+        "{}",
+        t.summary
+    );
     assert!(!t.upgrades.is_empty());
     for u in &t.upgrades {
         match u.change {
@@ -255,7 +285,14 @@ fn this_machine_gets_its_verdict_and_the_changes_that_make_it_fit() {
         .clone();
     small.id = "local".into();
     small.ram = Bytes::gib(16);
-    let r = recommend(&s, &cat.machines, Some(&small), cat, &st, &Constraints::default());
+    let r = recommend(
+        &s,
+        &cat.machines,
+        Some(&small),
+        cat,
+        &st,
+        &Constraints::default(),
+    );
     let t = r.this_machine.unwrap();
     assert_eq!(t.verdict, Verdict::None);
     let ram = t

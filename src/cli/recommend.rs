@@ -96,9 +96,20 @@ fn with_local(cat: &mut Catalog) -> Option<Machine> {
 /// report can give its upgrade path) and the recommended picks, headline picks first.
 pub fn report_machines(s: &Scenario, cat: &mut Catalog, st: &FitSettings) -> Vec<Machine> {
     let local = with_local(cat);
-    let r = recommend(s, &cat.machines, local.as_ref(), cat, st, &Constraints::default());
+    let r = recommend(
+        s,
+        &cat.machines,
+        local.as_ref(),
+        cat,
+        st,
+        &Constraints::default(),
+    );
     let mut out: Vec<Machine> = local.into_iter().collect();
-    out.extend(r.machine_ids().iter().filter_map(|id| cat.machine(id).cloned()));
+    out.extend(
+        r.machine_ids()
+            .iter()
+            .filter_map(|id| cat.machine(id).cloned()),
+    );
     out
 }
 

@@ -476,10 +476,22 @@ fn group_picks(group: Group, cands: &[Cand], s: &Scenario, k: &Constraints) -> G
     // Cheapest that holds it in GPU memory.
     let gpu: Vec<Cand> = cands.iter().filter(|c| on_gpu(c.f)).copied().collect();
     let gpu_priced: Vec<Cand> = gpu.iter().filter(|c| c.price.is_some()).copied().collect();
-    let gpu_fast: Vec<Cand> = gpu_priced.iter().filter(|c| fast_enough(c)).copied().collect();
-    let gpu_ok: Vec<Cand> = gpu_fast.iter().filter(|c| within_price(c, k)).copied().collect();
+    let gpu_fast: Vec<Cand> = gpu_priced
+        .iter()
+        .filter(|c| fast_enough(c))
+        .copied()
+        .collect();
+    let gpu_ok: Vec<Cand> = gpu_fast
+        .iter()
+        .filter(|c| within_price(c, k))
+        .copied()
+        .collect();
     if let Some(c) = gpu_ok.iter().min_by(|a, b| by_price(a, b)) {
-        let per = if group == Group::Cloud { " per hour" } else { "" };
+        let per = if group == Group::Cloud {
+            " per hour"
+        } else {
+            ""
+        };
         let mem = if c.f.verdict == Verdict::Unified {
             "usable unified memory"
         } else if c.f.gpus > 1 {
@@ -519,9 +531,13 @@ fn group_picks(group: Group, cands: &[Cand], s: &Scenario, k: &Constraints) -> G
             None => {}
         }
     } else if gpu_priced.is_empty() {
-        unmet.push(format!("no {noun} that holds it on the GPU has a price in the catalog"));
+        unmet.push(format!(
+            "no {noun} that holds it on the GPU has a price in the catalog"
+        ));
     } else if gpu_fast.is_empty() {
-        let best = gpu_priced.iter().max_by(|a, b| speed(a.f).total_cmp(&speed(b.f)));
+        let best = gpu_priced
+            .iter()
+            .max_by(|a, b| speed(a.f).total_cmp(&speed(b.f)));
         if let (Some(b), Some(m)) = (best, min_speed) {
             unmet.push(format!(
                 "no {noun} reaches {} tok/s on the GPU; the fastest is {}",
@@ -630,9 +646,19 @@ fn group_picks(group: Group, cands: &[Cand], s: &Scenario, k: &Constraints) -> G
     // the cheapest that runs it at all. A machine that answers two questions is listed once,
     // its reason saying what else it is.
     let order: &[Role] = if group == Group::Cloud {
-        &[Role::BestValue, Role::Cheapest, Role::Fastest, Role::CheapestOffload]
+        &[
+            Role::BestValue,
+            Role::Cheapest,
+            Role::Fastest,
+            Role::CheapestOffload,
+        ]
     } else {
-        &[Role::Cheapest, Role::CheapestOffload, Role::Fastest, Role::BestValue]
+        &[
+            Role::Cheapest,
+            Role::CheapestOffload,
+            Role::Fastest,
+            Role::BestValue,
+        ]
     };
     picks.sort_by_key(|p| order.iter().position(|r| *r == p.role));
     let mut out: Vec<Pick> = Vec::with_capacity(picks.len());
@@ -942,11 +968,7 @@ fn this_machine(
             let need = if acc.is_some() && f.gpu_required.0 > 0 {
                 f.gpu_required
             } else {
-                estimate(&Scenario {
-                    gpus,
-                    ..s.clone()
-                })
-                .per_gpu_total()
+                estimate(&Scenario { gpus, ..s.clone() }).per_gpu_total()
             };
             let example = cat
                 .accelerators
@@ -984,10 +1006,7 @@ fn this_machine(
                 example: example.map(|a| a.id.clone()),
                 verdict,
                 tokens_per_s: tps,
-                text: format!(
-                    "a GPU with ≥ {} of memory{each}{ex}",
-                    need.display_gib()
-                ),
+                text: format!("a GPU with ≥ {} of memory{each}{ex}", need.display_gib()),
             });
         }
     }
@@ -1008,7 +1027,12 @@ fn this_machine(
 
 /// The least RAM (a multiple of [`RAM_STEP`], up to 64× the machine's or 16 TiB) with which `m`
 /// runs the scenario at all, and the fit then. Fits are monotone in RAM, so a binary search.
-fn min_ram(s: &Scenario, m: &Machine, cat: &Catalog, st: &FitSettings) -> Option<(Bytes, FitResult)> {
+fn min_ram(
+    s: &Scenario,
+    m: &Machine,
+    cat: &Catalog,
+    st: &FitSettings,
+) -> Option<(Bytes, FitResult)> {
     let at = |steps: u64| {
         let mut m2 = m.clone();
         m2.ram = Bytes(steps.saturating_mul(RAM_STEP));

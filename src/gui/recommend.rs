@@ -21,6 +21,8 @@ const CARD_W: f32 = 210.0;
 pub(crate) struct RecommendCache {
     key: Option<(u64, Option<String>)>,
     recs: Recommendations,
+    /// The machine a card opened, until the Machines table has scrolled to it.
+    scroll_to: Option<String>,
 }
 
 impl HeadroomApp {
@@ -64,6 +66,15 @@ impl HeadroomApp {
         }
         f.fits_only = false;
         f.search.clear();
+        self.recommend.scroll_to = Some(id.to_string());
+    }
+
+    /// Once after a card was clicked: the scroll offset of the Machines table that shows the
+    /// machine it opened (`rows`: the scrolling rows; `step`: a row's height with spacing).
+    pub(super) fn take_pick_scroll(&mut self, rows: &[usize], step: f32) -> Option<f32> {
+        let id = self.recommend.scroll_to.take()?;
+        let i = rows.iter().position(|&i| self.machines[i].id == id)?;
+        Some(((i as f32 - 2.0) * step).max(0.0))
     }
 
     /// The strip of cards.
@@ -171,12 +182,19 @@ fn this_card(ui: &mut Ui, t: &ThisMachine, open: &mut Option<String>) {
         match t.upgrades.first() {
             Some(u) => {
                 ui.add(
-                    egui::Label::new(RichText::new(format!("Smallest change: {}", u.text)).small().weak())
-                        .wrap(),
+                    egui::Label::new(
+                        RichText::new(format!("Smallest change: {}", u.text))
+                            .small()
+                            .weak(),
+                    )
+                    .wrap(),
                 );
             }
             None => {
-                ui.add(egui::Label::new(RichText::new("Runs it on the GPU as it is.").small().weak()).wrap());
+                ui.add(
+                    egui::Label::new(RichText::new("Runs it on the GPU as it is.").small().weak())
+                        .wrap(),
+                );
             }
         }
     });

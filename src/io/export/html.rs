@@ -105,7 +105,11 @@ pub(crate) fn render(input: &ReportInput) -> String {
     } else {
         o.push_str("<div class=\"table-wrap\"><table>\n<thead><tr>");
         for (i, c) in RECOMMEND_COLUMNS.iter().enumerate() {
-            let num = if i == 3 || i == 5 { " class=\"num\"" } else { "" };
+            let num = if i == 3 || i == 5 {
+                " class=\"num\""
+            } else {
+                ""
+            };
             let _ = write!(o, "<th{num}>{}</th>", html(c));
         }
         o.push_str("</tr></thead>\n<tbody>\n");

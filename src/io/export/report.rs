@@ -570,8 +570,9 @@ pub(crate) fn totals(input: &ReportInput) -> Vec<(String, String)> {
 
 /// The recommendation table: (kind, question, machine, price, verdict, tok/s, reason) per
 /// pick, plain text.
-pub(crate) const RECOMMEND_COLUMNS: [&str; 7] =
-    ["Kind", "Pick", "Machine", "Price", "Verdict", "Tokens/s", "Why"];
+pub(crate) const RECOMMEND_COLUMNS: [&str; 7] = [
+    "Kind", "Pick", "Machine", "Price", "Verdict", "Tokens/s", "Why",
+];
 
 pub(crate) fn recommend_rows(r: &Recommendations) -> Vec<[String; 7]> {
     let mut rows = Vec::new();
@@ -595,7 +596,11 @@ pub(crate) fn recommend_rows(r: &Recommendations) -> Vec<[String; 7]> {
 pub(crate) fn recommend_unmet(r: &Recommendations) -> Vec<String> {
     r.groups
         .iter()
-        .flat_map(|g| g.unmet.iter().map(move |u| format!("{}: {u}", g.group.label())))
+        .flat_map(|g| {
+            g.unmet
+                .iter()
+                .map(move |u| format!("{}: {u}", g.group.label()))
+        })
         .collect()
 }
 
