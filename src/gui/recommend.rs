@@ -14,7 +14,7 @@ use crate::core::recommend::{
 };
 use egui::{RichText, Sense, Ui};
 
-const CARD_W: f32 = 210.0;
+const CARD_W: f32 = 176.0;
 
 /// The picks, cached by the derived generation (scenario, settings, catalog) and this machine.
 #[derive(Default)]
@@ -90,11 +90,11 @@ impl HeadroomApp {
                     .id_salt("recommend-cards")
                     .show(ui, |ui| {
                         ui.horizontal_top(|ui| {
-                            for g in &recs.groups {
-                                group_card(ui, g, &mut open);
-                            }
                             if let Some(t) = &recs.this_machine {
                                 this_card(ui, t, &mut open);
+                            }
+                            for g in &recs.groups {
+                                group_card(ui, g, &mut open);
                             }
                         });
                     });
@@ -131,11 +131,17 @@ fn card(ui: &mut Ui, label: String, add: impl FnOnce(&mut Ui)) -> egui::Response
 }
 
 fn pick_line(ui: &mut Ui, p: &Pick) {
-    ui.horizontal_wrapped(|ui| {
-        ui.label(p.price_text());
+    ui.horizontal(|ui| {
+        ui.spacing_mut().item_spacing.x = 4.0;
+        ui.add(egui::Label::new(RichText::new(p.price_text()).small()).extend());
         style::badge(ui, &p.verdict_text, style::verdict_color(p.verdict));
-        ui.label(p.speed_text());
+        ui.add(egui::Label::new(RichText::new(p.speed_text()).small()).extend());
     });
+}
+
+/// The first clause of a reason (the rest is in the tooltip).
+fn headline(reason: &str) -> &str {
+    reason.split("; ").next().unwrap_or(reason)
 }
 
 fn group_card(ui: &mut Ui, g: &GroupPicks, open: &mut Option<String>) {
@@ -146,7 +152,7 @@ fn group_card(ui: &mut Ui, g: &GroupPicks, open: &mut Option<String>) {
                 ui.label(RichText::new(title).small().strong());
                 ui.add(egui::Label::new(RichText::new(&p.name).strong()).truncate());
                 pick_line(ui, p);
-                ui.add(egui::Label::new(RichText::new(&p.reason).small().weak()).wrap());
+                ui.add(egui::Label::new(RichText::new(headline(&p.reason)).small().weak()).wrap());
                 for q in g.picks.iter().skip(1) {
                     let t = format!("{}: {} ({})", q.role.label(), q.name, q.price_text());
                     ui.add(egui::Label::new(RichText::new(t).small()).truncate())
@@ -156,7 +162,10 @@ fn group_card(ui: &mut Ui, g: &GroupPicks, open: &mut Option<String>) {
             if r.clicked() {
                 *open = Some(p.machine.clone());
             }
-            r.on_hover_text("Tick it onto the chart and open it in the Machines table");
+            r.on_hover_text(format!(
+                "{}\n{}\nClick: tick it onto the chart and open it in the Machines table",
+                p.name, p.reason
+            ));
         }
         None => {
             let _ = card(ui, format!("{title}: no pick"), |ui| {
@@ -171,8 +180,8 @@ fn group_card(ui: &mut Ui, g: &GroupPicks, open: &mut Option<String>) {
 
 fn this_card(ui: &mut Ui, t: &ThisMachine, open: &mut Option<String>) {
     let r = card(ui, format!("This machine: {}", t.name), |ui| {
-        ui.label(RichText::new("This machine").small().strong());
-        ui.add(egui::Label::new(RichText::new(&t.name).strong()).truncate());
+        // The name is in the card's tooltip: the summary strip already shows it as a label.
+        ui.label(RichText::new("This machine").strong());
         ui.horizontal_wrapped(|ui| {
             style::badge(ui, &t.verdict_text, style::verdict_color(t.verdict));
             if t.tokens_per_s > 0.0 {
@@ -201,4 +210,5 @@ fn this_card(ui: &mut Ui, t: &ThisMachine, open: &mut Option<String>) {
     if r.clicked() {
         *open = Some(t.machine.clone());
     }
+    r.on_hover_text(format!("{}\n{}", t.name, t.summary));
 }
