@@ -337,3 +337,58 @@ fn the_default_report_machines_are_the_picks() {
     assert!(ids.iter().all(|i| seen.insert(i.clone())));
     assert_eq!(ids[0], heads[0]);
 }
+
+/// What a recompute costs (the GUI does it once per input change, from fit rows it already has):
+/// `cargo test --release --test recommend recompute_cost -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn recompute_cost() {
+    let cat = builtin();
+    let st = FitSettings::default();
+    let me = cat.machine("desktop-rtx4090-64gb").unwrap();
+    for (name, s) in [
+        (
+            "8B Q4_K_M (fits)",
+            scenario("llama-3-8b", WeightPrecision::Q4KM, 8192),
+        ),
+        (
+            "70B Q4_K_M (offload)",
+            scenario("llama-3.1-70b", WeightPrecision::Q4KM, 8192),
+        ),
+    ] {
+        let t = std::time::Instant::now();
+        let fits = fit_all(&s, &cat.machines, cat, &st);
+        let fit_ms = t.elapsed().as_secs_f64() * 1e3;
+        let n = 5;
+        let mut best = f64::INFINITY;
+        for _ in 0..n {
+            let t = std::time::Instant::now();
+            let r = headroom::core::recommend::recommend_from_fits(
+                &s,
+                &cat.machines,
+                &fits,
+                Some(me),
+                cat,
+                &st,
+                &Constraints::default(),
+            );
+            assert!(!r.groups.is_empty());
+            best = best.min(t.elapsed().as_secs_f64() * 1e3);
+        }
+        let rec_ms = best;
+        let t = std::time::Instant::now();
+        let _ = headroom::core::recommend::recommend_from_fits(
+            &s,
+            &cat.machines,
+            &fits,
+            None,
+            cat,
+            &st,
+            &Constraints::default(),
+        );
+        let picks_ms = t.elapsed().as_secs_f64() * 1e3;
+        println!(
+            "{name}: fit_all {fit_ms:.2} ms, recommend_from_fits {rec_ms:.2} ms at best of {n} (picks alone {picks_ms:.2} ms)"
+        );
+    }
+}
