@@ -1039,7 +1039,10 @@ fn min_ram(
         fit_one(s, &m2, cat, st)
     };
     let lo0 = m.ram.0 / RAM_STEP;
-    let hi_cap = (m.ram.0.saturating_mul(64).max(64 * GIB)).min(16 * 1024 * GIB) / RAM_STEP;
+    let hi_cap = m.ram.0.saturating_mul(64).clamp(64 * GIB, 16 * 1024 * GIB) / RAM_STEP;
+    if hi_cap <= lo0 {
+        return None;
+    }
     let mut hi = hi_cap;
     let top = at(hi);
     if !top.fits() {
