@@ -1,0 +1,217 @@
+//! Training states: gradients, optimiser states and FP32 master weights, sharded by ZeRO
+//! (Rajbhandari et al. 2019, "ZeRO", §3 and Fig. 1: `(2 + 2 + K)·Ψ` with K = 12 for
+//! mixed-precision Adam; stage 1 shards K, stage 2 also the gradients, stage 3 also the weights),
+//! and the LoRA adapters.
+
+use super::component::{ComponentKind, ComponentList, Provenance};
+use super::{Job, formula, gib, group_digits};
+use crate::core::model::{MlpKind, ModelSpec, ParamCount};
+use crate::core::precision::WeightPrecision;
+use crate::core::scenario::{LoraTargets, Mode, Offload, Optimizer};
+use crate::core::units::Bytes;
+
+/// Place the gradients, optimiser states, master weights and adapters.
+pub(super) fn place(
+    job: &Job,
+    params: &ParamCount,
+    precision: WeightPrecision,
+    list: &mut ComponentList,
+) {
+    let (s, spec, explain, n, stage) = (job.s, job.spec, job.explain, job.devices, job.zero_stage);
+    let fp32_train = s.mode == Mode::Full && precision == WeightPrecision::Fp32;
+    let offload_opt = s.offload != Offload::None && !job.cpu_only;
+    let (trainable, wb, gb, master_b) = match s.mode {
+        Mode::Full if fp32_train => (params.total, 4.0, 4.0, 0.0),
+        Mode::Full => (params.total, 2.0, 2.0, if s.pure_bf16 { 0.0 } else { 4.0 }),
+        // PEFT keeps LoRA adapters in FP32 (autocast_adapter_dtype); no separate master copy.
+        Mode::Lora => (
+            lora_params(spec, s.lora_rank, s.lora_targets),
+            4.0,
+            4.0,
+            0.0,
+        ),
+        // QLoRA: BF16 adapters (Dettmers et al. 2023).
+        _ => (
+            lora_params(spec, s.lora_rank, s.lora_targets),
+            2.0,
+            2.0,
+            0.0,
+        ),
+    };
+    let (ob, otxt) = optimizer_bytes_per_param(s.optimizer, s.pure_bf16, spec);
+    let tp = trainable as f64;
+    let n_f = n as f64;
+    if s.mode != Mode::Full {
+        let adapters = Bytes::from_f64(tp * wb);
+        let sh = if stage >= 3 {
+            adapters.div_ceil(n)
+        } else {
+            adapters
+        };
+        list.gpu(
+            ComponentKind::Weights,
+            "LoRA adapters",
+            sh,
+            Provenance::Derived,
+            formula!(explain,
+                "rank {} × (d_in + d_out) over {} matrices × {} layers = {} trainable params × {wb} B = {}",
+                s.lora_rank,
+                s.lora_targets.cli_name(),
+                spec.layers,
+                group_digits(trainable),
+                gib(adapters)
+            ),
+        );
+    }
+    let shard = |on: bool, x: f64| if on { x / n_f } else { x };
+    let zero_txt = |on: bool| {
+        if on && n > 1 {
+            formula!(explain, " ÷ {n} GPUs (ZeRO-{stage})")
+        } else {
+            String::new()
+        }
+    };
+    // Gradients.
+    let g_gpu = shard(stage >= 2, tp * gb);
+    list.gpu(
+        ComponentKind::Gradients,
+        "Gradients",
+        Bytes::from_f64(g_gpu),
+        Provenance::Derived,
+        formula!(
+            explain,
+            "{} trainable params × {gb} B{}",
+            group_digits(trainable),
+            zero_txt(stage >= 2)
+        ),
+    );
+    // Optimiser states and master weights.
+    let o_total = tp * ob;
+    let m_total = tp * master_b;
+    if offload_opt {
+        list.host(
+            ComponentKind::Optimizer,
+            "Optimizer states (CPU offload)",
+            Bytes::from_f64(o_total),
+            Provenance::Derived,
+            formula!(
+                explain,
+                "{otxt} × {} params, in CPU RAM (ZeRO-Offload)",
+                group_digits(trainable)
+            ),
+        );
+        if m_total > 0.0 {
+            list.host(
+                ComponentKind::MasterWeights,
+                "FP32 master weights (CPU offload)",
+                Bytes::from_f64(m_total),
+                Provenance::Derived,
+                formula!(
+                    explain,
+                    "4 B × {} params, in CPU RAM (ZeRO-Offload)",
+                    group_digits(trainable)
+                ),
+            );
+        }
+    } else {
+        let qlora_paged = s.mode == Mode::Qlora;
+        list.gpu(
+            ComponentKind::Optimizer,
+            if qlora_paged {
+                "Optimizer states (paged)"
+            } else {
+                "Optimizer states"
+            },
+            Bytes::from_f64(shard(stage >= 1, o_total)),
+            Provenance::Derived,
+            formula!(
+                explain,
+                "{otxt} × {} params{}{}",
+                group_digits(trainable),
+                zero_txt(stage >= 1),
+                if qlora_paged {
+                    "; paged AdamW spills to CPU RAM under memory pressure"
+                } else {
+                    ""
+                }
+            ),
+        );
+        if m_total > 0.0 {
+            list.gpu(
+                ComponentKind::MasterWeights,
+                "FP32 master weights",
+                Bytes::from_f64(shard(stage >= 1, m_total)),
+                Provenance::Derived,
+                formula!(
+                    explain,
+                    "4 B × {} params{}",
+                    group_digits(trainable),
+                    zero_txt(stage >= 1)
+                ),
+            );
+        }
+    }
+}
+
+/// Optimiser bytes per trainable parameter (states only; the FP32 master copy is separate).
+fn optimizer_bytes_per_param(
+    o: Optimizer,
+    pure_bf16: bool,
+    spec: &ModelSpec,
+) -> (f64, &'static str) {
+    match o {
+        // Adam m and v in FP32 (ZeRO paper's K = 12 counts these 8 plus the 4-byte master copy).
+        Optimizer::AdamW if pure_bf16 => (4.0, "AdamW m + v in BF16: 2 + 2 B/param"),
+        Optimizer::AdamW => (8.0, "AdamW m + v in FP32: 4 + 4 B/param"),
+        // bitsandbytes 8-bit Adam: m and v as 8-bit blockwise-quantised (Dettmers et al. 2022).
+        Optimizer::AdamW8bit => (2.0, "8-bit AdamW (bitsandbytes) m + v: 1 + 1 B/param"),
+        Optimizer::Sgd if pure_bf16 => (2.0, "SGD momentum buffer in BF16: 2 B/param"),
+        Optimizer::Sgd => (4.0, "SGD momentum buffer in FP32: 4 B/param"),
+        // Adafactor (Shazeer & Stern 2018) factors the second moment of an n×m matrix into n + m
+        // FP32 values and keeps no first moment by default: ≈ 4·(n+m)/(n·m) ≈ 8/h B/param.
+        Optimizer::Adafactor => {
+            let h = spec.hidden.max(1) as f64;
+            (
+                8.0 / h,
+                "Adafactor factored second moment: ≈ 4·(rows + cols) B per matrix ≈ 8/h B/param",
+            )
+        }
+    }
+}
+
+/// LoRA trainable parameters per layer: r·(d_in + d_out) for each adapted matrix.
+fn lora_params(spec: &ModelSpec, r: u64, t: LoraTargets) -> u64 {
+    let h = spec.hidden;
+    let qd = spec.heads.saturating_mul(spec.head_dim);
+    let kvd = spec.kv_heads.saturating_mul(spec.head_dim);
+    let attn_q = h + qd;
+    let attn_v = h + kvd;
+    let attn_k = h + kvd;
+    let attn_o = qd + h;
+    let mut per_layer_dims: u64 = match t {
+        LoraTargets::QV => attn_q + attn_v,
+        LoraTargets::Attention | LoraTargets::AllLinear => attn_q + attn_k + attn_v + attn_o,
+    };
+    if t == LoraTargets::AllLinear {
+        let mats = match spec.mlp {
+            MlpKind::Gated => 3,
+            MlpKind::Plain => 2,
+        };
+        let mlp_dims = |w: u64| (h + w).saturating_mul(mats);
+        let dims = match &spec.moe {
+            Some(m) => mlp_dims(m.expert_ffn)
+                .saturating_mul(m.experts)
+                .saturating_add(
+                    mlp_dims(if m.shared_ffn > 0 {
+                        m.shared_ffn
+                    } else {
+                        m.expert_ffn
+                    })
+                    .saturating_mul(m.shared_experts),
+                ),
+            None => mlp_dims(spec.intermediate),
+        };
+        per_layer_dims = per_layer_dims.saturating_add(dims);
+    }
+    per_layer_dims.saturating_mul(r).saturating_mul(spec.layers)
+}
