@@ -15,6 +15,23 @@ const LLAMA_CPP_CTX_PAD: u64 = 256;
 /// PagedAttention's block size (vLLM `--block-size` default, Kwon et al. 2023 §4.1).
 const PAGED_BLOCK_TOKENS: u64 = 16;
 
+/// Cells of llama.cpp's sliding-window cache with the default `swa_full = false`:
+/// `GGML_PAD(min(n_ctx, n_swa · n_seq + n_ubatch), 256)` (src/llama-kv-cache-iswa.cpp,
+/// `llama_kv_cache_iswa` constructor, unified cache), where `n_ctx` is the padded context of all
+/// sequences together.
+fn llama_cpp_swa_cells(window: u64, ctx_per_seq: u64, seqs: u64, ubatch: u64) -> u64 {
+    let n_ctx = ctx_per_seq.saturating_mul(seqs);
+    let wanted = window.saturating_mul(seqs).saturating_add(ubatch);
+    n_ctx
+        .min(wanted)
+        .div_ceil(LLAMA_CPP_SWA_PAD)
+        .saturating_mul(LLAMA_CPP_SWA_PAD)
+}
+
+/// The SWA cache is always padded to 256 cells (src/llama-kv-cache-iswa.cpp; llama.cpp issue
+/// 17037).
+const LLAMA_CPP_SWA_PAD: u64 = 256;
+
 /// The KV numbers the speed and fit engines need.
 pub(super) struct KvSums {
     /// KV bytes per token of one sequence, all layers.
@@ -69,26 +86,30 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
         (0, 0)
     };
     let global = spec.layers - local;
-    let local_tokens = if local > 0 {
+    // Cells a sliding-window layer keeps for the whole job (all sequences).
+    let local_cells = if local == 0 {
+        0
+    } else if s.runtime == Runtime::LlamaCpp {
+        llama_cpp_swa_cells(window, alloc_ctx, s.batch, s.ubatch)
+    } else {
         let t = window.min(alloc_ctx);
-        if s.kv_allocation == KvAllocation::Paged {
+        let t = if s.kv_allocation == KvAllocation::Paged {
             t.div_ceil(PAGED_BLOCK_TOKENS)
                 .saturating_mul(PAGED_BLOCK_TOKENS)
         } else {
             t
-        }
-    } else {
-        0
+        };
+        t.saturating_mul(s.batch)
     };
-    let per_seq = per_token_layer
+    let total = per_token_layer
         .saturating_mul(global)
         .saturating_mul(alloc_ctx)
+        .saturating_mul(s.batch)
         .saturating_add(
             per_token_layer
                 .saturating_mul(local)
-                .saturating_mul(local_tokens),
+                .saturating_mul(local_cells),
         );
-    let total = per_seq.saturating_mul(s.batch);
     let read_per_token = per_token_layer
         .saturating_mul(global)
         .saturating_mul(ctx)
@@ -121,14 +142,20 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
             spec.head_dim
         )
     };
-    let window_part = if local > 0 {
+    let window_part = if local == 0 {
+        String::new()
+    } else if s.runtime == Runtime::LlamaCpp {
+        formula!(
+            explain,
+            " ({local} sliding-window layers hold {} cells for all sequences: min(n_ctx, n_swa × n_seq + n_ubatch) padded to 256)",
+            group_digits(local_cells)
+        )
+    } else {
         formula!(
             explain,
             " ({local} sliding-window layers hold {} tokens)",
-            group_digits(local_tokens)
+            group_digits(local_cells / s.batch.max(1))
         )
-    } else {
-        String::new()
     };
     let text = formula!(
         explain,

@@ -16,6 +16,7 @@
 //! Our own reasoning behind the heuristics is in `docs/memory.md`.
 
 mod component;
+mod framework;
 mod inference_workspace;
 mod kv_cache;
 mod overhead;
@@ -128,6 +129,25 @@ impl Estimate {
             .map(|c| c.per_device)
             .sum()
     }
+    /// The allocated peak of ONE GPU (host RAM when CPU only): everything but the runtime's
+    /// fixed reserve. For training, what `torch.cuda.max_memory_allocated` reports.
+    pub fn peak_allocated(&self) -> Bytes {
+        self.peak_reserved().saturating_sub(if self.gpus == 0 {
+            self.host_kind(ComponentKind::Overhead)
+        } else {
+            self.per_gpu_kind(ComponentKind::Overhead)
+        })
+    }
+    /// The reserved peak of ONE GPU (host RAM when CPU only): the allocated peak plus the
+    /// caching-allocator reserve and the CUDA context, what `nvidia-smi` shows. Fit verdicts
+    /// use this.
+    pub fn peak_reserved(&self) -> Bytes {
+        if self.gpus == 0 {
+            self.host_total()
+        } else {
+            self.per_gpu_total()
+        }
+    }
     /// Host bytes of one kind.
     pub fn host_kind(&self, k: ComponentKind) -> Bytes {
         self.components
@@ -176,8 +196,11 @@ struct Job<'a> {
     /// GPUs the job is spread over (1 for CPU only).
     devices: u64,
     training: bool,
-    /// ZeRO stage in effect (0 for inference).
+    /// ZeRO stage in effect (0 for inference; 3 when the framework shards with FSDP over
+    /// several GPUs).
     zero_stage: u8,
+    /// What the training framework changes.
+    framework: framework::FrameworkProfile,
 }
 
 /// The FFN width a token passes through (active experts for MoE) and the number of
@@ -231,6 +254,7 @@ pub fn estimate_with(scenario: &Scenario, explain: bool) -> Estimate {
         ));
     }
     let training = s.mode.is_training();
+    let profile = framework::profile(s.framework);
     let job = Job {
         s: &s,
         spec,
@@ -238,8 +262,21 @@ pub fn estimate_with(scenario: &Scenario, explain: bool) -> Estimate {
         cpu_only: s.gpus == 0,
         devices: s.devices(),
         training,
-        zero_stage: if training { s.zero } else { 0 },
+        zero_stage: match (training, profile.shards_with_fsdp && s.gpus > 1) {
+            (false, _) => 0,
+            (true, true) => 3,
+            (true, false) => s.zero,
+        },
+        framework: profile,
     };
+    if training && job.framework.shards_with_fsdp && s.gpus > 1 && s.zero != 3 {
+        notes.push(formula!(
+            explain,
+            "{} shards weights, gradients and optimiser states over the {} GPUs (FSDP FULL_SHARD, as ZeRO-3).",
+            s.framework.label(),
+            s.gpus
+        ));
+    }
     let params = spec.param_count();
     let mut list = ComponentList::new(job.devices, job.cpu_only);
 
@@ -247,7 +284,7 @@ pub fn estimate_with(scenario: &Scenario, explain: bool) -> Estimate {
     let kv = kv_cache::place(&job, &mut list, &mut notes);
     if training {
         training_activations::place(&job, &mut list);
-        training_states::place(&job, &params, w.precision, &mut list);
+        training_states::place(&job, &params, &w, &mut list, &mut notes);
     } else {
         inference_workspace::place(&job, &mut list);
     }

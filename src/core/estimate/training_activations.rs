@@ -3,8 +3,9 @@
 //! `s·b·h·(34 + 5·a·s/h)` bytes per layer at 16-bit), and the logits and loss.
 
 use super::component::{ComponentKind, ComponentList, Provenance};
+use super::framework::BNB_SAVED_INPUT_BYTES;
 use super::{Job, ffn_shape, formula, gib, group_digits};
-use crate::core::scenario::Checkpointing;
+use crate::core::scenario::{Checkpointing, LoraTargets, Mode};
 use crate::core::units::Bytes;
 
 /// Place the activations and the loss of one training step.
@@ -26,6 +27,28 @@ pub(super) fn place(job: &Job, list: &mut ComponentList) {
     let per_layer = sbh * lin + if drop_scores { 0.0 } else { attn_quadratic };
     let l = spec.layers as f64;
     let (act, txt) = match s.checkpointing {
+        Checkpointing::Full if job.framework.checkpoints_in_host_ram && !job.cpu_only => {
+            let saved = Bytes::from_f64(2.0 * sbh * l);
+            list.host(
+                ComponentKind::Activations,
+                "Activation checkpoints (offloaded to CPU RAM by Unsloth)",
+                saved,
+                Provenance::Derived,
+                formula!(
+                    explain,
+                    "2·s·b·h × {l} layers, s={sq}, b={bt}, h={h} = {} (Unsloth's offloaded gradient checkpointing)",
+                    gib(saved)
+                ),
+            );
+            (
+                per_layer,
+                formula!(
+                    explain,
+                    "full recompute with checkpoints in CPU RAM: one layer's working set {}",
+                    gib(Bytes::from_f64(per_layer))
+                ),
+            )
+        }
         Checkpointing::Full => {
             let v = 2.0 * sbh * l + per_layer;
             (
@@ -73,12 +96,15 @@ pub(super) fn place(job: &Job, list: &mut ComponentList) {
         },
         txt,
     );
-    // Loss: logits in 16-bit, an FP32 upcast and its log-softmax/gradient: 10 B per element.
-    let loss = Bytes(
-        sq.saturating_mul(bt)
-            .saturating_mul(spec.vocab)
-            .saturating_mul(10),
-    );
+    if s.mode == Mode::Qlora
+        && job.framework.bnb_saves_layer_inputs
+        && s.checkpointing != Checkpointing::Full
+    {
+        bnb_saved_inputs(job, sq.saturating_mul(bt), list);
+    }
+    // Loss: bytes per logit element as the framework's loss path holds them.
+    let per_logit = job.framework.loss_bytes_per_logit;
+    let loss = Bytes::from_f64(sq.saturating_mul(bt).saturating_mul(spec.vocab) as f64 * per_logit);
     list.gpu(
         ComponentKind::Activations,
         "Logits and loss",
@@ -86,9 +112,41 @@ pub(super) fn place(job: &Job, list: &mut ComponentList) {
         Provenance::Derived,
         formula!(
             explain,
-            "{sq} × {bt} × {} vocab × (2 B logits + 4 B FP32 copy + 4 B log-softmax) = {}",
+            "{sq} × {bt} × {} vocab × {per_logit} B ({}) = {}",
             group_digits(spec.vocab),
+            job.framework.loss_text,
             gib(loss)
+        ),
+    );
+}
+
+/// QLoRA through bitsandbytes without full recompute: each adapted layer's input is kept once
+/// more in 16-bit by the 4-bit matmul (see [`BNB_SAVED_INPUT_BYTES`]). The distinct inputs per
+/// layer: the attention input (q, k, v), the attention output (o), the MLP input (gate, up) and
+/// the MLP's inner activation (down).
+fn bnb_saved_inputs(job: &Job, tokens: u64, list: &mut ComponentList) {
+    let spec = job.spec;
+    let (ffn_w, _) = ffn_shape(spec);
+    let h = spec.hidden;
+    let qd = spec.heads.saturating_mul(spec.head_dim);
+    let width = match job.s.lora_targets {
+        LoraTargets::QV => h,
+        LoraTargets::Attention => h.saturating_add(qd),
+        LoraTargets::AllLinear => h.saturating_add(qd).saturating_add(h).saturating_add(ffn_w),
+    };
+    let bytes = Bytes::from_f64(
+        tokens.saturating_mul(width).saturating_mul(spec.layers) as f64 * BNB_SAVED_INPUT_BYTES,
+    );
+    list.gpu(
+        ComponentKind::Activations,
+        "4-bit layers' saved inputs (bitsandbytes)",
+        bytes,
+        Provenance::Derived,
+        formula!(
+            job.explain,
+            "{tokens} tokens × {width} input widths of the adapted layers × {} layers × {BNB_SAVED_INPUT_BYTES} B = {}",
+            spec.layers,
+            gib(bytes)
         ),
     );
 }

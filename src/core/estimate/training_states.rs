@@ -4,6 +4,7 @@
 //! and the LoRA adapters.
 
 use super::component::{ComponentKind, ComponentList, Provenance};
+use super::weights::PlacedWeights;
 use super::{Job, formula, gib, group_digits};
 use crate::core::model::{MlpKind, ModelSpec, ParamCount};
 use crate::core::precision::WeightPrecision;
@@ -14,14 +15,33 @@ use crate::core::units::Bytes;
 pub(super) fn place(
     job: &Job,
     params: &ParamCount,
-    precision: WeightPrecision,
+    weights: &PlacedWeights,
     list: &mut ComponentList,
+    notes: &mut Vec<String>,
 ) {
     let (s, spec, explain, n, stage) = (job.s, job.spec, job.explain, job.devices, job.zero_stage);
-    let fp32_train = s.mode == Mode::Full && precision == WeightPrecision::Fp32;
+    let fp32_train = s.mode == Mode::Full && weights.precision == WeightPrecision::Fp32;
     let offload_opt = s.offload != Offload::None && !job.cpu_only;
+    if s.mode == Mode::Qlora && job.framework.upcasts_unquantised_weights {
+        kbit_fp32_upcast(job, list);
+    }
+    // DeepSpeed's estimators count an FP32 gradient partition besides the 16-bit gradients.
+    let deepspeed_grads = job.framework.deepspeed_convention
+        && s.mode == Mode::Full
+        && !fp32_train
+        && stage >= 2
+        && !offload_opt;
+    if deepspeed_grads {
+        notes.push(deepspeed_comparison(job, params.total, weights));
+    }
     let (trainable, wb, gb, master_b) = match s.mode {
         Mode::Full if fp32_train => (params.total, 4.0, 4.0, 0.0),
+        Mode::Full if deepspeed_grads => (
+            params.total,
+            2.0,
+            2.0 + DEEPSPEED_FP32_GRAD_BYTES,
+            if s.pure_bf16 { 0.0 } else { 4.0 },
+        ),
         Mode::Full => (params.total, 2.0, 2.0, if s.pure_bf16 { 0.0 } else { 4.0 }),
         // PEFT keeps LoRA adapters in FP32 (autocast_adapter_dtype); no separate master copy.
         Mode::Lora => (
@@ -80,8 +100,13 @@ pub(super) fn place(
         Provenance::Derived,
         formula!(
             explain,
-            "{} trainable params × {gb} B{}",
+            "{} trainable params × {gb} B{}{}",
             group_digits(trainable),
+            if deepspeed_grads {
+                " (2 B 16-bit + 4 B FP32 gradient partition, as DeepSpeed counts)"
+            } else {
+                ""
+            },
             zero_txt(stage >= 2)
         ),
     );
@@ -151,6 +176,73 @@ pub(super) fn place(
             );
         }
     }
+}
+
+/// DeepSpeed's estimators count 18 B per parameter on the sharded side: 2 B 16-bit gradients,
+/// 4 B FP32 gradients, 4 B FP32 weights and 8 B Adam states
+/// (deepspeed/runtime/zero/stage_1_and_2.py, `estimate_zero2_model_states_mem_needs`;
+/// deepspeed/runtime/zero/stage3.py, `estimate_zero3_model_states_mem_needs`). The ZeRO paper's
+/// 16 has no FP32 gradient.
+const DEEPSPEED_FP32_GRAD_BYTES: f64 = 4.0;
+
+/// The model states per GPU as DeepSpeed's estimator and as the ZeRO paper count them, side by
+/// side, for a full fine-tune under ZeRO-2/3.
+fn deepspeed_comparison(job: &Job, psi: u64, weights: &PlacedWeights) -> String {
+    let n = job.devices.max(1) as f64;
+    let p = psi as f64;
+    let stage = job.zero_stage;
+    let largest = weights.sums.largest_layer.as_f64();
+    // ZeRO paper §5.1: stage 2 shards gradients and K = 12 optimiser bytes; stage 3 also the
+    // 16-bit weights.
+    let paper = if stage >= 3 {
+        16.0 * p / n
+    } else {
+        2.0 * p + 14.0 * p / n
+    };
+    // DeepSpeed (after PR 5099 for ZeRO-2): 2Ψ + 18Ψ/N; ZeRO-3: 4 × largest layer + 18Ψ/N.
+    let (deepspeed, how) = if stage >= 3 {
+        (
+            2.0 * largest + 18.0 * p / n,
+            "estimate_zero3_model_states_mem_needs: 4 B × largest layer + 18 B × Ψ / N",
+        )
+    } else {
+        (
+            2.0 * p + 18.0 * p / n,
+            "estimate_zero2_model_states_mem_needs, as changed in DeepSpeed PR 5099: 2 B × Ψ + 18 B × Ψ / N",
+        )
+    };
+    formula!(
+        job.explain,
+        "Model states per GPU: {} by DeepSpeed's estimator ({how}; shown above) against {} by the ZeRO paper (Rajbhandari et al. 2019: (2 + 2 + 12) B × Ψ, sharded by stage). DeepSpeed also counts an FP32 gradient partition.",
+        gib(Bytes::from_f64(deepspeed)),
+        gib(Bytes::from_f64(paper))
+    )
+}
+
+/// QLoRA under PEFT's `prepare_model_for_kbit_training` (see [`KBIT_FP32_UPCAST_EXTRA_BYTES`]):
+/// the weights that stay 16-bit (embedding, output head, norms) are held in FP32.
+fn kbit_fp32_upcast(job: &Job, list: &mut ComponentList) {
+    use super::framework::KBIT_FP32_UPCAST_EXTRA_BYTES;
+    let spec = job.spec;
+    let outer: u64 = spec.outer_tensors().iter().map(|g| g.elements).sum();
+    let norms = spec
+        .norms_per_layer
+        .saturating_mul(spec.hidden)
+        .saturating_mul(spec.layers);
+    let elements = outer.saturating_add(norms);
+    let extra = Bytes::from_f64(elements as f64 * KBIT_FP32_UPCAST_EXTRA_BYTES);
+    list.gpu(
+        ComponentKind::Weights,
+        "FP32 upcast of the 16-bit weights (PEFT prepare_model_for_kbit_training)",
+        extra,
+        Provenance::Derived,
+        formula!(
+            job.explain,
+            "{} embedding, head and norm params × 2 B more (16-bit → FP32) = {}",
+            group_digits(elements),
+            gib(extra)
+        ),
+    );
 }
 
 /// Optimiser bytes per trainable parameter (states only; the FP32 master copy is separate).

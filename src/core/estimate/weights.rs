@@ -52,7 +52,7 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
     let w = sum_tensors(spec, wprec, job.explain);
 
     // How ZeRO/TP/offload split each state. Inference: tensor parallel splits weights evenly.
-    let stage = if train { s.zero } else { 0 };
+    let stage = job.zero_stage;
     let offload_params = train && s.offload == Offload::OptimizerParams && !cpu_only;
     if train && s.offload == Offload::OptimizerParams && stage < 3 {
         notes.push(
@@ -77,7 +77,12 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
     } else if train && shard_weights && n > 1 {
         formula!(
             job.explain,
-            "; ZeRO-3 ÷ {n} = {} each",
+            "; {} ÷ {n} = {} each",
+            if job.framework.shards_with_fsdp {
+                "FSDP FULL_SHARD"
+            } else {
+                "ZeRO-3"
+            },
             gib(weights_per_gpu)
         )
     } else {
@@ -114,6 +119,8 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
                 gib(w.largest_layer)
             ),
         );
+    } else if train && stage >= 3 && n > 1 && job.framework.deepspeed_convention {
+        deepspeed_zero3_weights(job, &w, wname, weights_per_gpu, list);
     } else if w.total.0 > 0 {
         list.gpu(
             ComponentKind::Weights,
@@ -123,31 +130,157 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
             formula!(job.explain, "{}{split_note}", w.formula),
         );
     }
+    if train && stage >= 3 && n > 1 && job.framework.shards_with_fsdp {
+        fsdp_unsharded_units(job, &w, list);
+    }
     if s.runtime == Runtime::LlamaCpp
         && let Some(fw) = &spec.file_weights
         && fw.runtime_extra_bytes > 0
     {
-        // llama.cpp keeps the input token_embd in host RAM and, when the output is tied to it,
-        // loads a second copy as the output matrix on the GPU (llama-model.cpp: `output` is
-        // created from `token_embd` with TENSOR_DUPLICATED). The GPU thus holds the file's bytes
-        // (less the input table, plus the copy) and host RAM the input table.
-        list.host(
-            ComponentKind::Weights,
-            "Token embedding (kept in host RAM by llama.cpp)",
-            Bytes(fw.runtime_extra_bytes),
-            Provenance::Exact,
-            formula!(
-                job.explain,
-                "tied token_embd {} bytes stays on the CPU; its copy serves as the output matrix on the GPU",
-                group_digits(fw.runtime_extra_bytes)
-            ),
-        );
+        tied_embedding_copy(job, fw.runtime_extra_bytes, list);
     }
 
     PlacedWeights {
         precision: wprec,
         sums: w,
     }
+}
+
+/// DeepSpeed ZeRO-3 counted as DeepSpeed's estimator counts it
+/// (deepspeed/runtime/zero/stage3.py, `estimate_zero3_model_states_mem_needs`): the GPU holds
+/// `4 × largest_layer_params` bytes of gathered parameters and its estimator leaves the sharded
+/// 16-bit weights out. A LoRA base is frozen but still sharded, so it keeps its shard too.
+fn deepspeed_zero3_weights(
+    job: &Job,
+    w: &WeightSums,
+    name: &str,
+    shard: Bytes,
+    list: &mut ComponentList,
+) {
+    let n = job.devices;
+    if job.s.mode != Mode::Full && shard.0 > 0 {
+        list.gpu(
+            ComponentKind::Weights,
+            name,
+            shard,
+            w.provenance,
+            formula!(
+                job.explain,
+                "{}; ZeRO-3 ÷ {n} = {} each",
+                w.formula,
+                gib(shard)
+            ),
+        );
+    }
+    let gathered = w.largest_layer.saturating_mul(2);
+    list.gpu(
+        ComponentKind::Weights,
+        "Weights (gathered layer, DeepSpeed estimator)",
+        gathered,
+        Provenance::Derived,
+        formula!(
+            job.explain,
+            "4 B × the largest layer's parameters = 2 × {} (estimate_zero3_model_states_mem_needs; it does not count the sharded 16-bit weights)",
+            gib(w.largest_layer)
+        ),
+    );
+}
+
+/// FSDP FULL_SHARD keeps unsharded units in flight: with `BackwardPrefetch.BACKWARD_PRE` the
+/// current and next unit's parameters and the current unit's gradients
+/// (torch/distributed/fsdp/api.py, `BackwardPrefetch`). One unit is one decoder layer (the
+/// transformer auto-wrap policy accelerate and torchtune use).
+fn fsdp_unsharded_units(job: &Job, w: &WeightSums, list: &mut ComponentList) {
+    use super::framework::{FSDP_UNSHARDED_GRAD_UNITS, FSDP_UNSHARDED_PARAM_UNITS};
+    let params = w.largest_layer.saturating_mul(FSDP_UNSHARDED_PARAM_UNITS);
+    list.gpu(
+        ComponentKind::Weights,
+        "Weights (unsharded FSDP units)",
+        params,
+        Provenance::Derived,
+        formula!(
+            job.explain,
+            "{FSDP_UNSHARDED_PARAM_UNITS} layers × {} gathered (current + prefetched, BACKWARD_PRE)",
+            gib(w.largest_layer)
+        ),
+    );
+    if job.s.mode == Mode::Full {
+        let grads = w.largest_layer.saturating_mul(FSDP_UNSHARDED_GRAD_UNITS);
+        list.gpu(
+            ComponentKind::Gradients,
+            "Gradients (unsharded FSDP unit)",
+            grads,
+            Provenance::Derived,
+            formula!(
+                job.explain,
+                "{FSDP_UNSHARDED_GRAD_UNITS} layer × {} before its reduce-scatter",
+                gib(w.largest_layer)
+            ),
+        );
+    }
+}
+
+/// A tied model's second copy of the token embedding under llama.cpp.
+///
+/// llama.cpp creates the output matrix from `token_embd` with `TENSOR_DUPLICATED`
+/// (src/llama-model.cpp, `llama_model::load_tensors`), and `llama_model_loader::create_tensor`
+/// (src/llama-model-loader.cpp) returns the already-loaded tensor when the output's buffer type
+/// is the one `token_embd` got: then the table is held once. The buffer type is chosen per
+/// tensor by the op it feeds (`select_weight_buft` in src/llama-model.cpp): the input table feeds
+/// GET_ROWS and always stays in the plain CPU buffer, the output feeds MUL_MAT and goes
+///   - to the GPU when the model is offloaded: a second copy (the file's bytes sit on the GPU,
+///     the input table in host RAM);
+///   - on a CPU-only run, to the CPU_REPACK buffer when the CPU backend repacks its type for
+///     matmul (ggml/src/ggml-cpu/repack.cpp, `ggml_repack_get_optimal_repack_type` and
+///     `extra_buffer_type::supports_op`): a second, repacked copy; otherwise to the same CPU
+///     buffer, so the table is held once and nothing is added.
+fn tied_embedding_copy(job: &Job, table_bytes: u64, list: &mut ComponentList) {
+    if job.cpu_only {
+        let elements = job.spec.vocab.saturating_mul(job.spec.hidden);
+        if !cpu_repacks_embedding(table_bytes, elements, job.spec.vocab) {
+            return;
+        }
+        list.host(
+            ComponentKind::Weights,
+            "Token embedding, repacked output copy (llama.cpp CPU_REPACK)",
+            Bytes(table_bytes),
+            Provenance::Exact,
+            formula!(
+                job.explain,
+                "tied token_embd {} bytes is held twice on the CPU: once for the input lookup and once repacked for the output matmul (CPU_REPACK buffer)",
+                group_digits(table_bytes)
+            ),
+        );
+        return;
+    }
+    list.host(
+        ComponentKind::Weights,
+        "Token embedding (kept in host RAM by llama.cpp)",
+        Bytes(table_bytes),
+        Provenance::Exact,
+        formula!(
+            job.explain,
+            "tied token_embd {} bytes stays on the CPU; its copy serves as the output matrix on the GPU",
+            group_digits(table_bytes)
+        ),
+    );
+}
+
+/// Bytes per 256 elements of the ggml types the CPU backend repacks for matmul on x86 AVX2 and
+/// ARM NEON (ggml/src/ggml-cpu/repack.cpp, `ggml_repack_get_optimal_repack_type`): Q4_0 and
+/// IQ4_NL (18 B per 32) and Q4_K (144 B per 256) all take 144 B per 256 elements; Q2_K takes 84.
+const REPACKED_BYTES_PER_256: [u64; 2] = [144, 84];
+/// Row multiple the repacked layouts interleave (`cur->ne[1] % 8 == 0` in the same function).
+const REPACK_ROW_MULTIPLE: u64 = 8;
+
+/// Whether llama.cpp's CPU backend repacks a token-embedding table of this size: its type is
+/// read off the bytes per element, which are exact for ggml's block types.
+fn cpu_repacks_embedding(table_bytes: u64, elements: u64, rows: u64) -> bool {
+    elements > 0
+        && rows.is_multiple_of(REPACK_ROW_MULTIPLE)
+        && REPACKED_BYTES_PER_256
+            .iter()
+            .any(|&per| table_bytes.saturating_mul(256) == elements.saturating_mul(per))
 }
 
 /// Bytes a tensor group takes at a given ggml type, rounding each row up to whole blocks.
