@@ -228,8 +228,9 @@ fn fsdp_unsharded_units(job: &Job, w: &WeightSums, list: &mut ComponentList) {
 /// is the one `token_embd` got: then the table is held once. The buffer type is chosen per
 /// tensor by the op it feeds (`select_weight_buft` in src/llama-model.cpp): the input table feeds
 /// GET_ROWS and always stays in the plain CPU buffer, the output feeds MUL_MAT and goes
-///   - to the GPU when the model is offloaded: a second copy (the file's bytes sit on the GPU,
-///     the input table in host RAM);
+///   - to the GPU when the model is offloaded, fully or partly (the output is placed as layer
+///     `n_layer`, the first one `-ngl` offloads: `i_gpu_start` in `load_tensors`): a second
+///     copy (the file's bytes sit on the GPU, the input table in host RAM);
 ///   - on a CPU-only run, to the CPU_REPACK buffer when the CPU backend repacks its type for
 ///     matmul (ggml/src/ggml-cpu/repack.cpp, `ggml_repack_get_optimal_repack_type` and
 ///     `extra_buffer_type::supports_op`): a second, repacked copy; otherwise to the same CPU
