@@ -464,3 +464,32 @@ fn scenario_files_without_a_framework_still_load() {
     assert_eq!(s.framework, Framework::Transformers);
     assert_eq!(s.context, 4096);
 }
+
+#[test]
+fn bitsandbytes_inputs_only_without_full_recompute_and_with_peft_upcast() {
+    let extra = |framework, checkpointing| {
+        estimate(&Scenario {
+            mode: Mode::Qlora,
+            context: 2048,
+            framework,
+            checkpointing,
+            ..Scenario::default()
+        })
+        .components
+        .iter()
+        .filter(|c| c.name.contains("bitsandbytes") || c.name.contains("FP32 upcast"))
+        .map(|c| c.per_device.0)
+        .sum::<u64>()
+    };
+    // Llama 3 8B, all-linear adapters: 2048 tokens × (4096 + 4096 + 4096 + 14336) × 32 layers
+    // × 2 B of saved inputs, plus 2 B × (2 × 525,336,576 embedding/head + 65 × 4096 norm) params.
+    let inputs = 2048u64 * (4096 * 3 + 14336) * 32 * 2;
+    let upcast = 2 * (2 * 525_336_576 + 65 * 4096);
+    assert_eq!(
+        extra(Framework::Transformers, Checkpointing::None),
+        inputs + upcast
+    );
+    assert_eq!(extra(Framework::Transformers, Checkpointing::Full), upcast);
+    assert_eq!(extra(Framework::Torchtune, Checkpointing::None), 0);
+    assert_eq!(extra(Framework::Unsloth, Checkpointing::None), 0);
+}

@@ -20,8 +20,10 @@ pub(super) const TORCHTUNE_LOSS_BYTES_PER_LOGIT: f64 = 10.0;
 pub(super) const UNSLOTH_LOSS_BYTES_PER_LOGIT: f64 = 0.0;
 
 /// bitsandbytes' 4-bit matmul keeps its own 16-bit copy of each adapted layer's input for
-/// backward (bitsandbytes/autograd/_functions.py, `MatMul4Bit.forward` saves `A`; PEFT casts
-/// the input separately for the adapter, peft/tuners/lora/bnb.py `Linear4bit.forward`).
+/// backward (bitsandbytes/autograd/_functions.py, `MatMul4Bit.forward` saves `A`, the input cast
+/// to `bnb_4bit_compute_dtype`), a tensor of its own when PEFT's FP32 upcast (below) makes the
+/// norms hand FP32 activations to the layer, which the adapter keeps as well
+/// (peft/tuners/lora/bnb.py `Linear4bit.forward`).
 pub(super) const BNB_SAVED_INPUT_BYTES: f64 = 2.0;
 /// PEFT's `prepare_model_for_kbit_training` (peft/utils/other.py), which TRL's SFTTrainer
 /// calls for a 4-bit model, casts every parameter that is not 4-bit (embedding, output head,
@@ -121,7 +123,7 @@ pub(super) fn profile(f: Framework) -> FrameworkProfile {
         Framework::Fsdp => FrameworkProfile {
             loss_bytes_per_logit: HF_LOSS_BYTES_PER_LOGIT,
             loss_text: hf_loss,
-            bnb_saves_layer_inputs: true,
+            bnb_saves_layer_inputs: false,
             upcasts_unquantised_weights: false,
             checkpoints_in_host_ram: false,
             shards_with_fsdp: true,
