@@ -13,7 +13,7 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
     if job.training && !cpu_only && s.overhead_override.is_none() {
         return training_reserve(job, list);
     }
-    let (ov, ovtxt) = match (s.overhead_override, cpu_only, s.runtime) {
+    let (reserve, reserve_text) = match (s.overhead_override, cpu_only, s.runtime) {
         (Some(o), _, _) => (o, "set by you".to_string()),
         (None, true, _) => (Bytes::mib(256), "runtime process and libraries in RAM ≈ 256 MiB (heuristic)".to_string()),
         (None, false, Runtime::LlamaCpp) => (
@@ -33,11 +33,11 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
     list.gpu(
         ComponentKind::Overhead,
         "Runtime overhead",
-        ov,
+        reserve,
         Provenance::Heuristic,
         formula!(
             explain,
-            "{ovtxt}{}",
+            "{reserve_text}{}",
             if cpu_only {
                 ", in host RAM"
             } else {

@@ -16,15 +16,15 @@ pub(super) fn place(job: &Job, list: &mut ComponentList) {
     // Korthikanti et al. 2022, Table 2, per layer at 16-bit: attention 11·sbh + 5·a·s²·b,
     // MLP 19·sbh (4h GELU), norms 4·sbh. The MLP term is generalised to width I and gated
     // MLPs: (3 + 2·k·I/h)·sbh with k = 2 tensors of width I (plain) or 4 (gated).
-    let sq = s.context;
-    let bt = s.batch;
-    let sbh = sq.saturating_mul(bt).saturating_mul(h) as f64;
+    let seq = s.context;
+    let batch = s.batch;
+    let sbh = seq.saturating_mul(batch).saturating_mul(h) as f64;
     let k_w = if mats == 2 { 4.0 } else { 2.0 };
     let mlp_coef = 3.0 + 2.0 * k_w * ffn_w as f64 / h.max(1) as f64;
-    let lin = 11.0 + mlp_coef + 4.0;
-    let attn_quadratic = 5.0 * spec.heads as f64 * (sq as f64) * (sq as f64) * bt as f64;
+    let sbh_coef = 11.0 + mlp_coef + 4.0;
+    let attn_quadratic = 5.0 * spec.heads as f64 * (seq as f64) * (seq as f64) * batch as f64;
     let drop_scores = s.flash_attention || s.checkpointing != Checkpointing::None;
-    let per_layer = sbh * lin + if drop_scores { 0.0 } else { attn_quadratic };
+    let per_layer = sbh * sbh_coef + if drop_scores { 0.0 } else { attn_quadratic };
     let l = spec.layers as f64;
     let (act, txt) = match s.checkpointing {
         Checkpointing::Full if job.framework.checkpoints_in_host_ram && !job.cpu_only => {
@@ -36,7 +36,7 @@ pub(super) fn place(job: &Job, list: &mut ComponentList) {
                 Provenance::Derived,
                 formula!(
                     explain,
-                    "2·s·b·h × {l} layers, s={sq}, b={bt}, h={h} = {} (Unsloth's offloaded gradient checkpointing)",
+                    "2·s·b·h × {l} layers, s={seq}, b={batch}, h={h} = {} (Unsloth's offloaded gradient checkpointing)",
                     gib(saved)
                 ),
             );
@@ -79,7 +79,7 @@ pub(super) fn place(job: &Job, list: &mut ComponentList) {
                 v,
                 formula!(
                     explain,
-                    "s·b·h·{lin:.1}{q} per layer{why}, s={sq}, b={bt}, h={h} × {l} layers = {}",
+                    "s·b·h·{sbh_coef:.1}{q} per layer{why}, s={seq}, b={batch}, h={h} × {l} layers = {}",
                     gib(Bytes::from_f64(v))
                 ),
             )
@@ -100,11 +100,12 @@ pub(super) fn place(job: &Job, list: &mut ComponentList) {
         && job.framework.bnb_saves_layer_inputs
         && s.checkpointing != Checkpointing::Full
     {
-        bnb_saved_inputs(job, sq.saturating_mul(bt), list);
+        bnb_saved_inputs(job, seq.saturating_mul(batch), list);
     }
     // Loss: bytes per logit element as the framework's loss path holds them.
     let per_logit = job.framework.loss_bytes_per_logit;
-    let loss = Bytes::from_f64(sq.saturating_mul(bt).saturating_mul(spec.vocab) as f64 * per_logit);
+    let loss =
+        Bytes::from_f64(seq.saturating_mul(batch).saturating_mul(spec.vocab) as f64 * per_logit);
     list.gpu(
         ComponentKind::Activations,
         "Logits and loss",
@@ -112,7 +113,7 @@ pub(super) fn place(job: &Job, list: &mut ComponentList) {
         Provenance::Derived,
         formula!(
             explain,
-            "{sq} × {bt} × {} vocab × {per_logit} B ({}) = {}",
+            "{seq} × {batch} × {} vocab × {per_logit} B ({}) = {}",
             group_digits(spec.vocab),
             job.framework.loss_text,
             gib(loss)

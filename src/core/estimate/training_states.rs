@@ -34,7 +34,7 @@ pub(super) fn place(
     if deepspeed_grads {
         notes.push(deepspeed_comparison(job, params.total, weights));
     }
-    let (trainable, wb, gb, master_b) = match s.mode {
+    let (trainable, adapter_bytes, grad_bytes, master_bytes) = match s.mode {
         Mode::Full if fp32_train => (params.total, 4.0, 4.0, 0.0),
         Mode::Full if deepspeed_grads => (
             params.total,
@@ -58,12 +58,13 @@ pub(super) fn place(
             0.0,
         ),
     };
-    let (ob, otxt) = optimizer_bytes_per_param(s.optimizer, s.pure_bf16, spec);
-    let tp = trainable as f64;
-    let n_f = n as f64;
+    let (optimizer_bytes, optimizer_text) =
+        optimizer_bytes_per_param(s.optimizer, s.pure_bf16, spec);
+    let trainable_f = trainable as f64;
+    let gpus_f = n as f64;
     if s.mode != Mode::Full {
-        let adapters = Bytes::from_f64(tp * wb);
-        let sh = if stage >= 3 {
+        let adapters = Bytes::from_f64(trainable_f * adapter_bytes);
+        let adapters_per_gpu = if stage >= 3 {
             adapters.div_ceil(n)
         } else {
             adapters
@@ -71,10 +72,10 @@ pub(super) fn place(
         list.gpu(
             ComponentKind::Weights,
             "LoRA adapters",
-            sh,
+            adapters_per_gpu,
             Provenance::Derived,
             formula!(explain,
-                "rank {} × (d_in + d_out) over {} matrices × {} layers = {} trainable params × {wb} B = {}",
+                "rank {} × (d_in + d_out) over {} matrices × {} layers = {} trainable params × {adapter_bytes} B = {}",
                 s.lora_rank,
                 s.lora_targets.cli_name(),
                 spec.layers,
@@ -83,7 +84,7 @@ pub(super) fn place(
             ),
         );
     }
-    let shard = |on: bool, x: f64| if on { x / n_f } else { x };
+    let shard = |on: bool, x: f64| if on { x / gpus_f } else { x };
     let zero_txt = |on: bool| {
         if on && n > 1 {
             formula!(explain, " ÷ {n} GPUs (ZeRO-{stage})")
@@ -92,15 +93,15 @@ pub(super) fn place(
         }
     };
     // Gradients.
-    let g_gpu = shard(stage >= 2, tp * gb);
+    let grads_per_gpu = shard(stage >= 2, trainable_f * grad_bytes);
     list.gpu(
         ComponentKind::Gradients,
         "Gradients",
-        Bytes::from_f64(g_gpu),
+        Bytes::from_f64(grads_per_gpu),
         Provenance::Derived,
         formula!(
             explain,
-            "{} trainable params × {gb} B{}{}",
+            "{} trainable params × {grad_bytes} B{}{}",
             group_digits(trainable),
             if deepspeed_grads {
                 " (2 B 16-bit + 4 B FP32 gradient partition, as DeepSpeed counts)"
@@ -111,25 +112,25 @@ pub(super) fn place(
         ),
     );
     // Optimiser states and master weights.
-    let o_total = tp * ob;
-    let m_total = tp * master_b;
+    let optimizer_total = trainable_f * optimizer_bytes;
+    let master_total = trainable_f * master_bytes;
     if offload_opt {
         list.host(
             ComponentKind::Optimizer,
             "Optimizer states (CPU offload)",
-            Bytes::from_f64(o_total),
+            Bytes::from_f64(optimizer_total),
             Provenance::Derived,
             formula!(
                 explain,
-                "{otxt} × {} params, in CPU RAM (ZeRO-Offload)",
+                "{optimizer_text} × {} params, in CPU RAM (ZeRO-Offload)",
                 group_digits(trainable)
             ),
         );
-        if m_total > 0.0 {
+        if master_total > 0.0 {
             list.host(
                 ComponentKind::MasterWeights,
                 "FP32 master weights (CPU offload)",
-                Bytes::from_f64(m_total),
+                Bytes::from_f64(master_total),
                 Provenance::Derived,
                 formula!(
                     explain,
@@ -147,11 +148,11 @@ pub(super) fn place(
             } else {
                 "Optimizer states"
             },
-            Bytes::from_f64(shard(stage >= 1, o_total)),
+            Bytes::from_f64(shard(stage >= 1, optimizer_total)),
             Provenance::Derived,
             formula!(
                 explain,
-                "{otxt} × {} params{}{}",
+                "{optimizer_text} × {} params{}{}",
                 group_digits(trainable),
                 zero_txt(stage >= 1),
                 if qlora_paged {
@@ -161,11 +162,11 @@ pub(super) fn place(
                 }
             ),
         );
-        if m_total > 0.0 {
+        if master_total > 0.0 {
             list.gpu(
                 ComponentKind::MasterWeights,
                 "FP32 master weights",
-                Bytes::from_f64(shard(stage >= 1, m_total)),
+                Bytes::from_f64(shard(stage >= 1, master_total)),
                 Provenance::Derived,
                 formula!(
                     explain,
