@@ -360,9 +360,8 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
     )
     .map_err(|e| CliError::input(e.to_string()))?;
     let local = [&a.gguf, &a.safetensors].into_iter().flatten();
-    let local = local.map(|p| {
-        crate::io::import::import_path(p).map_err(|e| CliError::input(e.to_string()))
-    });
+    let local = local
+        .map(|p| crate::io::import::import_path(p).map_err(|e| CliError::input(e.to_string())));
     for imp in local.chain(remote.map(Ok)) {
         let imp = imp?;
         s.model = imp.spec;

@@ -53,7 +53,11 @@ impl HubDialog {
         self.options.clone().unwrap_or_else(Options::from_env)
     }
 
-    fn start(&mut self, ctx: &Context, job: impl FnOnce(&Options, &Sender<Msg>) -> Msg + Send + 'static) {
+    fn start(
+        &mut self,
+        ctx: &Context,
+        job: impl FnOnce(&Options, &Sender<Msg>) -> Msg + Send + 'static,
+    ) {
         let cancel = Arc::new(AtomicBool::new(false));
         let mut opts = self.options();
         opts.cancel = Some(cancel.clone());
@@ -81,7 +85,9 @@ impl HubDialog {
         };
         self.listing = None;
         self.pick = None;
-        self.start(ctx, move |opts, _| Msg::Listed(hub::list_repo(&repo, &rev, opts)));
+        self.start(ctx, move |opts, _| {
+            Msg::Listed(hub::list_repo(&repo, &rev, opts))
+        });
     }
 
     fn read(&mut self, ctx: &Context) {
@@ -112,8 +118,13 @@ impl HubDialog {
     /// Draws the window when open; returns the model when a read finished.
     pub fn show(&mut self, ctx: &Context) -> Option<(String, ImportedModel)> {
         let mut out = None;
-        if let Some(rx) = &self.rx {
-            while let Ok(m) = rx.try_recv() {
+        let msgs: Vec<Msg> = self
+            .rx
+            .as_ref()
+            .map(|rx| rx.try_iter().collect())
+            .unwrap_or_default();
+        {
+            for m in msgs {
                 match m {
                     Msg::Progress(d, t, s) => self.progress = Some((d, t, s)),
                     Msg::Listed(r) => {
@@ -203,7 +214,10 @@ impl HubDialog {
                 )
                 .labelled_by(l.id);
             let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
-            if (ui.add_enabled(!busy, egui::Button::new("List files")).clicked() || enter)
+            if (ui
+                .add_enabled(!busy, egui::Button::new("List files"))
+                .clicked()
+                || enter)
                 && !self.repo.trim().is_empty()
             {
                 self.list(ctx);
@@ -226,47 +240,52 @@ impl HubDialog {
                 l.revision,
                 l.files.len()
             ));
-            egui::ScrollArea::vertical().max_height(220.0).show(ui, |ui| {
-                let has_config = l.files.iter().any(|f| f.path == "config.json");
-                if !st.is_empty() || has_config {
-                    let size: Option<u64> = st
-                        .iter()
-                        .map(|s| l.files.iter().find(|f| &f.path == s).and_then(|f| f.size))
-                        .try_fold(0u64, |a, s| s.map(|s| a + s));
-                    let text = if st.is_empty() {
-                        "config.json (no weight files)".to_string()
-                    } else {
-                        format!(
-                            "safetensors: {} file(s){}",
-                            st.len(),
-                            size.map(|s| format!(", {}", Bytes(s).display_gib()))
-                                .unwrap_or_default()
-                        )
-                    };
-                    ui.radio_value(&mut self.pick, Some(Pick::Checkpoint), text);
-                }
-                for g in &ggufs {
-                    let text = format!(
-                        "GGUF {}: {}{}{}",
-                        g.quant.as_deref().unwrap_or("?"),
-                        g.file,
-                        if g.parts > 1 {
-                            format!(" ({} parts)", g.parts)
+            egui::ScrollArea::vertical()
+                .max_height(220.0)
+                .show(ui, |ui| {
+                    let has_config = l.files.iter().any(|f| f.path == "config.json");
+                    if !st.is_empty() || has_config {
+                        let size: Option<u64> = st
+                            .iter()
+                            .map(|s| l.files.iter().find(|f| &f.path == s).and_then(|f| f.size))
+                            .try_fold(0u64, |a, s| s.map(|s| a + s));
+                        let text = if st.is_empty() {
+                            "config.json (no weight files)".to_string()
                         } else {
-                            String::new()
-                        },
-                        g.size
-                            .map(|s| format!(", {}", Bytes(s).display_gib()))
-                            .unwrap_or_default()
-                    );
-                    ui.radio_value(&mut self.pick, Some(Pick::Gguf(g.file.clone())), text);
-                }
-                if st.is_empty() && ggufs.is_empty() && !has_config {
-                    ui.label("No config.json, .safetensors or .gguf file in this repository.");
-                }
-            });
+                            format!(
+                                "safetensors: {} file(s){}",
+                                st.len(),
+                                size.map(|s| format!(", {}", Bytes(s).display_gib()))
+                                    .unwrap_or_default()
+                            )
+                        };
+                        ui.radio_value(&mut self.pick, Some(Pick::Checkpoint), text);
+                    }
+                    for g in &ggufs {
+                        let text = format!(
+                            "GGUF {}: {}{}{}",
+                            g.quant.as_deref().unwrap_or("?"),
+                            g.file,
+                            if g.parts > 1 {
+                                format!(" ({} parts)", g.parts)
+                            } else {
+                                String::new()
+                            },
+                            g.size
+                                .map(|s| format!(", {}", Bytes(s).display_gib()))
+                                .unwrap_or_default()
+                        );
+                        ui.radio_value(&mut self.pick, Some(Pick::Gguf(g.file.clone())), text);
+                    }
+                    if st.is_empty() && ggufs.is_empty() && !has_config {
+                        ui.label("No config.json, .safetensors or .gguf file in this repository.");
+                    }
+                });
             if ui
-                .add_enabled(!busy && self.pick.is_some(), egui::Button::new("Read headers"))
+                .add_enabled(
+                    !busy && self.pick.is_some(),
+                    egui::Button::new("Read headers"),
+                )
                 .clicked()
             {
                 self.read(ctx);

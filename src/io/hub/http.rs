@@ -39,6 +39,8 @@ pub(crate) struct Response {
 
 pub(crate) struct Http {
     agent: ureq::Agent,
+    /// For loopback addresses: never through a proxy.
+    direct: ureq::Agent,
     token: Option<Token>,
     /// The host (and port) the token may be sent to.
     token_authority: Option<String>,
@@ -69,16 +71,22 @@ impl Http {
         timeout: Duration,
         cancel: Option<Arc<AtomicBool>>,
     ) -> Http {
-        let config = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_global(Some(timeout))
-            .user_agent(concat!("headroom/", env!("CARGO_PKG_VERSION")))
-            // The Hub redirects large files to a CDN with a signed URL: the token stays behind.
-            .redirect_auth_headers(ureq::config::RedirectAuthHeaders::SameHost)
-            .max_redirects(10)
-            .build();
+        // Proxies from HTTPS_PROXY / HTTP_PROXY / ALL_PROXY and NO_PROXY (ureq `Proxy::try_from_env`).
+        let config = |proxy: Option<ureq::Proxy>| {
+            ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .timeout_global(Some(timeout))
+                .user_agent(concat!("headroom/", env!("CARGO_PKG_VERSION")))
+                // The Hub redirects large files to a CDN with a signed URL: the token stays behind.
+                .redirect_auth_headers(ureq::config::RedirectAuthHeaders::SameHost)
+                .max_redirects(10)
+                .proxy(proxy)
+                .build()
+                .new_agent()
+        };
         Http {
-            agent: config.new_agent(),
+            agent: config(ureq::Proxy::try_from_env()),
+            direct: config(None),
             token,
             token_authority: authority(token_endpoint),
             cancel,
@@ -135,7 +143,10 @@ impl Http {
     ) -> Result<Response, HubError> {
         self.check_cancel()?;
         let host = host_of(url);
-        let mut req = self.agent.get(url);
+        let h = host.rsplit_once(':').map_or(host.as_str(), |(h, _)| h);
+        let loopback = h.starts_with("127.") || h == "localhost" || h == "[::1]";
+        let agent = if loopback { &self.direct } else { &self.agent };
+        let mut req = agent.get(url);
         if let Some((start, len)) = range {
             req = req.header("Range", format!("bytes={start}-{}", start + len - 1));
         }
@@ -145,7 +156,9 @@ impl Http {
             req = req.header("Authorization", format!("Bearer {}", t.secret()));
         }
         self.requests += 1;
-        let resp = req.call().map_err(|e| self.transport_error(&host, what, e))?;
+        let resp = req
+            .call()
+            .map_err(|e| self.transport_error(&host, what, e))?;
         let status = resp.status().as_u16();
         let header = |k: &str| {
             resp.headers()
@@ -175,7 +188,10 @@ impl Http {
                 ));
             }
             let cr = header("content-range").unwrap_or_default();
-            let total = cr.rsplit('/').next().and_then(|t| t.trim().parse::<u64>().ok());
+            let total = cr
+                .rsplit('/')
+                .next()
+                .and_then(|t| t.trim().parse::<u64>().ok());
             let start_ok = cr
                 .trim()
                 .strip_prefix("bytes ")
@@ -213,9 +229,7 @@ impl Http {
         if body.len() as u64 > max {
             return Err(HubError::new(
                 HubErrorKind::Invalid,
-                format!(
-                    "{what}: {host} sent more than the {max} bytes headroom accepts for it"
-                ),
+                format!("{what}: {host} sent more than the {max} bytes headroom accepts for it"),
             ));
         }
         Ok(Response { body, total, etag })
@@ -250,7 +264,10 @@ impl Http {
             ),
             other => HubError::new(
                 HubErrorKind::Network,
-                format!("{what}: request to {host} failed: {}", one_line(&other.to_string())),
+                format!(
+                    "{what}: request to {host} failed: {}",
+                    one_line(&other.to_string())
+                ),
             ),
         }
     }

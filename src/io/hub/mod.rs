@@ -90,12 +90,17 @@ impl HubError {
     fn bad(message: String) -> HubError {
         HubError::new(HubErrorKind::BadRequest, message)
     }
-    fn import(source: &str, e: ImportError) -> HubError {
+    /// A header the local reader refused, as it words it, naming the file.
+    fn import(file: &str, e: ImportError) -> HubError {
         let kind = match e.kind {
             crate::io::import::ErrorKind::Truncated { .. } => HubErrorKind::Truncated,
             _ => HubErrorKind::Invalid,
         };
-        HubError::new(kind, format!("{source}: {e}"))
+        HubError::new(kind, e.in_file(Path::new(file)).to_string())
+    }
+    /// A model the importers refused, with where it came from.
+    fn built(source: &str, e: ImportError) -> HubError {
+        HubError::new(HubErrorKind::Invalid, format!("{source}: {e}"))
     }
 }
 
@@ -163,7 +168,11 @@ pub fn token_from_env() -> Option<Token> {
 
 /// `$HF_HOME`, else `$XDG_CACHE_HOME/huggingface`, else `~/.cache/huggingface`.
 fn hf_home() -> Option<PathBuf> {
-    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     var("HF_HOME")
         .or_else(|| var("XDG_CACHE_HOME").map(|c| c.join("huggingface")))
         .or_else(|| {
@@ -194,7 +203,9 @@ pub fn parse_repo(s: &str) -> Result<(String, String), HubError> {
     }
     let rev_ok = !rev.is_empty()
         && rev.len() <= 256
-        && !rev.split('/').any(|p| p.is_empty() || p == "." || p == "..")
+        && !rev
+            .split('/')
+            .any(|p| p.is_empty() || p == "." || p == "..")
         && rev
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'/'));
@@ -212,11 +223,15 @@ fn check_repo_file(f: &str) -> Result<(), HubError> {
         && f.len() <= 1024
         && !f.starts_with('/')
         && !f.split('/').any(|p| p.is_empty() || p == "." || p == "..")
-        && !f.chars().any(|c| c.is_control() || matches!(c, '\\' | '?' | '#' | '%'));
+        && !f
+            .chars()
+            .any(|c| c.is_control() || matches!(c, '\\' | '?' | '#' | '%'));
     if ok {
         Ok(())
     } else {
-        Err(HubError::bad(format!("'{f}' is not a file name in a repository")))
+        Err(HubError::bad(format!(
+            "'{f}' is not a file name in a repository"
+        )))
     }
 }
 
@@ -224,7 +239,9 @@ fn check_repo_file(f: &str) -> Result<(), HubError> {
 fn encode(s: &str, keep_slash: bool) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') || (keep_slash && b == b'/')
+        if b.is_ascii_alphanumeric()
+            || matches!(b, b'-' | b'_' | b'.' | b'~')
+            || (keep_slash && b == b'/')
         {
             out.push(b as char);
         } else {
@@ -285,11 +302,15 @@ impl RepoListing {
         let all: Vec<String> = self
             .files
             .iter()
-            .filter(|f| !f.path.contains('/') && f.path.to_ascii_lowercase().ends_with(".safetensors"))
+            .filter(|f| {
+                !f.path.contains('/') && f.path.to_ascii_lowercase().ends_with(".safetensors")
+            })
             .map(|f| f.path.clone())
             .collect();
-        let (cons, hf): (Vec<String>, Vec<String>) =
-            all.iter().cloned().partition(|f| f.starts_with("consolidated"));
+        let (cons, hf): (Vec<String>, Vec<String>) = all
+            .iter()
+            .cloned()
+            .partition(|f| f.starts_with("consolidated"));
         if !hf.is_empty() { hf } else { cons }
     }
     /// The GGUF models, multimodal projectors (`mmproj*`) left out, by file name.
@@ -355,10 +376,8 @@ pub fn quant_in_name(path: &str) -> Option<String> {
     let known: Vec<&str> = (0..64).filter_map(gguf::file_type_name).collect();
     words(path)
         .map(|w| w.to_ascii_uppercase())
-        .filter(|w| known.contains(&w.as_str()) || w.starts_with("UD") && w.len() > 3)
-        .map(|w| w.trim_start_matches("UD_").to_string())
         .filter(|w| known.contains(&w.as_str()))
-        .next_back()
+        .last()
 }
 
 /// The file-name tag of a weight precision for the quant picker (`q4_k_m`, `f16`).
@@ -388,7 +407,12 @@ pub type Progress<'a> = &'a mut dyn FnMut(usize, usize, &str);
 
 /// Lists a repository at a revision (one request to the Hub API).
 pub fn list_repo(repo: &str, revision: &str, opts: &Options) -> Result<RepoListing, HubError> {
-    let mut http = Http::new(opts.token.clone(), &opts.endpoint, opts.timeout, opts.cancel.clone());
+    let mut http = Http::new(
+        opts.token.clone(),
+        &opts.endpoint,
+        opts.timeout,
+        opts.cancel.clone(),
+    );
     list_with(&mut http, repo, revision, opts)
 }
 
@@ -481,7 +505,13 @@ fn entry_of(root: &Path, req: &Request) -> PathBuf {
 
 /// Reads a model's headers (or answers from the cache) and imports them.
 pub fn open(req: &Request, opts: &Options, progress: Progress) -> Result<Opened, HubError> {
-    if let Request::Hub { repo, revision, file, .. } = req {
+    if let Request::Hub {
+        repo,
+        revision,
+        file,
+        ..
+    } = req
+    {
         parse_repo(&format!("{repo}@{revision}"))?;
         if let Some(f) = file {
             check_repo_file(f)?;
@@ -551,7 +581,12 @@ fn fetch_into(
     opts: &Options,
     progress: Progress,
 ) -> Result<Manifest, HubError> {
-    let mut http = Http::new(opts.token.clone(), &opts.endpoint, opts.timeout, opts.cancel.clone());
+    let mut http = Http::new(
+        opts.token.clone(),
+        &opts.endpoint,
+        opts.timeout,
+        opts.cancel.clone(),
+    );
     let mut m = match req {
         Request::Url(url) => fetch_url(&mut http, dir, url, progress)?,
         Request::Hub {
@@ -559,14 +594,22 @@ fn fetch_into(
             revision,
             file,
             quant,
-        } => fetch_hub(&mut http, dir, repo, revision, file.as_deref(), quant.as_deref(), opts, progress)
-            .map_err(|e| hub_error(e, repo, revision, &opts.endpoint))?,
+        } => fetch_hub(
+            &mut http,
+            dir,
+            repo,
+            revision,
+            file.as_deref(),
+            quant.as_deref(),
+            opts,
+            progress,
+        )
+        .map_err(|e| hub_error(e, repo, revision, &opts.endpoint))?,
     };
     m.bytes_transferred = http.bytes;
     m.requests = http.requests;
-    let text = serde_json::to_string_pretty(&m).map_err(|e| {
-        HubError::new(HubErrorKind::Cache, format!("cache manifest: {e}"))
-    })?;
+    let text = serde_json::to_string_pretty(&m)
+        .map_err(|e| HubError::new(HubErrorKind::Cache, format!("cache manifest: {e}")))?;
     cache::write(dir, cache::MANIFEST, text.as_bytes())?;
     Ok(m)
 }
@@ -576,7 +619,12 @@ fn last_segment(url: &str) -> String {
     path.rsplit('/').next().unwrap_or(path).to_string()
 }
 
-fn fetch_url(http: &mut Http, dir: &Path, url: &str, progress: Progress) -> Result<Manifest, HubError> {
+fn fetch_url(
+    http: &mut Http,
+    dir: &Path,
+    url: &str,
+    progress: Progress,
+) -> Result<Manifest, HubError> {
     let name = last_segment(url);
     let lower = name.to_ascii_lowercase();
     let source = url.split(['?', '#']).next().unwrap_or(url).to_string();
@@ -584,7 +632,10 @@ fn fetch_url(http: &mut Http, dir: &Path, url: &str, progress: Progress) -> Resu
     let (format, file) = if lower.ends_with(".gguf") {
         (Format::Gguf, fetch_gguf(http, dir, url, &name, 0)?)
     } else if lower.ends_with(".safetensors") {
-        (Format::Safetensors, fetch_safetensors(http, dir, url, &name, 0)?)
+        (
+            Format::Safetensors,
+            fetch_safetensors(http, dir, url, &name, 0)?,
+        )
     } else {
         return Err(HubError::bad(format!(
             "--url: {name} is not a .gguf or .safetensors file"
@@ -674,7 +725,10 @@ fn fetch_hub(
     progress(0, 1, "listing the repository");
     let listing = list_with(http, repo, revision, opts)?;
     // Pin every file read to the commit the listing saw.
-    let at = listing.commit.clone().unwrap_or_else(|| revision.to_string());
+    let at = listing
+        .commit
+        .clone()
+        .unwrap_or_else(|| revision.to_string());
     let url = |f: &str| resolve_url(&opts.endpoint, repo, &at, f);
     let name = repo.rsplit('/').next().unwrap_or(repo).to_string();
     let source = format!("{}/{repo}@{revision}", opts.endpoint);
@@ -697,7 +751,10 @@ fn fetch_hub(
             if !listing.has(f) {
                 return Err(HubError::new(
                     HubErrorKind::NotFound,
-                    format!("{repo}: no file '{f}' at revision '{revision}'{}", gguf_hint(&ggufs)),
+                    format!(
+                        "{repo}: no file '{f}' at revision '{revision}'{}",
+                        gguf_hint(&ggufs)
+                    ),
                 ));
             }
             let lower = f.to_ascii_lowercase();
@@ -745,7 +802,10 @@ fn fetch_hub(
                         format!(
                             "{repo}: {} GGUF files are {q}: pick one with --hf-file ({})",
                             many.len(),
-                            many.iter().map(|g| g.file.as_str()).collect::<Vec<_>>().join(", ")
+                            many.iter()
+                                .map(|g| g.file.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
                         ),
                     ));
                 }
@@ -784,13 +844,19 @@ fn fetch_hub(
                 ));
             }
             progress(i + 1, total, part);
-            m.files.push(fetch_gguf(http, dir, &url(part), part, i + 1)?);
+            m.files
+                .push(fetch_gguf(http, dir, &url(part), part, i + 1)?);
         }
         progress(total, total, "done");
         if let Some((prefix, _, _)) = split_part(&f) {
             m.name = prefix.rsplit('/').next().unwrap_or(&prefix).to_string();
         } else {
-            m.name = f.rsplit('/').next().unwrap_or(&f).trim_end_matches(".gguf").to_string();
+            m.name = f
+                .rsplit('/')
+                .next()
+                .unwrap_or(&f)
+                .trim_end_matches(".gguf")
+                .to_string();
         }
         return Ok(m);
     }
@@ -811,7 +877,9 @@ fn fetch_hub(
         if !m.config {
             return Err(HubError::new(
                 HubErrorKind::NotFound,
-                format!("{repo}: no config.json, .safetensors or .gguf file at revision '{revision}'"),
+                format!(
+                    "{repo}: no config.json, .safetensors or .gguf file at revision '{revision}'"
+                ),
             ));
         }
         return Ok(m);
@@ -849,7 +917,11 @@ fn gguf_hint(ggufs: &[GgufChoice]) -> String {
     format!(
         " (GGUF: {}{})",
         q.join(", "),
-        if more > 0 { format!(", … {more} more") } else { String::new() }
+        if more > 0 {
+            format!(", … {more} more")
+        } else {
+            String::new()
+        }
     )
 }
 
@@ -887,9 +959,8 @@ fn prefix_name(i: usize) -> String {
 
 fn fetch_json(http: &mut Http, dir: &Path, url: &str, name: &str) -> Result<String, HubError> {
     let r = http.get_small(url, name, MAX_JSON)?;
-    let text = String::from_utf8(r.body).map_err(|_| {
-        HubError::new(HubErrorKind::Invalid, format!("{name}: not UTF-8 text"))
-    })?;
+    let text = String::from_utf8(r.body)
+        .map_err(|_| HubError::new(HubErrorKind::Invalid, format!("{name}: not UTF-8 text")))?;
     cache::write(dir, name, text.as_bytes())?;
     Ok(text)
 }
@@ -905,9 +976,11 @@ fn fetch_safetensors(
 ) -> Result<CachedFile, HubError> {
     let first = http.get_range(url, 0, 8, name)?;
     let size = first.total.unwrap_or(0);
-    let n = u64::from_le_bytes(first.body[..8].try_into().unwrap_or([0; 8]));
-    let in_bounds =
-        size >= 8 && n <= size - 8 && n <= safetensors::MAX_HEADER && n >= 2;
+    let n = match <[u8; 8]>::try_from(first.body.get(..8).unwrap_or(&[])) {
+        Ok(b) => u64::from_le_bytes(b),
+        Err(_) => 0,
+    };
+    let in_bounds = size >= 8 && n <= size - 8 && n <= safetensors::MAX_HEADER && n >= 2;
     if !in_bounds {
         // The local reader's own message for this length.
         let e = safetensors::read_header(std::io::Cursor::new(&first.body), size)
@@ -934,7 +1007,9 @@ fn fetch_safetensors(
 fn changed(name: &str) -> HubError {
     HubError::new(
         HubErrorKind::Invalid,
-        format!("{name}: the file changed on the server while it was read (its ETag changed); try again"),
+        format!(
+            "{name}: the file changed on the server while it was read (its ETag changed); try again"
+        ),
     )
 }
 
@@ -966,8 +1041,20 @@ impl RangeReader<'_> {
         }
         let len = self.next.min(self.size - start);
         let r = self.http.get_range(self.url, start, len, self.name)?;
-        if self.etag.is_some() && r.etag.is_some() && r.etag != self.etag {
+        if (self.etag.is_some() && r.etag.is_some() && r.etag != self.etag)
+            || r.total != Some(self.size)
+        {
             return Err(changed(self.name));
+        }
+        if (r.body.len() as u64) < len {
+            return Err(HubError::new(
+                HubErrorKind::Truncated,
+                format!(
+                    "{}: the server sent {} of {len} bytes (truncated response)",
+                    self.name,
+                    r.body.len()
+                ),
+            ));
         }
         self.data.extend_from_slice(&r.body[..len as usize]);
         self.next = (self.next * 2).min(GGUF_MAX_RANGE);
@@ -1020,7 +1107,7 @@ fn fetch_gguf(
     if let Some(e) = rd.error.take() {
         return Err(e);
     }
-    parsed.map_err(|e| HubError::import(name, e.in_file(Path::new(name))))?;
+    parsed.map_err(|e| HubError::import(name, e))?;
     let prefix = prefix_name(i);
     cache::write(dir, &prefix, &rd.data)?;
     Ok(CachedFile {
@@ -1033,14 +1120,13 @@ fn fetch_gguf(
 
 fn read_cached_gguf(dir: &Path, f: &CachedFile) -> Result<GgufHeader, HubError> {
     let bytes = read_prefix(dir, f)?;
-    gguf::read_header(std::io::Cursor::new(bytes), f.size)
-        .map_err(|e| HubError::import(&f.name, e.in_file(Path::new(&f.name))))
+    gguf::read_header(std::io::Cursor::new(bytes), f.size).map_err(|e| HubError::import(&f.name, e))
 }
 
 fn read_cached_safetensors(dir: &Path, f: &CachedFile) -> Result<SafetensorsHeader, HubError> {
     let bytes = read_prefix(dir, f)?;
     safetensors::read_header(std::io::Cursor::new(bytes), f.size)
-        .map_err(|e| HubError::import(&f.name, e.in_file(Path::new(&f.name))))
+        .map_err(|e| HubError::import(&f.name, e))
 }
 
 fn read_prefix(dir: &Path, f: &CachedFile) -> Result<Vec<u8>, HubError> {
@@ -1057,7 +1143,7 @@ fn import_entry(dir: &Path, m: &Manifest) -> Result<ImportedModel, HubError> {
     let mut model = match m.format {
         Format::Config => {
             let p = dir.join(hf::CONFIG);
-            let mut imp = hf::import_config(&p).map_err(|e| HubError::import(&m.source, e))?;
+            let mut imp = hf::import_config(&p).map_err(|e| HubError::built(&m.source, e))?;
             if let Some(fw) = &mut imp.spec.file_weights {
                 fw.path = m.source.clone();
             }
@@ -1068,7 +1154,11 @@ fn import_entry(dir: &Path, m: &Manifest) -> Result<ImportedModel, HubError> {
             for f in &m.files {
                 shards.push((PathBuf::from(&f.name), read_cached_safetensors(dir, f)?));
             }
-            let config = if m.config { Some(read_text(hf::CONFIG)?) } else { None };
+            let config = if m.config {
+                Some(read_text(hf::CONFIG)?)
+            } else {
+                None
+            };
             hf::build(
                 &shards,
                 config.as_deref().map(|t| (Path::new(hf::CONFIG), t)),
@@ -1076,7 +1166,7 @@ fn import_entry(dir: &Path, m: &Manifest) -> Result<ImportedModel, HubError> {
                 &m.name,
                 Vec::new(),
             )
-            .map_err(|e| HubError::import(&m.source, e))?
+            .map_err(|e| HubError::built(&m.source, e))?
         }
         Format::Gguf => {
             let mut merged: Option<GgufHeader> = None;
@@ -1100,10 +1190,13 @@ fn import_entry(dir: &Path, m: &Manifest) -> Result<ImportedModel, HubError> {
                 }
             }
             let Some(h) = merged else {
-                return Err(HubError::new(HubErrorKind::Cache, "cache: no GGUF header".into()));
+                return Err(HubError::new(
+                    HubErrorKind::Cache,
+                    "cache: no GGUF header".into(),
+                ));
             };
             let mut imp = gguf::to_model(&h, &m.source, &m.name)
-                .map_err(|e| HubError::import(&m.source, e))?;
+                .map_err(|e| HubError::built(&m.source, e))?;
             if m.files.len() > 1 {
                 imp.notes
                     .insert(0, format!("split GGUF: read all {} parts", m.files.len()));
@@ -1137,7 +1230,9 @@ pub fn import_for_cli(
 ) -> Result<Option<ImportedModel>, HubError> {
     let req = match (hf, url) {
         (Some(_), Some(_)) => {
-            return Err(HubError::bad("--hf and --url cannot be used together".into()));
+            return Err(HubError::bad(
+                "--hf and --url cannot be used together".into(),
+            ));
         }
         (Some(h), None) => {
             let (repo, revision) = parse_repo(h)?;
