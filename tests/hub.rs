@@ -471,6 +471,12 @@ fn five_shard_safetensors_reads_headers_only_then_the_cache() {
         "{} vs {weights}",
         a.bytes_transferred
     );
+    // For these fixtures: 5 × 8 length bytes + 4040 header bytes; with the 494-byte listing, the
+    // 318-byte config.json and the 3195-byte index, 8087 bytes of a 5.78 MB checkpoint.
+    assert_eq!(
+        (headers, listing, a.bytes_transferred, weights),
+        (4080, 494, 8087, 5_775_856)
+    );
     // Each shard: bytes=0-7 then bytes=8-(8+n-1); the resolve URL pinned to the listing's commit.
     let shard1: Vec<&Seen> = seen
         .iter()
@@ -544,6 +550,12 @@ fn gguf_reads_growing_ranges_up_to_the_tensor_infos() {
     assert_eq!(a.requests, 1 + 2);
     let listing = server.bytes() - before.1 - got;
     assert_eq!(a.bytes_transferred, listing + 786_432);
+    // For this fixture: the tensor infos end at byte 451084 of 9364000; 786432 header bytes
+    // (two ranges) and the 213-byte listing.
+    assert_eq!(
+        (end4, q4.len(), listing, a.bytes_transferred),
+        (451_084, 9_364_000, 213, 786_645)
+    );
     assert!(got * 10 < q4.len() as u64, "{got} of {}", q4.len());
 
     // --hf-file picks the other one; the second open of either is from the cache.
