@@ -16,6 +16,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+/// A tensor: name, dtype, shape, bytes per element.
+type TensorDef = (String, &'static str, Vec<u64>, u64);
+/// A repo served: name, behaviour, files.
+type Repo<'a> = (&'a str, Behaviour, Vec<(String, Vec<u8>)>);
+type Repos = HashMap<String, (Behaviour, HashMap<String, Vec<u8>>)>;
+
 const TOKEN: &str = "hf_TESTsecret0123456789";
 const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
 
@@ -34,7 +40,7 @@ fn safetensors(tensors: &[(&str, &str, Vec<u64>, u64)]) -> Vec<u8> {
         off += n;
     }
     let mut header = serde_json::to_vec(&serde_json::Value::Object(map)).unwrap();
-    while header.len() % 8 != 0 {
+    while !header.len().is_multiple_of(8) {
         header.push(b' ');
     }
     let mut out = (header.len() as u64).to_le_bytes().to_vec();
@@ -60,7 +66,7 @@ const CONFIG: &str = r#"{
 /// A 5-shard Llama-shaped checkpoint: embeddings, one layer per shard 2–5, head in shard 5.
 fn five_shards() -> Vec<(String, Vec<u8>)> {
     let name = |i: usize| format!("model-{i:05}-of-00005.safetensors");
-    let layer = |l: usize| -> Vec<(String, &'static str, Vec<u64>, u64)> {
+    let layer = |l: usize| -> Vec<TensorDef> {
         let p = format!("model.layers.{l}");
         vec![
             (format!("{p}.input_layernorm.weight"), "BF16", vec![256], 2),
@@ -109,7 +115,7 @@ fn five_shards() -> Vec<(String, Vec<u8>)> {
             ),
         ]
     };
-    let mut shards: Vec<Vec<(String, &str, Vec<u64>, u64)>> = vec![vec![(
+    let mut shards: Vec<Vec<TensorDef>> = vec![vec![(
         "model.embed_tokens.weight".into(),
         "BF16",
         vec![1024, 256],
@@ -231,12 +237,12 @@ struct Server {
 
 impl Server {
     /// Serves repos: name → (behaviour, files).
-    fn start(repos: Vec<(&str, Behaviour, Vec<(String, Vec<u8>)>)>) -> Server {
+    fn start(repos: Vec<Repo>) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let seen = Arc::new(Mutex::new(Vec::new()));
         let body_bytes = Arc::new(AtomicU64::new(0));
-        let repos: Arc<HashMap<String, (Behaviour, HashMap<String, Vec<u8>>)>> = Arc::new(
+        let repos: Arc<Repos> = Arc::new(
             repos
                 .into_iter()
                 .map(|(n, b, f)| (n.to_string(), (b, f.into_iter().collect())))
@@ -275,7 +281,7 @@ fn etag(body: &[u8]) -> String {
 
 fn handle(
     mut stream: TcpStream,
-    repos: &HashMap<String, (Behaviour, HashMap<String, Vec<u8>>)>,
+    repos: &Repos,
     seen: &Mutex<Vec<Seen>>,
     bytes: &AtomicU64,
 ) -> std::io::Result<()> {
@@ -640,13 +646,15 @@ fn gated_repo_needs_the_token_which_never_leaks() {
             .any(|s| s.auth.as_deref() == Some(&format!("Bearer {TOKEN}")))
     );
     // The token is nowhere in the model, its notes, a saved scenario or the cache.
-    let mut s = Scenario::default();
-    s.model = a.model.spec.clone();
+    let s = Scenario {
+        model: a.model.spec.clone(),
+        ..Scenario::default()
+    };
     let all = format!(
-        "{:?}\n{}\n{}",
+        "{:?}\n{}\n{:?}",
         a.model,
         headroom::io::export::save_scenario(&s),
-        format!("{o:?}")
+        o.token
     );
     assert!(!all.contains(TOKEN));
     for f in walk(cache.path()) {

@@ -980,7 +980,7 @@ fn fetch_safetensors(
         Ok(b) => u64::from_le_bytes(b),
         Err(_) => 0,
     };
-    let in_bounds = size >= 8 && n <= size - 8 && n <= safetensors::MAX_HEADER && n >= 2;
+    let in_bounds = size >= 8 && n <= size - 8 && (2..=safetensors::MAX_HEADER).contains(&n);
     if !in_bounds {
         // The local reader's own message for this length.
         let e = safetensors::read_header(std::io::Cursor::new(&first.body), size)
