@@ -844,6 +844,22 @@ fn cli_estimate_with_hf_and_url() {
         "the second run is served from the cache"
     );
 
+    // --url: one shard by its URL (the shape inferred from its tensors).
+    let url = format!("{}/org/five/resolve/main/{}", server.base, files[0].0);
+    let by_url = run(&["estimate", "--url", &url, "--json"]);
+    assert!(
+        by_url.status.success(),
+        "{}",
+        String::from_utf8_lossy(&by_url.stderr)
+    );
+    // --hf-file needs --hf; --hf and --model are one source.
+    assert!(!run(&["estimate", "--hf-file", "x.gguf"]).status.success());
+    assert!(
+        !run(&["estimate", "--hf", "org/five", "--model", "llama-3-8b"])
+            .status
+            .success()
+    );
+
     let bad = run(&["estimate", "--hf", "org/missing"]);
     assert!(!bad.status.success());
     let err = String::from_utf8_lossy(&bad.stderr);
@@ -920,4 +936,87 @@ fn gui_dialog_lists_quants_and_reads_one() {
         !h.state().d.open,
         "the window closes when the model is read"
     );
+
+    // Cancel while a slow server keeps the worker waiting: the window answers at once.
+    let slow = Server::start(vec![("org/slow", Behaviour::Slow, files)]);
+    let cache = tempfile::tempdir().unwrap();
+    let mut dialog = HubDialog::default();
+    dialog.open = true;
+    dialog.repo = "org/slow".into();
+    dialog.options = Some(opts(&slow, cache.path()));
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(700.0, 500.0))
+        .build_ui_state(
+            |ui, s: &mut S| {
+                let ctx = ui.ctx().clone();
+                if let Some(m) = s.d.show(&ctx) {
+                    s.got = Some(m);
+                }
+            },
+            S {
+                d: dialog,
+                got: None,
+            },
+        );
+    h.run();
+    h.get_by_label("List files").click();
+    h.step();
+    h.step();
+    assert!(h.state().d.busy());
+    h.get_by_label("Cancel").click();
+    h.step();
+    h.step();
+    assert!(!h.state().d.busy());
+    assert!(h.query_by_label("Cancel").is_none());
+    assert!(h.state().got.is_none());
+}
+
+#[test]
+fn the_token_file_of_huggingface_cli_login_is_read() {
+    let files = five_shards();
+    let server = Server::start(vec![("org/gated", Behaviour::Gated, files)]);
+    let cache = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("token"), format!("{TOKEN}\n")).unwrap();
+    let run = |hf_home: &Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_headroom"))
+            .args(["fit", "--hf", "org/gated", "--json"])
+            .env("HF_ENDPOINT", &server.base)
+            .env("HEADROOM_CACHE", cache.path())
+            .env("HF_HOME", hf_home)
+            .env_remove("HF_TOKEN")
+            .env_remove("HF_TOKEN_PATH")
+            .output()
+            .unwrap()
+    };
+    let empty = tempfile::tempdir().unwrap();
+    let refused = run(empty.path());
+    assert!(!refused.status.success());
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains(&format!(
+            "accept the licence at {}/org/gated and set HF_TOKEN",
+            server.base
+        )),
+        "{err}"
+    );
+    let ok = run(home.path());
+    let (out, err) = (
+        String::from_utf8_lossy(&ok.stdout),
+        String::from_utf8_lossy(&ok.stderr),
+    );
+    assert!(ok.status.success(), "{err}");
+    assert!(!out.contains(TOKEN) && !err.contains(TOKEN));
+}
+
+#[test]
+fn cancel_stops_a_read_and_caches_nothing() {
+    let server = Server::start(vec![("org/slow", Behaviour::Slow, five_shards())]);
+    let cache = tempfile::tempdir().unwrap();
+    let mut o = opts(&server, cache.path());
+    o.cancel = Some(Arc::new(std::sync::atomic::AtomicBool::new(true)));
+    let e = open(&hub_req("org/slow", None, None), &o).unwrap_err();
+    assert_eq!(e.kind, HubErrorKind::Cancelled);
+    assert_eq!(server.requests(), 0, "cancelled before the first request");
+    assert!(walk(cache.path()).is_empty());
 }
