@@ -1020,3 +1020,125 @@ fn cancel_stops_a_read_and_caches_nothing() {
     assert_eq!(server.requests(), 0, "cancelled before the first request");
     assert!(walk(cache.path()).is_empty());
 }
+
+/// A small GGUF part of a split model (llama.cpp `gguf-split`: `split.no`, `split.count`).
+fn split_part(no: u16, count: u16, tensors: &[(&str, [u64; 2])]) -> Vec<u8> {
+    let mut kvs = Vec::new();
+    let mut n_kv = 0u64;
+    let mut kv = |key: &str, ty: u32, value: Vec<u8>| {
+        kvs.extend(gstr(key));
+        kvs.extend(ty.to_le_bytes());
+        kvs.extend(value);
+        n_kv += 1;
+    };
+    kv("general.architecture", 8, gstr("llama"));
+    kv("llama.block_count", 4, 2u32.to_le_bytes().to_vec());
+    kv("llama.embedding_length", 4, 256u32.to_le_bytes().to_vec());
+    kv("llama.attention.head_count", 4, 2u32.to_le_bytes().to_vec());
+    kv("llama.context_length", 4, 4096u32.to_le_bytes().to_vec());
+    kv("split.no", 2, no.to_le_bytes().to_vec());
+    kv("split.count", 2, count.to_le_bytes().to_vec());
+    let mut out = b"GGUF".to_vec();
+    out.extend(3u32.to_le_bytes());
+    out.extend((tensors.len() as u64).to_le_bytes());
+    out.extend(n_kv.to_le_bytes());
+    out.extend(&kvs);
+    let mut off = 0u64;
+    for (name, dims) in tensors {
+        out.extend(gstr(name));
+        out.extend(2u32.to_le_bytes());
+        for d in dims {
+            out.extend(d.to_le_bytes());
+        }
+        out.extend(0u32.to_le_bytes());
+        out.extend(off.to_le_bytes());
+        off += dims[0] * dims[1] * 4;
+    }
+    out.resize(out.len().div_ceil(32) * 32, 0);
+    out.resize(out.len() + off as usize, 0);
+    out
+}
+
+#[test]
+fn a_split_gguf_brings_its_parts() {
+    let files = vec![
+        (
+            "Q8_0/m-Q8_0-00001-of-00002.gguf".to_string(),
+            split_part(
+                0,
+                2,
+                &[
+                    ("token_embd.weight", [256, 64]),
+                    ("blk.0.attn_q.weight", [256, 16]),
+                ],
+            ),
+        ),
+        (
+            "Q8_0/m-Q8_0-00002-of-00002.gguf".to_string(),
+            split_part(
+                1,
+                2,
+                &[
+                    ("blk.1.attn_q.weight", [256, 16]),
+                    ("output.weight", [256, 64]),
+                ],
+            ),
+        ),
+    ];
+    let server = Server::start(vec![("org/split-GGUF", Behaviour::Normal, files.clone())]);
+    let cache = tempfile::tempdir().unwrap();
+    let o = opts(&server, cache.path());
+    let listing = hub::list_repo("org/split-GGUF", "main", &o).unwrap();
+    let g = listing.ggufs();
+    assert_eq!(g.len(), 1, "one model of two parts");
+    assert_eq!((g[0].parts, g[0].quant.as_deref()), (2, Some("Q8_0")));
+    assert_eq!(
+        g[0].size,
+        Some((files[0].1.len() + files[1].1.len()) as u64)
+    );
+    let a = open(&hub_req("org/split-GGUF", None, None), &o).unwrap();
+    assert!(
+        a.model.notes[0].contains("read all 2 parts"),
+        "{:?}",
+        a.model.notes
+    );
+    let dir = tempfile::tempdir().unwrap();
+    for (n, b) in &files {
+        std::fs::write(dir.path().join(n.rsplit('/').next().unwrap()), b).unwrap();
+    }
+    let local = import_path(&dir.path().join("m-Q8_0-00001-of-00002.gguf")).unwrap();
+    assert_same(&a.model, &local);
+    assert_eq!(a.requests, 1 + 2, "one range per small part");
+}
+
+#[test]
+fn too_many_shards_is_refused_before_reading_them() {
+    let map: serde_json::Map<String, serde_json::Value> = (0..=hub::MAX_SHARDS)
+        .map(|i| {
+            (
+                format!("t{i}"),
+                serde_json::json!(format!("s{i}.safetensors")),
+            )
+        })
+        .collect();
+    let index = serde_json::to_vec(&serde_json::json!({"weight_map": map})).unwrap();
+    let files = vec![
+        ("config.json".to_string(), CONFIG.as_bytes().to_vec()),
+        ("model.safetensors.index.json".to_string(), index),
+    ];
+    let server = Server::start(vec![("org/huge", Behaviour::Normal, files)]);
+    let cache = tempfile::tempdir().unwrap();
+    let e = open(
+        &hub_req("org/huge", None, None),
+        &opts(&server, cache.path()),
+    )
+    .unwrap_err();
+    assert_eq!(e.kind, HubErrorKind::TooManyShards, "{e}");
+    assert!(e.message.contains("2048"), "{e}");
+    assert_eq!(
+        server.requests(),
+        3,
+        "the listing, config.json and the index only"
+    );
+    assert!(walk(cache.path()).is_empty());
+}
