@@ -7,7 +7,8 @@ use crate::core::fit::{FitResult, FitSettings, fit_all};
 use crate::core::model::ModelSpec;
 use crate::core::precision::{KvTypes, WeightPrecision};
 use crate::core::scenario::{
-    Checkpointing, KvAllocation, LoraTargets, Mode, Offload, Optimizer, Runtime, Scenario, limits,
+    Checkpointing, Framework, KvAllocation, LoraTargets, Mode, Offload, Optimizer, Runtime,
+    Scenario, limits,
 };
 use crate::core::units::{display_signed_gib, parse_count};
 use clap::{Args, Parser, Subcommand};
@@ -122,6 +123,9 @@ pub struct ScenarioArgs {
     pub offload: Option<Offload>,
     #[arg(long, value_parser = parse_runtime)]
     pub runtime: Option<Runtime>,
+    /// Training framework: transformers, torchtune, unsloth, deepspeed, fsdp.
+    #[arg(long, value_parser = parse_framework)]
+    pub framework: Option<Framework>,
     /// vLLM --gpu-memory-utilization (0.05–1.0).
     #[arg(long, value_parser = parse_fraction)]
     pub gpu_memory_utilization: Option<f64>,
@@ -274,6 +278,9 @@ fn parse_checkpointing(s: &str) -> Result<Checkpointing, String> {
 fn parse_offload(s: &str) -> Result<Offload, String> {
     one_of(s, &Offload::ALL, Offload::cli_name)
 }
+fn parse_framework(s: &str) -> Result<Framework, String> {
+    one_of(s, &Framework::ALL, Framework::cli_name)
+}
 fn parse_runtime(s: &str) -> Result<Runtime, String> {
     let t = if s.eq_ignore_ascii_case("llamacpp") || s.eq_ignore_ascii_case("llama-cpp") {
         "llama.cpp"
@@ -416,6 +423,9 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
     }
     if let Some(v) = a.offload {
         s.offload = v;
+    }
+    if let Some(v) = a.framework {
+        s.framework = v;
     }
     if let Some(v) = a.runtime {
         s.runtime = v;
