@@ -76,6 +76,15 @@ pub struct ScenarioArgs {
     /// A safetensors file or a folder of shards (headers only).
     #[arg(long, group = "source")]
     pub safetensors: Option<PathBuf>,
+    /// A Hugging Face Hub repo, ORG/NAME[@REVISION]: headers only are read over the network.
+    #[arg(long, group = "source")]
+    pub hf: Option<String>,
+    /// With --hf: the file to read (one GGUF quant, a .safetensors file, config.json).
+    #[arg(long, requires = "hf")]
+    pub hf_file: Option<String>,
+    /// A .gguf or .safetensors file at a URL (headers only, by range requests).
+    #[arg(long, group = "source")]
+    pub url: Option<String>,
     /// A saved scenario (RON); other options override it.
     #[arg(long)]
     pub scenario: Option<PathBuf>,
@@ -350,8 +359,18 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
         s.model = ModelSpec::generic(n);
         s.model_id = None;
     }
-    for p in [&a.gguf, &a.safetensors].into_iter().flatten() {
-        let imp = crate::io::import::import_path(p).map_err(|e| CliError::input(e.to_string()))?;
+    let remote = crate::io::hub::import_for_cli(
+        a.hf.as_deref(),
+        a.hf_file.as_deref(),
+        a.url.as_deref(),
+        a.weights,
+    )
+    .map_err(|e| CliError::input(e.to_string()))?;
+    let local = [&a.gguf, &a.safetensors].into_iter().flatten();
+    let local = local
+        .map(|p| crate::io::import::import_path(p).map_err(|e| CliError::input(e.to_string())));
+    for imp in local.chain(remote.map(Ok)) {
+        let imp = imp?;
         s.model = imp.spec;
         s.model_id = None;
         if let Some(w) = imp.weights
