@@ -12,4 +12,5 @@ pub const VERSION: &str = concat!(
 pub mod app;
 pub mod catalog;
 pub mod detect;
+pub mod recommend;
 pub mod report;

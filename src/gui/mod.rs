@@ -15,10 +15,12 @@
 pub mod app;
 mod breakdown;
 mod derived;
+pub mod hub_dialog;
 mod icon;
 mod inputs;
 pub mod jobs;
 mod machines;
+mod recommend;
 mod report;
 pub mod state;
 mod style;
