@@ -1109,6 +1109,25 @@ fn a_split_gguf_brings_its_parts() {
     let local = import_path(&dir.path().join("m-Q8_0-00001-of-00002.gguf")).unwrap();
     assert_same(&a.model, &local);
     assert_eq!(a.requests, 1 + 2, "one range per small part");
+
+    // Offline later: the listing and the model come from the cache.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut off = o.clone();
+    off.endpoint = format!("http://127.0.0.1:{port}");
+    assert_eq!(
+        hub::list_repo("org/split-GGUF", "main", &off).unwrap(),
+        listing
+    );
+    let b = open(&hub_req("org/split-GGUF", None, None), &off).unwrap();
+    assert!(b.from_cache);
+    assert_eq!(b.model.spec, a.model.spec);
+    // An unknown repo offline is still a network error.
+    let e = hub::list_repo("org/other", "main", &off).unwrap_err();
+    assert_eq!(e.kind, HubErrorKind::Network, "{e}");
 }
 
 #[test]

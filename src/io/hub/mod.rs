@@ -261,7 +261,7 @@ pub fn resolve_url(endpoint: &str, repo: &str, revision: &str, file: &str) -> St
 }
 
 /// One file of a repository listing.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RemoteFile {
     pub path: String,
     /// Bytes, when the listing says.
@@ -269,7 +269,7 @@ pub struct RemoteFile {
 }
 
 /// A repository at a revision.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RepoListing {
     pub repo: String,
     pub revision: String,
@@ -405,7 +405,9 @@ pub struct Opened {
 /// Progress of an open: `done` of `total` steps, and what is being read.
 pub type Progress<'a> = &'a mut dyn FnMut(usize, usize, &str);
 
-/// Lists a repository at a revision (one request to the Hub API).
+/// Lists a repository at a revision (one request to the Hub API). A listing read before is kept
+/// in the cache, and answers when the network is down (no network, timeout), so a model opened
+/// once can be picked again offline.
 pub fn list_repo(repo: &str, revision: &str, opts: &Options) -> Result<RepoListing, HubError> {
     let mut http = Http::new(
         opts.token.clone(),
@@ -413,7 +415,36 @@ pub fn list_repo(repo: &str, revision: &str, opts: &Options) -> Result<RepoListi
         opts.timeout,
         opts.cancel.clone(),
     );
-    list_with(&mut http, repo, revision, opts)
+    let saved = opts
+        .cache_root
+        .as_ref()
+        .map(|root| repo_dir(root, repo, revision).join(LISTING));
+    match list_with(&mut http, repo, revision, opts) {
+        Ok(l) => {
+            if let Some(p) = &saved
+                && let Ok(text) = serde_json::to_vec(&l)
+            {
+                // Best effort: a listing that cannot be saved is still a listing.
+                let _ = cache::write_atomic(p, &text);
+            }
+            Ok(l)
+        }
+        Err(e) if matches!(e.kind, HubErrorKind::Network | HubErrorKind::Timeout) => saved
+            .and_then(|p| std::fs::read(p).ok())
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .ok_or(e),
+        Err(e) => Err(e),
+    }
+}
+
+/// The saved listing of a repo at a revision.
+const LISTING: &str = "listing.json";
+
+/// The cache folder of a repo at a revision.
+fn repo_dir(root: &Path, repo: &str, revision: &str) -> PathBuf {
+    root.join("models")
+        .join(cache::key_part(&repo.replace('/', "--")))
+        .join(cache::key_part(revision))
 }
 
 fn list_with(
@@ -494,10 +525,7 @@ fn entry_of(root: &Path, req: &Request) -> PathBuf {
                 (None, Some(q)) => format!("quant-{}", cache::key_part(&q.to_ascii_lowercase())),
                 (None, None) => "default".into(),
             };
-            root.join("models")
-                .join(cache::key_part(&repo.replace('/', "--")))
-                .join(cache::key_part(revision))
-                .join(pick)
+            repo_dir(root, repo, revision).join(pick)
         }
         Request::Url(u) => root.join("urls").join(cache::fnv64(u)),
     }
