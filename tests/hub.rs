@@ -393,6 +393,7 @@ fn opts(server: &Server, cache: &Path) -> Options {
         cache_root: Some(cache.to_path_buf()),
         timeout: Duration::from_secs(10),
         cancel: None,
+        offline: false,
     }
 }
 
@@ -1125,6 +1126,18 @@ fn a_split_gguf_brings_its_parts() {
     let b = open(&hub_req("org/split-GGUF", None, None), &off).unwrap();
     assert!(b.from_cache);
     assert_eq!(b.model.spec, a.model.spec);
+    // HF_HUB_OFFLINE: the cache answers, nothing else is asked.
+    let mut offline = o.clone();
+    offline.offline = true;
+    let n = server.requests();
+    assert!(
+        open(&hub_req("org/split-GGUF", None, None), &offline)
+            .unwrap()
+            .from_cache
+    );
+    let e = open(&hub_req("org/split-GGUF", None, Some("q4_k_m")), &offline).unwrap_err();
+    assert!(e.message.contains("HF_HUB_OFFLINE"), "{e}");
+    assert_eq!(server.requests(), n);
     // An unknown repo offline is still a network error.
     let e = hub::list_repo("org/other", "main", &off).unwrap_err();
     assert_eq!(e.kind, HubErrorKind::Network, "{e}");

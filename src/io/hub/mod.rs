@@ -129,6 +129,8 @@ pub struct Options {
     pub cache_root: Option<PathBuf>,
     pub timeout: Duration,
     pub cancel: Option<Arc<AtomicBool>>,
+    /// No request at all: answer from the cache or fail (`HF_HUB_OFFLINE=1`, as huggingface_hub).
+    pub offline: bool,
 }
 
 impl Options {
@@ -148,6 +150,12 @@ impl Options {
             cache_root: cache::default_root(),
             timeout: DEFAULT_TIMEOUT,
             cancel: None,
+            offline: std::env::var("HF_HUB_OFFLINE").is_ok_and(|v| {
+                matches!(
+                    v.trim().to_ascii_lowercase().as_str(),
+                    "1" | "true" | "yes" | "on"
+                )
+            }),
         }
     }
 }
@@ -409,12 +417,7 @@ pub type Progress<'a> = &'a mut dyn FnMut(usize, usize, &str);
 /// in the cache, and answers when the network is down (no network, timeout), so a model opened
 /// once can be picked again offline.
 pub fn list_repo(repo: &str, revision: &str, opts: &Options) -> Result<RepoListing, HubError> {
-    let mut http = Http::new(
-        opts.token.clone(),
-        &opts.endpoint,
-        opts.timeout,
-        opts.cancel.clone(),
-    );
+    let mut http = Http::new(opts);
     let saved = opts
         .cache_root
         .as_ref()
@@ -609,12 +612,7 @@ fn fetch_into(
     opts: &Options,
     progress: Progress,
 ) -> Result<Manifest, HubError> {
-    let mut http = Http::new(
-        opts.token.clone(),
-        &opts.endpoint,
-        opts.timeout,
-        opts.cancel.clone(),
-    );
+    let mut http = Http::new(opts);
     let mut m = match req {
         Request::Url(url) => fetch_url(&mut http, dir, url, progress)?,
         Request::Hub {
