@@ -1174,3 +1174,32 @@ fn too_many_shards_is_refused_before_reading_them() {
     );
     assert!(walk(cache.path()).is_empty());
 }
+
+#[test]
+fn hostile_fixtures_fail_over_http_as_they_fail_locally() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import");
+    let mut files = Vec::new();
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if (name.starts_with("gguf_") && name.ends_with(".gguf"))
+            || (name.starts_with("st_") && name.ends_with(".safetensors"))
+        {
+            files.push((name, std::fs::read(e.path()).unwrap()));
+        }
+    }
+    files.sort();
+    assert!(files.len() >= 30, "{}", files.len());
+    let server = Server::start(vec![("bad/files", Behaviour::Normal, files.clone())]);
+    let mut o = opts(&server, Path::new("/nonexistent"));
+    o.cache_root = None;
+    for (name, _) in &files {
+        let local = import_path(&dir.join(name)).unwrap_err().to_string();
+        let url = format!("{}/bad/files/resolve/main/{name}", server.base);
+        let remote = open(&Request::Url(url), &o).unwrap_err();
+        assert_eq!(remote.message, local, "{name}");
+        assert!(matches!(
+            remote.kind,
+            HubErrorKind::Invalid | HubErrorKind::Truncated
+        ));
+    }
+}

@@ -578,31 +578,27 @@ pub fn open(req: &Request, opts: &Options, progress: Progress) -> Result<Opened,
         let model = import_entry(&staging, &m)?;
         Ok((m, model))
     });
-    match result {
-        Ok((m, model)) => {
-            let cache_entry = match &entry {
-                Some(e) => {
-                    cache::commit(&staging, e)?;
-                    Some(e.clone())
-                }
-                None => {
-                    let _ = std::fs::remove_dir_all(&staging);
-                    None
-                }
-            };
-            Ok(Opened {
-                model,
-                bytes_transferred: m.bytes_transferred,
-                requests: m.requests,
-                from_cache: false,
-                cache_entry,
-            })
-        }
-        Err(e) => {
+    let cache_entry = match (&result, &entry) {
+        (Ok(_), Some(e)) => cache::commit(&staging, e).map(|()| Some(e.clone())),
+        _ => {
+            // Nothing is kept from a failed read, nor without a cache.
             let _ = std::fs::remove_dir_all(&staging);
-            Err(e)
+            if entry.is_none()
+                && let Some(parent) = staging.parent()
+            {
+                let _ = std::fs::remove_dir(parent);
+            }
+            Ok(None)
         }
-    }
+    };
+    let (m, model) = result?;
+    Ok(Opened {
+        model,
+        bytes_transferred: m.bytes_transferred,
+        requests: m.requests,
+        from_cache: false,
+        cache_entry: cache_entry?,
+    })
 }
 
 /// Downloads the headers into `dir` and writes the manifest.
