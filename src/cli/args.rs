@@ -8,7 +8,7 @@ use super::values::{
 use crate::core::catalog::MachineKind;
 use crate::core::precision::{KvTypes, WeightPrecision};
 use crate::core::scenario::{
-    Checkpointing, KvAllocation, LoraTargets, Mode, Offload, Optimizer, Runtime,
+    Checkpointing, Framework, KvAllocation, LoraTargets, Mode, Offload, Optimizer, Runtime,
 };
 use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand};
@@ -91,6 +91,15 @@ pub struct ScenarioArgs {
     /// A safetensors file or a folder of shards (headers only).
     #[arg(long, group = "source", value_name = "PATH", help_heading = "Model")]
     pub safetensors: Option<PathBuf>,
+    /// A Hugging Face Hub repo, ORG/NAME[@REVISION]: headers only are read over the network.
+    #[arg(long, group = "source", value_name = "REPO", help_heading = "Model")]
+    pub hf: Option<String>,
+    /// With --hf: the file to read (one GGUF quant, a .safetensors file, config.json).
+    #[arg(long, requires = "hf", value_name = "FILE", help_heading = "Model")]
+    pub hf_file: Option<String>,
+    /// A .gguf or .safetensors file at a URL (headers only, by range requests).
+    #[arg(long, group = "source", value_name = "URL", help_heading = "Model")]
+    pub url: Option<String>,
     /// A saved scenario (RON); other options override it.
     #[arg(long, value_name = "FILE", help_heading = "Model")]
     pub scenario: Option<PathBuf>,
@@ -133,6 +142,10 @@ pub struct ScenarioArgs {
     /// What ZeRO moves to host RAM [default: none].
     #[arg(long, value_name = "WHAT", value_parser = Choice::<Offload>::new(), help_heading = "Training")]
     pub offload: Option<Offload>,
+    /// Training framework: sets the loss path, QLoRA layers, sharding buffers and allocator
+    /// reserve (docs/memory.md) [default: transformers].
+    #[arg(long, value_name = "FRAMEWORK", value_parser = Choice::<Framework>::new(), help_heading = "Training")]
+    pub framework: Option<Framework>,
     /// Train with pure BF16 states (no FP32 master copy).
     #[arg(long, help_heading = "Training")]
     pub pure_bf16: bool,
@@ -247,6 +260,7 @@ mod tests {
             "runtime",
             "flash_attention",
             "kv_alloc",
+            "framework",
         ] {
             let a = est.get_arguments().find(|a| a.get_id() == id).unwrap();
             assert!(!a.get_possible_values().is_empty(), "--{id}");

@@ -43,8 +43,18 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
         s.model = ModelSpec::generic(n);
         s.model_id = None;
     }
-    for p in [&a.gguf, &a.safetensors].into_iter().flatten() {
-        let imp = crate::io::import::import_path(p).map_err(|e| CliError::input(e.to_string()))?;
+    let remote = crate::io::hub::import_for_cli(
+        a.hf.as_deref(),
+        a.hf_file.as_deref(),
+        a.url.as_deref(),
+        a.weights,
+    )
+    .map_err(|e| CliError::input(e.to_string()))?;
+    let local = [&a.gguf, &a.safetensors].into_iter().flatten();
+    let local = local
+        .map(|p| crate::io::import::import_path(p).map_err(|e| CliError::input(e.to_string())));
+    for imp in local.chain(remote.map(Ok)) {
+        let imp = imp?;
         s.model = imp.spec;
         s.model_id = None;
         if let Some(w) = imp.weights
@@ -97,6 +107,9 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
     }
     if let Some(v) = a.offload {
         s.offload = v;
+    }
+    if let Some(v) = a.framework {
+        s.framework = v;
     }
     if let Some(v) = a.runtime {
         s.runtime = v;

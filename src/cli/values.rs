@@ -6,7 +6,7 @@ use crate::core::catalog::MachineKind;
 use crate::core::format::group_digits;
 use crate::core::precision::{KvPrecision, KvTypes, WeightPrecision};
 use crate::core::scenario::{
-    Checkpointing, KvAllocation, LoraTargets, Mode, Offload, Optimizer, Runtime, limits,
+    Checkpointing, Framework, KvAllocation, LoraTargets, Mode, Offload, Optimizer, Runtime, limits,
 };
 use crate::core::units::parse_count;
 use clap::ValueEnum;
@@ -51,6 +51,13 @@ value_enum!(Runtime, |r| r.label(), aliases: |r| match r {
     Runtime::LlamaCpp => &["llamacpp", "llama-cpp"],
     _ => &[],
 });
+value_enum!(Framework, |f| match f {
+    Framework::Transformers => "Hugging Face Trainer / TRL / PEFT (bitsandbytes for QLoRA)",
+    Framework::Torchtune => "torchtune recipes",
+    Framework::Unsloth => "Unsloth",
+    Framework::DeepSpeed => "DeepSpeed ZeRO, counted by DeepSpeed's own estimator convention",
+    Framework::Fsdp => "PyTorch FSDP (FULL_SHARD) through accelerate",
+}, aliases: |_| &[]);
 value_enum!(LoraTargets, |t| match t {
     LoraTargets::QV => "q_proj and v_proj (PEFT's default for Llama)",
     LoraTargets::Attention => "q, k, v and o projections",

@@ -3,5 +3,6 @@ pub mod catalog;
 pub mod clock;
 pub mod detect;
 pub mod export;
+pub mod hub;
 pub mod import;
 pub mod json;
