@@ -44,6 +44,7 @@ pub fn run(cli: Cli) -> Result<String, CliError> {
         Some(Command::Estimate(a)) => super::estimate::run(&a, &cat),
         Some(Command::Fit(a)) => super::fit::run(&a, &mut cat),
         Some(Command::Report(a)) => super::report::command(&a, &mut cat),
+        Some(Command::Recommend(a)) => super::recommend::run(&a, &mut cat),
         Some(Command::Detect { json }) => Ok(super::detect::run(&cat, json)),
         Some(Command::Catalog { command }) => match command {
             CatalogCommand::List { kind, json } => {

@@ -36,6 +36,8 @@ pub enum Command {
     Fit(FitArgs),
     /// Write a sizing report (Markdown, HTML or JSON).
     Report(ReportArgs),
+    /// Which machine to buy or rent for a scenario, per kind, and what would make this one fit.
+    Recommend(crate::cli::recommend::RecommendArgs),
     /// Detect this machine: RAM, CPU, GPUs.
     Detect {
         /// Print the detection as JSON (sizes in bytes).
@@ -207,9 +209,13 @@ pub struct FitArgs {
 pub struct ReportArgs {
     #[command(flatten)]
     pub scenario: ScenarioArgs,
-    /// A machine id (repeatable; `local` = this machine) [default: every catalog machine].
+    /// A machine id (repeatable; `local` = this machine) [default: this machine and the
+    /// recommended picks].
     #[arg(long = "machine", value_name = "ID")]
     pub machines: Vec<String>,
+    /// Every catalog machine of this kind instead of the picks.
+    #[arg(long, value_name = "KIND", value_parser = Choice::<MachineKind>::new())]
+    pub kind: Option<MachineKind>,
     /// Report format [default: from the --output extension (.md, .html, .json), else md].
     #[arg(long, value_name = "FORMAT", value_parser = ["md", "markdown", "html", "json"])]
     pub format: Option<String>,

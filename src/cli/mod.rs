@@ -5,6 +5,7 @@ pub mod catalog;
 pub mod detect;
 pub mod estimate;
 pub mod fit;
+pub mod recommend;
 pub mod report;
 pub mod scenario;
 pub mod values;

@@ -5,7 +5,7 @@ use super::app::CliError;
 use super::args::ReportArgs;
 use super::fit::select_machines;
 use super::scenario::build_scenario;
-use crate::core::catalog::Catalog;
+use crate::core::catalog::{Catalog, MachineKind};
 use crate::core::estimate::estimate;
 use crate::core::fit::{FitSettings, fit_all};
 use crate::io::export::{ReportFormat, ReportInput, render, write_atomic};
@@ -16,8 +16,12 @@ pub fn command(a: &ReportArgs, cat: &mut Catalog) -> Result<String, CliError> {
     let s = build_scenario(&a.scenario, cat)?;
     let format = format_for(a.format.as_deref(), &a.output)
         .map_err(|e| CliError::input(format!("--output: {e}")))?;
-    let machines = select_machines(cat, &a.machines, None)?;
     let st = FitSettings::default();
+    let machines = if a.machines.is_empty() && a.kind.is_none() {
+        super::recommend::report_machines(&s, cat, &st)
+    } else {
+        select_machines(cat, &a.machines, a.kind.map(MachineKind::cli_name))?
+    };
     let e = estimate(&s);
     let rs = fit_all(&s, &machines, cat, &st);
     let input = ReportInput {

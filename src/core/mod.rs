@@ -12,6 +12,7 @@ pub mod hf_config;
 pub mod model;
 pub mod model_limits;
 pub mod precision;
+pub mod recommend;
 pub mod scenario;
 pub mod speed;
 pub mod units;
