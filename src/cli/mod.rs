@@ -10,7 +10,12 @@ pub const VERSION: &str = concat!(
 );
 
 pub mod app;
+pub mod args;
 pub mod catalog;
 pub mod detect;
+pub mod estimate;
+pub mod fit;
 pub mod recommend;
 pub mod report;
+pub mod scenario;
+pub mod values;
