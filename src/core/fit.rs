@@ -20,6 +20,9 @@ pub enum Verdict {
     Offload,
     /// Fits in RAM; runs on the CPU.
     Cpu,
+    /// Fits in neither VRAM nor RAM: the rest is read from the disk (llama.cpp mmap, accelerate
+    /// `offload_folder`, ZeRO-Infinity NVMe offload); see [`super::disk`].
+    Disk,
     /// Does not fit.
     None,
 }
@@ -31,6 +34,7 @@ impl Verdict {
             Verdict::Unified => "unified",
             Verdict::Offload => "offload",
             Verdict::Cpu => "CPU",
+            Verdict::Disk => "disk",
             Verdict::None => "no",
         }
     }
@@ -40,6 +44,7 @@ impl Verdict {
             Verdict::Unified => "unified",
             Verdict::Offload => "offload",
             Verdict::Cpu => "cpu",
+            Verdict::Disk => "disk",
             Verdict::None => "none",
         }
     }
@@ -106,6 +111,10 @@ pub struct FitResult {
     pub ram_required: Bytes,
     /// The OS reserve subtracted from RAM.
     pub os_reserve: Bytes,
+    /// Bytes left on the disk (verdict `Disk`): weights read through the page cache or
+    /// `offload_folder`, or ZeRO-Infinity's NVMe-offloaded states.
+    #[serde(default)]
+    pub disk_bytes: Bytes,
     pub decode_tokens_per_s: f64,
     pub prefill_tokens_per_s: f64,
     /// Time to first token for the scenario's prompt, seconds.
@@ -120,6 +129,7 @@ impl FitResult {
     pub fn verdict_text(&self) -> String {
         match self.verdict {
             Verdict::Offload => format!("offload {}/{}", self.gpu_layers, self.total_layers),
+            Verdict::Disk => format!("disk {}", super::format::bytes(self.disk_bytes)),
             v => v.label().to_string(),
         }
     }
@@ -127,7 +137,12 @@ impl FitResult {
     pub fn kind_name(&self) -> &'static str {
         self.kind.cli_name()
     }
+    /// Fits in memory: GPU, unified, offload or CPU (not the disk tier).
     pub fn fits(&self) -> bool {
+        !matches!(self.verdict, Verdict::None | Verdict::Disk)
+    }
+    /// Runs at all, the disk tier included.
+    pub fn runs(&self) -> bool {
         self.verdict != Verdict::None
     }
 }
@@ -290,6 +305,7 @@ fn fit_on(
         ram_capacity: ram_cap,
         ram_required: Bytes::ZERO,
         os_reserve,
+        disk_bytes: Bytes::ZERO,
         decode_tokens_per_s: 0.0,
         prefill_tokens_per_s: 0.0,
         ttft_s: 0.0,
@@ -488,11 +504,48 @@ fn fit_on(
         r.ram_required = cpu_need;
         notes.push("training needs a GPU in this model".into());
     }
+    // Neither VRAM nor RAM: the third tier, the disk.
+    if r.verdict == Verdict::None {
+        let devices = super::disk::Devices {
+            gpu: acc.map(|a| gpu_device(a, k)),
+            cpu,
+            link: acc
+                .and_then(|a| a.pcie)
+                .map(|p| p.bandwidth())
+                .unwrap_or(GbPerSec(16.0)),
+        };
+        super::disk::place(&mut r, &mut notes, cache, m, acc, st, &devices);
+    }
     if !training {
         r.usd_per_million_tokens = usd_per_million(m, acc, r.decode_tokens_per_s, st);
     }
     r.notes = notes;
     r
+}
+
+/// The GPU as the speed model sees it.
+fn gpu_device(a: &Accelerator, k: &SpeedConstants) -> Device {
+    Device {
+        bandwidth: a.bandwidth,
+        tflops: a.fp16_tflops,
+        efficiency: if a.memory_kind == MemoryKind::Unified {
+            k.unified_bandwidth_efficiency
+        } else {
+            k.gpu_bandwidth_efficiency
+        },
+    }
+}
+
+/// Training speed of `s` over `g` GPUs of the machine's accelerator (none without one).
+pub(crate) fn training_speed(
+    s: &Scenario,
+    est: &Estimate,
+    g: u64,
+    m: &Machine,
+    acc: Option<&Accelerator>,
+    st: &FitSettings,
+) -> Option<TrainingSpeed> {
+    acc.map(|a| train_speed(s, est, g, a.fp16_tflops, m, acc, st))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -816,6 +869,7 @@ mod tests {
             gpu_memory_limit: None,
             price: None,
             power_w: Some(600.0),
+            storage: None,
             source: "test".into(),
             notes: None,
         }

@@ -4,6 +4,7 @@
 //! on it, never the other way.
 
 pub mod catalog;
+pub mod disk;
 pub mod estimate;
 pub mod fit;
 pub mod format;

@@ -346,15 +346,15 @@ impl HeadroomApp {
             let (a, b, c) = if training {
                 let t = f.training.as_ref();
                 (
-                    if f.fits() { style::rate(speed_of(f)) } else { "-".into() },
+                    if f.runs() { style::rate(speed_of(f)) } else { "-".into() },
                     t.map(|t| style::duration(t.step_seconds)).unwrap_or_else(|| "-".into()),
                     if cost_of(f).is_finite() { style::usd(Some(cost_of(f))) } else { "-".into() },
                 )
             } else {
                 (
-                    if f.fits() { style::rate(speed_of(f)) } else { "-".into() },
-                    if f.fits() && latency_of(f).is_finite() { style::duration(latency_of(f)) } else { "-".into() },
-                    if f.fits() { style::usd(f.usd_per_million_tokens) } else { "-".into() },
+                    if f.runs() { style::rate(speed_of(f)) } else { "-".into() },
+                    if f.runs() && latency_of(f).is_finite() { style::duration(latency_of(f)) } else { "-".into() },
+                    if f.runs() { style::usd(f.usd_per_million_tokens) } else { "-".into() },
                 )
             };
             cell(ui, W_NUM, true, |ui| ui.label(a));
