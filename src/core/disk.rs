@@ -431,17 +431,20 @@ pub fn place(
     let host_frac = (l - k) as f64 / l as f64;
     let outer_on_host = k < l;
     let file = w.layer_weights.saturating_add(w.outer_weights);
-    let host_weights = w.layer_weights.scale(host_frac).saturating_add(if outer_on_host {
-        w.outer_weights
-    } else {
-        Bytes::ZERO
-    });
+    let host_weights = w
+        .layer_weights
+        .scale(host_frac)
+        .saturating_add(if outer_on_host {
+            w.outer_weights
+        } else {
+            Bytes::ZERO
+        });
     // What must stay in RAM: buffers and the KV cache of the layers the CPU runs.
     let anon = if k == 0 {
-        est.total().saturating_sub(est.kind_total(ComponentKind::Weights))
+        est.total()
+            .saturating_sub(est.kind_total(ComponentKind::Weights))
     } else {
-        est.host_total()
-            .saturating_add(w.kv_total.scale(host_frac))
+        est.host_total().saturating_add(w.kv_total.scale(host_frac))
     };
     if anon > r.ram_capacity {
         notes.push(format!(
@@ -466,7 +469,10 @@ pub fn place(
     if on_disk.0 == 0 {
         return;
     }
-    let outer_read = w.active_weight_bytes_per_token.min(w.outer_weights).as_f64();
+    let outer_read = w
+        .active_weight_bytes_per_token
+        .min(w.outer_weights)
+        .as_f64();
     let layer_read = w.active_weight_bytes_per_token.as_f64() - outer_read;
     let host_read = layer_read * host_frac + if outer_on_host { outer_read } else { 0.0 };
     let reads = disk_reads(
@@ -507,9 +513,7 @@ pub fn place(
     r.gpu_layers = k;
     r.ram_required = anon.saturating_add(resident);
     r.disk_bytes = on_disk;
-    r.headroom_bytes = r
-        .ram_capacity
-        .signed_sub(anon.saturating_add(host_weights));
+    r.headroom_bytes = r.ram_capacity.signed_sub(anon.saturating_add(host_weights));
     r.decode_tokens_per_s = decode;
     r.prefill_tokens_per_s = prefill;
     r.ttft_s = if prefill > 0.0 {
@@ -599,6 +603,7 @@ fn place_training(
         ));
         return;
     }
+    notes.retain(|n| !n.starts_with("host RAM needs"));
     r.verdict = Verdict::Disk;
     r.gpu_layers = r.total_layers;
     r.ram_required = ram;
@@ -616,7 +621,11 @@ fn place_training(
     notes.push(format!(
         "ZeRO-Infinity: {} of optimiser states{} on NVMe ({}); {} moved per step",
         format::bytes(on_nvme),
-        if params_offloaded { " and parameters" } else { "" },
+        if params_offloaded {
+            " and parameters"
+        } else {
+            ""
+        },
         disk.kind.label(),
         format::bytes(Bytes::from_f64(moved)),
     ));

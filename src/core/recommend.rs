@@ -831,10 +831,7 @@ fn after(f: &FitResult) -> String {
             rate_text(speed(f))
         ),
         Verdict::Cpu => format!("runs on the CPU at {} tok/s", rate_text(speed(f))),
-        Verdict::Disk => format!(
-            "runs from the disk at {} tok/s",
-            rate_text(speed(f))
-        ),
+        Verdict::Disk => format!("runs from the disk at {} tok/s", rate_text(speed(f))),
         Verdict::None => "still does not fit".into(),
     }
 }

@@ -98,7 +98,9 @@ pub fn probe(path: Option<&Path>, apple: bool, notes: &mut Vec<String>) -> Optio
     let list = match sysinfo::Disks::new_with_refreshed_list() {
         Ok(l) => l,
         Err(e) => {
-            notes.push(format!("Disk: cannot list disks ({e}); using the machine kind's default"));
+            notes.push(format!(
+                "Disk: cannot list disks ({e}); using the machine kind's default"
+            ));
             return None;
         }
     };
@@ -178,7 +180,10 @@ mod tests {
             StorageKind::Sata
         );
         let hdd = facts("/dev/sdb1", "/", Some(false));
-        assert_eq!(storage_from(&hdd, false, None, &mut n).kind, StorageKind::Hdd);
+        assert_eq!(
+            storage_from(&hdd, false, None, &mut n).kind,
+            StorageKind::Hdd
+        );
         let mac = facts("disk3s1", "/", Some(true));
         assert_eq!(
             storage_from(&mac, true, None, &mut n).kind,
