@@ -918,7 +918,7 @@ fn this_machine(
             });
         }
         // 3. More RAM, so offload (or the CPU) can run it (discrete GPUs and CPU-only machines).
-        if f.verdict == Verdict::None
+        if !f.fits()
             && !training
             && !unified
             && let Some((ram, g)) = min_ram(s, m, cat, st)
