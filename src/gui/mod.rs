@@ -2,10 +2,17 @@
 //! in the centre.
 //!
 //! - [`state`]: the persisted [`State`] (scenario + UI choices), `#[serde(default)]` throughout.
-//! - [`app`]: [`HeadroomApp`], the frame loop, [`Command`]s applied after drawing, job results.
-//! - `derived`: the estimate, fits, solvers and teaching curves, recomputed only when inputs change.
+//! - [`app`]: [`HeadroomApp`], the frame loop, [`Command`]s applied after drawing, job results,
+//!   the top bar, status bar and summary strip.
+//! - `data`: what the views read (catalog, machines, derived numbers, notices) and `View`, the
+//!   one-frame access a view gets.
+//! - `derived`: caches of the core's answers (estimate, fits, solvers, teaching curves,
+//!   placements on the compared machines, table rows), rebuilt only when inputs change. No
+//!   model arithmetic lives in the GUI: it asks `core` and draws.
 //! - `jobs`: detection, file dialogs and file IO on worker threads (never on the UI thread).
-//! - `inputs`, `breakdown`, `machines`, `teach`, `report`: the views.
+//! - One struct per view, each with its own `ui()`: `inputs::InputsPanel`,
+//!   `breakdown::BreakdownTab`, `machines::MachinesTab`, `teach::TeachTab`, `report::ReportTab`.
+//! - `status`: status-bar messages; `frame_stats`: the frame-time log; `style`: colours, badges.
 //!
 //! Environment: `HEADROOM_FRAME_STATS=1` (or `=N`) logs the mean and max CPU time of `App::ui`
 //! every 120 (or N) frames; `HEADROOM_QUIT_AFTER_FRAMES=N` closes the window after N frames
@@ -14,16 +21,19 @@
 
 pub mod app;
 mod breakdown;
+mod data;
 mod derived;
+mod frame_stats;
 mod inputs;
 pub mod jobs;
 mod machines;
 mod report;
 pub mod state;
+mod status;
 mod style;
 mod teach;
 
-pub use app::{Command, HeadroomApp};
+pub use app::{Command, HeadroomApp, Status};
 pub use jobs::FileAction;
 pub use state::{MachineFilter, SortColumn, State, Tab};
 
