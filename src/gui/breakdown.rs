@@ -372,7 +372,8 @@ fn component_table(ui: &mut Ui, comps: &[Component], cpu_only: bool) {
         empty_state(ui, "No components", "The estimate is empty.");
         return;
     }
-    let formula_w = (ui.available_width() - 470.0).max(180.0);
+    let name_w = 190.0;
+    let formula_w = (ui.available_width() - 520.0).max(160.0);
     egui::Grid::new("components-grid")
         .striped(true)
         .num_columns(5)
@@ -391,7 +392,8 @@ fn component_table(ui: &mut Ui, comps: &[Component], cpu_only: bool) {
                     let (r, _) =
                         ui.allocate_exact_size(egui::vec2(10.0, 10.0), egui::Sense::hover());
                     ui.painter().rect_filled(r, 2.0, component_color(c.kind));
-                    ui.add(egui::Label::new(&c.name).wrap());
+                    ui.add(egui::Label::new(&c.name).truncate())
+                        .on_hover_text(c.name.clone());
                 });
                 ui.label(gib2(c.per_device));
                 ui.label(match c.placement {
@@ -401,7 +403,8 @@ fn component_table(ui: &mut Ui, comps: &[Component], cpu_only: bool) {
                 });
                 ui.label(c.provenance.label());
                 ui.scope(|ui| {
-                    ui.set_max_width(formula_w);
+                    // A fixed width, so the grid's columns settle in one frame.
+                    ui.set_width(formula_w);
                     ui.add(egui::Label::new(RichText::new(&c.formula).size(11.0)).wrap());
                 });
                 ui.end_row();

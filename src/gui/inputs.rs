@@ -87,6 +87,7 @@ fn slider_u64(
             let s = ui
                 .add(
                     Slider::new(value, range.clone())
+                        .clamping(egui::SliderClamping::Edits)
                         .logarithmic(log)
                         .show_value(false),
                 )
@@ -103,13 +104,17 @@ fn slider_u64(
                 }
             }
             let speed = (*value as f64 * 0.02).max(0.2);
+            // An id of its own, so focus stays on this field while notes come and go.
             let d = ui
-                .add_sized(
-                    vec2(VALUE_W - 4.0, ui.spacing().interact_size.y),
-                    DragValue::new(value)
-                        .speed(speed)
-                        .update_while_editing(false),
-                )
+                .push_id(label, |ui| {
+                    ui.add_sized(
+                        vec2(VALUE_W - 4.0, ui.spacing().interact_size.y),
+                        DragValue::new(value)
+                            .speed(speed)
+                            .update_while_editing(false),
+                    )
+                })
+                .inner
                 .labelled_by(l.id);
             if d.changed() {
                 let typed = *value;
@@ -167,15 +172,18 @@ fn slider_f64(
             .labelled_by(l.id);
         let speed = (value.abs() * 0.01).max(0.001);
         let d = ui
-            .add_sized(
-                vec2(VALUE_W - 4.0, ui.spacing().interact_size.y),
-                DragValue::new(value)
-                    .range(range)
-                    .speed(speed)
-                    .max_decimals(decimals)
-                    .suffix(suffix)
-                    .update_while_editing(false),
-            )
+            .push_id(label, |ui| {
+                ui.add_sized(
+                    vec2(VALUE_W - 4.0, ui.spacing().interact_size.y),
+                    DragValue::new(value)
+                        .range(range)
+                        .speed(speed)
+                        .max_decimals(decimals)
+                        .suffix(suffix)
+                        .update_while_editing(false),
+                )
+            })
+            .inner
             .labelled_by(l.id);
         s.changed() || d.changed()
     })
@@ -384,6 +392,7 @@ impl InputsPanel {
                 let s = ui
                     .add(
                         Slider::new(&mut b, 0.1..=2000.0)
+                            .clamping(egui::SliderClamping::Edits)
                             .logarithmic(true)
                             .smart_aim(true)
                             .show_value(false),
@@ -391,15 +400,18 @@ impl InputsPanel {
                     .labelled_by(l.id);
                 let speed = (b * 0.005).max(0.001);
                 let d = ui
-                    .add_sized(
-                        vec2(VALUE_W - 4.0, ui.spacing().interact_size.y),
-                        DragValue::new(&mut b)
-                            .range(0.001..=10_000.0)
-                            .speed(speed)
-                            .custom_formatter(|x, _| format_params((x * 1e9).round() as u64))
-                            .custom_parser(parse_params_billions)
-                            .update_while_editing(false),
-                    )
+                    .push_id("Parameters", |ui| {
+                        ui.add_sized(
+                            vec2(VALUE_W - 4.0, ui.spacing().interact_size.y),
+                            DragValue::new(&mut b)
+                                .range(0.001..=10_000.0)
+                                .speed(speed)
+                                .custom_formatter(|x, _| format_params((x * 1e9).round() as u64))
+                                .custom_parser(parse_params_billions)
+                                .update_while_editing(false),
+                        )
+                    })
+                    .inner
                     .labelled_by(l.id);
                 s.changed() || d.changed()
             })
@@ -552,6 +564,7 @@ fn workload_section(ui: &mut Ui, v: &mut View<'_>) {
         let sl = ui
             .add(
                 Slider::new(&mut s.context, lo..=limit)
+                    .clamping(egui::SliderClamping::Edits)
                     .logarithmic(true)
                     .show_value(false),
             )
@@ -568,12 +581,15 @@ fn workload_section(ui: &mut Ui, v: &mut View<'_>) {
             }
         }
         let speed = (s.context as f64 * 0.02).max(0.2);
-        ui.add_sized(
-            vec2(VALUE_W - 4.0, ui.spacing().interact_size.y),
-            DragValue::new(&mut s.context)
-                .speed(speed)
-                .update_while_editing(false),
-        )
+        ui.push_id("Context", |ui| {
+            ui.add_sized(
+                vec2(VALUE_W - 4.0, ui.spacing().interact_size.y),
+                DragValue::new(&mut s.context)
+                    .speed(speed)
+                    .update_while_editing(false),
+            )
+        })
+        .inner
         .labelled_by(l.id);
     });
     if s.context != before {
