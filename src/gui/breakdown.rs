@@ -193,7 +193,12 @@ fn machines_chart(ui: &mut Ui, loads: &[MachineLoad], size: egui::Vec2) {
                 charts.push(
                     BarChart::new(
                         format!("m{i}-{what}-{}", kind.json_key()),
-                        vec![Bar::new(x, hi - lo).base_offset(lo).width(BAR_W)],
+                        vec![
+                            Bar::new(x, hi - lo)
+                                .base_offset(lo)
+                                .width(BAR_W)
+                                .fill(component_color(*kind)),
+                        ],
                     )
                     .color(component_color(*kind))
                     .allow_hover(false),
@@ -210,17 +215,13 @@ fn machines_chart(ui: &mut Ui, loads: &[MachineLoad], size: egui::Vec2) {
         }
     }
     let n = loads.len().max(1);
+    // Under each pair: the machine's name (cut to the slot; the rows below give it whole) and its
+    // verdict, the same as its row's.
     let names: Vec<String> = {
-        let chars = ((size.x / n as f32) / 7.0).max(8.0) as usize;
+        let chars = ((size.x / n as f32) / 7.5).max(8.0) as usize;
         loads
             .iter()
-            .map(|l| {
-                format!(
-                    "{} ({})",
-                    short(&l.name, chars.saturating_sub(10).max(6)),
-                    l.verdict.label()
-                )
-            })
+            .map(|l| format!("{}\n{}", short(&l.name, chars), l.verdict_text))
             .collect()
     };
     let plot = Plot::new("machines-chart")
@@ -344,17 +345,21 @@ impl BreakdownTab {
 fn machine_rows(ui: &mut Ui, loads: &[MachineLoad]) {
     for l in loads {
         ui.horizontal_wrapped(|ui| {
-            ui.add_sized(
+            ui.allocate_ui_with_layout(
                 egui::vec2(220.0, 18.0),
-                egui::Label::new(RichText::new(&l.name).strong()).truncate(),
-            )
-            .on_hover_text(l.name.clone());
+                egui::Layout::left_to_right(egui::Align::Center),
+                |ui| {
+                    ui.set_width(220.0);
+                    ui.add(egui::Label::new(RichText::new(&l.name).strong()).truncate())
+                        .on_hover_text(l.name.clone());
+                },
+            );
             style::badge(ui, &l.verdict_text, style::verdict_color(l.verdict))
                 .on_hover_text(l.reason.clone());
             let (vram, ram) = load_texts(l);
-            ui.label(vram);
-            ui.separator();
-            ui.label(ram);
+            // Each figure moves to the next line whole rather than breaking inside.
+            ui.add(egui::Label::new(vram).wrap_mode(egui::TextWrapMode::Extend));
+            ui.add(egui::Label::new(ram).wrap_mode(egui::TextWrapMode::Extend));
         });
         ui.horizontal(|ui| {
             ui.add_space(12.0);
@@ -372,8 +377,7 @@ fn component_table(ui: &mut Ui, comps: &[Component], cpu_only: bool) {
         empty_state(ui, "No components", "The estimate is empty.");
         return;
     }
-    let name_w = 190.0;
-    let formula_w = (ui.available_width() - 520.0).max(160.0);
+    let formula_w = (ui.available_width() - 560.0).max(160.0);
     egui::Grid::new("components-grid")
         .striped(true)
         .num_columns(5)
@@ -392,8 +396,7 @@ fn component_table(ui: &mut Ui, comps: &[Component], cpu_only: bool) {
                     let (r, _) =
                         ui.allocate_exact_size(egui::vec2(10.0, 10.0), egui::Sense::hover());
                     ui.painter().rect_filled(r, 2.0, component_color(c.kind));
-                    ui.add(egui::Label::new(&c.name).truncate())
-                        .on_hover_text(c.name.clone());
+                    ui.add(egui::Label::new(&c.name).extend());
                 });
                 ui.label(gib2(c.per_device));
                 ui.label(match c.placement {

@@ -209,6 +209,7 @@ impl MachinesTab {
         let max_h = if short { 60.0 } else { ui.available_height() };
         egui::ScrollArea::horizontal()
             .id_salt("machines-h")
+            .scroll_bar_visibility(egui::scroll_area::ScrollBarVisibility::AlwaysVisible)
             .auto_shrink([false, true])
             .show(ui, |ui| {
                 TableBuilder::new(ui)
