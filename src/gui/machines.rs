@@ -61,7 +61,7 @@ fn machine_text(m: &Machine, f: &FitResult, cat: &Catalog) -> MachineText {
     let (gpu, vram) = match acc {
         Some(a) if unified => (
             short_gpu(&a.name).to_string(),
-            format!("{} shared", f.gpu_capacity),
+            f.gpu_capacity.to_string(),
         ),
         Some(a) => {
             let n = if m.gpu_count > 1 {
@@ -193,8 +193,10 @@ impl MachinesTab {
         let training = v.state.scenario.mode.is_training();
         let focus = v.data.focus_machine(v.state).map(|m| m.id.clone());
         // Extra width goes to the name; below ~1000 px of table the view scrolls sideways.
-        let fixed = 22.0 + 64.0 + 120.0 + 84.0 + 70.0 + 100.0 + 84.0 + 3.0 * 62.0 + 160.0;
-        let name_w = (ui.available_width() - fixed - 12.0 * 8.0).clamp(160.0, 360.0);
+        // At 1280 px every column but "Why" fits; the reason is also in the verdict's tooltip.
+        let fixed = 22.0 + 64.0 + 110.0 + 76.0 + 64.0 + 96.0 + 80.0 + 3.0 * 58.0;
+        let gaps = 11.0 * ui.spacing().item_spacing.x + 16.0;
+        let name_w = (ui.available_width() - fixed - gaps).clamp(150.0, 360.0);
         let mut toggles: Vec<(String, bool)> = Vec::new();
         let mut new_focus = None;
         let mut sort_click = None;
@@ -221,15 +223,15 @@ impl MachinesTab {
                     .column(Column::exact(22.0))
                     .column(Column::initial(name_w).at_least(120.0).clip(true))
                     .column(Column::initial(64.0).at_least(40.0).clip(true))
-                    .column(Column::initial(120.0).at_least(60.0).clip(true))
-                    .column(Column::initial(84.0).at_least(60.0).clip(true))
-                    .column(Column::initial(70.0).at_least(50.0).clip(true))
-                    .column(Column::initial(100.0).at_least(70.0))
-                    .column(Column::initial(84.0).at_least(60.0))
-                    .column(Column::initial(62.0).at_least(44.0))
-                    .column(Column::initial(62.0).at_least(44.0))
-                    .column(Column::initial(62.0).at_least(44.0))
-                    .column(Column::remainder().at_least(160.0).clip(true))
+                    .column(Column::initial(110.0).at_least(60.0).clip(true))
+                    .column(Column::initial(76.0).at_least(50.0).clip(true))
+                    .column(Column::initial(64.0).at_least(50.0).clip(true))
+                    .column(Column::initial(96.0).at_least(70.0))
+                    .column(Column::initial(80.0).at_least(60.0))
+                    .column(Column::initial(58.0).at_least(44.0))
+                    .column(Column::initial(58.0).at_least(44.0))
+                    .column(Column::initial(58.0).at_least(44.0))
+                    .column(Column::remainder().at_least(200.0).clip(true))
                     .header(ROW_H, |mut h| {
                         h.col(|_| {});
                         let mut sort = |h: &mut egui_extras::TableRow<'_, '_>, title: &str, col: SortColumn, right: bool| {
@@ -246,7 +248,7 @@ impl MachinesTab {
                         });
                         h.col(|ui| {
                             ui.label(RichText::new("GPU memory").strong())
-                                .on_hover_text("Memory per GPU (x the number of GPUs); unified: the share the GPU may use");
+                                .on_hover_text("Memory per GPU (x the number of GPUs); unified memory: the share of RAM the GPU may use");
                         });
                         h.col(|ui| {
                             ui.label(RichText::new("RAM").strong());

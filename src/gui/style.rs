@@ -32,11 +32,12 @@ pub fn verdict_color(v: Verdict) -> Color32 {
     }
 }
 
-/// Distinct colours for capacity lines of machines (cycled).
+/// Distinct colours for machines and placements (cycled). No red: red means "does not fit"
+/// (the verdict colour), so the first machine, usually "This machine", is blue.
 pub fn machine_color(i: usize) -> Color32 {
     const P: [Color32; 8] = [
-        Color32::from_rgb(230, 25, 75),
         Color32::from_rgb(0, 130, 200),
+        Color32::from_rgb(220, 100, 170),
         Color32::from_rgb(60, 180, 75),
         Color32::from_rgb(145, 30, 180),
         Color32::from_rgb(245, 130, 48),
@@ -175,6 +176,13 @@ pub fn note(ui: &mut egui::Ui, text: impl Into<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_machine_is_drawn_in_the_error_red() {
+        for i in 0..8 {
+            assert_ne!(machine_color(i), verdict_color(Verdict::None));
+        }
+    }
 
     #[test]
     fn formats() {
