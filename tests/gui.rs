@@ -761,7 +761,7 @@ fn chart_and_rows_agree_for_a_multi_gpu_scenario() {
 
 #[test]
 fn machines_table_has_memory_columns_and_full_names() {
-    let mut h = snapshot_harness(State {
+    let h = snapshot_harness(State {
         tab: Tab::Machines,
         ..State::default()
     });
@@ -793,7 +793,7 @@ fn empty_state_names_the_search_that_hides_fitting_machines() {
         },
         ..State::default()
     };
-    let mut h = snapshot_harness(s);
+    let h = snapshot_harness(s);
     h.get_by_label("No machines to show");
     assert!(
         h.query_by_label_contains(
@@ -957,7 +957,7 @@ fn report_names_the_machine_its_launch_settings_are_for() {
         selected: vec!["laptop-4060".into(), "cloud-8xh100".into()],
         ..State::default()
     };
-    let mut h = snapshot_harness(s);
+    let h = snapshot_harness(s);
     // This machine (a 4090) and the laptop cannot hold 70B BF16; the 8x H100 can.
     assert!(
         h.query_all_by_label_contains("Launch settings for Cloud, 8x H100 SXM, 2 TB")
@@ -1043,7 +1043,7 @@ fn tabs_at_three_sizes_snapshot() {
             };
             let mut h = snapshot_harness_sized(s, (w, hgt));
             if let Err(e) = h.try_snapshot_options(
-                &format!("{name}_{w}x{hgt}"),
+                format!("{name}_{w}x{hgt}"),
                 &SnapshotOptions::new().threshold(2.0).max_failed_pixels(20),
             ) {
                 errors.push(e.to_string());

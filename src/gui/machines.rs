@@ -59,10 +59,7 @@ fn machine_text(m: &Machine, f: &FitResult, cat: &Catalog) -> MachineText {
     let acc = m.gpu.as_deref().and_then(|g| cat.accelerator(g));
     let unified = acc.is_some_and(|a| a.memory_kind == MemoryKind::Unified);
     let (gpu, vram) = match acc {
-        Some(a) if unified => (
-            short_gpu(&a.name).to_string(),
-            f.gpu_capacity.to_string(),
-        ),
+        Some(a) if unified => (short_gpu(&a.name).to_string(), f.gpu_capacity.to_string()),
         Some(a) => {
             let n = if m.gpu_count > 1 {
                 format!("{}x ", m.gpu_count)
