@@ -17,7 +17,8 @@
 //! Environment: `HEADROOM_FRAME_STATS=1` (or `=N`) logs the mean and max CPU time of `App::ui`
 //! every 120 (or N) frames; `HEADROOM_QUIT_AFTER_FRAMES=N` closes the window after N frames
 //! (smoke tests under Xvfb). Both keep the window repainting while active.
-//! `HEADROOM_TAB=machines` (or `breakdown`, `cpu-vs-gpu`, `report`) opens on that tab.
+//! `HEADROOM_TAB=machines` (or `breakdown`, `cpu-vs-gpu`, `report`) opens on that tab;
+//! `HEADROOM_WINDOW_SIZE=1920x1080` opens the window at that inner size (scripted screenshots).
 
 pub mod app;
 mod breakdown;
@@ -47,11 +48,19 @@ pub fn load_catalog() -> (Catalog, Vec<String>) {
 
 /// Opens the window and runs the app until it is closed.
 pub fn run_app() -> eframe::Result<()> {
+    let size = std::env::var("HEADROOM_WINDOW_SIZE")
+        .ok()
+        .and_then(|v| {
+            let (w, h) = v.trim().split_once('x')?;
+            Some([w.parse::<f32>().ok()?, h.parse::<f32>().ok()?])
+        })
+        .filter(|[w, h]| (320.0..=8192.0).contains(w) && (240.0..=8192.0).contains(h))
+        .unwrap_or([1280.0, 800.0]);
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title("headroom - will this LLM run?")
             .with_app_id("headroom")
-            .with_inner_size([1280.0, 800.0])
+            .with_inner_size(size)
             .with_min_inner_size([960.0, 600.0]),
         ..Default::default()
     };
