@@ -7,7 +7,8 @@ use crate::core::fit::{FitResult, FitSettings, fit_all};
 use crate::core::model::ModelSpec;
 use crate::core::precision::{KvTypes, WeightPrecision};
 use crate::core::scenario::{
-    Checkpointing, KvAllocation, LoraTargets, Mode, Offload, Optimizer, Runtime, Scenario, limits,
+    Checkpointing, Framework, KvAllocation, LoraTargets, Mode, Offload, Optimizer, Runtime,
+    Scenario, limits,
 };
 use crate::core::units::{display_signed_gib, parse_count};
 use clap::{Args, Parser, Subcommand};
@@ -32,6 +33,8 @@ pub enum Command {
     Fit(FitArgs),
     /// Write a sizing report (Markdown, HTML or JSON).
     Report(ReportArgs),
+    /// Which machine to buy or rent for a scenario, per kind, and what would make this one fit.
+    Recommend(crate::cli::recommend::RecommendArgs),
     /// Detect this machine: RAM, CPU, GPUs.
     Detect {
         #[arg(long)]
@@ -75,6 +78,15 @@ pub struct ScenarioArgs {
     /// A safetensors file or a folder of shards (headers only).
     #[arg(long, group = "source")]
     pub safetensors: Option<PathBuf>,
+    /// A Hugging Face Hub repo, ORG/NAME[@REVISION]: headers only are read over the network.
+    #[arg(long, group = "source")]
+    pub hf: Option<String>,
+    /// With --hf: the file to read (one GGUF quant, a .safetensors file, config.json).
+    #[arg(long, requires = "hf")]
+    pub hf_file: Option<String>,
+    /// A .gguf or .safetensors file at a URL (headers only, by range requests).
+    #[arg(long, group = "source")]
+    pub url: Option<String>,
     /// A saved scenario (RON); other options override it.
     #[arg(long)]
     pub scenario: Option<PathBuf>,
@@ -113,6 +125,9 @@ pub struct ScenarioArgs {
     pub offload: Option<Offload>,
     #[arg(long, value_parser = parse_runtime)]
     pub runtime: Option<Runtime>,
+    /// Training framework: transformers, torchtune, unsloth, deepspeed, fsdp.
+    #[arg(long, value_parser = parse_framework)]
+    pub framework: Option<Framework>,
     /// vLLM --gpu-memory-utilization (0.05–1.0).
     #[arg(long, value_parser = parse_fraction)]
     pub gpu_memory_utilization: Option<f64>,
@@ -160,8 +175,13 @@ pub struct FitArgs {
 pub struct ReportArgs {
     #[command(flatten)]
     pub scenario: ScenarioArgs,
+    /// Machine ids (repeatable; `local` is this machine). Default: this machine and the
+    /// recommended picks.
     #[arg(long = "machine")]
     pub machines: Vec<String>,
+    /// Every catalog machine of this kind instead of the picks.
+    #[arg(long, value_parser = parse_kind_filter)]
+    pub kind: Option<String>,
     #[arg(long, value_parser = ["md", "markdown", "html", "json"], default_value = "md")]
     pub format: String,
     /// Output file, or - for stdout.
@@ -265,6 +285,9 @@ fn parse_checkpointing(s: &str) -> Result<Checkpointing, String> {
 fn parse_offload(s: &str) -> Result<Offload, String> {
     one_of(s, &Offload::ALL, Offload::cli_name)
 }
+fn parse_framework(s: &str) -> Result<Framework, String> {
+    one_of(s, &Framework::ALL, Framework::cli_name)
+}
 fn parse_runtime(s: &str) -> Result<Runtime, String> {
     let t = if s.eq_ignore_ascii_case("llamacpp") || s.eq_ignore_ascii_case("llama-cpp") {
         "llama.cpp"
@@ -343,8 +366,18 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
         s.model = ModelSpec::generic(n);
         s.model_id = None;
     }
-    for p in [&a.gguf, &a.safetensors].into_iter().flatten() {
-        let imp = crate::io::import::import_path(p).map_err(|e| CliError::input(e.to_string()))?;
+    let remote = crate::io::hub::import_for_cli(
+        a.hf.as_deref(),
+        a.hf_file.as_deref(),
+        a.url.as_deref(),
+        a.weights,
+    )
+    .map_err(|e| CliError::input(e.to_string()))?;
+    let local = [&a.gguf, &a.safetensors].into_iter().flatten();
+    let local = local
+        .map(|p| crate::io::import::import_path(p).map_err(|e| CliError::input(e.to_string())));
+    for imp in local.chain(remote.map(Ok)) {
+        let imp = imp?;
         s.model = imp.spec;
         s.model_id = None;
         if let Some(w) = imp.weights
@@ -397,6 +430,9 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
     }
     if let Some(v) = a.offload {
         s.offload = v;
+    }
+    if let Some(v) = a.framework {
+        s.framework = v;
     }
     if let Some(v) = a.runtime {
         s.runtime = v;
@@ -689,8 +725,12 @@ pub fn run(cli: Cli) -> Result<String, CliError> {
         }
         Some(Command::Report(a)) => {
             let s = build_scenario(&a.scenario, &cat)?;
-            let machines = select_machines(&mut cat, &a.machines, None)?;
             let st = FitSettings::default();
+            let machines = if a.machines.is_empty() && a.kind.is_none() {
+                crate::cli::recommend::report_machines(&s, &mut cat, &st)
+            } else {
+                select_machines(&mut cat, &a.machines, a.kind.as_deref())?
+            };
             let e = estimate(&s);
             let rs = fit_all(&s, &machines, &cat, &st);
             let format = match a.format.as_str() {
@@ -709,6 +749,7 @@ pub fn run(cli: Cli) -> Result<String, CliError> {
             };
             crate::cli::report::run(&input, format, &a.output).map_err(CliError::input)
         }
+        Some(Command::Recommend(a)) => crate::cli::recommend::run(&a, &mut cat),
         Some(Command::Detect { json }) => Ok(crate::cli::detect::run(&cat, json)),
         Some(Command::Catalog { command }) => match command {
             CatalogCommand::List { kind, json } => {

@@ -2,4 +2,5 @@
 pub mod app;
 pub mod catalog;
 pub mod detect;
+pub mod recommend;
 pub mod report;

@@ -8,9 +8,11 @@
 use super::breakdown::BreakdownTab;
 use super::data::{Data, Notices, View};
 use super::frame_stats::FrameStats;
+use super::hub_dialog::HubDialog;
 use super::inputs::InputsPanel;
 use super::jobs::{FileAction, JobResult, Jobs, open_dialog, save_dialog};
 use super::machines::MachinesTab;
+use super::recommend::RecommendStrip;
 use super::report::ReportTab;
 use super::state::{State, Tab};
 pub use super::status::Status;
@@ -49,6 +51,7 @@ pub struct HeadroomApp {
     pub state: State,
     pub(crate) data: Data,
     inputs: InputsPanel,
+    recommend: RecommendStrip,
     breakdown: BreakdownTab,
     machines: MachinesTab,
     teach: TeachTab,
@@ -61,6 +64,8 @@ pub struct HeadroomApp {
     stats: FrameStats,
     /// Times the estimate and fits were rebuilt (for tests of the cache).
     pub recomputes: u64,
+    /// "Open from Hugging Face...".
+    pub hub: HubDialog,
 }
 
 impl HeadroomApp {
@@ -98,6 +103,7 @@ impl HeadroomApp {
             state,
             data: Data::new(catalog),
             inputs: InputsPanel::default(),
+            recommend: RecommendStrip::default(),
             breakdown: BreakdownTab,
             machines: MachinesTab,
             teach: TeachTab,
@@ -108,6 +114,7 @@ impl HeadroomApp {
             path_prompt: None,
             stats: FrameStats::from_env(),
             recomputes: 0,
+            hub: HubDialog::default(),
         };
         app.start_detection();
         app
@@ -157,6 +164,18 @@ impl HeadroomApp {
     pub fn compared_loads(&mut self) -> Vec<MachineLoad> {
         self.refresh();
         self.data.compared_loads(&self.state)
+    }
+
+    /// The recommendations for the current scenario (the cards' picks).
+    pub fn recommendations(&mut self) -> &crate::core::recommend::Recommendations {
+        self.refresh();
+        self.recommend.recommendations(&self.state, &self.data)
+    }
+
+    /// What a click on a recommendation card does: tick machine `id`, focus it, open it in the
+    /// Machines table.
+    pub fn open_pick(&mut self, id: &str) {
+        super::recommend::open_pick(&mut self.state, &mut self.data, id);
     }
 
     /// The catalog in use (with "This machine" once detected).
@@ -467,12 +486,21 @@ impl HeadroomApp {
         ui.horizontal_wrapped(|ui| {
             ui.label(RichText::new("headroom").strong().size(16.0));
             ui.separator();
+            if ui
+                .button("Import model...")
+                .on_hover_text("Read a .gguf, .safetensors or config.json (Ctrl+I)")
+                .clicked()
+            {
+                cmds.push(Command::Dialog(FileAction::ImportModel));
+            }
+            if ui
+                .button("Open from Hugging Face...")
+                .on_hover_text("Read a model's config and headers from the Hub by its repo id")
+                .clicked()
+            {
+                self.hub.open = true;
+            }
             for (label, hover, action) in [
-                (
-                    "Import model...",
-                    "Read a .gguf, .safetensors or config.json (Ctrl+I)",
-                    FileAction::ImportModel,
-                ),
                 (
                     "Open scenario...",
                     "Load a scenario saved as .ron (Ctrl+O)",
@@ -686,9 +714,15 @@ impl HeadroomApp {
     }
 
     fn central(&mut self, ui: &mut Ui, cmds: &mut Vec<Command>) {
-        // The tabs come first so a note appearing in the summary never moves them.
+        // The tabs come first so a note or a card appearing below never moves them.
         self.tab_bar(ui);
         ui.separator();
+        let mut v = View {
+            state: &mut self.state,
+            data: &mut self.data,
+            cmds,
+        };
+        self.recommend.ui(ui, &mut v);
         self.summary_strip(ui);
         ui.add_space(4.0);
         let mut v = View {
@@ -747,6 +781,10 @@ impl eframe::App for HeadroomApp {
         self.normalize();
         self.refresh();
         egui::CentralPanel::default().show(ui, |ui| self.central(ui, &mut cmds));
+        if let Some((source, m)) = self.hub.show(&ctx) {
+            let (path, result) = (PathBuf::from(source), Ok(Box::new(m)));
+            self.apply_result(JobResult::Imported { path, result });
+        }
 
         for c in cmds {
             self.apply(c, &ctx);

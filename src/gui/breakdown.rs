@@ -408,7 +408,10 @@ fn component_table(ui: &mut Ui, comps: &[Component], cpu_only: bool) {
                 ui.scope(|ui| {
                     // A fixed width, so the grid's columns settle in one frame.
                     ui.set_width(formula_w);
-                    ui.add(egui::Label::new(RichText::new(&c.formula).size(11.0)).wrap());
+                    ui.add(
+                        egui::Label::new(RichText::new(style::drawable(&c.formula)).size(11.0))
+                            .wrap(),
+                    );
                 });
                 ui.end_row();
             }

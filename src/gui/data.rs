@@ -55,6 +55,8 @@ pub(crate) struct Data {
     pub catalog_warnings: Vec<String>,
     /// Whether a detection job is running.
     pub detecting: bool,
+    /// A machine the Machines table scrolls to once (a recommendation card opened it).
+    pub scroll_to: Option<String>,
 }
 
 impl Data {
@@ -71,6 +73,7 @@ impl Data {
             status: None,
             catalog_warnings: Vec::new(),
             detecting: false,
+            scroll_to: None,
         };
         d.rebuild_machines();
         d

@@ -230,12 +230,20 @@ impl Derived {
                         .verdict
                         .cmp(&fb.verdict)
                         .then(fb.gpu_layers.cmp(&fa.gpu_layers)),
-                    SortColumn::Headroom => fa.headroom_bytes.cmp(&fb.headroom_bytes),
+                    SortColumn::Headroom => headroom_key(fa).cmp(&headroom_key(fb)),
                     SortColumn::Speed => speed_of(fa).total_cmp(&speed_of(fb)),
                     SortColumn::Latency => latency_of(fa).total_cmp(&latency_of(fb)),
                     SortColumn::Cost => cost_of(fa).total_cmp(&cost_of(fb)),
                 };
                 let o = if filter.descending { o.reverse() } else { o };
+                // A "no" with room to spare goes last in either direction.
+                let o = if filter.sort == SortColumn::Headroom {
+                    (headroom_key(fa) == i64::MIN)
+                        .cmp(&(headroom_key(fb) == i64::MIN))
+                        .then(o)
+                } else {
+                    o
+                };
                 // Machines that do not fit go last for the numeric columns, whatever the direction.
                 match filter.sort {
                     SortColumn::Headroom
@@ -256,6 +264,16 @@ impl Derived {
             self.rows = Some((self.generation, filter.clone(), rows));
         }
         &self.rows.as_ref().expect("just set").2
+    }
+}
+
+/// The headroom a row sorts by: a "no" with memory to spare (a CPU box asked to train) has no
+/// meaningful headroom and sorts below every real figure.
+pub fn headroom_key(f: &FitResult) -> i64 {
+    if f.fits() || f.headroom_bytes < 0 {
+        f.headroom_bytes
+    } else {
+        i64::MIN
     }
 }
 

@@ -203,20 +203,31 @@ impl MachinesTab {
             ("tok/s", "TTFT", "$/1M tok")
         };
         let filter = v.state.filter.clone();
+        // Once after a recommendation card opened a machine: scroll its row into view.
+        let scroll_row = v
+            .data
+            .scroll_to
+            .take()
+            .and_then(|id| shown.iter().position(|&i| v.data.machines[i].id == id));
         let data = &*v.data;
         let state = &*v.state;
         let max_h = if short { 60.0 } else { ui.available_height() };
+
         egui::ScrollArea::horizontal()
             .id_salt("machines-h")
             .scroll_bar_visibility(egui::scroll_area::ScrollBarVisibility::AlwaysVisible)
             .auto_shrink([false, true])
             .show(ui, |ui| {
-                TableBuilder::new(ui)
+                let mut table = TableBuilder::new(ui)
                     .id_salt("machines-table")
                     .striped(true)
                     .resizable(true)
                     .cell_layout(Layout::left_to_right(Align::Center))
-                    .max_scroll_height(max_h)
+                    .max_scroll_height(max_h);
+                if let Some(r) = scroll_row {
+                    table = table.scroll_to_row(r, Some(Align::Center));
+                }
+                table
                     .column(Column::exact(22.0))
                     .column(Column::initial(name_w).at_least(120.0).clip(true))
                     .column(Column::initial(64.0).at_least(40.0).clip(true))

@@ -12,6 +12,8 @@
 //! - `jobs`: detection, file dialogs and file IO on worker threads (never on the UI thread).
 //! - One struct per view, each with its own `ui()`: `inputs::InputsPanel`,
 //!   `breakdown::BreakdownTab`, `machines::MachinesTab`, `teach::TeachTab`, `report::ReportTab`.
+//! - `recommend`: the strip of recommendation cards under the tabs; `hub_dialog`: "Open from
+//!   Hugging Face...".
 //! - `status`: status-bar messages; `frame_stats`: the frame-time log; `style`: colours, badges.
 //!
 //! Environment: `HEADROOM_FRAME_STATS=1` (or `=N`) logs the mean and max CPU time of `App::ui`
@@ -25,9 +27,11 @@ mod breakdown;
 mod data;
 mod derived;
 mod frame_stats;
+pub mod hub_dialog;
 mod inputs;
 pub mod jobs;
 mod machines;
+mod recommend;
 mod report;
 pub mod state;
 mod status;

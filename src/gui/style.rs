@@ -148,9 +148,20 @@ pub fn tokens_short(t: u64) -> String {
     }
 }
 
+/// Text from the core (formulas, notes) with the glyphs egui's default fonts lack replaced by
+/// ASCII: arrows become "->".
+pub fn drawable(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains(['→', '←']) {
+        text.replace('→', "->").replace('←', "<-").into()
+    } else {
+        text.into()
+    }
+}
+
 /// Small, weak explanatory text that wraps.
 pub fn hint(ui: &mut egui::Ui, text: impl Into<String>) {
-    ui.add(egui::Label::new(RichText::new(text.into()).size(11.0).weak()).wrap());
+    let text = text.into();
+    ui.add(egui::Label::new(RichText::new(drawable(&text)).size(11.0).weak()).wrap());
 }
 
 /// A note that needs attention (clamped input, estimated shape): amber text that wraps.
@@ -160,7 +171,8 @@ pub fn warn(ui: &mut egui::Ui, text: impl Into<String>) {
     } else {
         Color32::from_rgb(160, 100, 0)
     };
-    ui.add(egui::Label::new(RichText::new(text.into()).color(c)).wrap());
+    let text = text.into();
+    ui.add(egui::Label::new(RichText::new(drawable(&text)).color(c)).wrap());
 }
 
 /// A small amber note (estimate notes above the tabs).
@@ -170,12 +182,19 @@ pub fn note(ui: &mut egui::Ui, text: impl Into<String>) {
     } else {
         Color32::from_rgb(150, 95, 0)
     };
-    ui.add(egui::Label::new(RichText::new(text.into()).size(11.0).color(c)).wrap());
+    let text = text.into();
+    ui.add(egui::Label::new(RichText::new(drawable(&text)).size(11.0).color(c)).wrap());
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn arrows_become_ascii() {
+        assert_eq!(drawable("16-bit → FP32"), "16-bit -> FP32");
+        assert_eq!(drawable("plain"), "plain");
+    }
 
     #[test]
     fn no_machine_is_drawn_in_the_error_red() {

@@ -2,5 +2,6 @@
 pub mod catalog;
 pub mod detect;
 pub mod export;
+pub mod hub;
 pub mod import;
 pub mod json;
