@@ -695,9 +695,9 @@ fn review_tabs() {
 
 // ---- The window tells one story (issue 12) ----
 
-/// "12.34 GiB", as the Breakdown rows write sizes.
+/// A size as the Breakdown rows write it (the one formatter of every surface).
 fn gib2(b: Bytes) -> String {
-    format!("{:.2} GiB", b.as_gib())
+    headroom::core::format::bytes(b)
 }
 
 /// QLoRA on a 70B model, ZeRO-3 over 8 GPUs: each compared machine is drawn and described as IT

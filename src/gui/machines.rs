@@ -13,6 +13,7 @@ use super::style::{self, hint, signed_gib, verdict_color};
 use crate::core::catalog::{Catalog, Machine, MachineKind, MemoryKind, Price};
 use crate::core::estimate::group_digits;
 use crate::core::fit::{FitResult, Verdict};
+use crate::core::format::MISSING;
 use egui::{Align, Layout, RichText, Ui};
 use egui_extras::{Column, TableBuilder};
 
@@ -71,7 +72,7 @@ fn machine_text(m: &Machine, f: &FitResult, cat: &Catalog) -> MachineText {
                 format!("{n}{}", a.memory),
             )
         }
-        None => ("CPU only".into(), "-".into()),
+        None => ("CPU only".into(), MISSING.into()),
     };
     MachineText {
         gpu,
@@ -337,21 +338,21 @@ impl MachinesTab {
                                 };
                                 RichText::new(signed_gib(f.headroom_bytes)).color(c)
                             } else {
-                                RichText::new("-")
+                                RichText::new(MISSING)
                             };
                             right(&mut row, head);
                             let (a, b, c) = if training {
                                 let tr = f.training.as_ref();
                                 (
-                                    if f.fits() { style::rate(speed_of(f)) } else { "-".into() },
-                                    tr.map(|t| style::duration(t.step_seconds)).unwrap_or_else(|| "-".into()),
-                                    if cost_of(f).is_finite() { style::usd(Some(cost_of(f))) } else { "-".into() },
+                                    if f.fits() { style::rate(speed_of(f)) } else { MISSING.into() },
+                                    tr.map(|t| style::duration(t.step_seconds)).unwrap_or_else(|| MISSING.into()),
+                                    if cost_of(f).is_finite() { style::usd(Some(cost_of(f))) } else { MISSING.into() },
                                 )
                             } else {
                                 (
-                                    if f.fits() { style::rate(speed_of(f)) } else { "-".into() },
-                                    if f.fits() && latency_of(f).is_finite() { style::duration(latency_of(f)) } else { "-".into() },
-                                    if f.fits() { style::usd(f.usd_per_million_tokens) } else { "-".into() },
+                                    if f.fits() { style::rate(speed_of(f)) } else { MISSING.into() },
+                                    if f.fits() && latency_of(f).is_finite() { style::duration(latency_of(f)) } else { MISSING.into() },
+                                    if f.fits() { style::usd(f.usd_per_million_tokens) } else { MISSING.into() },
                                 )
                             };
                             right(&mut row, RichText::new(a));
