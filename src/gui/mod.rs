@@ -28,6 +28,7 @@ mod data;
 mod derived;
 mod frame_stats;
 pub mod hub_dialog;
+mod icon;
 mod inputs;
 pub mod jobs;
 mod machines;
@@ -64,6 +65,7 @@ pub fn run_app() -> eframe::Result<()> {
         viewport: egui::ViewportBuilder::default()
             .with_title("headroom - will this LLM run?")
             .with_app_id("headroom")
+            .with_icon(icon::window_icon())
             .with_inner_size(size)
             .with_min_inner_size([960.0, 600.0]),
         ..Default::default()
