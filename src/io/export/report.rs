@@ -10,6 +10,7 @@ use crate::core::estimate::{Estimate, group_digits};
 use crate::core::fit::{FitResult, FitSettings};
 use crate::core::recommend::{Constraints, Recommendations, recommend};
 use crate::core::scenario::Scenario;
+use crate::core::speed::SplitStyle;
 use crate::io::json::{estimate_json, fit_json};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -176,6 +177,83 @@ pub fn report_json(input: &ReportInput) -> Value {
 
 pub(crate) use super::report_fits::{
     RECOMMEND_COLUMNS, fit_columns, fit_row, kind_split, placement_label, recommend_rows,
-    recommend_unmet, settings_rows, totals,
+    recommend_unmet, totals,
 };
 pub(crate) use super::report_scenario::scenario_rows;
+
+/// The speed-model constants and fit settings: (name, value, meaning).
+pub(crate) fn settings_rows(st: &FitSettings) -> Vec<(&'static str, String, &'static str)> {
+    let k = &st.speed;
+    let pct = crate::core::format::percent;
+    vec![
+        (
+            "GPU bandwidth efficiency",
+            pct(k.gpu_bandwidth_efficiency),
+            "share of peak VRAM bandwidth decode reaches on a discrete GPU (rule of thumb 70–85 %)",
+        ),
+        (
+            "Unified-memory bandwidth efficiency",
+            pct(k.unified_bandwidth_efficiency),
+            "Apple/APU GPUs (llama.cpp on M1 Max: 55–58 % of 400 GB/s)",
+        ),
+        (
+            "CPU bandwidth efficiency",
+            pct(k.cpu_bandwidth_efficiency),
+            "share of peak DRAM bandwidth a CPU decode reaches",
+        ),
+        (
+            "PCIe efficiency",
+            pct(k.pcie_efficiency),
+            "share of one-direction PCIe bandwidth bulk copies reach",
+        ),
+        (
+            "Prefill MFU",
+            pct(k.prefill_mfu),
+            "model FLOPs utilisation during prefill",
+        ),
+        (
+            "Training MFU",
+            pct(k.training_mfu),
+            "model FLOPs utilisation during training",
+        ),
+        (
+            "CPU FLOP per cycle per core",
+            format!("{}", k.cpu_flops_per_cycle),
+            "FP32 (AVX2: 2 FMA × 8 lanes × 2)",
+        ),
+        (
+            "CPU clock",
+            format!("{} GHz", k.cpu_ghz),
+            "assumed for CPU FLOPS",
+        ),
+        (
+            "Electricity",
+            format!("${}/kWh", st.electricity_usd_per_kwh),
+            "running cost of owned machines",
+        ),
+        (
+            "OS reserve",
+            format!(
+                "max({}, {:.0} % of RAM)",
+                st.os_reserve.display_gib(),
+                st.os_reserve_fraction * 100.0
+            ),
+            "RAM kept for the OS and other programs",
+        ),
+        (
+            "APU GPU share",
+            pct(st.apu_gpu_fraction),
+            "unified memory an AMD APU's GPU may use when the catalog gives no limit",
+        ),
+        (
+            "Offloaded layers",
+            match st.split_style {
+                SplitStyle::CpuLayers => "run on the CPU (llama.cpp -ngl)".to_string(),
+                SplitStyle::Streaming => {
+                    "stream over PCIe (accelerate, vLLM --cpu-offload-gb)".to_string()
+                }
+            },
+            "how layers that do not fit on the GPU are run",
+        ),
+    ]
+}

@@ -5,9 +5,8 @@ use super::report::ReportInput;
 use super::text::{duration, gib_exact, rate, usd};
 use crate::core::catalog::{MemoryKind, Price};
 use crate::core::estimate::{ComponentKind, Estimate, Placement};
-use crate::core::fit::{FitResult, FitSettings, Verdict};
+use crate::core::fit::{FitResult, Verdict};
 use crate::core::recommend::Recommendations;
-use crate::core::speed::SplitStyle;
 use crate::core::units::display_signed_gib;
 
 /// "GPU", "host RAM".
@@ -209,83 +208,6 @@ pub(crate) fn fit_row(input: &ReportInput, f: &FitResult, training: bool) -> Vec
         ]);
     }
     r
-}
-
-/// The speed-model constants and fit settings: (name, value, meaning).
-pub(crate) fn settings_rows(st: &FitSettings) -> Vec<(&'static str, String, &'static str)> {
-    let k = &st.speed;
-    let pct = crate::core::format::percent;
-    vec![
-        (
-            "GPU bandwidth efficiency",
-            pct(k.gpu_bandwidth_efficiency),
-            "share of peak VRAM bandwidth decode reaches on a discrete GPU (rule of thumb 70–85 %)",
-        ),
-        (
-            "Unified-memory bandwidth efficiency",
-            pct(k.unified_bandwidth_efficiency),
-            "Apple/APU GPUs (llama.cpp on M1 Max: 55–58 % of 400 GB/s)",
-        ),
-        (
-            "CPU bandwidth efficiency",
-            pct(k.cpu_bandwidth_efficiency),
-            "share of peak DRAM bandwidth a CPU decode reaches",
-        ),
-        (
-            "PCIe efficiency",
-            pct(k.pcie_efficiency),
-            "share of one-direction PCIe bandwidth bulk copies reach",
-        ),
-        (
-            "Prefill MFU",
-            pct(k.prefill_mfu),
-            "model FLOPs utilisation during prefill",
-        ),
-        (
-            "Training MFU",
-            pct(k.training_mfu),
-            "model FLOPs utilisation during training",
-        ),
-        (
-            "CPU FLOP per cycle per core",
-            format!("{}", k.cpu_flops_per_cycle),
-            "FP32 (AVX2: 2 FMA × 8 lanes × 2)",
-        ),
-        (
-            "CPU clock",
-            format!("{} GHz", k.cpu_ghz),
-            "assumed for CPU FLOPS",
-        ),
-        (
-            "Electricity",
-            format!("${}/kWh", st.electricity_usd_per_kwh),
-            "running cost of owned machines",
-        ),
-        (
-            "OS reserve",
-            format!(
-                "max({}, {:.0} % of RAM)",
-                st.os_reserve.display_gib(),
-                st.os_reserve_fraction * 100.0
-            ),
-            "RAM kept for the OS and other programs",
-        ),
-        (
-            "APU GPU share",
-            pct(st.apu_gpu_fraction),
-            "unified memory an AMD APU's GPU may use when the catalog gives no limit",
-        ),
-        (
-            "Offloaded layers",
-            match st.split_style {
-                SplitStyle::CpuLayers => "run on the CPU (llama.cpp -ngl)".to_string(),
-                SplitStyle::Streaming => {
-                    "stream over PCIe (accelerate, vLLM --cpu-offload-gb)".to_string()
-                }
-            },
-            "how layers that do not fit on the GPU are run",
-        ),
-    ]
 }
 
 /// Per-GPU and host bytes of each component kind, for the chart: (kind, per GPU, host).
