@@ -5,6 +5,7 @@
 
 pub mod catalog;
 pub mod estimate;
+pub mod experts;
 pub mod fit;
 pub mod hf_config;
 pub mod model;

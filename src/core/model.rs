@@ -158,6 +158,11 @@ pub struct FileWeights {
     pub runtime_extra_bytes: u64,
     /// A short description: "GGUF Q4_K_M (mostly Q4_K)", "safetensors BF16".
     pub format: String,
+    /// Bytes of the routed experts in each layer (index = layer; 0 for a dense layer), summed
+    /// from the tensors llama.cpp's `--n-cpu-moe` moves: names matching
+    /// `blk\.N\.ffn_(up|down|gate|gate_up)_(ch|)exps` (common/common.h `LLM_FFN_EXPS_REGEX`).
+    /// Empty for dense files and formats that do not name experts this way.
+    pub expert_bytes_by_layer: Vec<u64>,
 }
 
 impl Default for ModelSpec {
@@ -219,6 +224,10 @@ pub struct TensorGroup {
     pub active_elements: u64,
     /// A matrix's row length (for block-quant rounding); 0 = vector.
     pub row: u64,
+    /// Routed experts' tensors (matrices and their biases): what llama.cpp names
+    /// `blk.N.ffn_{gate,up,down,gate_up}_exps.*` and what `--n-cpu-moe` moves to RAM. Shared
+    /// experts, the router and everything else are not routed.
+    pub routed: bool,
 }
 
 /// Layers that share one tensor inventory: `count` layers like layer `first`.
@@ -333,6 +342,7 @@ impl ModelSpec {
             elements,
             active_elements: elements,
             row,
+            routed: false,
         };
         // Attention.
         if let Some(mla) = &self.mla {
@@ -421,16 +431,29 @@ impl ModelSpec {
                     elements: Self::m(gu, e),
                     active_elements: Self::m(gu, k),
                     row: h,
+                    routed: true,
                 });
                 v.push(TensorGroup {
                     class: TensorClass::FfnDown,
                     elements: Self::m(down, e),
                     active_elements: Self::m(down, k),
                     row: moe.expert_ffn,
+                    routed: true,
                 });
-                // Router (h × E, read in full for every token) + routed experts' biases.
-                let mut small = Self::m(h, e).saturating_add(Self::m(bias, e));
-                let mut small_active = Self::m(h, e).saturating_add(Self::m(bias, k));
+                // Routed experts' biases (gpt-oss `gate_up_proj_bias`, `down_proj_bias`): they
+                // travel with the experts (llama.cpp `ffn_*_exps.bias`).
+                if bias > 0 {
+                    v.push(TensorGroup {
+                        class: TensorClass::Small,
+                        elements: Self::m(bias, e),
+                        active_elements: Self::m(bias, k),
+                        row: 0,
+                        routed: true,
+                    });
+                }
+                // Router (h × E, read in full for every token).
+                let mut small = Self::m(h, e);
+                let mut small_active = Self::m(h, e);
                 if moe.router_bias {
                     small = small.saturating_add(e);
                     small_active = small_active.saturating_add(e);
@@ -457,6 +480,7 @@ impl ModelSpec {
                     elements: small,
                     active_elements: small_active,
                     row: 0,
+                    routed: false,
                 });
             }
             _ => {
@@ -494,12 +518,14 @@ impl ModelSpec {
                 elements: emb,
                 active_elements: emb_active,
                 row: self.hidden,
+                routed: false,
             },
             TensorGroup {
                 class: TensorClass::Small,
                 elements: self.hidden,
                 active_elements: self.hidden,
                 row: 0,
+                routed: false,
             },
         ];
         if !self.tied_embeddings {
@@ -508,6 +534,7 @@ impl ModelSpec {
                 elements: emb,
                 active_elements: emb,
                 row: self.hidden,
+                routed: false,
             });
         }
         if self.vision_params > 0 {
@@ -516,6 +543,7 @@ impl ModelSpec {
                 elements: self.vision_params,
                 active_elements: 0,
                 row: 0,
+                routed: false,
             });
         }
         v
