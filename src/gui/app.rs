@@ -348,6 +348,8 @@ impl HeadroomApp {
         if let Some(p) = self.catalog.model(id) {
             self.state.scenario.model = p.spec.clone();
             self.state.scenario.model_id = Some(p.id.clone());
+            // Start from the precision the publisher ships (gpt-oss: MXFP4 experts).
+            self.state.scenario.weights = p.default_weights();
             self.notices.imported = None;
             self.notices.context_clamped = None;
         }
