@@ -570,7 +570,8 @@ pub fn build(
         format: format.clone(),
         expert_bytes_by_layer: Vec::new(),
     });
-    if let Some((what, v, max)) = super::implausible(&spec) {
+    if let Some((field, v)) = super::implausible(&spec) {
+        let (what, max) = (field.label(), field.max());
         let file = shards
             .first()
             .map(|(p, _)| file_name(p))
