@@ -258,10 +258,7 @@ mod tests {
         let s = smallest_fitting(&v, 4, |s| s.ram_bytes.0 >= 150).unwrap();
         assert_eq!(s.cpu_moe_layers, 3);
         assert!(smallest_fitting(&v, 4, |_| false).is_none());
-        assert_eq!(
-            smallest_fitting(&v, 4, |_| true).unwrap().cpu_moe_layers,
-            0
-        );
+        assert_eq!(smallest_fitting(&v, 4, |_| true).unwrap().cpu_moe_layers, 0);
         assert!(smallest_fitting(&[], 4, |_| true).is_none());
     }
 }
