@@ -74,7 +74,10 @@ fn deepseek_v3_ships_fp8_with_128_block_scales() {
         builtin().model("qwen3-30b-a3b").unwrap().default_weights(),
         WeightPrecision::Bf16
     );
-    assert_eq!(WeightPrecision::from_cli("mxfp4"), Some(WeightPrecision::Mxfp4));
+    assert_eq!(
+        WeightPrecision::from_cli("mxfp4"),
+        Some(WeightPrecision::Mxfp4)
+    );
     assert_eq!(
         WeightPrecision::from_cli("fp8-block"),
         Some(WeightPrecision::Fp8Block)
