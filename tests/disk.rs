@@ -345,6 +345,7 @@ fn llama_4_maverick_iq2_m_from_nvme_within_2x() {
             layer_bytes: file - outer,
             runtime_extra_bytes: 0,
             format: "GGUF IQ2_M".into(),
+            ..Default::default()
         }),
         ..spec
     };

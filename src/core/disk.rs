@@ -19,6 +19,7 @@
 //!
 //! Our reasoning behind the defaults and the page-cache model is in `docs/storage.md`.
 
+use super::capacity::layers_that_fit;
 use super::catalog::{Accelerator, Machine, MachineKind, MemoryKind, PcieLink, Vendor};
 use super::estimate::ComponentKind;
 use super::fit::{EstimateCache, FitResult, FitSettings, TrainingSpeed, Verdict};
@@ -417,13 +418,7 @@ pub fn place(
     let w = &e1.workload;
     let l = w.layers.max(1);
     let (k, est) = if discrete && dev.gpu.is_some() {
-        let per_layer = w.layer_weights.saturating_add(w.kv_total).div_ceil(l);
-        let room = r
-            .gpu_capacity
-            .saturating_sub(w.fixed_per_device)
-            .saturating_mul(g);
-        let k = room.0.checked_div(per_layer.0).map_or(l, |k| k.min(l));
-        (k, e1)
+        (layers_that_fit(e1, r.gpu_capacity, g), e1)
     } else {
         (0, e0)
     };
