@@ -217,7 +217,7 @@ pub fn load(user_dir: Option<&Path>) -> (Catalog, Vec<String>) {
 
 fn load_one(path: &Path, base: &Catalog) -> Result<Catalog, CatalogError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| CatalogError::Read {
+    let text = crate::io::read_text_limited(path, crate::io::limits::CATALOG_FILE).map_err(|e| CatalogError::Read {
         file: name.clone(),
         message: e.to_string(),
     })?;
