@@ -676,11 +676,13 @@ pub fn solve_max_context(
     if at(hi) {
         return Some(hi);
     }
+    // Steps of 16 tokens: `lo` (a multiple of 16) fits, `hi` does not; the answer fits and 16
+    // tokens more do not.
     while hi - lo > 16 {
-        let mid = lo + (hi - lo) / 2;
+        let mid = lo + ((hi - lo) / 2 / 16 * 16).max(16);
         if at(mid) { lo = mid } else { hi = mid }
     }
-    Some(lo / 16 * 16)
+    Some(lo)
 }
 
 /// The largest batch (concurrent sequences) that fits on the GPU(s) of `m`.
