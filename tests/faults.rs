@@ -71,7 +71,10 @@ fn each_call_failing() -> Vec<(&'static str, NvmlProbe)> {
             "nvmlDeviceGetCount",
             NvmlProbe::CountFailed("permission denied talking to the NVIDIA driver".into()),
         ),
-        ("nvmlDeviceGetHandleByIndex", devices(vec![Err(LOST.into())])),
+        (
+            "nvmlDeviceGetHandleByIndex",
+            devices(vec![Err(LOST.into())]),
+        ),
         (
             "nvmlSystemGetDriverVersion and nvmlSystemGetCudaDriverVersion",
             NvmlProbe::Devices {
@@ -141,7 +144,10 @@ fn check_detection(call: &str, d: &DetectedMachine, cat: &Catalog) {
     let with_local = catalog_with_local(d, cat);
     let fits = fit_all(
         &Scenario::default(),
-        with_local.machines.iter().filter(|x| x.id == LOCAL_MACHINE_ID),
+        with_local
+            .machines
+            .iter()
+            .filter(|x| x.id == LOCAL_MACHINE_ID),
         &with_local,
         &FitSettings::default(),
     );
@@ -174,7 +180,9 @@ fn nvml_failing_at_each_call_gives_notes_and_a_usable_machine() {
             "nvmlInit" | "nvmlDeviceGetCount" | "no GPU at all" => {
                 assert!(d.gpus.is_empty(), "{call}");
                 assert!(
-                    d.notes.iter().any(|n| n.starts_with("NVML: not detected: ")),
+                    d.notes
+                        .iter()
+                        .any(|n| n.starts_with("NVML: not detected: ")),
                     "{call}: {:?}",
                     d.notes
                 );
@@ -182,7 +190,9 @@ fn nvml_failing_at_each_call_gives_notes_and_a_usable_machine() {
             "nvmlDeviceGetHandleByIndex" => {
                 assert!(d.gpus.is_empty());
                 assert!(
-                    d.notes.iter().any(|n| n == &format!("NVML: GPU 0: not readable: {LOST}")),
+                    d.notes
+                        .iter()
+                        .any(|n| n == &format!("NVML: GPU 0: not readable: {LOST}")),
                     "{:?}",
                     d.notes
                 );
@@ -279,7 +289,10 @@ fn a_gpu_that_disappears_between_two_detections() {
 
     run_command(&mut h, Command::Redetect);
     // "This machine" is now the CPU-only box; the scenario and the other machines are untouched.
-    let fit = h.state_mut().fit_of(LOCAL_MACHINE_ID).expect("this machine");
+    let fit = h
+        .state_mut()
+        .fit_of(LOCAL_MACHINE_ID)
+        .expect("this machine");
     assert!(
         matches!(fit.verdict, Verdict::Cpu | Verdict::None),
         "{fit:?}"
@@ -338,8 +351,14 @@ fn an_unreadable_catalog_folder_leaves_the_built_in_catalog() {
     std::fs::copy(&good, dir.join("d-good.ron")).unwrap();
     let (cat, warnings) = headroom::io::catalog::load(Some(&dir));
     assert_eq!(warnings.len(), 2, "{warnings:?}");
-    assert!(warnings[0].contains("a-binary.ron: cannot read the file"), "{warnings:?}");
-    assert!(warnings[1].contains("b-huge.ron: cannot read the file: the file is 64"), "{warnings:?}");
+    assert!(
+        warnings[0].contains("a-binary.ron: cannot read the file"),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings[1].contains("b-huge.ron: cannot read the file: the file is 64"),
+        "{warnings:?}"
+    );
     let (want, _) = headroom::io::catalog::load(Some(good.parent().unwrap()));
     assert!(cat.machines.len() > builtin.machines.len());
     assert!(cat.machines.len() <= want.machines.len());
@@ -386,13 +405,22 @@ fn a_settings_folder_that_cannot_be_written_is_said_and_the_app_keeps_working() 
         .state_mut()
         .check_settings_dir(Some(&bad))
         .expect("a message");
-    assert!(msg.starts_with("Settings will not be saved between runs ("), "{msg}");
+    assert!(
+        msg.starts_with("Settings will not be saved between runs ("),
+        "{msg}"
+    );
     assert!(msg.contains(&bad.display().to_string()), "{msg}");
     assert!(!msg.contains('\n'));
     h.run();
-    assert!(h.query_by_label_contains("Settings will not be saved").is_some());
+    assert!(
+        h.query_by_label_contains("Settings will not be saved")
+            .is_some()
+    );
     assert_eq!(
-        h.state_mut().check_settings_dir(None).as_deref().map(|m| m.contains("no folder")),
+        h.state_mut()
+            .check_settings_dir(None)
+            .as_deref()
+            .map(|m| m.contains("no folder")),
         Some(true)
     );
 
@@ -412,13 +440,19 @@ fn a_settings_folder_that_cannot_be_written_is_said_and_the_app_keeps_working() 
     h.state_mut().state.scenario.context = 2048;
     h.run();
     let file = bad.join("scenario.ron");
-    run_command(&mut h, Command::AtPath(FileAction::SaveScenario, file.clone()));
+    run_command(
+        &mut h,
+        Command::AtPath(FileAction::SaveScenario, file.clone()),
+    );
     let status = h.state().status_text().unwrap().to_string();
     assert!(status.starts_with("Scenario not saved: "), "{status}");
     assert!(!status.contains('\n'), "{status}");
     assert_eq!(h.state().state.scenario.context, 2048);
     assert_eq!(h.state().state.scenario.model, before.scenario.model);
-    run_command(&mut h, Command::AtPath(FileAction::ExportReport, bad.join("r.md")));
+    run_command(
+        &mut h,
+        Command::AtPath(FileAction::ExportReport, bad.join("r.md")),
+    );
     assert!(
         h.state()
             .status_text()
@@ -549,9 +583,17 @@ fn malformed_and_huge_dropped_files_are_refused_in_one_line() {
             t0.elapsed()
         );
         assert_eq!(h.state().state.scenario, scenario, "{}", path.display());
-        if path.file_name().unwrap().to_str().unwrap().starts_with("huge") {
+        if path
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with("huge")
+        {
             assert!(
-                status.contains("the file is") || status.contains("2^") || status.contains("exceeds"),
+                status.contains("the file is")
+                    || status.contains("2^")
+                    || status.contains("exceeds"),
                 "{status}"
             );
         }

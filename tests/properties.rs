@@ -9,8 +9,8 @@
 use headroom::core::catalog::{Catalog, Machine, MemoryKind};
 use headroom::core::estimate::{ComponentKind, estimate};
 use headroom::core::fit::{
-    EstimateCache, FitResult, FitSettings, PRECISION_LADDER, Verdict, fit_machine,
-    solve_max_batch, solve_max_context, solve_min_gpus, solve_precision,
+    EstimateCache, FitResult, FitSettings, PRECISION_LADDER, Verdict, fit_machine, solve_max_batch,
+    solve_max_context, solve_min_gpus, solve_precision,
 };
 use headroom::core::model::ModelSpec;
 use headroom::core::precision::{KvPrecision, KvTypes, WeightPrecision};

@@ -217,10 +217,13 @@ pub fn load(user_dir: Option<&Path>) -> (Catalog, Vec<String>) {
 
 fn load_one(path: &Path, base: &Catalog) -> Result<Catalog, CatalogError> {
     let name = path.display().to_string();
-    let text = crate::io::read_text_limited(path, crate::io::limits::CATALOG_FILE).map_err(|e| CatalogError::Read {
-        file: name.clone(),
-        message: e.to_string(),
-    })?;
+    let text =
+        crate::io::read_text_limited(path, crate::io::limits::CATALOG_FILE).map_err(|e| {
+            CatalogError::Read {
+                file: name.clone(),
+                message: e.to_string(),
+            }
+        })?;
     let file_cat = parse_against(&name, &text, base)?;
     let mut merged = base.clone();
     merged.merge(file_cat);

@@ -47,9 +47,8 @@ pub fn read_limited(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
 
 /// [`read_limited`] as UTF-8 text (an error of kind `InvalidData` when it is not).
 pub fn read_text_limited(path: &Path, max: u64) -> std::io::Result<String> {
-    String::from_utf8(read_limited(path, max)?).map_err(|_| {
-        std::io::Error::new(std::io::ErrorKind::InvalidData, "it is not UTF-8 text")
-    })
+    String::from_utf8(read_limited(path, max)?)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "it is not UTF-8 text"))
 }
 
 /// Whether files can be written in `dir` (created when missing): a probe file is created and

@@ -338,15 +338,15 @@ mod probe {
             .map(|i| {
                 nvml.device_by_index(i)
                     .map(|dev| NvmlReading {
-                    index: i,
-                    name: r(dev.name()),
-                    memory: r(dev.memory_info().map(|m| (m.total, m.free, m.used))),
-                    pcie_gen: r(dev.current_pcie_link_gen()),
-                    pcie_width: r(dev.current_pcie_link_width()),
-                    pcie_max_gen: r(dev.max_pcie_link_gen()),
-                    pcie_max_width: r(dev.max_pcie_link_width()),
-                    memory_bus_width: r(dev.memory_bus_width()),
-                    max_memory_clock_mhz: r(dev.max_clock_info(Clock::Memory)),
+                        index: i,
+                        name: r(dev.name()),
+                        memory: r(dev.memory_info().map(|m| (m.total, m.free, m.used))),
+                        pcie_gen: r(dev.current_pcie_link_gen()),
+                        pcie_width: r(dev.current_pcie_link_width()),
+                        pcie_max_gen: r(dev.max_pcie_link_gen()),
+                        pcie_max_width: r(dev.max_pcie_link_width()),
+                        memory_bus_width: r(dev.memory_bus_width()),
+                        max_memory_clock_mhz: r(dev.max_clock_info(Clock::Memory)),
                         processes: processes(&nvml, &dev),
                     })
                     .map_err(|e| nvml_reason(&e))
