@@ -20,15 +20,6 @@ use headroom::core::scenario::{
 use proptest::prelude::*;
 use proptest::sample::Index;
 
-/// 400 cases unless `PROPTEST_CASES` says otherwise (the long mode).
-fn config() -> ProptestConfig {
-    let mut c = ProptestConfig::default(); // reads PROPTEST_CASES
-    if std::env::var_os("PROPTEST_CASES").is_none() {
-        c.cases = 400;
-    }
-    c
-}
-
 fn catalog() -> &'static Catalog {
     headroom::io::catalog::builtin()
 }
@@ -88,8 +79,17 @@ prop_compose! {
     }
 }
 
+/// 400 cases per property in a normal run; `PROPTEST_CASES=100000` for the long mode
+/// (`ProptestConfig::with_cases` would otherwise override proptest's own reading of the variable).
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(400)
+}
+
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
 
     #[test]
     fn never_panics_and_adds_up(s in arb_scenario()) {

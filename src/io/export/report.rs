@@ -12,6 +12,7 @@ use crate::core::fit::{FitResult, FitSettings, Verdict};
 use crate::core::format_params;
 use crate::core::model::MlpKind;
 use crate::core::precision::{KvPrecision, WeightPrecision};
+use crate::core::recommend::{Constraints, Recommendations, recommend};
 use crate::core::scenario::{Checkpointing, KvAllocation, Mode, Offload, Runtime, Scenario};
 use crate::core::speed::SplitStyle;
 use crate::core::units::display_signed_gib;
@@ -61,6 +62,20 @@ impl ReportInput<'_> {
     /// it comes first and fits), else the first.
     pub fn launch_fit(&self) -> Option<&FitResult> {
         self.fits.iter().find(|f| f.fits()).or(self.fits.first())
+    }
+
+    /// What to buy or rent for the scenario, over the report's catalog (this machine, the
+    /// catalog's `local` entry, gets its upgrade path and is never a pick).
+    pub fn recommendations(&self) -> Recommendations {
+        let local = self.catalog.machine(crate::io::detect::LOCAL_MACHINE_ID);
+        recommend(
+            self.scenario,
+            &self.catalog.machines,
+            local,
+            self.catalog,
+            self.settings,
+            &Constraints::default(),
+        )
     }
 
     /// Launch settings for [`Self::launch_fit`], if there is a machine.
@@ -144,10 +159,13 @@ pub fn render(input: &ReportInput, format: ReportFormat) -> String {
     }
 }
 
-/// The JSON report: the `estimate --json` shape, plus `"fits"` (the `fit --json` shape each),
-/// `"scenario"`, `"settings"`, `"launch"`, `"generated"` and `"version"`.
+/// The JSON report: the `estimate --json` shape, plus `"recommendations"` (the `recommend
+/// --json` shape), `"fits"` (the `fit --json` shape each), `"scenario"`, `"settings"`,
+/// `"launch"`, `"generated"` and `"version"`.
 pub fn report_json(input: &ReportInput) -> Value {
     let mut v = estimate_json(input.estimate);
+    v["recommendations"] =
+        crate::io::json::recommend_json(input.scenario, &input.recommendations());
     v["fits"] = Value::Array(input.fits.iter().map(fit_json).collect());
     v["scenario"] = serde_json::to_value(input.scenario).unwrap_or(Value::Null);
     v["settings"] = serde_json::to_value(input.settings).unwrap_or(Value::Null);
@@ -450,7 +468,8 @@ pub(crate) fn scenario_rows(input: &ReportInput) -> Vec<Row> {
     v
 }
 
-/// The techniques in effect, by name (each one the seeds name is visible in the report).
+/// The techniques in effect, by name (every memory technique the scenario uses is named in the
+/// report).
 pub(crate) fn techniques(input: &ReportInput) -> Vec<String> {
     let s = input.scenario;
     let training = s.mode.is_training();
@@ -550,6 +569,42 @@ pub(crate) fn totals(input: &ReportInput) -> Vec<(String, String)> {
     v
 }
 
+/// The recommendation table: (kind, question, machine, price, verdict, tok/s, reason) per
+/// pick, plain text.
+pub(crate) const RECOMMEND_COLUMNS: [&str; 7] = [
+    "Kind", "Pick", "Machine", "Price", "Verdict", "Tokens/s", "Why",
+];
+
+pub(crate) fn recommend_rows(r: &Recommendations) -> Vec<[String; 7]> {
+    let mut rows = Vec::new();
+    for g in &r.groups {
+        for p in &g.picks {
+            rows.push([
+                g.group.label().to_string(),
+                p.role.label().to_string(),
+                p.name.clone(),
+                p.price_text(),
+                p.verdict_text.clone(),
+                crate::core::recommend::rate_text(p.tokens_per_s),
+                p.reason.clone(),
+            ]);
+        }
+    }
+    rows
+}
+
+/// The lines under the table: what no machine satisfies, per kind ("Laptop: nothing fits …").
+pub(crate) fn recommend_unmet(r: &Recommendations) -> Vec<String> {
+    r.groups
+        .iter()
+        .flat_map(|g| {
+            g.unmet
+                .iter()
+                .map(move |u| format!("{}: {u}", g.group.label()))
+        })
+        .collect()
+}
+
 /// The fit table's columns for the scenario's mode.
 pub(crate) fn fit_columns(training: bool) -> Vec<&'static str> {
     let mut c = vec![
@@ -612,10 +667,14 @@ pub(crate) fn hardware(input: &ReportInput, f: &FitResult) -> String {
         ),
     };
     match &m.price {
-        Some(Price::Hourly { usd, .. }) => s.push_str(&format!(", ${usd:.2}/h")),
-        Some(Price::Purchase { usd, .. }) => {
-            s.push_str(&format!(", ${} to buy", group_digits(usd.round() as u64)))
-        }
+        Some(Price::Hourly { usd, .. }) => s.push_str(&format!(
+            ", {}",
+            crate::core::format::usd_per_hour(Some(*usd))
+        )),
+        Some(Price::Purchase { usd, .. }) => s.push_str(&format!(
+            ", {} to buy",
+            crate::core::format::usd_whole(Some(*usd))
+        )),
         None => {}
     }
     s
@@ -630,11 +689,11 @@ pub(crate) fn fit_row(input: &ReportInput, f: &FitResult, training: bool) -> Vec
             f.gpu_capacity.display_gib()
         )
     } else {
-        "–".into()
+        crate::core::format::MISSING.into()
     };
     // A machine that does not fit may not have sized its RAM side: say so rather than "0 B".
     let ram_need = if f.verdict == Verdict::None && f.ram_required.0 == 0 {
-        "–".to_string()
+        crate::core::format::MISSING.to_string()
     } else {
         f.ram_required.display_gib()
     };
@@ -655,7 +714,12 @@ pub(crate) fn fit_row(input: &ReportInput, f: &FitResult, training: bool) -> Vec
                 duration(t.run_hours * 3600.0),
                 usd(t.run_usd),
             ]),
-            None => r.extend(["–".into(), "–".into(), "–".into(), "–".into()]),
+            None => r.extend([
+                crate::core::format::MISSING.into(),
+                crate::core::format::MISSING.into(),
+                crate::core::format::MISSING.into(),
+                crate::core::format::MISSING.into(),
+            ]),
         }
     } else {
         r.extend([
@@ -671,7 +735,7 @@ pub(crate) fn fit_row(input: &ReportInput, f: &FitResult, training: bool) -> Vec
 /// The speed-model constants and fit settings: (name, value, meaning).
 pub(crate) fn settings_rows(st: &FitSettings) -> Vec<(&'static str, String, &'static str)> {
     let k = &st.speed;
-    let pct = |x: f64| format!("{:.0} %", x * 100.0);
+    let pct = crate::core::format::percent;
     vec![
         (
             "GPU bandwidth efficiency",
