@@ -48,6 +48,9 @@ fn acc(
         memory: Bytes::gib(gib),
         bandwidth: GbPerSec(bw),
         fp16_tflops: tf,
+        fp16_acc16_tflops: None,
+        vector_tflops: None,
+        compute_units: None,
         int8_tops: None,
         tdp_w: Some(350.0),
         pcie: pcie.map(|(generation, lanes)| PcieLink { generation, lanes }),
@@ -103,6 +106,7 @@ fn catalog() -> Catalog {
         source: "test".into(),
     };
     Catalog {
+        benchmarks: Vec::new(),
         accelerators: vec![
             acc(
                 "rtx-4090",

@@ -5,7 +5,11 @@ use super::catalog::{Accelerator, Catalog, Machine, MachineKind, MemoryKind, Pri
 use super::estimate::{ComponentKind, Estimate, estimate, estimate_with};
 use super::precision::WeightPrecision;
 use super::scenario::{Checkpointing, Mode, Runtime, Scenario};
-use super::speed::{Device, SpeedConstants, SplitStyle, placement_speed, training_tokens_per_s};
+use super::speed::bench::{Benchmark, Calibration, Measured, measured_for};
+use super::speed::{
+    Backend, MultiGpu, Speed, SpeedConstants, SpeedQuery, SplitStyle, placement_speed,
+    training_tokens_per_s,
+};
 use super::units::{Bytes, GIB, GbPerSec};
 use serde::{Deserialize, Serialize};
 
@@ -60,6 +64,11 @@ pub struct FitSettings {
     pub apu_gpu_fraction: f64,
     /// How CPU-resident layers run.
     pub split_style: SplitStyle,
+    /// How llama.cpp spreads a model over several GPUs (`--split-mode`); vLLM always runs
+    /// tensor parallel. `None` = llama.cpp's default, layer split.
+    pub llama_split: Option<MultiGpu>,
+    /// This machine's multipliers from `headroom calibrate` (applied to machine `calibration.machine`).
+    pub calibration: Option<Calibration>,
 }
 
 impl Default for FitSettings {
@@ -71,6 +80,8 @@ impl Default for FitSettings {
             os_reserve_fraction: 0.10,
             apu_gpu_fraction: 0.5,
             split_style: SplitStyle::CpuLayers,
+            llama_split: None,
+            calibration: None,
         }
     }
 }
@@ -112,6 +123,12 @@ pub struct FitResult {
     pub ttft_s: f64,
     pub usd_per_million_tokens: Option<f64>,
     pub training: Option<TrainingSpeed>,
+    /// The runtime/backend whose throughput profile gave the speeds (`None`: no speed).
+    #[serde(default)]
+    pub backend: Option<Backend>,
+    /// A published measurement of this model and precision on this machine, when there is one.
+    #[serde(default)]
+    pub measured: Option<Measured>,
     pub notes: Vec<String>,
 }
 
@@ -184,14 +201,6 @@ impl EstimateCache {
     }
 }
 
-fn cpu_device(m: &Machine, k: &SpeedConstants) -> Device {
-    Device {
-        bandwidth: m.ram_bandwidth,
-        tflops: m.cpu_cores.max(1) as f64 * k.cpu_ghz * k.cpu_flops_per_cycle / 1000.0,
-        efficiency: k.cpu_bandwidth_efficiency,
-    }
-}
-
 fn ram_capacity(m: &Machine, st: &FitSettings) -> (Bytes, Bytes) {
     let frac = m.ram.scale(st.os_reserve_fraction.clamp(0.0, 0.9));
     let reserve = st.os_reserve.max(frac).min(m.ram);
@@ -215,16 +224,19 @@ pub fn power_watts(m: &Machine, acc: Option<&Accelerator>) -> f64 {
     }
 }
 
-/// What an hour of the machine costs: cloud $/hour, owned power × electricity price.
-fn hourly_usd(m: &Machine, acc: Option<&Accelerator>, st: &FitSettings) -> f64 {
+/// What an hour of the machine costs: cloud $/hour, owned power × electricity price. A cloud
+/// instance without a catalog price has no cost (its electricity is not the user's bill).
+pub fn hourly_usd(m: &Machine, acc: Option<&Accelerator>, st: &FitSettings) -> Option<f64> {
     match &m.price {
-        Some(Price::Hourly { usd, .. }) => *usd,
-        _ => power_watts(m, acc) / 1000.0 * st.electricity_usd_per_kwh,
+        Some(Price::Hourly { usd, .. }) => Some(*usd),
+        _ if m.kind == MachineKind::Cloud => None,
+        _ => Some(power_watts(m, acc) / 1000.0 * st.electricity_usd_per_kwh),
     }
 }
 
-/// Cost per million generated tokens: cloud from $/hour, owned from power × electricity.
-fn usd_per_million(
+/// Cost per million generated tokens at `tok_s` (the fit's decode rate, the same the speed
+/// column shows): cloud from $/hour, owned from power × electricity.
+pub fn usd_per_million(
     m: &Machine,
     acc: Option<&Accelerator>,
     tok_s: f64,
@@ -233,7 +245,7 @@ fn usd_per_million(
     if tok_s.is_nan() || tok_s <= 0.0 {
         return None;
     }
-    Some(hourly_usd(m, acc, st) * 1e6 / tok_s / 3600.0)
+    Some(hourly_usd(m, acc, st)? * 1e6 / tok_s / 3600.0)
 }
 
 /// Fit `s` on `m`. `cache` holds the scenario's estimates by GPU count.
@@ -245,7 +257,7 @@ pub fn fit_machine(
     st: &FitSettings,
 ) -> FitResult {
     let acc = m.gpu.as_deref().and_then(|id| cat.accelerator(id));
-    fit_on(s, cache, m, acc, st)
+    fit_on(s, cache, m, acc, &cat.benchmarks, st)
 }
 
 /// [`fit_machine`] with the machine's accelerator already looked up.
@@ -254,12 +266,13 @@ fn fit_on(
     cache: &mut EstimateCache,
     m: &Machine,
     acc: Option<&Accelerator>,
+    benchmarks: &[Benchmark],
     st: &FitSettings,
 ) -> FitResult {
     let k = &st.speed;
     let (ram_cap, os_reserve) = ram_capacity(m, st);
-    let cpu = cpu_device(m, k);
     let mut notes = Vec::new();
+    let calibration = st.calibration.as_ref().filter(|c| c.machine == m.id);
     // Every estimate this machine needs, made once per GPU count and shared across machines.
     let unified_acc = acc.is_some_and(|a| a.memory_kind == MemoryKind::Unified);
     let g_here = if unified_acc {
@@ -275,9 +288,27 @@ fn fit_on(
     let cache: &EstimateCache = cache;
     let s_cl = cache.scenario();
     let _ = s; // the cache holds the same scenario, clamped once
-    let batch = s_cl.batch;
-    let ubatch = s_cl.ubatch;
     let training = s_cl.mode.is_training();
+    // One speed call per placement: the runtime's profile on this machine, `gpu_layers` of the
+    // layers on the GPU(s) (0 = CPU only).
+    let speed_of = |est: &Estimate, gpu_layers: u64| {
+        let mut q = SpeedQuery::on_machine(s_cl, est, m, acc, k);
+        q.style = st.split_style;
+        if let Some(c) = calibration {
+            q.tuning = c.tuning;
+        }
+        if let Some(split) = st.llama_split
+            && q.backend != Backend::Vllm
+        {
+            q.multi = split;
+        }
+        if gpu_layers == 0 {
+            q = q.cpu_only();
+        } else {
+            q.gpu_layers = gpu_layers;
+        }
+        (placement_speed(&q, k), q.backend)
+    };
 
     // The CPU-only estimate (everything in RAM).
     let cpu_est = cache.peek(0).expect("ensured");
@@ -303,6 +334,9 @@ fn fit_on(
         ttft_s: 0.0,
         usd_per_million_tokens: None,
         training: None,
+        backend: None,
+        measured: measured_for(benchmarks, &m.id, s_cl.model_id.as_deref(), s_cl.weights)
+            .map(Measured::from_benchmark),
         notes: Vec::new(),
     };
 
@@ -355,16 +389,6 @@ fn fit_on(
         }
         r.gpu_capacity = cap;
         r.gpu_required = need;
-        let dev = Device {
-            bandwidth: a.bandwidth,
-            tflops: a.fp16_tflops,
-            efficiency: if unified {
-                k.unified_bandwidth_efficiency
-            } else {
-                k.gpu_bandwidth_efficiency
-            },
-        };
-        let link = a.pcie.map(|p| p.bandwidth()).unwrap_or(GbPerSec(16.0));
         // For unified memory, the host part and the GPU part share one pool.
         let host_ok = if unified {
             need.saturating_add(host_need) <= m.ram.saturating_sub(os_reserve)
@@ -383,18 +407,8 @@ fn fit_on(
             if training {
                 r.training = Some(train_speed(s_cl, est, g, a.fp16_tflops, m, acc, st));
             } else {
-                let sp = placement_speed(
-                    est,
-                    Some(dev),
-                    g,
-                    cpu,
-                    link,
-                    total_layers,
-                    batch,
-                    ubatch,
-                    st.split_style,
-                    k,
-                );
+                let (sp, b) = speed_of(est, total_layers.max(1));
+                r.backend = Some(b);
                 set_speed(
                     &mut r,
                     sp.decode_tokens_per_s,
@@ -422,18 +436,8 @@ fn fit_on(
                 r.gpu_layers = kfit;
                 r.ram_required = host_part;
                 r.headroom_bytes = ram_cap.signed_sub(host_part);
-                let sp = placement_speed(
-                    e1,
-                    Some(dev),
-                    g,
-                    cpu,
-                    link,
-                    kfit,
-                    batch,
-                    ubatch,
-                    st.split_style,
-                    k,
-                );
+                let (sp, b) = speed_of(e1, kfit);
+                r.backend = Some(b);
                 set_speed(
                     &mut r,
                     sp.decode_tokens_per_s,
@@ -454,17 +458,9 @@ fn fit_on(
         }
         // Neither the GPU nor offload: the CPU path, when everything fits in RAM.
         if r.verdict == Verdict::None && !training && cpu_need <= ram_cap {
-            cpu_verdict(
-                &mut r,
-                cpu_est,
-                cpu_need,
-                ram_cap,
-                cpu,
-                batch,
-                ubatch,
-                s_cl.prompt_tokens,
-                k,
-            );
+            let (sp, b) = speed_of(cpu_est, 0);
+            r.backend = Some(b);
+            cpu_verdict(&mut r, cpu_need, ram_cap, sp, s_cl.prompt_tokens);
         }
         if r.verdict == Verdict::None && host_need > ram_cap {
             notes.push(format!(
@@ -475,17 +471,9 @@ fn fit_on(
         }
     } else if !training {
         if cpu_need <= ram_cap {
-            cpu_verdict(
-                &mut r,
-                cpu_est,
-                cpu_need,
-                ram_cap,
-                cpu,
-                batch,
-                ubatch,
-                s_cl.prompt_tokens,
-                k,
-            );
+            let (sp, b) = speed_of(cpu_est, 0);
+            r.backend = Some(b);
+            cpu_verdict(&mut r, cpu_need, ram_cap, sp, s_cl.prompt_tokens);
         } else {
             r.headroom_bytes = ram_cap.signed_sub(cpu_need);
             r.ram_required = cpu_need;
@@ -497,39 +485,28 @@ fn fit_on(
     }
     if !training {
         r.usd_per_million_tokens = usd_per_million(m, acc, r.decode_tokens_per_s, st);
+        if r.usd_per_million_tokens.is_none()
+            && r.decode_tokens_per_s > 0.0
+            && m.kind == MachineKind::Cloud
+            && !matches!(m.price, Some(Price::Hourly { .. }))
+        {
+            notes.push("no hourly price in the catalog: no cost shown".into());
+        }
+    }
+    if let Some(c) = calibration
+        && r.decode_tokens_per_s > 0.0
+    {
+        notes.push(c.note());
     }
     r.notes = notes;
     r
 }
 
-#[allow(clippy::too_many_arguments)]
-fn cpu_verdict(
-    r: &mut FitResult,
-    est: &Estimate,
-    need: Bytes,
-    cap: Bytes,
-    cpu: Device,
-    batch: u64,
-    ubatch: u64,
-    prompt: u64,
-    k: &SpeedConstants,
-) {
+fn cpu_verdict(r: &mut FitResult, need: Bytes, cap: Bytes, sp: Speed, prompt: u64) {
     r.verdict = Verdict::Cpu;
     r.gpu_layers = 0;
     r.ram_required = need;
     r.headroom_bytes = cap.signed_sub(need);
-    let sp = placement_speed(
-        est,
-        None,
-        0,
-        cpu,
-        GbPerSec(0.0),
-        0,
-        batch,
-        ubatch,
-        SplitStyle::CpuLayers,
-        k,
-    );
     set_speed(r, sp.decode_tokens_per_s, sp.prefill_tokens_per_s, prompt);
 }
 
@@ -605,7 +582,7 @@ fn train_speed(
         step_seconds: step,
         tokens_per_s,
         run_hours,
-        run_usd: Some(hourly_usd(m, acc, st) * run_hours),
+        run_usd: hourly_usd(m, acc, st).map(|h| h * run_hours),
     }
 }
 
@@ -627,7 +604,7 @@ pub fn fit_all<'a>(
         .into_iter()
         .map(|m| {
             let acc = m.gpu.as_deref().and_then(|id| accs.get(id).copied());
-            fit_on(s, &mut cache, m, acc, st)
+            fit_on(s, &mut cache, m, acc, &cat.benchmarks, st)
         })
         .collect()
 }
@@ -794,6 +771,9 @@ mod tests {
             memory: Bytes::gib(gib),
             bandwidth: GbPerSec(bw),
             fp16_tflops: tf,
+            fp16_acc16_tflops: None,
+            vector_tflops: None,
+            compute_units: None,
             int8_tops: None,
             tdp_w: Some(450.0),
             pcie: Some(PcieLink {
@@ -830,6 +810,7 @@ mod tests {
 
     fn cat() -> Catalog {
         Catalog {
+            benchmarks: Vec::new(),
             accelerators: vec![
                 acc("rtx-4090", 24, 1008.0, 165.2),
                 acc("rtx-4060-laptop", 8, 256.0, 30.0),

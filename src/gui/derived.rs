@@ -7,12 +7,12 @@
 //! key on it cheaply.
 
 use super::state::{MachineFilter, SortColumn};
-use crate::core::catalog::{Accelerator, Catalog, Machine, MemoryKind, Price, Vendor};
+use crate::core::catalog::{Accelerator, Catalog, Machine, MemoryKind, Vendor};
 use crate::core::estimate::{ComponentKind, Estimate, estimate};
 use crate::core::fit::{self, FitResult, FitSettings, Verdict, fit_all};
 use crate::core::precision::WeightPrecision;
 use crate::core::scenario::{Mode, Scenario};
-use crate::core::speed::{Device, SpeedConstants, SplitStyle, placement_speed};
+use crate::core::speed::{SpeedQuery, SplitStyle, placement_speed};
 use crate::core::units::{Bytes, GbPerSec};
 use std::cmp::Ordering;
 
@@ -272,22 +272,10 @@ pub fn cost_of(f: &FitResult) -> f64 {
     x.filter(|v| v.is_finite()).unwrap_or(f64::INFINITY)
 }
 
-/// The CPU of a machine as a speed-model device (as the fit engine builds it).
-pub fn cpu_device(m: &Machine, k: &SpeedConstants) -> Device {
-    Device {
-        bandwidth: m.ram_bandwidth,
-        tflops: m.cpu_cores.max(1) as f64 * k.cpu_ghz * k.cpu_flops_per_cycle / 1000.0,
-        efficiency: k.cpu_bandwidth_efficiency,
-    }
-}
-
 /// What running the machine costs per hour: the cloud price, or power x electricity (the fit
 /// engine's rule, so the bars agree with the machine table).
 pub fn hourly_usd(m: &Machine, acc: Option<&Accelerator>, st: &FitSettings) -> Option<f64> {
-    match &m.price {
-        Some(Price::Hourly { usd, .. }) => Some(*usd),
-        _ => Some(fit::power_watts(m, acc) / 1000.0 * st.electricity_usd_per_kwh),
-    }
+    fit::hourly_usd(m, acc, st)
 }
 
 fn per_million(hourly: Option<f64>, tok_s: f64) -> Option<f64> {
@@ -342,7 +330,6 @@ fn compute_teach(
         Some(_) => m.gpu_count.max(1) as u64,
         None => 0,
     };
-    let cpu = cpu_device(m, k);
     let ram_cap = ram_capacity(m, st);
     let gpu_cap = match acc {
         Some(a) if unified => {
@@ -383,18 +370,7 @@ fn compute_teach(
         ..Teach::default()
     };
 
-    let cpu_speed = placement_speed(
-        &est_cpu,
-        None,
-        0,
-        cpu,
-        GbPerSec(0.0),
-        0,
-        s.batch,
-        s.ubatch,
-        SplitStyle::CpuLayers,
-        k,
-    );
+    let cpu_speed = placement_speed(&SpeedQuery::on_machine(&s, &est_cpu, m, acc, k).cpu_only(), k);
     t.bars.push(SpeedBar {
         label: "CPU only".into(),
         tokens_per_s: cpu_speed.decode_tokens_per_s,
@@ -403,14 +379,14 @@ fn compute_teach(
     });
 
     if let Some(a) = acc {
-        let dev = Device {
-            bandwidth: a.bandwidth,
-            tflops: a.fp16_tflops,
-            efficiency: if unified {
-                k.unified_bandwidth_efficiency
-            } else {
-                k.gpu_bandwidth_efficiency
-            },
+        let on_gpu = |kk: u64, style: SplitStyle| {
+            let mut q = SpeedQuery::on_machine(&s, &est_g, m, acc, k);
+            q.gpu_layers = kk;
+            q.style = style;
+            if kk == 0 {
+                q = q.cpu_only();
+            }
+            placement_speed(&q, k)
         };
         let link = a.pcie.map(|p| p.bandwidth()).unwrap_or(GbPerSec(16.0));
         t.gpu_bandwidth = a.bandwidth.0;
@@ -438,34 +414,12 @@ fn compute_teach(
             (SplitStyle::Streaming, &mut t.streaming),
         ] {
             for kk in 0..=layers {
-                let sp = placement_speed(
-                    &est_g,
-                    Some(dev),
-                    g.max(1),
-                    cpu,
-                    link,
-                    kk,
-                    s.batch,
-                    s.ubatch,
-                    style,
-                    k,
-                );
+                let sp = on_gpu(kk, style);
                 out.push([kk as f64, sp.decode_tokens_per_s]);
             }
         }
         if t.k_fit > 0 && t.k_fit < layers {
-            let sp = placement_speed(
-                &est_g,
-                Some(dev),
-                g.max(1),
-                cpu,
-                link,
-                t.k_fit,
-                s.batch,
-                s.ubatch,
-                st.split_style,
-                k,
-            );
+            let sp = on_gpu(t.k_fit, st.split_style);
             t.bars.push(SpeedBar {
                 label: format!("{} of {} layers on GPU", t.k_fit, layers),
                 tokens_per_s: sp.decode_tokens_per_s,
@@ -473,18 +427,7 @@ fn compute_teach(
                 fits: true,
             });
         }
-        let full = placement_speed(
-            &est_g,
-            Some(dev),
-            g.max(1),
-            cpu,
-            link,
-            layers,
-            s.batch,
-            s.ubatch,
-            st.split_style,
-            k,
-        );
+        let full = on_gpu(layers, st.split_style);
         t.bars.push(SpeedBar {
             label: if whole {
                 "All on GPU".into()

@@ -13,7 +13,7 @@ use crate::core::format_params;
 use crate::core::model::MlpKind;
 use crate::core::precision::{KvPrecision, WeightPrecision};
 use crate::core::scenario::{Checkpointing, KvAllocation, Mode, Offload, Runtime, Scenario};
-use crate::core::speed::SplitStyle;
+use crate::core::speed::{Backend, SplitStyle, formula_text};
 use crate::core::units::display_signed_gib;
 use crate::io::json::{estimate_json, fit_json};
 use serde_json::{Value, json};
@@ -672,21 +672,11 @@ pub(crate) fn fit_row(input: &ReportInput, f: &FitResult, training: bool) -> Vec
 pub(crate) fn settings_rows(st: &FitSettings) -> Vec<(&'static str, String, &'static str)> {
     let k = &st.speed;
     let pct = |x: f64| format!("{:.0} %", x * 100.0);
-    vec![
-        (
-            "GPU bandwidth efficiency",
-            pct(k.gpu_bandwidth_efficiency),
-            "share of peak VRAM bandwidth decode reaches on a discrete GPU (rule of thumb 70–85 %)",
-        ),
-        (
-            "Unified-memory bandwidth efficiency",
-            pct(k.unified_bandwidth_efficiency),
-            "Apple/APU GPUs (llama.cpp on M1 Max: 55–58 % of 400 GB/s)",
-        ),
+    let mut rows = vec![
         (
             "CPU bandwidth efficiency",
             pct(k.cpu_bandwidth_efficiency),
-            "share of peak DRAM bandwidth a CPU decode reaches",
+            "share of peak DRAM bandwidth a CPU reaches (ZeRO-Offload's CPU Adam)",
         ),
         (
             "PCIe efficiency",
@@ -694,9 +684,9 @@ pub(crate) fn settings_rows(st: &FitSettings) -> Vec<(&'static str, String, &'st
             "share of one-direction PCIe bandwidth bulk copies reach",
         ),
         (
-            "Prefill MFU",
-            pct(k.prefill_mfu),
-            "model FLOPs utilisation during prefill",
+            "Unified CPU bandwidth share",
+            pct(k.unified_cpu_bandwidth_fraction),
+            "share of a unified-memory chip's bandwidth its CPU cores reach (M1 Max: ~243 of 400 GB/s, AnandTech)",
         ),
         (
             "Training MFU",
@@ -713,6 +703,16 @@ pub(crate) fn settings_rows(st: &FitSettings) -> Vec<(&'static str, String, &'st
             format!("{} GHz", k.cpu_ghz),
             "assumed for CPU FLOPS",
         ),
+        (
+            "Speed model",
+            "docs/speed.md".to_string(),
+            "bytes read per token ÷ achievable bandwidth + fixed per-layer cost; prefill FLOPs ÷ the kernel's rate",
+        ),
+    ];
+    for b in Backend::ALL {
+        rows.push((b.label(), formula_text(b, k), "throughput profile (constants and sources: docs/speed.md)"));
+    }
+    rows.extend(vec![
         (
             "Electricity",
             format!("${}/kWh", st.electricity_usd_per_kwh),
@@ -742,7 +742,8 @@ pub(crate) fn settings_rows(st: &FitSettings) -> Vec<(&'static str, String, &'st
             },
             "how layers that do not fit on the GPU are run",
         ),
-    ]
+    ]);
+    rows
 }
 
 /// Per-GPU and host bytes of each component kind, for the chart: (kind, per GPU, host).
