@@ -188,7 +188,7 @@ impl Default for Profiles {
             dot_flops_per_weight: 5.0,
             // MMQ: int8 mma (ggml-cuda/mmq.cuh) fed by vector-ALU tile loads/dequantisation.
             quant_tensor_efficiency: Some(0.9),
-            quant_vector_multiple: 2.5,
+            quant_vector_multiple: 3.0,
             // cuBLAS FP16 GEMM at FP16 accumulate: 4090 F16 pp512 11 048 t/s (PR 4766) and A100
             // F16 pp512 8 381 t/s (PR 6017) are 45 % and 36 % of that rate.
             f16_gemm_efficiency: 0.40,
@@ -217,7 +217,7 @@ impl Default for Profiles {
                 // for quantised types too (ggml-vulkan.cpp, ggml_vk_mul_mat_q_f16).
                 quant_tensor_efficiency: None,
                 quant_vector_multiple: 0.0,
-                f16_gemm_efficiency: 0.33,
+                f16_gemm_efficiency: 0.30,
                 f16_accumulate_fp16: true,
                 moe_gemm_efficiency: 0.5,
             },
