@@ -443,8 +443,9 @@ fn markdown_has_every_input_component_and_fit() {
         "FlashAttention",
         "KV-cache quantisation",
         "Speed model constants",
-        "GPU bandwidth efficiency",
-        "75 %",
+        // The speed formula with its constants (issue 10).
+        "llama.cpp CUDA",
+        "bytes ÷ min(0.92 × bandwidth, compute units × 14 GB/s)",
         "Launch settings for This machine",
         "llama-server -m",
         DATE,

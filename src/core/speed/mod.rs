@@ -539,9 +539,12 @@ pub fn placement_speed(q: &SpeedQuery, k: &SpeedConstants) -> Speed {
 /// The speed formula of a backend with its constants, for reports.
 pub fn formula_text(b: Backend, k: &SpeedConstants) -> String {
     let p = k.profiles.get(b);
-    let cap = match p.gbs_per_compute_unit {
-        Some(c) => format!(", compute units × {c} GB/s"),
-        None => String::new(),
+    let bw = match p.gbs_per_compute_unit {
+        Some(c) => format!(
+            "min({} × bandwidth, compute units × {c} GB/s)",
+            p.bandwidth_efficiency
+        ),
+        None => format!("({} × bandwidth)", p.bandwidth_efficiency),
     };
     let quant = match (p.quant_tensor_efficiency, p.quant_vector_multiple > 0.0) {
         (Some(t), true) => format!(
@@ -556,13 +559,13 @@ pub fn formula_text(b: Backend, k: &SpeedConstants) -> String {
     };
     let decode = if matches!(b, Backend::Vllm | Backend::Transformers) {
         format!(
-            "decode step = max(bytes ÷ ({} × bandwidth{cap}), batch × 2 × params ÷ GEMM rate) + layers × {} µs",
-            p.bandwidth_efficiency, p.layer_overhead_us
+            "decode step = max(bytes ÷ {bw}, batch × 2 × params ÷ GEMM rate) + layers × {} µs",
+            p.layer_overhead_us
         )
     } else {
         format!(
-            "decode token = bytes ÷ min({} × bandwidth{cap}) + weights × {} FLOP ÷ vector rate + layers × {} µs",
-            p.bandwidth_efficiency, p.dot_flops_per_weight, p.layer_overhead_us
+            "decode token = bytes ÷ {bw} + weights × {} FLOP ÷ vector rate + layers × {} µs",
+            p.dot_flops_per_weight, p.layer_overhead_us
         )
     };
     format!(
