@@ -36,7 +36,12 @@ pub enum Command {
     Detect {
         #[arg(long)]
         json: bool,
+        /// Also measure memory bandwidth (≤ 300 ms).
+        #[arg(long)]
+        bench: bool,
     },
+    /// Fit this machine's speed constants to its own llama-bench output (JSON, CSV or table).
+    Calibrate { file: PathBuf },
     /// The built-in and user catalogs.
     Catalog {
         #[command(subcommand)]
@@ -669,7 +674,10 @@ pub fn run(cli: Cli) -> Result<String, CliError> {
         Some(Command::Fit(a)) => {
             let s = build_scenario(&a.scenario, &cat)?;
             let machines = select_machines(&mut cat, &a.machines, a.kind.as_deref())?;
-            let mut st = FitSettings::default();
+            let mut st = FitSettings {
+                calibration: stored_calibration(),
+                ..FitSettings::default()
+            };
             if let Some(e) = a.electricity {
                 st.electricity_usd_per_kwh = e.max(0.0);
             }
@@ -690,7 +698,10 @@ pub fn run(cli: Cli) -> Result<String, CliError> {
         Some(Command::Report(a)) => {
             let s = build_scenario(&a.scenario, &cat)?;
             let machines = select_machines(&mut cat, &a.machines, None)?;
-            let st = FitSettings::default();
+            let st = FitSettings {
+                calibration: stored_calibration(),
+                ..FitSettings::default()
+            };
             let e = estimate(&s);
             let rs = fit_all(&s, &machines, &cat, &st);
             let format = match a.format.as_str() {
@@ -709,7 +720,14 @@ pub fn run(cli: Cli) -> Result<String, CliError> {
             };
             crate::cli::report::run(&input, format, &a.output).map_err(CliError::input)
         }
-        Some(Command::Detect { json }) => Ok(crate::cli::detect::run(&cat, json)),
+        Some(Command::Detect { json, bench }) => Ok(crate::cli::detect::run_with(&cat, json, bench)),
+        Some(Command::Calibrate { file }) => {
+            let d = crate::io::detect::Detector::detect(&crate::io::detect::SystemDetector::new(cat.clone()));
+            let c = crate::io::detect::catalog_with_local(&d, &cat);
+            let m = c.machine(crate::io::detect::LOCAL_MACHINE_ID).cloned().ok_or_else(|| CliError::input("this machine could not be described"))?;
+            let dir = crate::io::calibration::config_dir().ok_or_else(|| CliError::input("no config directory on this system (set HEADROOM_CONFIG_DIR)"))?;
+            crate::cli::calibrate::calibrate_file(&file, &m, &c, &dir, &today()).map_err(CliError::input)
+        }
         Some(Command::Catalog { command }) => match command {
             CatalogCommand::List { kind, json } => {
                 Ok(crate::cli::catalog::list(&cat, kind.as_deref(), json))
@@ -719,6 +737,14 @@ pub fn run(cli: Cli) -> Result<String, CliError> {
             }
         },
     }
+}
+
+/// This machine's stored calibration (`headroom calibrate`); a broken file is a warning.
+fn stored_calibration() -> Option<crate::core::speed::bench::Calibration> {
+    crate::io::calibration::load_default().unwrap_or_else(|e| {
+        eprintln!("headroom: {e} (ignored)");
+        None
+    })
 }
 
 /// Today's date (UTC) as YYYY-MM-DD, from the system clock.

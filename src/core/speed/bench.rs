@@ -317,9 +317,20 @@ pub fn weights_from_model_type(t: &str) -> Option<WeightPrecision> {
 
 /// The scenario of one run: a generic model of the run's parameter count whose weights are the
 /// file's bytes, at the run's precision.
-fn run_scenario(r: &BenchRun) -> Option<Scenario> {
+/// The shape is the catalog preset of the same architecture and parameter count (within 2 %) when
+/// there is one ("llama 7B" with 6.74 B parameters → Llama 2 7B), else estimated from the count.
+pub fn scenario_of_run(r: &BenchRun, cat: &Catalog) -> Option<Scenario> {
     let w = weights_from_model_type(&r.model_type)?;
-    let mut spec = ModelSpec::generic(r.model_n_params.max(1));
+    let n = r.model_n_params.max(1);
+    let arch = r.model_type.split_whitespace().next().unwrap_or("").to_ascii_lowercase();
+    let preset = cat.models.iter().find(|p| {
+        let pn = p.spec.param_count().total as f64;
+        p.spec.arch.eq_ignore_ascii_case(&arch) && (pn / n as f64 - 1.0).abs() < 0.02
+    });
+    let mut spec = match preset {
+        Some(p) => p.spec.clone(),
+        None => ModelSpec::generic(n),
+    };
     spec.file_weights = Some(FileWeights {
         path: r.model_type.clone(),
         total_bytes: r.model_size,
@@ -377,7 +388,7 @@ pub fn calibrate(
     let mut bw = Vec::new();
     let mut pf = Vec::new();
     for r in runs {
-        let Some(s) = run_scenario(r) else { continue };
+        let Some(s) = scenario_of_run(r, cat) else { continue };
         if r.n_gen > 0 && r.n_prompt == 0 {
             let f = solve_factor(r.avg_ts, |f| {
                 let t = Tuning {
