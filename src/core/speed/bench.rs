@@ -385,6 +385,12 @@ pub fn calibrate(
         return Err("no llama-bench results in it".into());
     }
     let backend = runs[0].backend;
+    if backend != Backend::Cpu && m.gpu.is_none() {
+        return Err(format!(
+            "a {} run, but this machine has no GPU headroom knows: calibrate with a run made on this machine",
+            backend.label()
+        ));
+    }
     let mut bw = Vec::new();
     let mut pf = Vec::new();
     for r in runs {
@@ -410,7 +416,7 @@ pub fn calibrate(
         }
     }
     if bw.is_empty() && pf.is_empty() {
-        return Err("no usable pp/tg test (unknown weight type or implausible speed)".into());
+        return Err("no usable pp/tg test (unknown weight type, or a speed more than 20x off the model: a run from another machine?)".into());
     }
     let date = runs
         .iter()
