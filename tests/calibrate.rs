@@ -32,7 +32,10 @@ fn json_fixture_round_trips_into_stored_constants_and_slower_speeds() {
     let m = c.machine("desktop-rtx4090-64gb").unwrap();
     let dir = tempfile::tempdir().unwrap();
     let out = calibrate_file(Path::new(FIXTURE), m, c, dir.path(), "2026-01-01").unwrap();
-    assert!(out.contains("calibrated from your run of 2025-08-06"), "{out}");
+    assert!(
+        out.contains("calibrated from your run of 2025-08-06"),
+        "{out}"
+    );
     let cal = load(dir.path()).unwrap().expect("stored");
     assert_eq!(cal.machine, "desktop-rtx4090-64gb");
     assert_eq!(cal.date, "2025-08-06");
@@ -55,7 +58,12 @@ fn json_fixture_round_trips_into_stored_constants_and_slower_speeds() {
         plain.decode_tokens_per_s
     );
     assert!(tuned.prefill_tokens_per_s < plain.prefill_tokens_per_s);
-    assert!(tuned.notes.iter().any(|n| n.contains("calibrated from your run of 2025-08-06")));
+    assert!(
+        tuned
+            .notes
+            .iter()
+            .any(|n| n.contains("calibrated from your run of 2025-08-06"))
+    );
     // Close to what the run measured (147.46 tok/s at depth ≤ 128; the fit decodes at depth 64).
     assert!(
         (tuned.decode_tokens_per_s / 147.46 - 1.0).abs() < 0.05,
@@ -87,7 +95,10 @@ fn foreign_and_bad_files_are_one_line_errors() {
     let dir = tempfile::tempdir().unwrap();
     let cases: [(&str, &str); 4] = [
         ("empty.json", ""),
-        ("config.json", "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 4096}"),
+        (
+            "config.json",
+            "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 4096}",
+        ),
         ("notes.txt", "just some words\nand more"),
         ("bad.json", "[{\"model_type\": \"llama 7B Q4_0\""),
     ];

@@ -1,9 +1,9 @@
 //! Verdicts anyone can check by hand, on the built-in catalog.
 
 use headroom::core::WeightPrecision;
+use headroom::core::catalog::MachineKind;
 use headroom::core::fit::{FitSettings, Verdict, fit_all, solve_min_gpus};
 use headroom::core::model::ModelSpec;
-use headroom::core::catalog::MachineKind;
 use headroom::core::scenario::{Mode, Scenario};
 use headroom::io::catalog::builtin;
 

@@ -80,10 +80,16 @@ fn calibration_table_meets_the_thresholds() {
             pp_bias * 100.0
         );
         if tg_bias.abs() > 0.10 {
-            failures.push(format!("{g}: decode signed median {:+.1} %", tg_bias * 100.0));
+            failures.push(format!(
+                "{g}: decode signed median {:+.1} %",
+                tg_bias * 100.0
+            ));
         }
         if pp_bias.abs() > 0.10 {
-            failures.push(format!("{g}: prefill signed median {:+.1} %", pp_bias * 100.0));
+            failures.push(format!(
+                "{g}: prefill signed median {:+.1} %",
+                pp_bias * 100.0
+            ));
         }
     }
     let n = c.len() as f64;
@@ -96,10 +102,16 @@ fn calibration_table_meets_the_thresholds() {
         pp_share * 100.0
     );
     if tg_share < 0.85 {
-        failures.push(format!("decode within ±25 %: {:.0} % < 85 %", tg_share * 100.0));
+        failures.push(format!(
+            "decode within ±25 %: {:.0} % < 85 %",
+            tg_share * 100.0
+        ));
     }
     if pp_share < 0.75 {
-        failures.push(format!("prefill within ±30 %: {:.0} % < 75 %", pp_share * 100.0));
+        failures.push(format!(
+            "prefill within ±30 %: {:.0} % < 75 %",
+            pp_share * 100.0
+        ));
     }
     assert!(failures.is_empty(), "{failures:#?}");
 }
@@ -163,7 +175,10 @@ fn k_quants_order_by_bytes() {
         tg(WeightPrecision::Q8_0),
         tg(WeightPrecision::Fp16),
     );
-    assert!(q2 > q4km && q4km > q6 && q6 > q8 && q8 > f16, "{q2} {q4km} {q6} {q8} {f16}");
+    assert!(
+        q2 > q4km && q4km > q6 && q6 > q8 && q8 > f16,
+        "{q2} {q4km} {q6} {q8} {f16}"
+    );
     // Q4_K_M (4.9 bpw) and Q4_0 (4.5 bpw) within 15 % of each other.
     assert!((q4km / q40 - 1.0).abs() < 0.15, "{q4km} vs {q40}");
     // Plausible range for an 8B Q4_K_M on a 4090 (published: ~130–150 tok/s).
@@ -174,9 +189,13 @@ fn k_quants_order_by_bytes() {
 fn deeper_context_is_slower() {
     let m = "mac-studio-m2-ultra-192gb";
     let at = |d: u64| {
-        speed_with("llama-3.1-8b", WeightPrecision::Q4KM, m, Runtime::LlamaCpp, |q| {
-            q.depth = d
-        })
+        speed_with(
+            "llama-3.1-8b",
+            WeightPrecision::Q4KM,
+            m,
+            Runtime::LlamaCpp,
+            |q| q.depth = d,
+        )
     };
     let (tg0, pp0) = at(0);
     let (tg16, pp16) = at(16384);
@@ -194,23 +213,40 @@ fn partial_offload_is_monotone_and_between_cpu_and_gpu() {
     let layers = 32;
     let mut last = 0.0;
     for k in 0..=layers {
-        let (tg, _) = speed_with("llama-3.1-8b", WeightPrecision::Q4KM, m, Runtime::LlamaCpp, |q| {
-            q.gpu_layers = k;
-            q.style = SplitStyle::CpuLayers;
-            if k == 0 {
-                q.gpu = None;
-                q.gpus = 0;
-                q.backend = Backend::Cpu;
-            }
-        });
+        let (tg, _) = speed_with(
+            "llama-3.1-8b",
+            WeightPrecision::Q4KM,
+            m,
+            Runtime::LlamaCpp,
+            |q| {
+                q.gpu_layers = k;
+                q.style = SplitStyle::CpuLayers;
+                if k == 0 {
+                    q.gpu = None;
+                    q.gpus = 0;
+                    q.backend = Backend::Cpu;
+                }
+            },
+        );
         assert!(tg >= last * 0.999, "k = {k}: {tg} < {last}");
         last = tg;
     }
-    let half = speed_with("llama-3.1-8b", WeightPrecision::Q4KM, m, Runtime::LlamaCpp, |q| {
-        q.gpu_layers = 16
-    })
+    let half = speed_with(
+        "llama-3.1-8b",
+        WeightPrecision::Q4KM,
+        m,
+        Runtime::LlamaCpp,
+        |q| q.gpu_layers = 16,
+    )
     .0;
-    let full = speed_with("llama-3.1-8b", WeightPrecision::Q4KM, m, Runtime::LlamaCpp, |_| {}).0;
+    let full = speed_with(
+        "llama-3.1-8b",
+        WeightPrecision::Q4KM,
+        m,
+        Runtime::LlamaCpp,
+        |_| {},
+    )
+    .0;
     // Half the layers on the CPU: the CPU half (89.6 GB/s × 0.7) dominates.
     assert!(half < full / 3.0, "{half} vs {full}");
 }
@@ -219,10 +255,16 @@ fn partial_offload_is_monotone_and_between_cpu_and_gpu() {
 fn layer_split_is_not_faster_than_one_gpu_but_tensor_parallel_is() {
     let m = "workstation-4x-rtx-6000-ada";
     let run = |multi, gpus| {
-        speed_with("gpt-oss-120b", WeightPrecision::Q4KM, m, Runtime::LlamaCpp, |q| {
-            q.multi = multi;
-            q.gpus = gpus;
-        })
+        speed_with(
+            "gpt-oss-120b",
+            WeightPrecision::Q4KM,
+            m,
+            Runtime::LlamaCpp,
+            |q| {
+                q.multi = multi;
+                q.gpus = gpus;
+            },
+        )
         .0
     };
     let one = run(MultiGpu::LayerSplit, 1);
@@ -230,35 +272,80 @@ fn layer_split_is_not_faster_than_one_gpu_but_tensor_parallel_is() {
     let row = run(MultiGpu::RowSplit, 4);
     assert!(layer <= one * 1.001, "layer split {layer} vs one GPU {one}");
     assert!(row > layer && row < 4.0 * one, "row {row}, layer {layer}");
-    let tp = speed_with("gpt-oss-120b", WeightPrecision::Q4KM, m, Runtime::Vllm, |_| {}).0;
-    let tp1 = speed_with("gpt-oss-120b", WeightPrecision::Q4KM, m, Runtime::Vllm, |q| q.gpus = 1).0;
+    let tp = speed_with(
+        "gpt-oss-120b",
+        WeightPrecision::Q4KM,
+        m,
+        Runtime::Vllm,
+        |_| {},
+    )
+    .0;
+    let tp1 = speed_with(
+        "gpt-oss-120b",
+        WeightPrecision::Q4KM,
+        m,
+        Runtime::Vllm,
+        |q| q.gpus = 1,
+    )
+    .0;
     assert!(tp > tp1 && tp < 4.0 * tp1, "vLLM TP {tp} vs {tp1}");
 }
 
 #[test]
 fn moe_decode_reads_active_experts_but_prefill_runs_below_dense_rate() {
     let m = "mac-studio-m2-ultra-192gb";
-    let (moe_tg, moe_pp) =
-        speed_with("qwen3-30b-a3b", WeightPrecision::Q4KM, m, Runtime::LlamaCpp, |_| {});
-    let (dense_tg, dense_pp) =
-        speed_with("qwen3-32b", WeightPrecision::Q4KM, m, Runtime::LlamaCpp, |_| {});
-    let (small_tg, small_pp) =
-        speed_with("qwen3-4b", WeightPrecision::Q4KM, m, Runtime::LlamaCpp, |_| {});
+    let (moe_tg, moe_pp) = speed_with(
+        "qwen3-30b-a3b",
+        WeightPrecision::Q4KM,
+        m,
+        Runtime::LlamaCpp,
+        |_| {},
+    );
+    let (dense_tg, dense_pp) = speed_with(
+        "qwen3-32b",
+        WeightPrecision::Q4KM,
+        m,
+        Runtime::LlamaCpp,
+        |_| {},
+    );
+    let (small_tg, small_pp) = speed_with(
+        "qwen3-4b",
+        WeightPrecision::Q4KM,
+        m,
+        Runtime::LlamaCpp,
+        |_| {},
+    );
     // 3.3 B active of 30.5 B: decode much faster than the dense 32B …
     assert!(moe_tg > 3.0 * dense_tg, "{moe_tg} vs {dense_tg}");
     // … and not faster than a dense 4B.
     assert!(moe_tg < small_tg, "{moe_tg} vs {small_tg}");
     // Prefill: faster than the dense 32B, but well below a dense model of its active size.
-    assert!(moe_pp > dense_pp && moe_pp < 0.7 * small_pp, "{moe_pp}, {dense_pp}, {small_pp}");
+    assert!(
+        moe_pp > dense_pp && moe_pp < 0.7 * small_pp,
+        "{moe_pp}, {dense_pp}, {small_pp}"
+    );
 }
 
 #[test]
 fn cpu_only_on_unified_memory_uses_the_cpu_clusters_bandwidth() {
     let m = "mac-studio-m2-ultra-192gb";
-    let gpu = speed_with("llama-2-7b", WeightPrecision::Q4_0, m, Runtime::LlamaCpp, |_| {}).0;
-    let cpu = speed_with("llama-2-7b", WeightPrecision::Q4_0, m, Runtime::LlamaCpp, |q| {
-        *q = q.clone().cpu_only();
-    })
+    let gpu = speed_with(
+        "llama-2-7b",
+        WeightPrecision::Q4_0,
+        m,
+        Runtime::LlamaCpp,
+        |_| {},
+    )
+    .0;
+    let cpu = speed_with(
+        "llama-2-7b",
+        WeightPrecision::Q4_0,
+        m,
+        Runtime::LlamaCpp,
+        |q| {
+            *q = q.clone().cpu_only();
+        },
+    )
     .0;
     // 800 GB/s × 0.6 (CPU cluster) × 0.7 (CPU efficiency) ≈ 336 GB/s at most; 3.6 GiB per token.
     assert!(cpu < gpu && cpu < 336.0 / 3.8, "{cpu} vs {gpu}");
@@ -268,7 +355,14 @@ fn cpu_only_on_unified_memory_uses_the_cpu_clusters_bandwidth() {
 fn vllm_batched_decode_scales_then_saturates() {
     let m = "lambda-gpu-1x-h100-sxm5";
     let tg = |b: u64| {
-        speed_with("llama-3.1-8b", WeightPrecision::Bf16, m, Runtime::Vllm, |q| q.batch = b).0
+        speed_with(
+            "llama-3.1-8b",
+            WeightPrecision::Bf16,
+            m,
+            Runtime::Vllm,
+            |q| q.batch = b,
+        )
+        .0
     };
     let (b1, b32, b256) = (tg(1), tg(32), tg(256));
     assert!(b32 > 10.0 * b1 && b32 < 32.0 * b1, "{b1} → {b32}");
@@ -316,16 +410,27 @@ fn fit_results_carry_the_published_measurement() {
     let r = fit_all(&s, [m], c, &FitSettings::default());
     let meas = r[0].measured.as_ref().expect("a published row");
     assert_eq!(meas.decode_tokens_per_s, 94.27);
-    assert!(meas.source.starts_with("https://github.com/ggml-org/llama.cpp/discussions/4167"));
+    assert!(
+        meas.source
+            .starts_with("https://github.com/ggml-org/llama.cpp/discussions/4167")
+    );
     assert_eq!(r[0].backend, Some(Backend::Metal));
     // And the prediction is near it.
-    assert!((r[0].decode_tokens_per_s / 94.27 - 1.0).abs() < 0.25, "{}", r[0].decode_tokens_per_s);
+    assert!(
+        (r[0].decode_tokens_per_s / 94.27 - 1.0).abs() < 0.25,
+        "{}",
+        r[0].decode_tokens_per_s
+    );
     // Another precision: no measured row.
     let s8 = Scenario {
         weights: WeightPrecision::Q6K,
         ..s
     };
-    assert!(fit_all(&s8, [m], c, &FitSettings::default())[0].measured.is_none());
+    assert!(
+        fit_all(&s8, [m], c, &FitSettings::default())[0]
+            .measured
+            .is_none()
+    );
 }
 
 #[test]

@@ -720,13 +720,23 @@ pub fn run(cli: Cli) -> Result<String, CliError> {
             };
             crate::cli::report::run(&input, format, &a.output).map_err(CliError::input)
         }
-        Some(Command::Detect { json, bench }) => Ok(crate::cli::detect::run_with(&cat, json, bench)),
+        Some(Command::Detect { json, bench }) => {
+            Ok(crate::cli::detect::run_with(&cat, json, bench))
+        }
         Some(Command::Calibrate { file }) => {
-            let d = crate::io::detect::Detector::detect(&crate::io::detect::SystemDetector::new(cat.clone()));
+            let d = crate::io::detect::Detector::detect(&crate::io::detect::SystemDetector::new(
+                cat.clone(),
+            ));
             let c = crate::io::detect::catalog_with_local(&d, &cat);
-            let m = c.machine(crate::io::detect::LOCAL_MACHINE_ID).cloned().ok_or_else(|| CliError::input("this machine could not be described"))?;
-            let dir = crate::io::calibration::config_dir().ok_or_else(|| CliError::input("no config directory on this system (set HEADROOM_CONFIG_DIR)"))?;
-            crate::cli::calibrate::calibrate_file(&file, &m, &c, &dir, &today()).map_err(CliError::input)
+            let m = c
+                .machine(crate::io::detect::LOCAL_MACHINE_ID)
+                .cloned()
+                .ok_or_else(|| CliError::input("this machine could not be described"))?;
+            let dir = crate::io::calibration::config_dir().ok_or_else(|| {
+                CliError::input("no config directory on this system (set HEADROOM_CONFIG_DIR)")
+            })?;
+            crate::cli::calibrate::calibrate_file(&file, &m, &c, &dir, &today())
+                .map_err(CliError::input)
         }
         Some(Command::Catalog { command }) => match command {
             CatalogCommand::List { kind, json } => {

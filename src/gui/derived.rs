@@ -370,7 +370,10 @@ fn compute_teach(
         ..Teach::default()
     };
 
-    let cpu_speed = placement_speed(&SpeedQuery::on_machine(&s, &est_cpu, m, acc, k).cpu_only(), k);
+    let cpu_speed = placement_speed(
+        &SpeedQuery::on_machine(&s, &est_cpu, m, acc, k).cpu_only(),
+        k,
+    );
     t.bars.push(SpeedBar {
         label: "CPU only".into(),
         tokens_per_s: cpu_speed.decode_tokens_per_s,

@@ -43,12 +43,8 @@ pub fn load_default() -> Result<Option<Calibration>, String> {
 
 /// Store `c` in `dir` atomically (the folder is created when missing).
 pub fn save(dir: &Path, c: &Calibration) -> Result<PathBuf, String> {
-    std::fs::create_dir_all(dir).map_err(|e| {
-        format!(
-            "cannot create the config directory {}: {e}",
-            dir.display()
-        )
-    })?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| format!("cannot create the config directory {}: {e}", dir.display()))?;
     let path = dir.join(FILE_NAME);
     let text = serde_json::to_string_pretty(c).map_err(|e| e.to_string())?;
     write_atomic(&path, text.as_bytes()).map_err(|e| e.to_string())?;
@@ -162,8 +158,12 @@ fn parse_csv(t: &str) -> Result<Vec<BenchRun>, String> {
         let f = csv_fields(l);
         let get = |c: Option<usize>| c.and_then(|c| f.get(c)).map(|s| s.trim().to_string());
         let num = |c: Option<usize>| get(c).and_then(|s| s.parse::<f64>().ok());
-        let avg_ts = num(Some(ts))
-            .ok_or_else(|| format!("not llama-bench CSV (row {}: avg_ts is not a number)", i + 2))?;
+        let avg_ts = num(Some(ts)).ok_or_else(|| {
+            format!(
+                "not llama-bench CSV (row {}: avg_ts is not a number)",
+                i + 2
+            )
+        })?;
         let backend = match get(col("backends")) {
             Some(b) if !b.is_empty() => backend_of(&b)?,
             _ => Backend::Cpu,
@@ -229,7 +229,9 @@ fn parse_markdown(t: &str) -> Result<Vec<BenchRun>, String> {
     };
     let mut out = Vec::new();
     for r in rows.iter().skip(1) {
-        if r.iter().all(|c| c.chars().all(|ch| matches!(ch, '-' | ':' | ' '))) {
+        if r.iter()
+            .all(|c| c.chars().all(|ch| matches!(ch, '-' | ':' | ' ')))
+        {
             continue; // the separator line
         }
         let get = |c: Option<usize>| c.and_then(|c| r.get(c)).cloned().unwrap_or_default();
@@ -241,7 +243,10 @@ fn parse_markdown(t: &str) -> Result<Vec<BenchRun>, String> {
             .ok_or_else(|| format!("not a llama-bench table (t/s '{}')", get(Some(sc))))?;
         // "pp512", "tg128", "pp512 @ d4096".
         let (kind, depth) = match test.split_once('@') {
-            Some((a, b)) => (a.trim().to_string(), b.trim().trim_start_matches('d').parse().unwrap_or(0)),
+            Some((a, b)) => (
+                a.trim().to_string(),
+                b.trim().trim_start_matches('d').parse().unwrap_or(0),
+            ),
             None => (test.trim().to_string(), 0),
         };
         let n = |p: &str| kind.strip_prefix(p).and_then(|x| x.parse::<u64>().ok());
@@ -301,7 +306,14 @@ mod tests {
 
     #[test]
     fn foreign_files_are_one_line_errors() {
-        for t in ["", "hello world", "{\"a\": 1}", "[1, 2]", "a,b\n1,2", "| x | y |\n|---|---|\n| 1 | 2 |"] {
+        for t in [
+            "",
+            "hello world",
+            "{\"a\": 1}",
+            "[1, 2]",
+            "a,b\n1,2",
+            "| x | y |\n|---|---|\n| 1 | 2 |",
+        ] {
             let e = parse_llama_bench(t).unwrap_err();
             assert!(!e.contains('\n'), "{e}");
         }

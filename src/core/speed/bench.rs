@@ -221,7 +221,11 @@ pub fn check_benchmarks(
             let w = WeightPrecision::from_cli(&b.weights)?;
             let s = bench_scenario(preset.spec.clone(), Some(preset.id.clone()), w);
             let (tg, pp) = predict_llama_bench(&s, &m, cat, b.backend, Tuning::default(), k);
-            let vendor = m.gpu.as_deref().and_then(|g| cat.accelerator(g)).map(|a| a.vendor);
+            let vendor = m
+                .gpu
+                .as_deref()
+                .and_then(|g| cat.accelerator(g))
+                .map(|a| a.vendor);
             let group = match (b.backend, vendor) {
                 (Backend::Cpu, _) | (_, None) => "CPU",
                 (_, Some(Vendor::Apple)) => "Apple",
@@ -322,7 +326,12 @@ pub fn weights_from_model_type(t: &str) -> Option<WeightPrecision> {
 pub fn scenario_of_run(r: &BenchRun, cat: &Catalog) -> Option<Scenario> {
     let w = weights_from_model_type(&r.model_type)?;
     let n = r.model_n_params.max(1);
-    let arch = r.model_type.split_whitespace().next().unwrap_or("").to_ascii_lowercase();
+    let arch = r
+        .model_type
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
     let preset = cat.models.iter().find(|p| {
         let pn = p.spec.param_count().total as f64;
         p.spec.arch.eq_ignore_ascii_case(&arch) && (pn / n as f64 - 1.0).abs() < 0.02
@@ -348,12 +357,16 @@ pub fn scenario_of_run(r: &BenchRun, cat: &Catalog) -> Option<Scenario> {
 /// a log scale).
 fn solve_factor(target: f64, pred: impl Fn(f64) -> f64) -> Option<f64> {
     let (mut lo, mut hi) = (0.05f64, 20.0f64);
-    if !(target > 0.0) || pred(hi) < target || pred(lo) > target {
+    if target.is_nan() || target <= 0.0 || pred(hi) < target || pred(lo) > target {
         return None;
     }
     for _ in 0..40 {
         let mid = (lo * hi).sqrt();
-        if pred(mid) < target { lo = mid } else { hi = mid }
+        if pred(mid) < target {
+            lo = mid
+        } else {
+            hi = mid
+        }
     }
     Some((lo * hi).sqrt())
 }
@@ -394,7 +407,9 @@ pub fn calibrate(
     let mut bw = Vec::new();
     let mut pf = Vec::new();
     for r in runs {
-        let Some(s) = scenario_of_run(r, cat) else { continue };
+        let Some(s) = scenario_of_run(r, cat) else {
+            continue;
+        };
         if r.n_gen > 0 && r.n_prompt == 0 {
             let f = solve_factor(r.avg_ts, |f| {
                 let t = Tuning {

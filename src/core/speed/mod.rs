@@ -355,7 +355,7 @@ fn gpu_gemm_rate(p: &Profile, g: &GpuDevice, sh: &Shape) -> f64 {
     let rate = if sh.quant {
         let t = p.quant_tensor_efficiency.map(|e| g.int8_tops * 1e12 * e);
         let v = (p.quant_vector_multiple > 0.0)
-            .then(|| g.vector_tflops * 1e12 * p.quant_vector_multiple);
+            .then_some(g.vector_tflops * 1e12 * p.quant_vector_multiple);
         match (t, v) {
             (Some(t), Some(v)) => 1.0 / (1.0 / t.max(1.0) + 1.0 / v.max(1.0)),
             (Some(t), None) => t,
@@ -430,7 +430,7 @@ pub fn placement_speed(q: &SpeedQuery, k: &SpeedConstants) -> Speed {
             return 0.0;
         }
         let bytes = sh.layer_read * frac + kv * frac + if outer { sh.outer_read } else { 0.0 };
-        let weights = sh.active_params * frac.max(if outer { 0.02 } else { 0.0 });
+        let weights = sh.active_params * frac;
         bytes / cpu_bps
             + b * (weights * cpu_p.dot_flops_per_weight + attn_tok * frac) / q.cpu.flops()
             + l * frac * cpu_p.layer_overhead_us * 1e-6
@@ -449,8 +449,9 @@ pub fn placement_speed(q: &SpeedQuery, k: &SpeedConstants) -> Speed {
             let frac = gl / l;
             let outer_on_gpu = gl >= l;
             let bps = g.achievable_bps(p) * q.tuning.bandwidth_factor.max(0.01);
-            let bytes = sh.layer_read * frac + kv * frac + if outer_on_gpu { sh.outer_read } else { 0.0 };
-            let weights = sh.active_params * if outer_on_gpu { frac } else { frac * 0.98 };
+            let bytes =
+                sh.layer_read * frac + kv * frac + if outer_on_gpu { sh.outer_read } else { 0.0 };
+            let weights = sh.active_params * frac;
             // Several GPUs: what runs in parallel, and what it costs per layer to combine.
             let (par, comm) = match q.multi {
                 _ if n_gpus <= 1.0 => (1.0, 0.0),
@@ -492,7 +493,8 @@ pub fn placement_speed(q: &SpeedQuery, k: &SpeedConstants) -> Speed {
     // Prefill of one ubatch-sized chunk at the query depth.
     let u = q.ubatch.max(1) as f64;
     let chunk_flops = u * (2.0 * sh.active_params + sh.attn_per_depth * (d + u / 2.0));
-    let touched = sh.layer_read + (sh.layer_total - sh.layer_read).max(0.0) * experts_touched(sh.moe, u);
+    let touched =
+        sh.layer_read + (sh.layer_total - sh.layer_read).max(0.0) * experts_touched(sh.moe, u);
     let prefill = match gpu {
         None => {
             let rate = cpu_gemm_rate(cpu_p, &q.cpu, &sh) * q.tuning.prefill_factor.max(0.01);
@@ -520,8 +522,10 @@ pub fn placement_speed(q: &SpeedQuery, k: &SpeedConstants) -> Speed {
             let bps = g.achievable_bps(p) * par;
             // Every layer's FLOPs run on the GPU: with CPU layers llama.cpp copies their weights
             // over PCIe for batches ≥ 32 tokens (llama.cpp PR 6083, GGML_CUDA_MIN_BATCH_OFFLOAD).
-            let t_cmp = (chunk_flops / rate).max(touched * frac / bps) + gl * p.layer_overhead_us * 1e-6;
-            let off_bytes = sh.layer_total * (1.0 - frac) + if gl >= l { 0.0 } else { sh.outer_read };
+            let t_cmp =
+                (chunk_flops / rate).max(touched * frac / bps) + gl * p.layer_overhead_us * 1e-6;
+            let off_bytes =
+                sh.layer_total * (1.0 - frac) + if gl >= l { 0.0 } else { sh.outer_read };
             let t_copy = if u >= 32.0 {
                 off_bytes / link_bps
             } else {
@@ -572,7 +576,11 @@ pub fn formula_text(b: Backend, k: &SpeedConstants) -> String {
         "{}: {decode}; prefill = FLOPs ÷ rate, rate = quantised: {quant}; F16: {} × FP16 tensor rate ({} accumulate); MoE × {}",
         b.label(),
         p.f16_gemm_efficiency,
-        if p.f16_accumulate_fp16 { "FP16" } else { "FP32" },
+        if p.f16_accumulate_fp16 {
+            "FP16"
+        } else {
+            "FP32"
+        },
         p.moe_gemm_efficiency
     )
 }

@@ -710,7 +710,11 @@ pub(crate) fn settings_rows(st: &FitSettings) -> Vec<(&'static str, String, &'st
         ),
     ];
     for b in Backend::ALL {
-        rows.push((b.label(), formula_text(b, k), "throughput profile (constants and sources: docs/speed.md)"));
+        rows.push((
+            b.label(),
+            formula_text(b, k),
+            "throughput profile (constants and sources: docs/speed.md)",
+        ));
     }
     rows.extend(vec![
         (
