@@ -7,7 +7,8 @@ use crate::core::fit::{FitResult, FitSettings, fit_all};
 use crate::core::model::ModelSpec;
 use crate::core::precision::{KvTypes, WeightPrecision};
 use crate::core::scenario::{
-    Checkpointing, KvAllocation, LoraTargets, Mode, Offload, Optimizer, Runtime, Scenario, limits,
+    Checkpointing, Framework, KvAllocation, LoraTargets, Mode, Offload, Optimizer, Runtime,
+    Scenario, limits,
 };
 use crate::core::units::{display_signed_gib, parse_count};
 use clap::{Args, Parser, Subcommand};
@@ -80,6 +81,15 @@ pub struct ScenarioArgs {
     /// A safetensors file or a folder of shards (headers only).
     #[arg(long, group = "source")]
     pub safetensors: Option<PathBuf>,
+    /// A Hugging Face Hub repo, ORG/NAME[@REVISION]: headers only are read over the network.
+    #[arg(long, group = "source")]
+    pub hf: Option<String>,
+    /// With --hf: the file to read (one GGUF quant, a .safetensors file, config.json).
+    #[arg(long, requires = "hf")]
+    pub hf_file: Option<String>,
+    /// A .gguf or .safetensors file at a URL (headers only, by range requests).
+    #[arg(long, group = "source")]
+    pub url: Option<String>,
     /// A saved scenario (RON); other options override it.
     #[arg(long)]
     pub scenario: Option<PathBuf>,
@@ -118,6 +128,9 @@ pub struct ScenarioArgs {
     pub offload: Option<Offload>,
     #[arg(long, value_parser = parse_runtime)]
     pub runtime: Option<Runtime>,
+    /// Training framework: transformers, torchtune, unsloth, deepspeed, fsdp.
+    #[arg(long, value_parser = parse_framework)]
+    pub framework: Option<Framework>,
     /// vLLM --gpu-memory-utilization (0.05–1.0).
     #[arg(long, value_parser = parse_fraction)]
     pub gpu_memory_utilization: Option<f64>,
@@ -270,6 +283,9 @@ fn parse_checkpointing(s: &str) -> Result<Checkpointing, String> {
 fn parse_offload(s: &str) -> Result<Offload, String> {
     one_of(s, &Offload::ALL, Offload::cli_name)
 }
+fn parse_framework(s: &str) -> Result<Framework, String> {
+    one_of(s, &Framework::ALL, Framework::cli_name)
+}
 fn parse_runtime(s: &str) -> Result<Runtime, String> {
     let t = if s.eq_ignore_ascii_case("llamacpp") || s.eq_ignore_ascii_case("llama-cpp") {
         "llama.cpp"
@@ -348,8 +364,18 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
         s.model = ModelSpec::generic(n);
         s.model_id = None;
     }
-    for p in [&a.gguf, &a.safetensors].into_iter().flatten() {
-        let imp = crate::io::import::import_path(p).map_err(|e| CliError::input(e.to_string()))?;
+    let remote = crate::io::hub::import_for_cli(
+        a.hf.as_deref(),
+        a.hf_file.as_deref(),
+        a.url.as_deref(),
+        a.weights,
+    )
+    .map_err(|e| CliError::input(e.to_string()))?;
+    let local = [&a.gguf, &a.safetensors].into_iter().flatten();
+    let local = local
+        .map(|p| crate::io::import::import_path(p).map_err(|e| CliError::input(e.to_string())));
+    for imp in local.chain(remote.map(Ok)) {
+        let imp = imp?;
         s.model = imp.spec;
         s.model_id = None;
         if let Some(w) = imp.weights
@@ -402,6 +428,9 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
     }
     if let Some(v) = a.offload {
         s.offload = v;
+    }
+    if let Some(v) = a.framework {
+        s.framework = v;
     }
     if let Some(v) = a.runtime {
         s.runtime = v;

@@ -348,7 +348,8 @@ fn fit_on(
             m.gpu_count.max(1) as u64
         };
         let est = cache.peek(g).expect("ensured");
-        let need = est.per_gpu_total();
+        // The reserved peak (allocated + caching-allocator reserve + CUDA context).
+        let need = est.peak_reserved();
         let host_need = est.host_total();
         // Capacity per GPU.
         let cap = if unified {

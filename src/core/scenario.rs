@@ -150,6 +150,52 @@ impl Runtime {
     }
 }
 
+/// The training framework: it decides the loss path, how 4-bit layers keep activations, the
+/// sharding buffers and the allocator settings (`crate::core::estimate` models each; the
+/// constants and their sources are listed in `docs/memory.md`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub enum Framework {
+    /// Hugging Face transformers (Trainer / TRL / PEFT, bitsandbytes for QLoRA).
+    #[default]
+    Transformers,
+    /// torchtune recipes.
+    Torchtune,
+    /// Unsloth.
+    Unsloth,
+    /// DeepSpeed ZeRO (through the HF Trainer), counted by DeepSpeed's own estimator convention.
+    DeepSpeed,
+    /// PyTorch FSDP (FULL_SHARD) through accelerate.
+    Fsdp,
+}
+
+impl Framework {
+    pub const ALL: [Framework; 5] = [
+        Framework::Transformers,
+        Framework::Torchtune,
+        Framework::Unsloth,
+        Framework::DeepSpeed,
+        Framework::Fsdp,
+    ];
+    pub const fn cli_name(self) -> &'static str {
+        match self {
+            Framework::Transformers => "transformers",
+            Framework::Torchtune => "torchtune",
+            Framework::Unsloth => "unsloth",
+            Framework::DeepSpeed => "deepspeed",
+            Framework::Fsdp => "fsdp",
+        }
+    }
+    pub const fn label(self) -> &'static str {
+        match self {
+            Framework::Transformers => "transformers",
+            Framework::Torchtune => "torchtune",
+            Framework::Unsloth => "Unsloth",
+            Framework::DeepSpeed => "DeepSpeed",
+            Framework::Fsdp => "FSDP",
+        }
+    }
+}
+
 /// Which matrices LoRA adapts.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 pub enum LoraTargets {
@@ -225,6 +271,8 @@ pub struct Scenario {
     pub zero: u8,
     pub offload: Offload,
     pub runtime: Runtime,
+    /// The training framework (training modes only; old scenario files load with the default).
+    pub framework: Framework,
     /// Train with pure BF16 weights and optimiser states (no FP32 master copy).
     pub pure_bf16: bool,
     /// vLLM `--gpu-memory-utilization` (fraction of VRAM vLLM may take).
@@ -258,6 +306,7 @@ impl Default for Scenario {
             zero: 0,
             offload: Offload::None,
             runtime: Runtime::Generic,
+            framework: Framework::Transformers,
             pure_bf16: false,
             gpu_memory_utilization: 0.9,
             overhead_override: None,

@@ -150,6 +150,8 @@ pub struct HeadroomApp {
     stats: FrameStats,
     /// Times the estimate and fits were rebuilt (for tests of the cache).
     pub recomputes: u64,
+    /// "Open from Hugging Face…".
+    pub hub: super::hub_dialog::HubDialog,
 }
 
 impl HeadroomApp {
@@ -208,6 +210,7 @@ impl HeadroomApp {
             catalog_warnings: Vec::new(),
             stats: FrameStats::from_env(),
             recomputes: 0,
+            hub: Default::default(),
         };
         app.rebuild_machines();
         app.start_detection();
@@ -693,6 +696,13 @@ impl HeadroomApp {
                 cmds.push(Command::Dialog(FileAction::ImportModel));
             }
             if ui
+                .button("Open from Hugging Face...")
+                .on_hover_text("Read a model's config and headers from the Hub by its repo id")
+                .clicked()
+            {
+                self.hub.open = true;
+            }
+            if ui
                 .button("Open scenario...")
                 .on_hover_text("Load a scenario saved as .ron (Ctrl+O)")
                 .clicked()
@@ -923,6 +933,10 @@ impl eframe::App for HeadroomApp {
         self.normalize();
         self.refresh();
         egui::CentralPanel::default().show(ui, |ui| self.central(ui));
+        if let Some((source, m)) = self.hub.show(&ctx) {
+            let (path, result) = (PathBuf::from(source), Ok(Box::new(m)));
+            self.apply_result(JobResult::Imported { path, result });
+        }
 
         for c in cmds {
             self.apply(c, &ctx);

@@ -15,6 +15,7 @@
 pub mod app;
 mod breakdown;
 mod derived;
+pub mod hub_dialog;
 mod inputs;
 pub mod jobs;
 mod machines;

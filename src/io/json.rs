@@ -13,6 +13,8 @@ pub fn estimate_json(e: &Estimate) -> Value {
         memory.insert(k.json_key().into(), json!(e.kind_total(k).0));
     }
     memory.insert("total".into(), json!(e.total().0));
+    memory.insert("peak_allocated".into(), json!(e.peak_allocated().0));
+    memory.insert("peak_reserved".into(), json!(e.peak_reserved().0));
     let components: Vec<Value> = e
         .components
         .iter()

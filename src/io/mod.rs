@@ -3,5 +3,6 @@ pub mod calibration;
 pub mod catalog;
 pub mod detect;
 pub mod export;
+pub mod hub;
 pub mod import;
 pub mod json;

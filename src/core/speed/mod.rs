@@ -29,7 +29,8 @@ use serde::{Deserialize, Serialize};
 pub struct SpeedConstants {
     /// One throughput profile per runtime/backend.
     pub profiles: Profiles,
-    /// Fraction of the peak DRAM bandwidth a CPU decode reaches (used by ZeRO-Offload's CPU Adam).
+    /// Fraction of the peak DRAM bandwidth ZeRO-Offload's CPU Adam reaches (heuristic; CPU
+    /// inference uses the CPU profile's `bandwidth_efficiency`).
     pub cpu_bandwidth_efficiency: f64,
     /// Share of a unified-memory chip's bandwidth its CPU cluster can draw: an M1 Max's CPU
     /// cores reach ~243 of 400 GB/s (AnandTech, "Apple's M1 Pro, M1 Max SoCs Investigated",
@@ -53,7 +54,7 @@ impl Default for SpeedConstants {
     fn default() -> Self {
         SpeedConstants {
             profiles: Profiles::default(),
-            cpu_bandwidth_efficiency: 0.70,
+            cpu_bandwidth_efficiency: 0.55,
             unified_cpu_bandwidth_fraction: 0.6,
             pcie_efficiency: 0.8,
             training_mfu: 0.35,

@@ -676,7 +676,7 @@ pub(crate) fn settings_rows(st: &FitSettings) -> Vec<(&'static str, String, &'st
         (
             "CPU bandwidth efficiency",
             pct(k.cpu_bandwidth_efficiency),
-            "share of peak DRAM bandwidth a CPU reaches (ZeRO-Offload's CPU Adam)",
+            "share of peak DRAM bandwidth ZeRO-Offload's CPU Adam reaches",
         ),
         (
             "PCIe efficiency",

@@ -1,0 +1,198 @@
+//! KV cache of inference: `2 × L × n_kv × d × bytes` per token (vLLM paper, Kwon et al. 2023,
+//! §2.2; MLA: DeepSeek-V2 paper §2.1.2, cache `d_c + d_h^R` per token per layer), sized the way
+//! each runtime allocates it: llama.cpp pads the context, PagedAttention rounds to 16-token
+//! blocks, sliding-window layers keep only their window.
+
+use super::component::{ComponentKind, ComponentList, Provenance};
+use super::{Job, formula, gib, group_digits, scale_by_ratio};
+use crate::core::precision::KvPrecision;
+use crate::core::scenario::{KvAllocation, Runtime};
+use crate::core::units::Bytes;
+
+/// llama.cpp pads n_ctx to a multiple of 256 (src/llama-context.cpp, `llama_context`
+/// constructor: `GGML_PAD(cparams.n_ctx, 256)`).
+const LLAMA_CPP_CTX_PAD: u64 = 256;
+/// PagedAttention's block size (vLLM `--block-size` default, Kwon et al. 2023 §4.1).
+const PAGED_BLOCK_TOKENS: u64 = 16;
+
+/// Cells of llama.cpp's sliding-window cache with the default `swa_full = false`:
+/// `GGML_PAD(min(n_ctx, n_swa · n_seq + n_ubatch), 256)` (src/llama-kv-cache-iswa.cpp,
+/// `llama_kv_cache_iswa` constructor, unified cache), where `n_ctx` is the padded context of all
+/// sequences together.
+fn llama_cpp_swa_cells(window: u64, ctx_per_seq: u64, seqs: u64, ubatch: u64) -> u64 {
+    let n_ctx = ctx_per_seq.saturating_mul(seqs);
+    let wanted = window.saturating_mul(seqs).saturating_add(ubatch);
+    n_ctx
+        .min(wanted)
+        .div_ceil(LLAMA_CPP_SWA_PAD)
+        .saturating_mul(LLAMA_CPP_SWA_PAD)
+}
+
+/// The SWA cache is always padded to 256 cells (src/llama-kv-cache-iswa.cpp; llama.cpp issue
+/// 17037).
+const LLAMA_CPP_SWA_PAD: u64 = 256;
+
+/// The KV numbers the speed and fit engines need.
+pub(super) struct KvSums {
+    /// KV bytes per token of one sequence, all layers.
+    pub(super) per_token: Bytes,
+    /// KV bytes of the whole job (all sequences), before tensor-parallel replication.
+    pub(super) total: Bytes,
+    /// KV bytes read per decode step per sequence at full context.
+    pub(super) read_per_token: Bytes,
+}
+
+/// Place the KV cache (inference only; training keeps no cache).
+pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>) -> KvSums {
+    let (s, spec, explain, n) = (job.s, job.spec, job.explain, job.devices);
+    let (k_elements, v_elements) = spec.kv_elements_per_token_layer();
+    let per_token_layer = Bytes(
+        s.kv.k
+            .bytes_for(k_elements)
+            .saturating_add(s.kv.v.bytes_for(v_elements)),
+    );
+    let per_token = per_token_layer.saturating_mul(spec.layers);
+    if job.training {
+        return KvSums {
+            per_token,
+            total: Bytes::ZERO,
+            read_per_token: Bytes::ZERO,
+        };
+    }
+    let ctx = s.context;
+    let (alloc_ctx, pad_note) = match (s.runtime, s.kv_allocation) {
+        (Runtime::LlamaCpp, _) => (
+            ctx.div_ceil(LLAMA_CPP_CTX_PAD)
+                .saturating_mul(LLAMA_CPP_CTX_PAD),
+            "n_ctx padded to 256 by llama.cpp",
+        ),
+        (_, KvAllocation::Paged) => (
+            ctx.div_ceil(PAGED_BLOCK_TOKENS)
+                .saturating_mul(PAGED_BLOCK_TOKENS),
+            "PagedAttention 16-token blocks",
+        ),
+        _ => (ctx, "contiguous, reserved for the full length"),
+    };
+    // llama.cpp implements sliding-window caches only for some architectures (Gemma 2/3,
+    // gpt-oss, Cohere 2 …); a Mistral-v0.1 GGUF gets the full n_ctx on every layer.
+    let swa_runtime = s.runtime != Runtime::LlamaCpp
+        || !matches!(
+            spec.arch.as_str(),
+            "llama" | "mistral" | "qwen2" | "generic"
+        );
+    let (local, window) = if swa_runtime {
+        spec.local_layers()
+    } else {
+        (0, 0)
+    };
+    let global = spec.layers - local;
+    // Cells a sliding-window layer keeps for the whole job (all sequences).
+    let local_cells = if local == 0 {
+        0
+    } else if s.runtime == Runtime::LlamaCpp {
+        llama_cpp_swa_cells(window, alloc_ctx, s.batch, s.ubatch)
+    } else {
+        let t = window.min(alloc_ctx);
+        let t = if s.kv_allocation == KvAllocation::Paged {
+            t.div_ceil(PAGED_BLOCK_TOKENS)
+                .saturating_mul(PAGED_BLOCK_TOKENS)
+        } else {
+            t
+        };
+        t.saturating_mul(s.batch)
+    };
+    let total = per_token_layer
+        .saturating_mul(global)
+        .saturating_mul(alloc_ctx)
+        .saturating_mul(s.batch)
+        .saturating_add(
+            per_token_layer
+                .saturating_mul(local)
+                .saturating_mul(local_cells),
+        );
+    let read_per_token = per_token_layer
+        .saturating_mul(global)
+        .saturating_mul(ctx)
+        .saturating_add(
+            per_token_layer
+                .saturating_mul(local)
+                .saturating_mul(window.min(ctx)),
+        );
+    // Tensor parallel splits KV heads; with fewer KV heads than GPUs they are replicated, and
+    // MLA's latent is replicated on every GPU.
+    let per_gpu = if job.cpu_only || n == 1 || spec.mla.is_some() {
+        total
+    } else {
+        let per = spec.kv_heads.div_ceil(n).max(1);
+        Bytes(scale_by_ratio(total.0, per, spec.kv_heads.max(1)))
+    };
+    let kv_name = |p: KvPrecision| p.cli_name();
+    let kv_types = if s.kv.k == s.kv.v {
+        kv_name(s.kv.k).to_string()
+    } else {
+        formula!(explain, "K {} / V {}", kv_name(s.kv.k), kv_name(s.kv.v))
+    };
+    let per_layer_formula = if spec.mla.is_some() {
+        formula!(explain, "(kv_lora_rank + rope) {k_elements} elements")
+    } else {
+        formula!(
+            explain,
+            "2 × {} KV heads × {} head_dim",
+            spec.kv_heads,
+            spec.head_dim
+        )
+    };
+    let window_part = if local == 0 {
+        String::new()
+    } else if s.runtime == Runtime::LlamaCpp {
+        formula!(
+            explain,
+            " ({local} sliding-window layers hold {} cells for all sequences: min(n_ctx, n_swa × n_seq + n_ubatch) padded to 256)",
+            group_digits(local_cells)
+        )
+    } else {
+        formula!(
+            explain,
+            " ({local} sliding-window layers hold {} tokens)",
+            group_digits(local_cells / s.batch.max(1))
+        )
+    };
+    let text = formula!(
+        explain,
+        "{per_layer_formula} at {kv_types} = {} B/token/layer × {} layers × {} tokens ({pad_note}) × {} sequences{window_part} = {}",
+        group_digits(per_token_layer.0),
+        spec.layers,
+        group_digits(alloc_ctx),
+        s.batch,
+        gib(total)
+    );
+    let provenance = if spec.is_estimated() {
+        Provenance::Heuristic
+    } else {
+        Provenance::Derived
+    };
+    list.gpu(
+        ComponentKind::KvCache,
+        "KV cache",
+        per_gpu,
+        provenance,
+        text,
+    );
+    if s.kv_allocation == KvAllocation::Paged && alloc_ctx > ctx && s.runtime != Runtime::LlamaCpp {
+        let waste = per_token_layer
+            .saturating_mul(global)
+            .saturating_mul(alloc_ctx - ctx)
+            .saturating_mul(s.batch);
+        notes.push(formula!(explain,
+            "PagedAttention rounds each sequence up to 16-token blocks: {} of the KV cache is block waste (< 1 block per sequence).",
+            gib(waste)
+        ));
+    } else if s.kv_allocation == KvAllocation::Contiguous {
+        notes.push("Contiguous KV reserves the full length for every sequence; the vLLM paper found only 20–38 % of such reservations holding tokens. PagedAttention allocates 16-token blocks on demand.".into());
+    }
+    KvSums {
+        per_token,
+        total,
+        read_per_token,
+    }
+}

@@ -1,0 +1,525 @@
+//! Memory estimate: Scenario → Estimate, a list of components each with its bytes, where it sits
+//! (per GPU or in host RAM), its provenance and a one-line formula with the numbers filled in.
+//!
+//! One module per component, each citing the sources of its formula:
+//! - [`weights`]: the model's tensors at the chosen precision, and where llama.cpp puts a tied
+//!   embedding.
+//! - [`kv_cache`]: the KV cache of inference (vLLM paper, Kwon et al. 2023, §2.2; MLA:
+//!   DeepSeek-V2 paper §2.1.2; llama.cpp's padding and sliding-window cells).
+//! - [`inference_workspace`]: llama.cpp's compute buffers, the prefill activations of the
+//!   PyTorch runtimes, and the logits.
+//! - [`training_activations`]: Korthikanti et al. 2022 and the loss path.
+//! - [`training_states`]: gradients, optimiser states and master weights (ZeRO, Rajbhandari et
+//!   al. 2019), LoRA adapters.
+//! - [`overhead`]: the runtime's fixed reserve per GPU.
+//!
+//! Our own reasoning behind the heuristics is in `docs/memory.md`.
+
+mod component;
+mod framework;
+mod inference_workspace;
+mod kv_cache;
+mod overhead;
+mod training_activations;
+mod training_states;
+mod weights;
+
+pub use component::{Component, ComponentKind, Placement, Provenance};
+
+use super::model::{MlpKind, ModelSpec, ParamCount};
+use super::scenario::Scenario;
+use super::units::Bytes;
+use component::ComponentList;
+use serde::{Deserialize, Serialize};
+
+/// `format!` only when explaining: the fit engine asks for numbers only, and skipping the
+/// formula text makes an estimate several times cheaper.
+macro_rules! formula {
+    ($on:expr, $($t:tt)*) => {
+        if $on { format!($($t)*) } else { String::new() }
+    };
+}
+use formula;
+
+/// The numbers the speed and fit engines need besides the components.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Workload {
+    /// Weights of all repeated layers (whole model, not per GPU).
+    pub layer_weights: Bytes,
+    /// Weights outside the layers (embedding, output head, final norm).
+    pub outer_weights: Bytes,
+    /// Weight bytes read to decode one token (active experts only; the embedding is a row lookup).
+    pub active_weight_bytes_per_token: Bytes,
+    /// KV-cache bytes of the whole job (all sequences), before TP replication.
+    pub kv_total: Bytes,
+    /// KV bytes read per decode step per sequence at full context.
+    pub kv_read_per_token: Bytes,
+    /// Forward FLOPs per token (2·P_active + attention over the context).
+    pub flops_per_token: f64,
+    /// Per-device bytes that do not scale with layers (overhead, activations/workspace).
+    pub fixed_per_device: Bytes,
+    /// Layers.
+    pub layers: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Estimate {
+    pub params: ParamCount,
+    pub components: Vec<Component>,
+    /// KV bytes per token of one sequence, all layers.
+    pub kv_cache_per_token: Bytes,
+    /// GPUs the job is spread over (0 = CPU only).
+    pub gpus: u64,
+    pub workload: Workload,
+    /// Things the user should know (clamped inputs, estimated shapes, runtime behaviour).
+    pub notes: Vec<String>,
+}
+
+impl Estimate {
+    /// Sum of one kind across the job.
+    pub fn kind_total(&self, k: ComponentKind) -> Bytes {
+        self.components
+            .iter()
+            .filter(|c| c.kind == k)
+            .map(|c| c.bytes)
+            .sum()
+    }
+    /// Everything, across all GPUs and host RAM.
+    pub fn total(&self) -> Bytes {
+        self.components.iter().map(|c| c.bytes).sum()
+    }
+    /// What ONE GPU holds.
+    pub fn per_gpu_total(&self) -> Bytes {
+        self.components
+            .iter()
+            .filter(|c| c.placement == Placement::Gpu)
+            .map(|c| c.per_device)
+            .sum()
+    }
+    /// Weights + gradients + optimiser states + master weights held by ONE GPU (after ZeRO).
+    pub fn per_gpu_model_states(&self) -> Bytes {
+        self.components
+            .iter()
+            .filter(|c| {
+                c.placement == Placement::Gpu
+                    && matches!(
+                        c.kind,
+                        ComponentKind::Weights
+                            | ComponentKind::Gradients
+                            | ComponentKind::Optimizer
+                            | ComponentKind::MasterWeights
+                    )
+            })
+            .map(|c| c.per_device)
+            .sum()
+    }
+    /// What sits in host RAM.
+    pub fn host_total(&self) -> Bytes {
+        self.components
+            .iter()
+            .filter(|c| c.placement == Placement::Host)
+            .map(|c| c.bytes)
+            .sum()
+    }
+    /// Per-GPU bytes of one kind.
+    pub fn per_gpu_kind(&self, k: ComponentKind) -> Bytes {
+        self.components
+            .iter()
+            .filter(|c| c.kind == k && c.placement == Placement::Gpu)
+            .map(|c| c.per_device)
+            .sum()
+    }
+    /// The allocated peak of ONE GPU (host RAM when CPU only): everything but the runtime's
+    /// fixed reserve. For training, what `torch.cuda.max_memory_allocated` reports.
+    pub fn peak_allocated(&self) -> Bytes {
+        self.peak_reserved().saturating_sub(if self.gpus == 0 {
+            self.host_kind(ComponentKind::Overhead)
+        } else {
+            self.per_gpu_kind(ComponentKind::Overhead)
+        })
+    }
+    /// The reserved peak of ONE GPU (host RAM when CPU only): the allocated peak plus the
+    /// caching-allocator reserve and the CUDA context, what `nvidia-smi` shows. Fit verdicts
+    /// use this.
+    pub fn peak_reserved(&self) -> Bytes {
+        if self.gpus == 0 {
+            self.host_total()
+        } else {
+            self.per_gpu_total()
+        }
+    }
+    /// Host bytes of one kind.
+    pub fn host_kind(&self, k: ComponentKind) -> Bytes {
+        self.components
+            .iter()
+            .filter(|c| c.kind == k && c.placement == Placement::Host)
+            .map(|c| c.bytes)
+            .sum()
+    }
+}
+
+/// "8,030,261,248".
+pub fn group_digits(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// A size as the formula texts show it ("4.00 GiB").
+fn gib(x: Bytes) -> String {
+    x.display_gib()
+}
+
+/// `x × num / den` without overflow (0 when `den` is 0).
+fn scale_by_ratio(x: u64, num: u64, den: u64) -> u64 {
+    if den == 0 {
+        0
+    } else {
+        ((x as u128 * num as u128) / den as u128).min(u64::MAX as u128) as u64
+    }
+}
+
+/// The clamped scenario and what every component needs to know about the job.
+struct Job<'a> {
+    s: &'a Scenario,
+    spec: &'a ModelSpec,
+    /// Build formula texts and notes.
+    explain: bool,
+    /// No GPU: everything in host RAM.
+    cpu_only: bool,
+    /// GPUs the job is spread over (1 for CPU only).
+    devices: u64,
+    training: bool,
+    /// ZeRO stage in effect (0 for inference; 3 when the framework shards with FSDP over
+    /// several GPUs).
+    zero_stage: u8,
+    /// What the training framework changes.
+    framework: framework::FrameworkProfile,
+}
+
+/// The FFN width a token passes through (active experts for MoE) and the number of
+/// up-projections of that width (2 for gated MLPs: gate and up).
+fn ffn_shape(spec: &ModelSpec) -> (u64, u64) {
+    let width = match &spec.moe {
+        Some(m) => m
+            .expert_ffn
+            .saturating_mul(m.active_experts)
+            .saturating_add(m.shared_experts.saturating_mul(if m.shared_ffn > 0 {
+                m.shared_ffn
+            } else {
+                m.expert_ffn
+            })),
+        None => spec.intermediate,
+    };
+    let up_projections = match spec.mlp {
+        MlpKind::Gated => 2,
+        MlpKind::Plain => 1,
+    };
+    (width, up_projections)
+}
+
+/// Estimate the memory of a scenario. Inputs are clamped to the supported domain first; the
+/// arithmetic saturates, so no input panics, wraps or yields NaN.
+pub fn estimate(scenario: &Scenario) -> Estimate {
+    estimate_with(scenario, true)
+}
+
+/// [`estimate`], with the formula texts and notes only when `explain` is true (the numbers are
+/// identical either way).
+pub fn estimate_with(scenario: &Scenario, explain: bool) -> Estimate {
+    let s = scenario.clamped();
+    let spec = &s.model;
+    let mut notes = Vec::new();
+    if s.context != scenario.context || s.batch != scenario.batch || s.gpus != scenario.gpus {
+        notes.push("Some inputs were outside the supported range and were clamped.".into());
+    }
+    if spec.is_estimated() {
+        notes.push(formula!(explain,
+            "Shape estimated from the parameter count ({} layers, hidden {}, {} KV heads × {}): KV cache and activations are approximate.",
+            spec.layers, spec.hidden, spec.kv_heads, spec.head_dim
+        ));
+    }
+    if spec.max_context > 0 && s.context > spec.max_context {
+        notes.push(formula!(
+            explain,
+            "Context {} exceeds the model's trained maximum of {} tokens.",
+            group_digits(s.context),
+            group_digits(spec.max_context)
+        ));
+    }
+    let training = s.mode.is_training();
+    let profile = framework::profile(s.framework);
+    let job = Job {
+        s: &s,
+        spec,
+        explain,
+        cpu_only: s.gpus == 0,
+        devices: s.devices(),
+        training,
+        zero_stage: match (training, profile.shards_with_fsdp && s.gpus > 1) {
+            (false, _) => 0,
+            (true, true) => 3,
+            (true, false) => s.zero,
+        },
+        framework: profile,
+    };
+    if training && job.framework.shards_with_fsdp && s.gpus > 1 && s.zero != 3 {
+        notes.push(formula!(
+            explain,
+            "{} shards weights, gradients and optimiser states over the {} GPUs (FSDP FULL_SHARD, as ZeRO-3).",
+            s.framework.label(),
+            s.gpus
+        ));
+    }
+    let params = spec.param_count();
+    let mut list = ComponentList::new(job.devices, job.cpu_only);
+
+    let w = weights::place(&job, &mut list, &mut notes);
+    let kv = kv_cache::place(&job, &mut list, &mut notes);
+    if training {
+        training_activations::place(&job, &mut list);
+        training_states::place(&job, &params, &w, &mut list, &mut notes);
+    } else {
+        inference_workspace::place(&job, &mut list);
+    }
+    overhead::place(&job, &mut list, &mut notes);
+
+    // ---- Workload numbers for speed and fit ----
+    use ComponentKind::{Activations, Overhead};
+    let fixed_per_device = list.per_gpu_of(&[Activations, Overhead]);
+    // Forward FLOPs per token: 2 per active weight, plus attention 2·2·L·n_h·d·ctx (QKᵀ and AV).
+    let attn_flops =
+        4.0 * spec.layers as f64 * (spec.heads * spec.head_dim) as f64 * s.context as f64 / 2.0;
+    let workload = Workload {
+        layer_weights: w.sums.layers,
+        outer_weights: w.sums.outer,
+        active_weight_bytes_per_token: w.sums.active_read,
+        kv_total: kv.total,
+        kv_read_per_token: kv.read_per_token,
+        flops_per_token: 2.0 * spec.per_token_params().active as f64 + attn_flops,
+        fixed_per_device,
+        layers: spec.layers,
+    };
+
+    if !explain {
+        notes.clear();
+    }
+    Estimate {
+        params,
+        components: list.items,
+        kv_cache_per_token: kv.per_token,
+        gpus: s.gpus,
+        workload,
+        notes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::precision::{KvTypes, WeightPrecision};
+    use crate::core::scenario::{Mode, Runtime};
+    use crate::core::units::MIB;
+
+    fn mha_7b() -> ModelSpec {
+        // Llama-2-7B shape: 32 layers, 32 heads = 32 KV heads, head_dim 128.
+        ModelSpec {
+            name: "Llama 2 7B".into(),
+            layers: 32,
+            hidden: 4096,
+            heads: 32,
+            kv_heads: 32,
+            head_dim: 128,
+            intermediate: 11008,
+            vocab: 32000,
+            max_context: 4096,
+            ..ModelSpec::default()
+        }
+    }
+
+    fn kv(s: &Scenario) -> u64 {
+        estimate(s).kind_total(ComponentKind::KvCache).0
+    }
+
+    #[test]
+    fn kv_cache_llama2_7b_vllm_paper() {
+        // vLLM paper (Kwon et al. 2023) §2.2: 2 × L × n_kv × d × 2 B per token; Llama-2-7B
+        // (L=32, n_kv=32, d=128) in FP16 is 512 KiB per token, so 8192 tokens → 4 GiB.
+        let s = Scenario {
+            model: mha_7b(),
+            context: 8192,
+            batch: 1,
+            kv: KvTypes::default(),
+            ..Scenario::default()
+        };
+        assert_eq!(kv(&s), 4_294_967_296);
+        assert_eq!(estimate(&s).kv_cache_per_token.0, 524_288);
+        // 32K → 16 GiB; batch 4 at 32K → 64 GiB.
+        assert_eq!(
+            kv(&Scenario {
+                context: 32768,
+                ..s.clone()
+            }),
+            16 << 30
+        );
+        assert_eq!(
+            kv(&Scenario {
+                context: 32768,
+                batch: 4,
+                ..s
+            }),
+            64 << 30
+        );
+    }
+
+    #[test]
+    fn seven_b_fp16_is_14e9_bytes() {
+        // 7e9 parameters × 2 B (FP16) = 14 GB.
+        let s = Scenario {
+            model: ModelSpec::generic(7_000_000_000),
+            weights: WeightPrecision::Fp16,
+            ..Scenario::default()
+        };
+        assert_eq!(
+            estimate(&s).kind_total(ComponentKind::Weights).0,
+            14_000_000_000
+        );
+    }
+
+    #[test]
+    fn zero_paper_figure_1() {
+        // Rajbhandari et al. 2019, Fig. 1: Ψ = 7.5B, N = 64, K = 12 → 120, 31.4, 16.6, 1.9 GB per GPU.
+        let expect = [120.0, 31.4, 16.6, 1.9];
+        for (stage, want) in expect.iter().enumerate() {
+            let s = Scenario {
+                model: ModelSpec::generic(7_500_000_000),
+                weights: WeightPrecision::Bf16,
+                mode: Mode::Full,
+                gpus: 64,
+                zero: stage as u8,
+                ..Scenario::default()
+            };
+            let got = estimate(&s).per_gpu_model_states().as_gb();
+            assert!(
+                (got - want).abs() < 0.05,
+                "stage {stage}: {got} GB vs {want}"
+            );
+        }
+    }
+
+    #[test]
+    fn seven_b_full_finetune_model_states_112_gb() {
+        // ZeRO paper (Rajbhandari et al. 2019) §3.1: mixed-precision Adam holds 2 + 2 + 12 = 16 B
+        // per parameter → 7B needs 112 GB before activations.
+        let s = Scenario {
+            model: ModelSpec::generic(7_000_000_000),
+            mode: Mode::Full,
+            ..Scenario::default()
+        };
+        assert_eq!(estimate(&s).per_gpu_model_states().0, 112_000_000_000);
+    }
+
+    #[test]
+    fn total_is_sum_of_components() {
+        let e = estimate(&Scenario::default());
+        let sum: u64 = e.components.iter().map(|c| c.bytes.0).sum();
+        assert_eq!(e.total().0, sum);
+        assert_eq!(
+            e.per_gpu_total(),
+            e.components
+                .iter()
+                .filter(|c| c.placement == Placement::Gpu)
+                .map(|c| c.per_device)
+                .sum()
+        );
+    }
+
+    #[test]
+    fn llama_cpp_buffers_match_a_published_log() {
+        // github.com/fedora-copr/logdetective/pull/106: a Mistral-7B GGUF (32 layers, 32 heads,
+        // 8 KV heads, vocab 32000) under llama.cpp, n_ubatch 512, flash_attn = 0:
+        //   n_ctx 2048:  KV 256.00 MiB, CUDA0 compute buffer 164.00 MiB, CUDA_Host compute 12.01 MiB
+        //   n_ctx 32768: KV 4096.00 MiB, CUDA0 compute buffer 2144.00 MiB, CUDA_Host compute 72.01 MiB
+        //   CUDA_Host output buffer 0.12 MiB.
+        let mistral = ModelSpec {
+            name: "Mistral 7B".into(),
+            arch: "mistral".into(),
+            intermediate: 14336,
+            vocab: 32000,
+            sliding: Some(crate::core::model::SlidingWindow {
+                window: 4096,
+                local_layers: 32,
+                ..Default::default()
+            }),
+            max_context: 32768,
+            ..ModelSpec::default()
+        };
+        for (ctx, kv_mib, cb_mib, host_mib) in
+            [(2048u64, 256u64, 164.0, 12.0), (32768, 4096, 2144.0, 72.0)]
+        {
+            let s = Scenario {
+                model: mistral.clone(),
+                runtime: Runtime::LlamaCpp,
+                flash_attention: false,
+                context: ctx,
+                ubatch: 512,
+                ..Scenario::default()
+            };
+            let e = estimate(&s);
+            assert_eq!(
+                e.kind_total(ComponentKind::KvCache).0,
+                kv_mib * MIB,
+                "ctx {ctx}"
+            );
+            let cb = e
+                .components
+                .iter()
+                .find(|c| c.name == "Compute buffer (llama.cpp)")
+                .unwrap();
+            assert!(
+                (cb.bytes.0 as f64 / MIB as f64 - cb_mib).abs() < 1.0,
+                "ctx {ctx}: {}",
+                cb.bytes
+            );
+            let host = e
+                .components
+                .iter()
+                .find(|c| c.name == "Host compute buffer (llama.cpp)")
+                .unwrap();
+            assert!(
+                (host.bytes.0 as f64 / MIB as f64 - host_mib).abs() < 0.5,
+                "ctx {ctx}: {}",
+                host.bytes
+            );
+            let out = e
+                .components
+                .iter()
+                .find(|c| c.name == "Output buffer (llama.cpp, host)")
+                .unwrap();
+            assert!((out.bytes.0 as f64 / MIB as f64 - 0.12).abs() < 0.01);
+        }
+    }
+
+    #[test]
+    fn flash_attention_off_adds_quadratic_scores() {
+        let on = Scenario {
+            runtime: Runtime::LlamaCpp,
+            ..Scenario::default()
+        };
+        let off = Scenario {
+            flash_attention: false,
+            ..on.clone()
+        };
+        let a_on = estimate(&on).kind_total(ComponentKind::Activations);
+        let a_off = estimate(&off).kind_total(ComponentKind::Activations);
+        // KQ f32: 32 heads × 8192 × 512 × 4 B = 512 MiB.
+        assert!(a_off.0 >= 512 * MIB, "{a_off}");
+        assert!(a_on < a_off);
+    }
+}

@@ -1,0 +1,462 @@
+//! Weights: every tensor of the model at the chosen precision, summed per layer, and where each
+//! runtime keeps them (split by tensor parallelism or ZeRO-3, offloaded, or — for llama.cpp — a
+//! tied embedding held in host RAM and again as the output matrix).
+
+use super::component::{ComponentKind, ComponentList, Provenance};
+use super::{Job, formula, gib, group_digits, scale_by_ratio};
+use crate::core::model::ModelSpec;
+use crate::core::precision::{GgmlType, TensorClass, WeightPrecision};
+use crate::core::scenario::{Mode, Offload, Runtime};
+use crate::core::units::Bytes;
+
+/// What the weights contribute beyond their components.
+pub(super) struct PlacedWeights {
+    /// The precision the weights are held at (training forces a trainable one).
+    pub(super) precision: WeightPrecision,
+    pub(super) sums: WeightSums,
+}
+
+/// Put the weights on the GPUs or in host RAM.
+pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>) -> PlacedWeights {
+    let (s, spec, cpu_only, n) = (job.s, job.spec, job.cpu_only, job.devices);
+    let train = s.mode.is_training();
+    let wprec = match s.mode {
+        Mode::Qlora => {
+            if matches!(
+                s.weights,
+                WeightPrecision::Nf4 | WeightPrecision::Nf4DoubleQuant
+            ) {
+                s.weights
+            } else {
+                notes.push("QLoRA stores the frozen base in NF4 with double quantisation.".into());
+                WeightPrecision::Nf4DoubleQuant
+            }
+        }
+        Mode::Full => {
+            if matches!(
+                s.weights,
+                WeightPrecision::Fp32 | WeightPrecision::Fp16 | WeightPrecision::Bf16
+            ) {
+                s.weights
+            } else {
+                notes.push(formula!(
+                    job.explain,
+                    "A full fine-tune trains 16-bit weights: {} is not trainable, BF16 is assumed.",
+                    s.weights.label()
+                ));
+                WeightPrecision::Bf16
+            }
+        }
+        _ => s.weights,
+    };
+    let w = sum_tensors(spec, wprec, job.explain);
+
+    // How ZeRO/TP/offload split each state. Inference: tensor parallel splits weights evenly.
+    let stage = job.zero_stage;
+    let offload_params = train && s.offload == Offload::OptimizerParams && !cpu_only;
+    if train && s.offload == Offload::OptimizerParams && stage < 3 {
+        notes.push(
+            "DeepSpeed offloads parameters only with ZeRO stage 3 (offload_param); set --zero 3."
+                .into(),
+        );
+    }
+    let shard_weights = !train || stage >= 3;
+    let weights_per_gpu = if shard_weights {
+        w.total.div_ceil(n)
+    } else {
+        w.total
+    };
+    let split_note = if cpu_only {
+        String::new()
+    } else if !train && n > 1 {
+        formula!(
+            job.explain,
+            "; ÷ {n} GPUs (tensor parallel) = {} each",
+            gib(weights_per_gpu)
+        )
+    } else if train && shard_weights && n > 1 {
+        formula!(
+            job.explain,
+            "; {} ÷ {n} = {} each",
+            if job.framework.shards_with_fsdp {
+                "FSDP FULL_SHARD"
+            } else {
+                "ZeRO-3"
+            },
+            gib(weights_per_gpu)
+        )
+    } else {
+        String::new()
+    };
+    let wname = if train && s.mode != Mode::Full {
+        "Weights (frozen base)"
+    } else {
+        "Weights"
+    };
+    if offload_params && stage >= 3 {
+        list.host(
+            ComponentKind::Weights,
+            wname,
+            w.total,
+            w.provenance,
+            formula!(
+                job.explain,
+                "{} (offloaded to CPU RAM, ZeRO-3 offload_param)",
+                w.formula
+            ),
+        );
+        // The GPU keeps a working set of fetched layers (DeepSpeed stage3_prefetch_bucket_size;
+        // its estimator uses 4 × the largest layer's parameters).
+        let ws = w.largest_layer.saturating_mul(2);
+        list.gpu(
+            ComponentKind::Weights,
+            "Weights (prefetched layers)",
+            ws,
+            Provenance::Heuristic,
+            formula!(
+                job.explain,
+                "2 × largest layer {} (ZeRO-3 parameter prefetch)",
+                gib(w.largest_layer)
+            ),
+        );
+    } else if train && stage >= 3 && n > 1 && job.framework.deepspeed_convention {
+        deepspeed_zero3_weights(job, &w, wname, weights_per_gpu, list);
+    } else if w.total.0 > 0 {
+        list.gpu(
+            ComponentKind::Weights,
+            wname,
+            weights_per_gpu,
+            w.provenance,
+            formula!(job.explain, "{}{split_note}", w.formula),
+        );
+    }
+    if train && stage >= 3 && n > 1 && job.framework.shards_with_fsdp {
+        fsdp_unsharded_units(job, &w, list);
+    }
+    if s.runtime == Runtime::LlamaCpp
+        && let Some(fw) = &spec.file_weights
+        && fw.runtime_extra_bytes > 0
+    {
+        tied_embedding_copy(job, fw.runtime_extra_bytes, list);
+    }
+
+    PlacedWeights {
+        precision: wprec,
+        sums: w,
+    }
+}
+
+/// DeepSpeed ZeRO-3 counted as DeepSpeed's estimator counts it
+/// (deepspeed/runtime/zero/stage3.py, `estimate_zero3_model_states_mem_needs`): the GPU holds
+/// `4 × largest_layer_params` bytes of gathered parameters and its estimator leaves the sharded
+/// 16-bit weights out. A LoRA base is frozen but still sharded, so it keeps its shard too.
+fn deepspeed_zero3_weights(
+    job: &Job,
+    w: &WeightSums,
+    name: &str,
+    shard: Bytes,
+    list: &mut ComponentList,
+) {
+    let n = job.devices;
+    if job.s.mode != Mode::Full && shard.0 > 0 {
+        list.gpu(
+            ComponentKind::Weights,
+            name,
+            shard,
+            w.provenance,
+            formula!(
+                job.explain,
+                "{}; ZeRO-3 ÷ {n} = {} each",
+                w.formula,
+                gib(shard)
+            ),
+        );
+    }
+    let gathered = w.largest_layer.saturating_mul(2);
+    list.gpu(
+        ComponentKind::Weights,
+        "Weights (gathered layer, DeepSpeed estimator)",
+        gathered,
+        Provenance::Derived,
+        formula!(
+            job.explain,
+            "4 B × the largest layer's parameters = 2 × {} (estimate_zero3_model_states_mem_needs; it does not count the sharded 16-bit weights)",
+            gib(w.largest_layer)
+        ),
+    );
+}
+
+/// FSDP FULL_SHARD keeps unsharded units in flight: with `BackwardPrefetch.BACKWARD_PRE` the
+/// current and next unit's parameters and the current unit's gradients
+/// (torch/distributed/fsdp/api.py, `BackwardPrefetch`). One unit is one decoder layer (the
+/// transformer auto-wrap policy accelerate and torchtune use).
+fn fsdp_unsharded_units(job: &Job, w: &WeightSums, list: &mut ComponentList) {
+    use super::framework::{FSDP_UNSHARDED_GRAD_UNITS, FSDP_UNSHARDED_PARAM_UNITS};
+    let params = w.largest_layer.saturating_mul(FSDP_UNSHARDED_PARAM_UNITS);
+    list.gpu(
+        ComponentKind::Weights,
+        "Weights (unsharded FSDP units)",
+        params,
+        Provenance::Derived,
+        formula!(
+            job.explain,
+            "{FSDP_UNSHARDED_PARAM_UNITS} layers × {} gathered (current + prefetched, BACKWARD_PRE)",
+            gib(w.largest_layer)
+        ),
+    );
+    if job.s.mode == Mode::Full {
+        let grads = w.largest_layer.saturating_mul(FSDP_UNSHARDED_GRAD_UNITS);
+        list.gpu(
+            ComponentKind::Gradients,
+            "Gradients (unsharded FSDP unit)",
+            grads,
+            Provenance::Derived,
+            formula!(
+                job.explain,
+                "{FSDP_UNSHARDED_GRAD_UNITS} layer × {} before its reduce-scatter",
+                gib(w.largest_layer)
+            ),
+        );
+    }
+}
+
+/// A tied model's second copy of the token embedding under llama.cpp.
+///
+/// llama.cpp creates the output matrix from `token_embd` with `TENSOR_DUPLICATED`
+/// (src/llama-model.cpp, `llama_model::load_tensors`), and `llama_model_loader::create_tensor`
+/// (src/llama-model-loader.cpp) returns the already-loaded tensor when the output's buffer type
+/// is the one `token_embd` got: then the table is held once. The buffer type is chosen per
+/// tensor by the op it feeds (`select_weight_buft` in src/llama-model.cpp): the input table feeds
+/// GET_ROWS and always stays in the plain CPU buffer, the output feeds MUL_MAT and goes
+///   - to the GPU when the model is offloaded, fully or partly (the output is placed as layer
+///     `n_layer`, the first one `-ngl` offloads: `i_gpu_start` in `load_tensors`): a second
+///     copy (the file's bytes sit on the GPU, the input table in host RAM);
+///   - on a CPU-only run, to the CPU_REPACK buffer when the CPU backend repacks its type for
+///     matmul (ggml/src/ggml-cpu/repack.cpp, `ggml_repack_get_optimal_repack_type` and
+///     `extra_buffer_type::supports_op`): a second, repacked copy; otherwise to the same CPU
+///     buffer, so the table is held once and nothing is added.
+fn tied_embedding_copy(job: &Job, table_bytes: u64, list: &mut ComponentList) {
+    if job.cpu_only {
+        let elements = job.spec.vocab.saturating_mul(job.spec.hidden);
+        if !cpu_repacks_embedding(table_bytes, elements, job.spec.vocab) {
+            return;
+        }
+        list.host(
+            ComponentKind::Weights,
+            "Token embedding, repacked output copy (llama.cpp CPU_REPACK)",
+            Bytes(table_bytes),
+            Provenance::Exact,
+            formula!(
+                job.explain,
+                "tied token_embd {} bytes is held twice on the CPU: once for the input lookup and once repacked for the output matmul (CPU_REPACK buffer)",
+                group_digits(table_bytes)
+            ),
+        );
+        return;
+    }
+    list.host(
+        ComponentKind::Weights,
+        "Token embedding (kept in host RAM by llama.cpp)",
+        Bytes(table_bytes),
+        Provenance::Exact,
+        formula!(
+            job.explain,
+            "tied token_embd {} bytes stays on the CPU; its copy serves as the output matrix on the GPU",
+            group_digits(table_bytes)
+        ),
+    );
+}
+
+/// Bytes per 256 elements of the ggml types the CPU backend repacks for matmul on x86 AVX2 and
+/// ARM NEON (ggml/src/ggml-cpu/repack.cpp, `ggml_repack_get_optimal_repack_type`): Q4_0 and
+/// IQ4_NL (18 B per 32) and Q4_K (144 B per 256) all take 144 B per 256 elements; Q2_K takes 84.
+const REPACKED_BYTES_PER_256: [u64; 2] = [144, 84];
+/// Row multiple the repacked layouts interleave (`cur->ne[1] % 8 == 0` in the same function).
+const REPACK_ROW_MULTIPLE: u64 = 8;
+
+/// Whether llama.cpp's CPU backend repacks a token-embedding table of this size: its type is
+/// read off the bytes per element, which are exact for ggml's block types.
+fn cpu_repacks_embedding(table_bytes: u64, elements: u64, rows: u64) -> bool {
+    elements > 0
+        && rows.is_multiple_of(REPACK_ROW_MULTIPLE)
+        && REPACKED_BYTES_PER_256
+            .iter()
+            .any(|&per| table_bytes.saturating_mul(256) == elements.saturating_mul(per))
+}
+
+/// Bytes a tensor group takes at a given ggml type, rounding each row up to whole blocks.
+fn ggml_bytes(t: GgmlType, elements: u64, row: u64) -> u64 {
+    if row == 0 || elements < row {
+        return t.bytes_for(elements);
+    }
+    let rows = elements / row;
+    rows.saturating_mul(t.bytes_for(row))
+        .saturating_add(t.bytes_for(elements % row))
+}
+
+/// Bytes of one tensor group in layer `i` of `n` at precision `p` (total, active).
+fn group_bytes(
+    p: WeightPrecision,
+    class: TensorClass,
+    elements: u64,
+    active: u64,
+    row: u64,
+    i: u64,
+    n: u64,
+) -> (u64, u64) {
+    if p.is_gguf()
+        || matches!(
+            p,
+            WeightPrecision::Fp32 | WeightPrecision::Fp16 | WeightPrecision::Bf16
+        )
+    {
+        let t = p.ggml_type_for(class, i, n);
+        // HF checkpoints keep norms in the model dtype; GGUF keeps them at F32.
+        let t = if class == TensorClass::Small && !p.is_gguf() {
+            match p {
+                WeightPrecision::Fp32 => GgmlType::F32,
+                _ => GgmlType::F16,
+            }
+        } else {
+            t
+        };
+        return (ggml_bytes(t, elements, row), ggml_bytes(t, active, row));
+    }
+    let sixteen = matches!(
+        class,
+        TensorClass::TokenEmbedding | TensorClass::Output | TensorClass::Small
+    );
+    let bpw = if sixteen && p.keeps_embeddings_16bit() {
+        16.0
+    } else {
+        p.bits_per_weight()
+    };
+    let f = |e: u64| Bytes::from_f64(e as f64 * bpw / 8.0).0;
+    (f(elements), f(active))
+}
+
+pub(super) struct WeightSums {
+    pub(super) total: Bytes,
+    pub(super) layers: Bytes,
+    pub(super) outer: Bytes,
+    pub(super) active_read: Bytes,
+    pub(super) largest_layer: Bytes,
+    pub(super) provenance: Provenance,
+    pub(super) formula: String,
+}
+
+/// The weights of `spec` at precision `p`: from the model file when there is one, else from a
+/// user-given parameter count, else summed tensor by tensor from the architecture.
+fn sum_tensors(spec: &ModelSpec, p: WeightPrecision, explain: bool) -> WeightSums {
+    let n = spec.layers;
+    // Per-layer sums. Layers differ only by MoE/dense kind and by the k-quant mixes' layer index.
+    let mixes = matches!(
+        p,
+        WeightPrecision::Q4KM | WeightPrecision::Q5KM | WeightPrecision::Q3KM
+    );
+    let mut layer_total = 0u64;
+    let mut layer_active = 0u64;
+    let mut largest = 0u64;
+    let mut sum_layer = |i: u64, mult: u64| {
+        let (mut t, mut a) = (0u64, 0u64);
+        for g in spec.layer_tensors(i) {
+            let (gt, ga) = group_bytes(p, g.class, g.elements, g.active_elements, g.row, i, n);
+            t = t.saturating_add(gt);
+            a = a.saturating_add(ga);
+        }
+        largest = largest.max(t);
+        layer_total = layer_total.saturating_add(t.saturating_mul(mult));
+        layer_active = layer_active.saturating_add(a.saturating_mul(mult));
+    };
+    if mixes && n <= 4096 {
+        for i in 0..n {
+            sum_layer(i, 1);
+        }
+    } else {
+        for g in spec.layer_groups() {
+            sum_layer(g.first, g.count);
+        }
+    }
+    let mut outer = 0u64;
+    let mut outer_read = 0u64;
+    for g in spec.outer_tensors() {
+        let (t, _) = group_bytes(p, g.class, g.elements, g.active_elements, g.row, 0, n);
+        outer = outer.saturating_add(t);
+        if g.class != TensorClass::TokenEmbedding {
+            outer_read = outer_read.saturating_add(t);
+        }
+    }
+    if spec.tied_embeddings {
+        // A tied head is read in full for every token (it is the output matrix).
+        let emb = spec.outer_tensors()[0];
+        outer_read = outer_read
+            .saturating_add(group_bytes(p, emb.class, emb.elements, emb.elements, emb.row, 0, n).0);
+    }
+    let arch_total = layer_total.saturating_add(outer);
+    let arch_params = spec.arch_param_count().total.max(1);
+
+    // A file's exact bytes, or a user-given parameter count, override the architecture sum.
+    if let Some(fw) = &spec.file_weights
+        && fw.total_bytes > 0
+    {
+        let total = fw.total_bytes;
+        let layers = if fw.layer_bytes > 0 {
+            fw.layer_bytes.min(total)
+        } else {
+            scale_by_ratio(total, layer_total, arch_total)
+        };
+        let ratio = total as f64 / arch_total.max(1) as f64;
+        return WeightSums {
+            total: Bytes(total),
+            layers: Bytes(layers),
+            outer: Bytes(total - layers),
+            active_read: Bytes::from_f64((layer_active.saturating_add(outer_read)) as f64 * ratio),
+            largest_layer: Bytes::from_f64(largest as f64 * ratio),
+            provenance: Provenance::Exact,
+            formula: formula!(
+                explain,
+                "sum of the tensor sizes in {} ({}) = {} bytes",
+                fw.path,
+                fw.format,
+                group_digits(total)
+            ),
+        };
+    }
+    if let Some(np) = spec.nominal_params {
+        let bits = p.bits_per_weight();
+        let total = Bytes::from_f64(np as f64 * bits / 8.0);
+        let ratio = total.as_f64() / arch_total.max(1) as f64;
+        return WeightSums {
+            total,
+            layers: Bytes::from_f64(layer_total as f64 * ratio),
+            outer: Bytes::from_f64(outer as f64 * ratio),
+            active_read: Bytes::from_f64((layer_active.saturating_add(outer_read)) as f64 * ratio),
+            largest_layer: Bytes::from_f64(largest as f64 * ratio),
+            provenance: Provenance::Derived,
+            formula: formula!(
+                explain,
+                "{} params × {bits:.3} bits / 8 = {} ({})",
+                group_digits(np),
+                gib(total),
+                p.label()
+            ),
+        };
+    }
+    let eff_bits = arch_total as f64 * 8.0 / arch_params as f64;
+    WeightSums {
+        total: Bytes(arch_total),
+        layers: Bytes(layer_total),
+        outer: Bytes(outer),
+        active_read: Bytes(layer_active.saturating_add(outer_read)),
+        largest_layer: Bytes(largest),
+        provenance: Provenance::Derived,
+        formula: formula!(
+            explain,
+            "Σ tensors: {} params at {} ({eff_bits:.3} bits/weight on average; {}) = {}",
+            group_digits(arch_params),
+            p.label(),
+            p.mix_note(),
+            gib(Bytes(arch_total))
+        ),
+    }
+}

@@ -1,0 +1,1261 @@
+//! Models by name: headers read from the Hugging Face Hub (or a mirror) and from URLs.
+//!
+//! Only headers come over the network: `config.json` and `model.safetensors.index.json`, each
+//! safetensors shard's 8-byte length and JSON header (two range requests), or a GGUF file's
+//! metadata and tensor infos (range requests that grow only as far as the parser needs). The
+//! bytes go through the same readers as local files (`io::import`), with the same bounds, so a
+//! remote model gives exactly the parameters and bytes its local copy would. What was read is
+//! cached (see [`cache`]); a cached request makes no network request at all.
+//!
+//! The network is used only inside [`open`] and [`list_repo`], which the CLI calls for `--hf` /
+//! `--url` and the GUI for "Open from Hugging Face…". Nothing runs at start-up or in the
+//! background. The Hub conventions follow huggingface_hub (`constants.py`: `HF_ENDPOINT`,
+//! `HF_HOME`, `HF_TOKEN`, `HF_TOKEN_PATH`; `file_download.py` `hf_hub_url`: the
+//! `{endpoint}/{repo}/resolve/{revision}/{file}` scheme; `hf_api.py` `model_info`:
+//! `{endpoint}/api/models/{repo}/revision/{revision}`).
+
+pub mod cache;
+mod http;
+
+pub use http::Token;
+
+use crate::core::precision::WeightPrecision;
+use crate::io::import::gguf::{self, GgufHeader};
+use crate::io::import::safetensors::{self, SafetensorsHeader};
+use crate::io::import::{ImportError, ImportedModel, hf};
+use cache::{CachedFile, Format, Manifest};
+use http::Http;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+/// huggingface_hub's default endpoint.
+pub const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
+/// The first range read of a GGUF file; each further read doubles, up to [`GGUF_MAX_RANGE`].
+/// A header is metadata (vocabularies of 32k–256k tokens: a few MB) then 24+ bytes per tensor.
+pub const GGUF_FIRST_RANGE: u64 = 256 * 1024;
+pub const GGUF_MAX_RANGE: u64 = 16 * 1024 * 1024;
+/// The most header bytes read from one GGUF file. The largest published vocabularies with their
+/// merges take some tens of MB; more than this is not a model header.
+pub const GGUF_MAX_HEADER: u64 = 256 * 1024 * 1024;
+/// The most safetensors shards read for one model: the largest published checkpoints have a few
+/// hundred (DeepSeek-V3: 163 in its model.safetensors.index.json); each costs two requests.
+pub const MAX_SHARDS: usize = 2048;
+/// The most bytes accepted for config.json, an index or the repository listing.
+pub const MAX_JSON: u64 = 64 * 1024 * 1024;
+/// The default time one request may take, body included.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What went wrong, for callers that branch on it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum HubErrorKind {
+    /// 401/403: a gated or private repository.
+    Gated,
+    NotFound,
+    /// No network, DNS, connection, TLS, another status.
+    Network,
+    Timeout,
+    /// The server answered a range request with the whole file.
+    RangeIgnored,
+    /// Fewer bytes than asked for or announced.
+    Truncated,
+    /// A header the importers refuse (the same bounds as local files).
+    Invalid,
+    TooManyShards,
+    /// Several GGUF files and nothing to pick one by.
+    Ambiguous,
+    /// A bad repo id, revision or URL.
+    BadRequest,
+    Cancelled,
+    Cache,
+}
+
+/// One line, never holding the token.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct HubError {
+    pub kind: HubErrorKind,
+    pub message: String,
+}
+
+impl HubError {
+    pub fn new(kind: HubErrorKind, message: String) -> HubError {
+        HubError {
+            kind,
+            message: message.replace(['\n', '\r'], " "),
+        }
+    }
+    fn bad(message: String) -> HubError {
+        HubError::new(HubErrorKind::BadRequest, message)
+    }
+    /// A header the local reader refused, as it words it, naming the file.
+    fn import(file: &str, e: ImportError) -> HubError {
+        let kind = match e.kind {
+            crate::io::import::ErrorKind::Truncated { .. } => HubErrorKind::Truncated,
+            _ => HubErrorKind::Invalid,
+        };
+        HubError::new(kind, e.in_file(Path::new(file)).to_string())
+    }
+    /// A model the importers refused, with where it came from.
+    fn built(source: &str, e: ImportError) -> HubError {
+        HubError::new(HubErrorKind::Invalid, format!("{source}: {e}"))
+    }
+}
+
+/// What to read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Request {
+    Hub {
+        /// `ORG/NAME` (or a legacy `NAME`).
+        repo: String,
+        revision: String,
+        /// One file of the repo (a GGUF, a safetensors file, or config.json).
+        file: Option<String>,
+        /// A GGUF quantisation to pick, as named in file names: `q4_k_m`, `q8_0`, `f16`.
+        quant: Option<String>,
+    },
+    /// A `.gguf` or `.safetensors` file at a URL.
+    Url(String),
+}
+
+/// How to reach the network and where to cache.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub endpoint: String,
+    pub token: Option<Token>,
+    /// `None`: no cache (every open reads again; nothing is written).
+    pub cache_root: Option<PathBuf>,
+    pub timeout: Duration,
+    pub cancel: Option<Arc<AtomicBool>>,
+}
+
+impl Options {
+    /// From the environment, as huggingface_hub reads it: `HF_ENDPOINT`, `HF_TOKEN` (else the
+    /// token file `huggingface-cli login` writes: `$HF_TOKEN_PATH`, else `$HF_HOME/token`, else
+    /// `~/.cache/huggingface/token`), and the cache root ([`cache::default_root`]).
+    /// Proxies (`HTTPS_PROXY`, `ALL_PROXY`, `NO_PROXY`) are read by the HTTP client.
+    pub fn from_env() -> Options {
+        let endpoint = std::env::var("HF_ENDPOINT")
+            .ok()
+            .map(|e| e.trim().trim_end_matches('/').to_string())
+            .filter(|e| !e.is_empty())
+            .unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
+        Options {
+            endpoint,
+            token: token_from_env(),
+            cache_root: cache::default_root(),
+            timeout: DEFAULT_TIMEOUT,
+            cancel: None,
+        }
+    }
+}
+
+/// `HF_TOKEN`, else the token file (huggingface_hub `utils/_auth.py` `get_token`).
+pub fn token_from_env() -> Option<Token> {
+    if let Some(t) = std::env::var("HF_TOKEN").ok().and_then(|t| Token::new(&t)) {
+        return Some(t);
+    }
+    let path = std::env::var_os("HF_TOKEN_PATH")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| hf_home().map(|h| h.join("token")))?;
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| Token::new(&t))
+}
+
+/// `$HF_HOME`, else `$XDG_CACHE_HOME/huggingface`, else `~/.cache/huggingface`.
+fn hf_home() -> Option<PathBuf> {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    var("HF_HOME")
+        .or_else(|| var("XDG_CACHE_HOME").map(|c| c.join("huggingface")))
+        .or_else(|| {
+            directories::BaseDirs::new().map(|b| b.home_dir().join(".cache").join("huggingface"))
+        })
+}
+
+/// `ORG/NAME[@REVISION]` → (repo, revision; `main` when not given).
+pub fn parse_repo(s: &str) -> Result<(String, String), HubError> {
+    let s = s.trim();
+    let (repo, rev) = match s.split_once('@') {
+        Some((r, v)) => (r, v),
+        None => (s, "main"),
+    };
+    let ok_part = |p: &str| {
+        !p.is_empty()
+            && p.len() <= 96
+            && !p.starts_with(['.', '-'])
+            && !p.contains("..")
+            && p.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+    };
+    let parts: Vec<&str> = repo.split('/').collect();
+    if parts.is_empty() || parts.len() > 2 || !parts.iter().all(|p| ok_part(p)) {
+        return Err(HubError::bad(format!(
+            "--hf: '{s}' is not a repo id: expected ORG/NAME or ORG/NAME@REVISION"
+        )));
+    }
+    let rev_ok = !rev.is_empty()
+        && rev.len() <= 256
+        && !rev
+            .split('/')
+            .any(|p| p.is_empty() || p == "." || p == "..")
+        && rev
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'/'));
+    if !rev_ok {
+        return Err(HubError::bad(format!(
+            "--hf: '{rev}' is not a revision (a branch, tag or commit)"
+        )));
+    }
+    Ok((repo.to_string(), rev.to_string()))
+}
+
+/// A file path inside a repo: no `..`, no absolute paths, plain characters.
+fn check_repo_file(f: &str) -> Result<(), HubError> {
+    let ok = !f.is_empty()
+        && f.len() <= 1024
+        && !f.starts_with('/')
+        && !f.split('/').any(|p| p.is_empty() || p == "." || p == "..")
+        && !f
+            .chars()
+            .any(|c| c.is_control() || matches!(c, '\\' | '?' | '#' | '%'));
+    if ok {
+        Ok(())
+    } else {
+        Err(HubError::bad(format!(
+            "'{f}' is not a file name in a repository"
+        )))
+    }
+}
+
+/// Percent-encodes a path segment (keeps `/` when `keep_slash`).
+fn encode(s: &str, keep_slash: bool) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric()
+            || matches!(b, b'-' | b'_' | b'.' | b'~')
+            || (keep_slash && b == b'/')
+        {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The resolve URL of a file at a revision (huggingface_hub `hf_hub_url`).
+pub fn resolve_url(endpoint: &str, repo: &str, revision: &str, file: &str) -> String {
+    format!(
+        "{endpoint}/{repo}/resolve/{}/{}",
+        encode(revision, false),
+        encode(file, true)
+    )
+}
+
+/// One file of a repository listing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RemoteFile {
+    pub path: String,
+    /// Bytes, when the listing says.
+    pub size: Option<u64>,
+}
+
+/// A repository at a revision.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RepoListing {
+    pub repo: String,
+    pub revision: String,
+    /// The commit the revision points to.
+    pub commit: Option<String>,
+    pub files: Vec<RemoteFile>,
+}
+
+/// One GGUF model in a repository: a file, or the parts of a split one (listed by its first part).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GgufChoice {
+    /// The file to open (the first part of a split model).
+    pub file: String,
+    /// The quantisation named in the file name (`Q4_K_M`), when one is.
+    pub quant: Option<String>,
+    pub parts: u64,
+    /// All parts' bytes together.
+    pub size: Option<u64>,
+}
+
+impl RepoListing {
+    fn has(&self, f: &str) -> bool {
+        self.files.iter().any(|x| x.path == f)
+    }
+    fn size_of(&self, f: &str) -> Option<u64> {
+        self.files.iter().find(|x| x.path == f).and_then(|x| x.size)
+    }
+    /// The top-level safetensors files, Hugging Face shards preferred over `consolidated*`.
+    pub fn safetensors(&self) -> Vec<String> {
+        let all: Vec<String> = self
+            .files
+            .iter()
+            .filter(|f| {
+                !f.path.contains('/') && f.path.to_ascii_lowercase().ends_with(".safetensors")
+            })
+            .map(|f| f.path.clone())
+            .collect();
+        let (cons, hf): (Vec<String>, Vec<String>) = all
+            .iter()
+            .cloned()
+            .partition(|f| f.starts_with("consolidated"));
+        if !hf.is_empty() { hf } else { cons }
+    }
+    /// The GGUF models, multimodal projectors (`mmproj*`) left out, by file name.
+    pub fn ggufs(&self) -> Vec<GgufChoice> {
+        let mut out: Vec<GgufChoice> = Vec::new();
+        for f in &self.files {
+            let lower = f.path.to_ascii_lowercase();
+            let base = lower.rsplit('/').next().unwrap_or(&lower);
+            if !lower.ends_with(".gguf") || base.starts_with("mmproj") {
+                continue;
+            }
+            match split_part(&f.path) {
+                Some((prefix, no, of)) => {
+                    if no != 1 {
+                        continue;
+                    }
+                    let names: Vec<String> = (1..=of)
+                        .map(|i| format!("{prefix}-{i:05}-of-{of:05}.gguf"))
+                        .collect();
+                    let size = names
+                        .iter()
+                        .map(|n| self.size_of(n))
+                        .try_fold(0u64, |a, s| s.map(|s| a.saturating_add(s)));
+                    out.push(GgufChoice {
+                        file: f.path.clone(),
+                        quant: quant_in_name(&f.path),
+                        parts: of,
+                        size,
+                    });
+                }
+                None => out.push(GgufChoice {
+                    file: f.path.clone(),
+                    quant: quant_in_name(&f.path),
+                    parts: 1,
+                    size: f.size,
+                }),
+            }
+        }
+        out
+    }
+}
+
+/// `dir/name-00001-of-00003.gguf` → (`dir/name`, 1, 3) (llama.cpp `llama_split_path`).
+fn split_part(path: &str) -> Option<(String, u64, u64)> {
+    let stem = path.strip_suffix(".gguf")?;
+    let (rest, of) = stem.rsplit_once("-of-")?;
+    let (prefix, no) = rest.rsplit_once('-')?;
+    let digits = |s: &str| s.len() == 5 && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(of) || !digits(no) {
+        return None;
+    }
+    Some((prefix.to_string(), no.parse().ok()?, of.parse().ok()?))
+}
+
+/// The words of a path: split on `/`, `-` and `.`.
+fn words(path: &str) -> impl Iterator<Item = &str> {
+    path.split(['/', '-', '.']).filter(|w| !w.is_empty())
+}
+
+/// The GGUF quantisation named in a file name: `Llama-3-8B-Q4_K_M.gguf` → `Q4_K_M`
+/// (llama.cpp `llama_ftype` names, as [`gguf::file_type_name`] spells them).
+pub fn quant_in_name(path: &str) -> Option<String> {
+    let known: Vec<&str> = (0..64).filter_map(gguf::file_type_name).collect();
+    words(path)
+        .map(|w| w.to_ascii_uppercase())
+        .filter(|w| known.contains(&w.as_str()))
+        .last()
+}
+
+/// The file-name tag of a weight precision for the quant picker (`q4_k_m`, `f16`).
+pub fn quant_tag(w: WeightPrecision) -> String {
+    match w {
+        WeightPrecision::Fp16 => "f16".into(),
+        WeightPrecision::Bf16 => "bf16".into(),
+        WeightPrecision::Fp32 => "f32".into(),
+        other => other.cli_name().to_string(),
+    }
+}
+
+/// What an open did on the network.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Opened {
+    pub model: ImportedModel,
+    /// Body bytes received and requests sent by this call (0 and 0 when served from the cache).
+    pub bytes_transferred: u64,
+    pub requests: u64,
+    pub from_cache: bool,
+    /// The cache entry, when there is a cache.
+    pub cache_entry: Option<PathBuf>,
+}
+
+/// Progress of an open: `done` of `total` steps, and what is being read.
+pub type Progress<'a> = &'a mut dyn FnMut(usize, usize, &str);
+
+/// Lists a repository at a revision (one request to the Hub API).
+pub fn list_repo(repo: &str, revision: &str, opts: &Options) -> Result<RepoListing, HubError> {
+    let mut http = Http::new(
+        opts.token.clone(),
+        &opts.endpoint,
+        opts.timeout,
+        opts.cancel.clone(),
+    );
+    list_with(&mut http, repo, revision, opts)
+}
+
+fn list_with(
+    http: &mut Http,
+    repo: &str,
+    revision: &str,
+    opts: &Options,
+) -> Result<RepoListing, HubError> {
+    let url = format!(
+        "{}/api/models/{repo}/revision/{}?blobs=true",
+        opts.endpoint,
+        encode(revision, false)
+    );
+    let r = http
+        .get_small(&url, repo, MAX_JSON)
+        .map_err(|e| hub_error(e, repo, revision, &opts.endpoint))?;
+    let v: serde_json::Value = serde_json::from_slice(&r.body).map_err(|e| {
+        HubError::new(
+            HubErrorKind::Invalid,
+            format!("{repo}: the Hub's file list is not JSON ({e})"),
+        )
+    })?;
+    let Some(siblings) = v.get("siblings").and_then(|s| s.as_array()) else {
+        return Err(HubError::new(
+            HubErrorKind::Invalid,
+            format!("{repo}: the Hub's answer has no file list (\"siblings\")"),
+        ));
+    };
+    let files = siblings
+        .iter()
+        .filter_map(|s| {
+            let path = s.get("rfilename")?.as_str()?.to_string();
+            let size = s
+                .get("lfs")
+                .and_then(|l| l.get("size"))
+                .or_else(|| s.get("size"))
+                .and_then(|x| x.as_u64());
+            Some(RemoteFile { path, size })
+        })
+        .collect();
+    Ok(RepoListing {
+        repo: repo.to_string(),
+        revision: revision.to_string(),
+        commit: v.get("sha").and_then(|s| s.as_str()).map(str::to_string),
+        files,
+    })
+}
+
+/// Hub errors in the user's words: a gated repo says where to accept the licence.
+fn hub_error(e: HubError, repo: &str, revision: &str, endpoint: &str) -> HubError {
+    match e.kind {
+        HubErrorKind::Gated => HubError::new(
+            HubErrorKind::Gated,
+            format!(
+                "{repo} is gated or private: accept the licence at {endpoint}/{repo} and set HF_TOKEN ({})",
+                e.message
+            ),
+        ),
+        HubErrorKind::NotFound if e.message.contains("no such revision") => HubError::new(
+            HubErrorKind::NotFound,
+            format!("{repo}: revision '{revision}' not found ({})", e.message),
+        ),
+        _ => e,
+    }
+}
+
+/// The cache entry folder of a request.
+fn entry_of(root: &Path, req: &Request) -> PathBuf {
+    match req {
+        Request::Hub {
+            repo,
+            revision,
+            file,
+            quant,
+        } => {
+            let pick = match (file, quant) {
+                (Some(f), _) => format!("file-{}", cache::key_part(f)),
+                (None, Some(q)) => format!("quant-{}", cache::key_part(&q.to_ascii_lowercase())),
+                (None, None) => "default".into(),
+            };
+            root.join("models")
+                .join(cache::key_part(&repo.replace('/', "--")))
+                .join(cache::key_part(revision))
+                .join(pick)
+        }
+        Request::Url(u) => root.join("urls").join(cache::fnv64(u)),
+    }
+}
+
+/// Reads a model's headers (or answers from the cache) and imports them.
+pub fn open(req: &Request, opts: &Options, progress: Progress) -> Result<Opened, HubError> {
+    if let Request::Hub {
+        repo,
+        revision,
+        file,
+        ..
+    } = req
+    {
+        parse_repo(&format!("{repo}@{revision}"))?;
+        if let Some(f) = file {
+            check_repo_file(f)?;
+        }
+    }
+    if let Request::Url(u) = req
+        && !(u.starts_with("https://") || u.starts_with("http://"))
+    {
+        return Err(HubError::bad(format!("--url: '{u}' is not an http(s) URL")));
+    }
+    let entry = opts.cache_root.as_ref().map(|r| entry_of(r, req));
+    if let Some(e) = &entry
+        && let Some(m) = cache::load(e)
+    {
+        progress(1, 1, "from the cache");
+        let model = import_entry(e, &m)?;
+        return Ok(Opened {
+            model,
+            bytes_transferred: 0,
+            requests: 0,
+            from_cache: true,
+            cache_entry: Some(e.clone()),
+        });
+    }
+    let staging = match &entry {
+        Some(e) => cache::stage(e)?,
+        None => {
+            let tmp = std::env::temp_dir().join(format!("headroom-hub-{}", std::process::id()));
+            cache::stage(&tmp.join("entry"))?
+        }
+    };
+    let result = fetch_into(&staging, req, opts, progress).and_then(|m| {
+        let model = import_entry(&staging, &m)?;
+        Ok((m, model))
+    });
+    match result {
+        Ok((m, model)) => {
+            let cache_entry = match &entry {
+                Some(e) => {
+                    cache::commit(&staging, e)?;
+                    Some(e.clone())
+                }
+                None => {
+                    let _ = std::fs::remove_dir_all(&staging);
+                    None
+                }
+            };
+            Ok(Opened {
+                model,
+                bytes_transferred: m.bytes_transferred,
+                requests: m.requests,
+                from_cache: false,
+                cache_entry,
+            })
+        }
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&staging);
+            Err(e)
+        }
+    }
+}
+
+/// Downloads the headers into `dir` and writes the manifest.
+fn fetch_into(
+    dir: &Path,
+    req: &Request,
+    opts: &Options,
+    progress: Progress,
+) -> Result<Manifest, HubError> {
+    let mut http = Http::new(
+        opts.token.clone(),
+        &opts.endpoint,
+        opts.timeout,
+        opts.cancel.clone(),
+    );
+    let mut m = match req {
+        Request::Url(url) => fetch_url(&mut http, dir, url, progress)?,
+        Request::Hub {
+            repo,
+            revision,
+            file,
+            quant,
+        } => fetch_hub(
+            &mut http,
+            dir,
+            repo,
+            revision,
+            file.as_deref(),
+            quant.as_deref(),
+            opts,
+            progress,
+        )
+        .map_err(|e| hub_error(e, repo, revision, &opts.endpoint))?,
+    };
+    m.bytes_transferred = http.bytes;
+    m.requests = http.requests;
+    let text = serde_json::to_string_pretty(&m)
+        .map_err(|e| HubError::new(HubErrorKind::Cache, format!("cache manifest: {e}")))?;
+    cache::write(dir, cache::MANIFEST, text.as_bytes())?;
+    Ok(m)
+}
+
+fn last_segment(url: &str) -> String {
+    let path = url.split(['?', '#']).next().unwrap_or(url);
+    path.rsplit('/').next().unwrap_or(path).to_string()
+}
+
+fn fetch_url(
+    http: &mut Http,
+    dir: &Path,
+    url: &str,
+    progress: Progress,
+) -> Result<Manifest, HubError> {
+    let name = last_segment(url);
+    let lower = name.to_ascii_lowercase();
+    let source = url.split(['?', '#']).next().unwrap_or(url).to_string();
+    progress(0, 1, &name);
+    let (format, file) = if lower.ends_with(".gguf") {
+        (Format::Gguf, fetch_gguf(http, dir, url, &name, 0)?)
+    } else if lower.ends_with(".safetensors") {
+        (
+            Format::Safetensors,
+            fetch_safetensors(http, dir, url, &name, 0)?,
+        )
+    } else {
+        return Err(HubError::bad(format!(
+            "--url: {name} is not a .gguf or .safetensors file"
+        )));
+    };
+    progress(1, 1, &name);
+    let stem = name
+        .trim_end_matches(".gguf")
+        .trim_end_matches(".safetensors")
+        .to_string();
+    let mut files = vec![file];
+    if format == Format::Gguf {
+        // A split GGUF brings its other parts, beside it at the same URL.
+        let extra = split_siblings(dir, &files[0])?;
+        let path = url.split(['?', '#']).next().unwrap_or(url);
+        let base = &path[..path.rfind('/').map_or(0, |i| i + 1)];
+        for (i, part) in extra.iter().enumerate() {
+            let part_url = format!("{base}{}", last_segment(part));
+            progress(i + 1, extra.len() + 1, part);
+            files.push(fetch_gguf(http, dir, &part_url, part, i + 1)?);
+        }
+    }
+    Ok(Manifest {
+        source,
+        name: split_part(&name).map(|p| p.0).unwrap_or(stem),
+        commit: None,
+        format,
+        config: false,
+        index: false,
+        files,
+        bytes_transferred: 0,
+        requests: 0,
+    })
+}
+
+/// The other parts a split GGUF's first file names (`split.count`), as paths beside it.
+fn split_siblings(dir: &Path, first: &CachedFile) -> Result<Vec<String>, HubError> {
+    let h = read_cached_gguf(dir, first)?;
+    let count = h.get_u64("split.count").unwrap_or(1);
+    if count <= 1 {
+        return Ok(Vec::new());
+    }
+    let Some((prefix, no, of)) = split_part(&first.name) else {
+        return Err(HubError::new(
+            HubErrorKind::Invalid,
+            format!(
+                "{}: split.count is {count} but the name is not PREFIX-NNNNN-of-NNNNN.gguf, so the other parts cannot be found",
+                first.name
+            ),
+        ));
+    };
+    if of != count || no != 1 {
+        return Err(HubError::new(
+            HubErrorKind::Invalid,
+            format!(
+                "{}: split.count is {count}; open the first part (-00001-of-{count:05}.gguf)",
+                first.name
+            ),
+        ));
+    }
+    if count as usize > MAX_SHARDS {
+        return Err(too_many(&first.name, count as usize));
+    }
+    Ok((2..=count)
+        .map(|i| format!("{prefix}-{i:05}-of-{count:05}.gguf"))
+        .collect())
+}
+
+fn too_many(what: &str, n: usize) -> HubError {
+    HubError::new(
+        HubErrorKind::TooManyShards,
+        format!("{what}: {n} weight files, more than headroom reads ({MAX_SHARDS})"),
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn fetch_hub(
+    http: &mut Http,
+    dir: &Path,
+    repo: &str,
+    revision: &str,
+    file: Option<&str>,
+    quant: Option<&str>,
+    opts: &Options,
+    progress: Progress,
+) -> Result<Manifest, HubError> {
+    progress(0, 1, "listing the repository");
+    let listing = list_with(http, repo, revision, opts)?;
+    // Pin every file read to the commit the listing saw.
+    let at = listing
+        .commit
+        .clone()
+        .unwrap_or_else(|| revision.to_string());
+    let url = |f: &str| resolve_url(&opts.endpoint, repo, &at, f);
+    let name = repo.rsplit('/').next().unwrap_or(repo).to_string();
+    let source = format!("{}/{repo}@{revision}", opts.endpoint);
+    let mut m = Manifest {
+        source,
+        name,
+        commit: listing.commit.clone(),
+        format: Format::Config,
+        config: false,
+        index: false,
+        files: Vec::new(),
+        bytes_transferred: 0,
+        requests: 0,
+    };
+
+    // Which files.
+    let ggufs = listing.ggufs();
+    let gguf_pick: Option<String> = match (file, quant) {
+        (Some(f), _) => {
+            if !listing.has(f) {
+                return Err(HubError::new(
+                    HubErrorKind::NotFound,
+                    format!(
+                        "{repo}: no file '{f}' at revision '{revision}'{}",
+                        gguf_hint(&ggufs)
+                    ),
+                ));
+            }
+            let lower = f.to_ascii_lowercase();
+            if lower.ends_with(".gguf") {
+                Some(f.to_string())
+            } else if lower.ends_with(".safetensors") {
+                let fetched = fetch_safetensors(http, dir, &url(f), f, 0)?;
+                m.format = Format::Safetensors;
+                m.files.push(fetched);
+                if listing.has(hf::CONFIG) {
+                    fetch_json(http, dir, &url(hf::CONFIG), hf::CONFIG)?;
+                    m.config = true;
+                }
+                progress(1, 1, f);
+                return Ok(m);
+            } else if f == hf::CONFIG {
+                fetch_json(http, dir, &url(hf::CONFIG), hf::CONFIG)?;
+                m.config = true;
+                progress(1, 1, f);
+                return Ok(m);
+            } else {
+                return Err(HubError::bad(format!(
+                    "--hf-file: {f} is not a .gguf, .safetensors or config.json file"
+                )));
+            }
+        }
+        (None, Some(q)) if !ggufs.is_empty() => {
+            let q = q.to_ascii_uppercase();
+            let hits: Vec<&GgufChoice> = ggufs
+                .iter()
+                .filter(|g| g.quant.as_deref() == Some(q.as_str()))
+                .collect();
+            match hits.as_slice() {
+                [one] => Some(one.file.clone()),
+                [] if !listing.safetensors().is_empty() => None,
+                [] => {
+                    return Err(HubError::new(
+                        HubErrorKind::NotFound,
+                        format!("{repo}: no GGUF file for {q}{}", gguf_hint(&ggufs)),
+                    ));
+                }
+                many => {
+                    return Err(HubError::new(
+                        HubErrorKind::Ambiguous,
+                        format!(
+                            "{repo}: {} GGUF files are {q}: pick one with --hf-file ({})",
+                            many.len(),
+                            many.iter()
+                                .map(|g| g.file.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
+        _ => {
+            if !listing.safetensors().is_empty() || ggufs.is_empty() {
+                None
+            } else if ggufs.len() == 1 {
+                Some(ggufs[0].file.clone())
+            } else {
+                return Err(HubError::new(
+                    HubErrorKind::Ambiguous,
+                    format!(
+                        "{repo} holds {} GGUF models: pick one with --weights QUANT or --hf-file{}",
+                        ggufs.len(),
+                        gguf_hint(&ggufs)
+                    ),
+                ));
+            }
+        }
+    };
+
+    if let Some(f) = gguf_pick {
+        m.format = Format::Gguf;
+        progress(0, 1, &f);
+        let first = fetch_gguf(http, dir, &url(&f), &f, 0)?;
+        let extra = split_siblings(dir, &first)?;
+        m.files.push(first);
+        let total = extra.len() + 1;
+        for (i, part) in extra.iter().enumerate() {
+            if !listing.has(part) {
+                return Err(HubError::new(
+                    HubErrorKind::NotFound,
+                    format!("{repo}: {part}, a part of the split model {f}, is missing"),
+                ));
+            }
+            progress(i + 1, total, part);
+            m.files
+                .push(fetch_gguf(http, dir, &url(part), part, i + 1)?);
+        }
+        progress(total, total, "done");
+        if let Some((prefix, _, _)) = split_part(&f) {
+            m.name = prefix.rsplit('/').next().unwrap_or(&prefix).to_string();
+        } else {
+            m.name = f
+                .rsplit('/')
+                .next()
+                .unwrap_or(&f)
+                .trim_end_matches(".gguf")
+                .to_string();
+        }
+        return Ok(m);
+    }
+
+    // safetensors (or config.json alone).
+    if listing.has(hf::CONFIG) {
+        fetch_json(http, dir, &url(hf::CONFIG), hf::CONFIG)?;
+        m.config = true;
+    }
+    let shards: Vec<String> = if listing.has(hf::INDEX) {
+        let text = fetch_json(http, dir, &url(hf::INDEX), hf::INDEX)?;
+        m.index = true;
+        shards_of_index(&text)?
+    } else {
+        listing.safetensors()
+    };
+    if shards.is_empty() {
+        if !m.config {
+            return Err(HubError::new(
+                HubErrorKind::NotFound,
+                format!(
+                    "{repo}: no config.json, .safetensors or .gguf file at revision '{revision}'"
+                ),
+            ));
+        }
+        return Ok(m);
+    }
+    if shards.len() > MAX_SHARDS {
+        return Err(too_many(repo, shards.len()));
+    }
+    m.format = Format::Safetensors;
+    let total = shards.len();
+    for (i, s) in shards.iter().enumerate() {
+        if !listing.has(s) {
+            return Err(HubError::new(
+                HubErrorKind::NotFound,
+                format!("{repo}: the shard {s} named by {} is missing", hf::INDEX),
+            ));
+        }
+        progress(i, total, s);
+        m.files.push(fetch_safetensors(http, dir, &url(s), s, i)?);
+    }
+    progress(total, total, "done");
+    Ok(m)
+}
+
+fn gguf_hint(ggufs: &[GgufChoice]) -> String {
+    if ggufs.is_empty() {
+        return String::new();
+    }
+    let mut q: Vec<String> = ggufs
+        .iter()
+        .map(|g| g.quant.clone().unwrap_or_else(|| g.file.clone()))
+        .collect();
+    q.dedup();
+    let more = q.len().saturating_sub(12);
+    q.truncate(12);
+    format!(
+        " (GGUF: {}{})",
+        q.join(", "),
+        if more > 0 {
+            format!(", … {more} more")
+        } else {
+            String::new()
+        }
+    )
+}
+
+/// The shard names of an index's `weight_map` (plain names beside it, as the local import).
+fn shards_of_index(text: &str) -> Result<Vec<String>, HubError> {
+    let bad = |m: String| HubError::new(HubErrorKind::Invalid, format!("{}: {m}", hf::INDEX));
+    let v: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| bad(format!("invalid JSON: {e}")))?;
+    let map = v
+        .get("weight_map")
+        .and_then(|m| m.as_object())
+        .ok_or_else(|| bad("no \"weight_map\" object".into()))?;
+    let mut files = std::collections::BTreeSet::new();
+    for (t, f) in map {
+        let f = f
+            .as_str()
+            .ok_or_else(|| bad(format!("weight_map entry '{t}' is not a file name")))?;
+        if f.contains('/') || f.contains('\\') || f == ".." || f.is_empty() {
+            return Err(bad(format!(
+                "weight_map entry '{t}' names a file outside the folder: {f}"
+            )));
+        }
+        files.insert(f.to_string());
+        if files.len() > MAX_SHARDS {
+            return Err(too_many(hf::INDEX, files.len()));
+        }
+    }
+    Ok(files.into_iter().collect())
+}
+
+/// The cache file name of file `i`'s header.
+fn prefix_name(i: usize) -> String {
+    format!("header-{i:05}.bin")
+}
+
+fn fetch_json(http: &mut Http, dir: &Path, url: &str, name: &str) -> Result<String, HubError> {
+    let r = http.get_small(url, name, MAX_JSON)?;
+    let text = String::from_utf8(r.body)
+        .map_err(|_| HubError::new(HubErrorKind::Invalid, format!("{name}: not UTF-8 text")))?;
+    cache::write(dir, name, text.as_bytes())?;
+    Ok(text)
+}
+
+/// A safetensors header: the 8-byte length, then the JSON header, with the local reader's bounds
+/// checked before the second request.
+fn fetch_safetensors(
+    http: &mut Http,
+    dir: &Path,
+    url: &str,
+    name: &str,
+    i: usize,
+) -> Result<CachedFile, HubError> {
+    let first = http.get_range(url, 0, 8, name)?;
+    let size = first.total.unwrap_or(0);
+    let n = match <[u8; 8]>::try_from(first.body.get(..8).unwrap_or(&[])) {
+        Ok(b) => u64::from_le_bytes(b),
+        Err(_) => 0,
+    };
+    let in_bounds = size >= 8 && n <= size - 8 && (2..=safetensors::MAX_HEADER).contains(&n);
+    if !in_bounds {
+        // The local reader's own message for this length.
+        let e = safetensors::read_header(std::io::Cursor::new(&first.body), size)
+            .err()
+            .unwrap_or_else(|| ImportError::invalid_at(0, "bad header length"));
+        return Err(HubError::import(name, e));
+    }
+    let second = http.get_range(url, 8, n, name)?;
+    if second.etag.is_some() && first.etag.is_some() && second.etag != first.etag {
+        return Err(changed(name));
+    }
+    let mut bytes = first.body;
+    bytes.extend_from_slice(&second.body[..n as usize]);
+    let prefix = prefix_name(i);
+    cache::write(dir, &prefix, &bytes)?;
+    Ok(CachedFile {
+        name: name.to_string(),
+        size,
+        etag: first.etag,
+        prefix,
+    })
+}
+
+fn changed(name: &str) -> HubError {
+    HubError::new(
+        HubErrorKind::Invalid,
+        format!(
+            "{name}: the file changed on the server while it was read (its ETag changed); try again"
+        ),
+    )
+}
+
+/// Reads a remote file front to back in growing ranges, keeping what it read.
+struct RangeReader<'a> {
+    http: &'a mut Http,
+    url: &'a str,
+    name: &'a str,
+    size: u64,
+    data: Vec<u8>,
+    pos: usize,
+    next: u64,
+    etag: Option<String>,
+    error: Option<HubError>,
+}
+
+impl RangeReader<'_> {
+    fn fetch(&mut self) -> Result<(), HubError> {
+        let start = self.data.len() as u64;
+        if start >= GGUF_MAX_HEADER {
+            return Err(HubError::new(
+                HubErrorKind::Invalid,
+                format!(
+                    "{}: the GGUF header runs past {} MiB: not a model header",
+                    self.name,
+                    GGUF_MAX_HEADER >> 20
+                ),
+            ));
+        }
+        let len = self.next.min(self.size - start);
+        let r = self.http.get_range(self.url, start, len, self.name)?;
+        if (self.etag.is_some() && r.etag.is_some() && r.etag != self.etag)
+            || r.total != Some(self.size)
+        {
+            return Err(changed(self.name));
+        }
+        if (r.body.len() as u64) < len {
+            return Err(HubError::new(
+                HubErrorKind::Truncated,
+                format!(
+                    "{}: the server sent {} of {len} bytes (truncated response)",
+                    self.name,
+                    r.body.len()
+                ),
+            ));
+        }
+        self.data.extend_from_slice(&r.body[..len as usize]);
+        self.next = (self.next * 2).min(GGUF_MAX_RANGE);
+        Ok(())
+    }
+}
+
+impl Read for RangeReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.pos == self.data.len() {
+            if self.data.len() as u64 >= self.size {
+                return Ok(0);
+            }
+            if let Err(e) = self.fetch() {
+                let msg = e.message.clone();
+                self.error = Some(e);
+                return Err(std::io::Error::other(msg));
+            }
+        }
+        let n = buf.len().min(self.data.len() - self.pos);
+        buf[..n].copy_from_slice(&self.data[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+/// A GGUF header by growing range requests; the header is parsed by the local reader as it
+/// arrives, so reading stops where the tensor infos end.
+fn fetch_gguf(
+    http: &mut Http,
+    dir: &Path,
+    url: &str,
+    name: &str,
+    i: usize,
+) -> Result<CachedFile, HubError> {
+    let first = http.get_range(url, 0, GGUF_FIRST_RANGE, name)?;
+    let size = first.total.unwrap_or(0);
+    let mut rd = RangeReader {
+        http,
+        url,
+        name,
+        size,
+        data: first.body,
+        pos: 0,
+        next: (GGUF_FIRST_RANGE * 2).min(GGUF_MAX_RANGE),
+        etag: first.etag,
+        error: None,
+    };
+    let parsed = gguf::read_header(&mut rd, size);
+    if let Some(e) = rd.error.take() {
+        return Err(e);
+    }
+    parsed.map_err(|e| HubError::import(name, e))?;
+    let prefix = prefix_name(i);
+    cache::write(dir, &prefix, &rd.data)?;
+    Ok(CachedFile {
+        name: name.to_string(),
+        size,
+        etag: rd.etag,
+        prefix,
+    })
+}
+
+fn read_cached_gguf(dir: &Path, f: &CachedFile) -> Result<GgufHeader, HubError> {
+    let bytes = read_prefix(dir, f)?;
+    gguf::read_header(std::io::Cursor::new(bytes), f.size).map_err(|e| HubError::import(&f.name, e))
+}
+
+fn read_cached_safetensors(dir: &Path, f: &CachedFile) -> Result<SafetensorsHeader, HubError> {
+    let bytes = read_prefix(dir, f)?;
+    safetensors::read_header(std::io::Cursor::new(bytes), f.size)
+        .map_err(|e| HubError::import(&f.name, e))
+}
+
+fn read_prefix(dir: &Path, f: &CachedFile) -> Result<Vec<u8>, HubError> {
+    let p = dir.join(&f.prefix);
+    std::fs::read(&p).map_err(|e| cache::cache_err(&p, &e))
+}
+
+/// Imports a (staged or cached) entry with the local importers.
+fn import_entry(dir: &Path, m: &Manifest) -> Result<ImportedModel, HubError> {
+    let read_text = |name: &str| -> Result<String, HubError> {
+        let p = dir.join(name);
+        std::fs::read_to_string(&p).map_err(|e| cache::cache_err(&p, &e))
+    };
+    let mut model = match m.format {
+        Format::Config => {
+            let p = dir.join(hf::CONFIG);
+            let mut imp = hf::import_config(&p).map_err(|e| HubError::built(&m.source, e))?;
+            if let Some(fw) = &mut imp.spec.file_weights {
+                fw.path = m.source.clone();
+            }
+            imp
+        }
+        Format::Safetensors => {
+            let mut shards = Vec::with_capacity(m.files.len());
+            for f in &m.files {
+                shards.push((PathBuf::from(&f.name), read_cached_safetensors(dir, f)?));
+            }
+            let config = if m.config {
+                Some(read_text(hf::CONFIG)?)
+            } else {
+                None
+            };
+            hf::build(
+                &shards,
+                config.as_deref().map(|t| (Path::new(hf::CONFIG), t)),
+                &m.source,
+                &m.name,
+                Vec::new(),
+            )
+            .map_err(|e| HubError::built(&m.source, e))?
+        }
+        Format::Gguf => {
+            let mut merged: Option<GgufHeader> = None;
+            let mut names = std::collections::HashSet::new();
+            for f in &m.files {
+                let h = read_cached_gguf(dir, f)?;
+                for t in &h.tensors {
+                    if !names.insert(t.name.clone()) {
+                        return Err(HubError::new(
+                            HubErrorKind::Invalid,
+                            format!("{}: tensor '{}' is also in another part", f.name, t.name),
+                        ));
+                    }
+                }
+                match &mut merged {
+                    None => merged = Some(h),
+                    Some(acc) => {
+                        acc.tensors.extend(h.tensors);
+                        acc.file_len = acc.file_len.saturating_add(h.file_len);
+                    }
+                }
+            }
+            let Some(h) = merged else {
+                return Err(HubError::new(
+                    HubErrorKind::Cache,
+                    "cache: no GGUF header".into(),
+                ));
+            };
+            let mut imp = gguf::to_model(&h, &m.source, &m.name)
+                .map_err(|e| HubError::built(&m.source, e))?;
+            if m.files.len() > 1 {
+                imp.notes
+                    .insert(0, format!("split GGUF: read all {} parts", m.files.len()));
+            }
+            imp
+        }
+    };
+    model.notes.push(match &m.commit {
+        Some(c) => format!(
+            "read from {} (commit {}): headers only, {} bytes in {} requests",
+            m.source,
+            c.chars().take(12).collect::<String>(),
+            m.bytes_transferred,
+            m.requests
+        ),
+        None => format!(
+            "read from {}: headers only, {} bytes in {} requests",
+            m.source, m.bytes_transferred, m.requests
+        ),
+    });
+    Ok(model)
+}
+
+/// The CLI's model source: `--hf ORG/NAME[@REV]` (with `--hf-file` or the `--weights` quant
+/// picker) or `--url`. `None` when neither is given. Environment as [`Options::from_env`].
+pub fn import_for_cli(
+    hf: Option<&str>,
+    hf_file: Option<&str>,
+    url: Option<&str>,
+    weights: Option<WeightPrecision>,
+) -> Result<Option<ImportedModel>, HubError> {
+    let req = match (hf, url) {
+        (Some(_), Some(_)) => {
+            return Err(HubError::bad(
+                "--hf and --url cannot be used together".into(),
+            ));
+        }
+        (Some(h), None) => {
+            let (repo, revision) = parse_repo(h)?;
+            Request::Hub {
+                repo,
+                revision,
+                file: hf_file.map(str::to_string),
+                quant: weights.map(quant_tag),
+            }
+        }
+        (None, Some(u)) => {
+            if hf_file.is_some() {
+                return Err(HubError::bad("--hf-file needs --hf ORG/NAME".into()));
+            }
+            Request::Url(u.trim().to_string())
+        }
+        (None, None) => {
+            if hf_file.is_some() {
+                return Err(HubError::bad("--hf-file needs --hf ORG/NAME".into()));
+            }
+            return Ok(None);
+        }
+    };
+    let opened = open(&req, &Options::from_env(), &mut |_, _, _| {})?;
+    Ok(Some(opened.model))
+}
