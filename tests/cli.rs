@@ -325,3 +325,104 @@ fn report_to_stdout_in_every_format() {
         assert!(String::from_utf8_lossy(&o.stdout).contains(needle), "{f}");
     }
 }
+
+#[test]
+fn recommend_json_contract() {
+    let v = json(&[
+        "recommend",
+        "--model",
+        "llama-3.1-70b",
+        "--weights",
+        "q4_k_m",
+        "--context",
+        "8192",
+        "--json",
+    ]);
+    let kinds = v["kinds"].as_array().unwrap();
+    let names: Vec<&str> = kinds.iter().map(|k| k["kind"].as_str().unwrap()).collect();
+    assert_eq!(names, ["laptop", "apple", "desktop", "cloud"]);
+    for k in kinds {
+        for f in [
+            "machine",
+            "name",
+            "reason",
+            "price_usd",
+            "price_per",
+            "verdict",
+            "tokens_per_s",
+            "usd_per_million_tokens",
+            "picks",
+            "unmet",
+        ] {
+            assert!(k.get(f).is_some(), "{f} in {k}");
+        }
+        assert!(k["machine"].is_string(), "{k}");
+        assert!(k["reason"].as_str().unwrap().contains("tok/s"), "{k}");
+    }
+    // This machine is detected: its verdict and, unless it already runs it on the GPU, the
+    // changes that would.
+    let t = &v["this_machine"];
+    assert_eq!(t["machine"], "local");
+    assert!(t["verdict"].is_string() && t["summary"].is_string());
+    if !matches!(t["verdict"].as_str(), Some("gpu" | "unified")) {
+        assert!(!t["upgrades"].as_array().unwrap().is_empty(), "{t}");
+    }
+}
+
+#[test]
+fn recommend_says_what_would_have_to_give() {
+    let o = headroom(&[
+        "recommend",
+        "--model",
+        "llama-3.1-70b",
+        "--weights",
+        "q4_k_m",
+        "--budget",
+        "500",
+        "--kind",
+        "apple",
+        "--no-detect",
+    ]);
+    assert!(o.status.success());
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("! nothing fits under $500; the cheapest is "),
+        "{out}"
+    );
+    assert!(!out.contains("This machine"), "{out}");
+    fails_with(&["recommend", "--kind", "phone"], "--kind");
+    fails_with(&["recommend", "--budget", "-5"], "--budget");
+}
+
+#[test]
+fn report_defaults_to_this_machine_and_the_picks() {
+    let o = headroom(&[
+        "report",
+        "--model",
+        "llama-3-8b",
+        "--weights",
+        "q4_k_m",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let fits: Vec<&str> = v["fits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["machine"].as_str().unwrap())
+        .collect();
+    assert_eq!(fits[0], "local");
+    let picks: Vec<&str> = v["recommendations"]["kinds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|k| k["machine"].as_str())
+        .collect();
+    assert!(!picks.is_empty());
+    for p in &picks {
+        assert!(fits.contains(p), "{p} not in {fits:?}");
+    }
+    assert!(fits.len() < 20, "not the whole catalog: {}", fits.len());
+}

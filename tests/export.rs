@@ -1514,3 +1514,30 @@ fn builtin_catalog_reports_render() {
     }
     check_balanced(&render(&input, ReportFormat::Html)).unwrap();
 }
+
+/// The report opens with what to buy or rent: the picks per kind over the report's catalog,
+/// then this machine (the catalog's `local` entry) with its upgrade path, before the scenario.
+#[test]
+fn snapshot_recommendations_come_first() {
+    let mut o = inference();
+    let mut me = this_machine();
+    me.id = "local".into();
+    o.catalog.machines.push(me);
+    let md = o.render(ReportFormat::Markdown);
+    let rec = md
+        .find("## Recommendations")
+        .expect("a recommendations section");
+    let scen = md.find("## Scenario").unwrap();
+    assert!(rec < scen && md[..rec].matches("## ").count() == 0, "first");
+    assert!(md[rec..scen].contains("**This machine**: runs it"), "{md}");
+    insta::assert_snapshot!("recommendations_markdown", &md[..scen]);
+    let html = o.render(ReportFormat::Html);
+    let (h_rec, h_mem) = (
+        html.find("<h2>Recommendations</h2>").unwrap(),
+        html.find("<h2>Memory</h2>").unwrap(),
+    );
+    assert!(h_rec < h_mem && html[..h_rec].matches("<h2>").count() == 0);
+    let v: serde_json::Value = serde_json::from_str(&o.render(ReportFormat::Json)).unwrap();
+    assert!(v["recommendations"]["kinds"].as_array().unwrap().len() >= 3);
+    assert_eq!(v["recommendations"]["this_machine"]["machine"], "local");
+}

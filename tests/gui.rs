@@ -716,3 +716,42 @@ fn review_tabs() {
         let _ = h.try_snapshot_options(name, &opts);
     }
 }
+
+/// The answer first: a card per kind above the tabs. Clicking one ticks that machine onto the
+/// Breakdown chart (the compared machines), puts it in focus and opens it in the Machines table.
+#[test]
+fn clicking_a_recommendation_card_ticks_the_machine() {
+    use egui_kittest::kittest::NodeT as _;
+    let s = State {
+        selected: vec![],
+        ..State::default()
+    };
+    let mut h = harness(s);
+    let recs = h.state_mut().recommendations().clone();
+    // Llama 3 8B BF16 at 8K on the built-in catalog: every kind has a pick.
+    assert_eq!(recs.groups.len(), 4, "{recs:#?}");
+    let cloud = recs
+        .groups
+        .iter()
+        .find(|g| g.group == headroom::core::recommend::Group::Cloud)
+        .unwrap();
+    let p = cloud.best().unwrap().clone();
+    assert!(!h.state().state.is_selected(&p.machine));
+    h.get_by_label(&format!("{}: {}", cloud.group.label(), p.name))
+        .click();
+    h.run();
+    let st = &h.state().state;
+    assert!(st.is_selected(&p.machine), "{:?}", st.selected);
+    assert_eq!(st.tab, Tab::Machines);
+    assert_eq!(st.focus.as_deref(), Some(p.machine.as_str()));
+    // Its row is in view in the Machines table, its Compare box ticked.
+    let compare = format!("Compare {}", p.name);
+    let row = h.get_by_label(&compare);
+    assert_eq!(
+        row.accesskit_node().toggled(),
+        Some(egui::accesskit::Toggled::True)
+    );
+    // This machine's card: its verdict (Llama 3 8B BF16 fits the 23 GiB free of the 4090).
+    assert!(recs.this_machine.as_ref().unwrap().upgrades.is_empty());
+    assert!(h.query_by_label_contains("This machine: ").is_some());
+}

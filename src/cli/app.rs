@@ -33,6 +33,8 @@ pub enum Command {
     Fit(FitArgs),
     /// Write a sizing report (Markdown, HTML or JSON).
     Report(ReportArgs),
+    /// Which machine to buy or rent for a scenario, per kind, and what would make this one fit.
+    Recommend(crate::cli::recommend::RecommendArgs),
     /// Detect this machine: RAM, CPU, GPUs.
     Detect {
         #[arg(long)]
@@ -178,8 +180,13 @@ pub struct FitArgs {
 pub struct ReportArgs {
     #[command(flatten)]
     pub scenario: ScenarioArgs,
+    /// Machine ids (repeatable; `local` is this machine). Default: this machine and the
+    /// recommended picks.
     #[arg(long = "machine")]
     pub machines: Vec<String>,
+    /// Every catalog machine of this kind instead of the picks.
+    #[arg(long, value_parser = parse_kind_filter)]
+    pub kind: Option<String>,
     #[arg(long, value_parser = ["md", "markdown", "html", "json"], default_value = "md")]
     pub format: String,
     /// Output file, or - for stdout.
@@ -726,10 +733,14 @@ pub fn run(cli: Cli) -> Result<String, CliError> {
         }
         Some(Command::Report(a)) => {
             let s = build_scenario(&a.scenario, &cat)?;
-            let machines = select_machines(&mut cat, &a.machines, None)?;
             let st = FitSettings {
                 calibration: stored_calibration(),
                 ..FitSettings::default()
+            };
+            let machines = if a.machines.is_empty() && a.kind.is_none() {
+                crate::cli::recommend::report_machines(&s, &mut cat, &st)
+            } else {
+                select_machines(&mut cat, &a.machines, a.kind.as_deref())?
             };
             let e = estimate(&s);
             let rs = fit_all(&s, &machines, &cat, &st);
@@ -749,6 +760,7 @@ pub fn run(cli: Cli) -> Result<String, CliError> {
             };
             crate::cli::report::run(&input, format, &a.output).map_err(CliError::input)
         }
+        Some(Command::Recommend(a)) => crate::cli::recommend::run(&a, &mut cat),
         Some(Command::Detect { json, bench }) => {
             Ok(crate::cli::detect::run_with(&cat, json, bench))
         }

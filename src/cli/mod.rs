@@ -3,4 +3,5 @@ pub mod app;
 pub mod calibrate;
 pub mod catalog;
 pub mod detect;
+pub mod recommend;
 pub mod report;

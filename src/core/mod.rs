@@ -9,6 +9,7 @@ pub mod fit;
 pub mod hf_config;
 pub mod model;
 pub mod precision;
+pub mod recommend;
 pub mod scenario;
 pub mod speed;
 pub mod units;

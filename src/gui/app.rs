@@ -137,6 +137,7 @@ pub struct HeadroomApp {
     pub(crate) detected: Option<DetectedMachine>,
     pub(crate) jobs: Jobs,
     pub(crate) derived: Derived,
+    pub(crate) recommend: super::recommend::RecommendCache,
     commands: Vec<Command>,
     pub(crate) status: Option<Status>,
     /// A file action whose dialog returned nothing: offer a typed path instead.
@@ -199,6 +200,7 @@ impl HeadroomApp {
             detected: None,
             jobs: Jobs::default(),
             derived: Derived::default(),
+            recommend: Default::default(),
             commands: Vec::new(),
             status: None,
             path_prompt: None,
@@ -876,6 +878,7 @@ impl HeadroomApp {
     }
 
     fn central(&mut self, ui: &mut Ui) {
+        self.recommend_strip(ui);
         self.summary_strip(ui);
         ui.add_space(2.0);
         ui.horizontal(|ui| {

@@ -226,14 +226,17 @@ impl HeadroomApp {
         } else {
             &rows[..]
         };
-        egui::ScrollArea::vertical()
+        let mut area = egui::ScrollArea::vertical()
             .id_salt("machine-rows")
-            .auto_shrink([false, false])
-            .show_rows(ui, ROW_H, rest.len(), |ui, range| {
-                for &i in &rest[range] {
-                    self.machine_row(ui, i, &ctx);
-                }
-            });
+            .auto_shrink([false, false]);
+        if let Some(y) = self.take_pick_scroll(rest, ROW_H + ui.spacing().item_spacing.y) {
+            area = area.vertical_scroll_offset(y);
+        }
+        area.show_rows(ui, ROW_H, rest.len(), |ui, range| {
+            for &i in &rest[range] {
+                self.machine_row(ui, i, &ctx);
+            }
+        });
     }
 
     fn filter_bar(&mut self, ui: &mut Ui) {

@@ -19,6 +19,7 @@ pub mod hub_dialog;
 mod inputs;
 pub mod jobs;
 mod machines;
+mod recommend;
 mod report;
 pub mod state;
 mod style;

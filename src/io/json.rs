@@ -109,3 +109,84 @@ fn round4(x: f64) -> f64 {
         0.0
     }
 }
+
+/// The `recommend --json` contract: `{"model", "weights", "context", "constraints",
+/// "kinds": [{"kind", "label", "machine", "name", "reason", "price_usd", "price_per": "purchase"|
+/// "hour", "verdict", "tokens_per_s", "usd_per_million_tokens", "picks": [...], "unmet": [...]}],
+/// "this_machine": {"machine", "name", "verdict", "tokens_per_s", "summary", "upgrades": [...]}}`.
+pub fn recommend_json(
+    s: &crate::core::scenario::Scenario,
+    r: &crate::core::recommend::Recommendations,
+) -> Value {
+    let pick = |p: &crate::core::recommend::Pick| {
+        json!({
+            "role": p.role,
+            "machine": p.machine,
+            "name": p.name,
+            "reason": p.reason,
+            "price_usd": p.price_usd,
+            "price_per": if p.hourly { "hour" } else { "purchase" },
+            "verdict": p.verdict.json_name(),
+            "verdict_text": p.verdict_text,
+            "tokens_per_s": round2(p.tokens_per_s),
+            "usd_per_million_tokens": p.usd_per_million_tokens.map(round4),
+        })
+    };
+    let kinds: Vec<Value> = r
+        .groups
+        .iter()
+        .map(|g| {
+            let best = g.best();
+            json!({
+                "kind": g.group.cli_name(),
+                "label": g.group.label(),
+                "machine": best.map(|p| p.machine.clone()),
+                "name": best.map(|p| p.name.clone()),
+                "reason": best.map(|p| p.reason.clone()).or_else(|| g.unmet.first().cloned()),
+                "price_usd": best.and_then(|p| p.price_usd),
+                "price_per": best.map(|p| if p.hourly { "hour" } else { "purchase" }),
+                "verdict": best.map(|p| p.verdict.json_name()),
+                "tokens_per_s": best.map(|p| round2(p.tokens_per_s)),
+                "usd_per_million_tokens": best.and_then(|p| p.usd_per_million_tokens).map(round4),
+                "picks": g.picks.iter().map(pick).collect::<Vec<_>>(),
+                "unmet": g.unmet,
+            })
+        })
+        .collect();
+    let this = r.this_machine.as_ref().map(|t| {
+        json!({
+            "machine": t.machine,
+            "name": t.name,
+            "verdict": t.verdict.json_name(),
+            "verdict_text": t.verdict_text,
+            "tokens_per_s": round2(t.tokens_per_s),
+            "summary": t.summary,
+            "upgrades": t.upgrades.iter().map(|u| json!({
+                "change": u.change,
+                "weights": u.weights,
+                "context": u.context,
+                "ram_bytes": u.ram_bytes,
+                "gpu_memory_bytes": u.gpu_memory_bytes,
+                "example": u.example,
+                "verdict": u.verdict.json_name(),
+                "tokens_per_s": round2(u.tokens_per_s),
+                "text": u.text,
+            })).collect::<Vec<_>>(),
+        })
+    });
+    json!({
+        "model": s.model.name,
+        "weights": s.weights.cli_name(),
+        "context": r.context,
+        "mode": s.mode.cli_name(),
+        "constraints": {
+            "budget_usd": r.constraints.budget_usd,
+            "max_usd_per_hour": r.constraints.max_usd_per_hour,
+            "min_tokens_per_s": r.constraints.min_tokens_per_s,
+            "min_context": r.constraints.min_context,
+            "kinds": r.constraints.kinds.iter().map(|k| k.cli_name()).collect::<Vec<_>>(),
+        },
+        "kinds": kinds,
+        "this_machine": this,
+    })
+}

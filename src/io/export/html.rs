@@ -4,7 +4,8 @@
 
 use super::chart;
 use super::report::{
-    ReportInput, fit_columns, fit_row, placement_label, scenario_rows, settings_rows, totals,
+    RECOMMEND_COLUMNS, ReportInput, fit_columns, fit_row, placement_label, recommend_rows,
+    recommend_unmet, scenario_rows, settings_rows, totals,
 };
 use super::text::{gib_exact, html};
 use crate::core::estimate::{ComponentKind, group_digits};
@@ -94,6 +95,62 @@ pub(crate) fn render(input: &ReportInput) -> String {
         html(&input.generated),
         html(input.version)
     );
+
+    // What to buy or rent: first.
+    o.push_str("<section id=\"recommendations\">\n<h2>Recommendations</h2>\n");
+    let rec = input.recommendations();
+    let rows = recommend_rows(&rec);
+    if rows.is_empty() {
+        o.push_str("<p class=\"note\">No catalog machine runs this workload.</p>\n");
+    } else {
+        o.push_str("<div class=\"table-wrap\"><table>\n<thead><tr>");
+        for (i, c) in RECOMMEND_COLUMNS.iter().enumerate() {
+            let num = if i == 3 || i == 5 {
+                " class=\"num\""
+            } else {
+                ""
+            };
+            let _ = write!(o, "<th{num}>{}</th>", html(c));
+        }
+        o.push_str("</tr></thead>\n<tbody>\n");
+        for r in &rows {
+            o.push_str("<tr>");
+            for (i, c) in r.iter().enumerate() {
+                let class = match i {
+                    2 => " class=\"name\"",
+                    3 | 5 => " class=\"num\"",
+                    _ => "",
+                };
+                let _ = write!(o, "<td{class}>{}</td>", html(c));
+            }
+            o.push_str("</tr>\n");
+        }
+        o.push_str("</tbody>\n</table></div>\n");
+    }
+    let unmet = recommend_unmet(&rec);
+    if !unmet.is_empty() {
+        o.push_str("<ul class=\"notes\">\n");
+        for u in unmet {
+            let _ = writeln!(o, "<li>{}</li>", html(&u));
+        }
+        o.push_str("</ul>\n");
+    }
+    if let Some(t) = &rec.this_machine {
+        let _ = writeln!(
+            o,
+            "<p><strong>{}</strong>: {}.</p>",
+            html(&t.title()),
+            html(&t.summary)
+        );
+        if !t.upgrades.is_empty() {
+            o.push_str("<ol class=\"notes\">\n");
+            for u in &t.upgrades {
+                let _ = writeln!(o, "<li>{}</li>", html(&u.text));
+            }
+            o.push_str("</ol>\n");
+        }
+    }
+    o.push_str("</section>\n");
 
     // Summary cards.
     o.push_str("<section class=\"cards\">");

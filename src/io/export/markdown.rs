@@ -2,7 +2,8 @@
 //! model files is escaped; launch settings go in fenced code blocks.
 
 use super::report::{
-    ReportInput, fit_columns, fit_row, placement_label, scenario_rows, settings_rows, totals,
+    RECOMMEND_COLUMNS, ReportInput, fit_columns, fit_row, placement_label, recommend_rows,
+    recommend_unmet, scenario_rows, settings_rows, totals,
 };
 use super::text::{gib_exact, md};
 use crate::core::estimate::group_digits;
@@ -55,6 +56,34 @@ pub(crate) fn render(input: &ReportInput) -> String {
         md(&input.generated),
         md(input.version)
     );
+
+    // What to buy or rent: first.
+    out.push_str("## Recommendations\n\n");
+    let rec = input.recommendations();
+    let rows: Vec<Vec<String>> = recommend_rows(&rec)
+        .iter()
+        .map(|r| r.iter().map(|c| md(c)).collect())
+        .collect();
+    if rows.is_empty() {
+        out.push_str("No catalog machine runs this workload.\n\n");
+    } else {
+        table(
+            &mut out,
+            &RECOMMEND_COLUMNS,
+            &[false, false, false, true, false, true, false],
+            &rows,
+        );
+    }
+    for u in recommend_unmet(&rec) {
+        let _ = writeln!(out, "- {}", md(&u));
+    }
+    if let Some(t) = &rec.this_machine {
+        let _ = writeln!(out, "\n**{}**: {}.\n", md(&t.title()), md(&t.summary));
+        for (i, u) in t.upgrades.iter().enumerate() {
+            let _ = writeln!(out, "{}. {}", i + 1, md(&u.text));
+        }
+    }
+    out.push('\n');
 
     // Scenario.
     out.push_str("## Scenario\n\n");

@@ -12,6 +12,7 @@ use crate::core::fit::{FitResult, FitSettings, Verdict};
 use crate::core::format_params;
 use crate::core::model::MlpKind;
 use crate::core::precision::{KvPrecision, WeightPrecision};
+use crate::core::recommend::{Constraints, Recommendations, recommend};
 use crate::core::scenario::{Checkpointing, KvAllocation, Mode, Offload, Runtime, Scenario};
 use crate::core::speed::{Backend, SplitStyle, formula_text};
 use crate::core::units::display_signed_gib;
@@ -61,6 +62,20 @@ impl ReportInput<'_> {
     /// it comes first and fits), else the first.
     pub fn launch_fit(&self) -> Option<&FitResult> {
         self.fits.iter().find(|f| f.fits()).or(self.fits.first())
+    }
+
+    /// What to buy or rent for the scenario, over the report's catalog (this machine, the
+    /// catalog's `local` entry, gets its upgrade path and is never a pick).
+    pub fn recommendations(&self) -> Recommendations {
+        let local = self.catalog.machine(crate::io::detect::LOCAL_MACHINE_ID);
+        recommend(
+            self.scenario,
+            &self.catalog.machines,
+            local,
+            self.catalog,
+            self.settings,
+            &Constraints::default(),
+        )
     }
 
     /// Launch settings for [`Self::launch_fit`], if there is a machine.
@@ -144,10 +159,13 @@ pub fn render(input: &ReportInput, format: ReportFormat) -> String {
     }
 }
 
-/// The JSON report: the `estimate --json` shape, plus `"fits"` (the `fit --json` shape each),
-/// `"scenario"`, `"settings"`, `"launch"`, `"generated"` and `"version"`.
+/// The JSON report: the `estimate --json` shape, plus `"recommendations"` (the `recommend
+/// --json` shape), `"fits"` (the `fit --json` shape each), `"scenario"`, `"settings"`,
+/// `"launch"`, `"generated"` and `"version"`.
 pub fn report_json(input: &ReportInput) -> Value {
     let mut v = estimate_json(input.estimate);
+    v["recommendations"] =
+        crate::io::json::recommend_json(input.scenario, &input.recommendations());
     v["fits"] = Value::Array(input.fits.iter().map(fit_json).collect());
     v["scenario"] = serde_json::to_value(input.scenario).unwrap_or(Value::Null);
     v["settings"] = serde_json::to_value(input.settings).unwrap_or(Value::Null);
@@ -548,6 +566,42 @@ pub(crate) fn totals(input: &ReportInput) -> Vec<(String, String)> {
         ));
     }
     v
+}
+
+/// The recommendation table: (kind, question, machine, price, verdict, tok/s, reason) per
+/// pick, plain text.
+pub(crate) const RECOMMEND_COLUMNS: [&str; 7] = [
+    "Kind", "Pick", "Machine", "Price", "Verdict", "Tokens/s", "Why",
+];
+
+pub(crate) fn recommend_rows(r: &Recommendations) -> Vec<[String; 7]> {
+    let mut rows = Vec::new();
+    for g in &r.groups {
+        for p in &g.picks {
+            rows.push([
+                g.group.label().to_string(),
+                p.role.label().to_string(),
+                p.name.clone(),
+                p.price_text(),
+                p.verdict_text.clone(),
+                crate::core::recommend::rate_text(p.tokens_per_s),
+                p.reason.clone(),
+            ]);
+        }
+    }
+    rows
+}
+
+/// The lines under the table: what no machine satisfies, per kind ("Laptop: nothing fits …").
+pub(crate) fn recommend_unmet(r: &Recommendations) -> Vec<String> {
+    r.groups
+        .iter()
+        .flat_map(|g| {
+            g.unmet
+                .iter()
+                .map(move |u| format!("{}: {u}", g.group.label()))
+        })
+        .collect()
 }
 
 /// The fit table's columns for the scenario's mode.

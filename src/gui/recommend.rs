@@ -1,0 +1,214 @@
+//! The answer first: a strip of cards above the tabs, one per kind of machine (laptop, Apple,
+//! desktop/workstation, cloud) with its headline pick, plus this machine's verdict and its
+//! smallest change. Clicking a card ticks that machine onto the Breakdown chart, puts it in
+//! focus and opens it in the Machines table.
+//!
+//! The picks come from `core::recommend` over the fit rows the app already has; they are
+//! recomputed only when those rows are (keyed by the derived generation and this machine).
+
+use super::app::HeadroomApp;
+use super::state::Tab;
+use super::style;
+use crate::core::recommend::{
+    Constraints, GroupPicks, Pick, Recommendations, ThisMachine, rate_text, recommend_from_fits,
+};
+use egui::{RichText, Sense, Ui};
+
+const CARD_W: f32 = 176.0;
+
+/// The picks, cached by the derived generation (scenario, settings, catalog) and this machine.
+#[derive(Default)]
+pub(crate) struct RecommendCache {
+    key: Option<(u64, Option<String>)>,
+    recs: Recommendations,
+    /// The machine a card opened, until the Machines table has scrolled to it.
+    scroll_to: Option<String>,
+}
+
+impl HeadroomApp {
+    /// The recommendations for the current scenario (cached).
+    pub fn recommendations(&mut self) -> &Recommendations {
+        self.refresh();
+        let local = self.local_id();
+        let key = (self.derived.generation, local.clone());
+        if self.recommend.key.as_ref() != Some(&key) {
+            let this = local
+                .as_deref()
+                .and_then(|id| self.machines.iter().find(|m| m.id == id));
+            let settings = self.state.fit_settings();
+            self.recommend.recs = recommend_from_fits(
+                &self.state.scenario,
+                &self.machines,
+                &self.derived.fits,
+                this,
+                &self.catalog,
+                &settings,
+                &Constraints::default(),
+            );
+            self.recommend.key = Some(key);
+        }
+        &self.recommend.recs
+    }
+
+    /// Ticks machine `id` onto the chart, puts it in focus and shows it in the Machines table
+    /// (clearing a kind filter, "fits only" or search text that would hide it).
+    pub fn open_pick(&mut self, id: &str) {
+        let Some(m) = self.machines.iter().find(|m| m.id == id) else {
+            return;
+        };
+        let kind = m.kind;
+        self.state.set_selected(id, true);
+        self.state.focus = Some(id.to_string());
+        self.state.tab = Tab::Machines;
+        let f = &mut self.state.filter;
+        if !f.kinds.is_empty() && !f.kinds.contains(&kind) {
+            f.kinds.push(kind);
+        }
+        f.fits_only = false;
+        f.search.clear();
+        self.recommend.scroll_to = Some(id.to_string());
+    }
+
+    /// Once after a card was clicked: the scroll offset of the Machines table that shows the
+    /// machine it opened (`rows`: the scrolling rows; `step`: a row's height with spacing).
+    pub(super) fn take_pick_scroll(&mut self, rows: &[usize], step: f32) -> Option<f32> {
+        let id = self.recommend.scroll_to.take()?;
+        let i = rows.iter().position(|&i| self.machines[i].id == id)?;
+        Some(((i as f32 - 2.0) * step).max(0.0))
+    }
+
+    /// The strip of cards.
+    pub(super) fn recommend_strip(&mut self, ui: &mut Ui) {
+        self.recommendations();
+        let recs = std::mem::take(&mut self.recommend.recs);
+        let mut open = None;
+        egui::CollapsingHeader::new(RichText::new("Which machine to buy or rent").strong())
+            .id_salt("recommend-strip")
+            .default_open(true)
+            .show(ui, |ui| {
+                egui::ScrollArea::horizontal()
+                    .id_salt("recommend-cards")
+                    .show(ui, |ui| {
+                        ui.horizontal_top(|ui| {
+                            if let Some(t) = &recs.this_machine {
+                                this_card(ui, t, &mut open);
+                            }
+                            for g in &recs.groups {
+                                group_card(ui, g, &mut open);
+                            }
+                        });
+                    });
+            });
+        self.recommend.recs = recs;
+        if let Some(id) = open {
+            self.open_pick(&id);
+        }
+    }
+}
+
+/// A card frame; the whole card is one button whose accessible name is `label`.
+fn card(ui: &mut Ui, label: String, add: impl FnOnce(&mut Ui)) -> egui::Response {
+    let inner = egui::Frame::group(ui.style()).show(ui, |ui| {
+        ui.set_width(CARD_W);
+        ui.set_max_width(CARD_W);
+        ui.vertical(|ui| add(ui));
+    });
+    let r = ui.interact(
+        inner.response.rect,
+        ui.make_persistent_id(("recommend-card", &label)),
+        Sense::click(),
+    );
+    r.widget_info(|| egui::WidgetInfo::labeled(egui::accesskit::Role::Button, true, &label));
+    if r.hovered() {
+        ui.painter().rect_stroke(
+            inner.response.rect,
+            4.0,
+            ui.visuals().widgets.hovered.bg_stroke,
+            egui::StrokeKind::Inside,
+        );
+    }
+    r
+}
+
+fn pick_line(ui: &mut Ui, p: &Pick) {
+    ui.horizontal(|ui| {
+        ui.spacing_mut().item_spacing.x = 4.0;
+        ui.add(egui::Label::new(RichText::new(p.price_text()).small()).extend());
+        style::badge(ui, &p.verdict_text, style::verdict_color(p.verdict));
+        ui.add(egui::Label::new(RichText::new(p.speed_text()).small()).extend());
+    });
+}
+
+/// The first clause of a reason (the rest is in the tooltip).
+fn headline(reason: &str) -> &str {
+    reason.split("; ").next().unwrap_or(reason)
+}
+
+fn group_card(ui: &mut Ui, g: &GroupPicks, open: &mut Option<String>) {
+    let title = g.group.label();
+    match g.best() {
+        Some(p) => {
+            let r = card(ui, format!("{title}: {}", p.name), |ui| {
+                ui.label(RichText::new(title).small().strong());
+                ui.add(egui::Label::new(RichText::new(&p.name).strong()).truncate());
+                pick_line(ui, p);
+                ui.add(egui::Label::new(RichText::new(headline(&p.reason)).small().weak()).wrap());
+                for q in g.picks.iter().skip(1) {
+                    let t = format!("{}: {} ({})", q.role.label(), q.name, q.price_text());
+                    ui.add(egui::Label::new(RichText::new(t).small()).truncate())
+                        .on_hover_text(&q.reason);
+                }
+            });
+            if r.clicked() {
+                *open = Some(p.machine.clone());
+            }
+            r.on_hover_text(format!(
+                "{}\n{}\nClick: tick it onto the chart and open it in the Machines table",
+                p.name, p.reason
+            ));
+        }
+        None => {
+            let _ = card(ui, format!("{title}: no pick"), |ui| {
+                ui.label(RichText::new(title).small().strong());
+                for u in &g.unmet {
+                    ui.add(egui::Label::new(RichText::new(u).small().weak()).wrap());
+                }
+            });
+        }
+    }
+}
+
+fn this_card(ui: &mut Ui, t: &ThisMachine, open: &mut Option<String>) {
+    let r = card(ui, format!("This machine: {}", t.name), |ui| {
+        // The name is in the card's tooltip: the summary strip already shows it as a label.
+        ui.label(RichText::new("This machine").strong());
+        ui.horizontal_wrapped(|ui| {
+            style::badge(ui, &t.verdict_text, style::verdict_color(t.verdict));
+            if t.tokens_per_s > 0.0 {
+                ui.label(format!("{} tok/s", rate_text(t.tokens_per_s)));
+            }
+        });
+        match t.upgrades.first() {
+            Some(u) => {
+                ui.add(
+                    egui::Label::new(
+                        RichText::new(format!("Smallest change: {}", u.text))
+                            .small()
+                            .weak(),
+                    )
+                    .wrap(),
+                );
+            }
+            None => {
+                ui.add(
+                    egui::Label::new(RichText::new("Runs it on the GPU as it is.").small().weak())
+                        .wrap(),
+                );
+            }
+        }
+    });
+    if r.clicked() {
+        *open = Some(t.machine.clone());
+    }
+    r.on_hover_text(format!("{}\n{}", t.name, t.summary));
+}

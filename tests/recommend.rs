@@ -1,0 +1,394 @@
+//! Recommendations on the built-in catalog, checked against the fit rows they come from: every
+//! assertion is a relation ("no fitting laptop is cheaper"), not a machine id, so the picks may
+//! change with the speed model or the catalog while the rules keep holding.
+
+use headroom::core::WeightPrecision;
+use headroom::core::catalog::{Catalog, Machine, MachineKind, Price, Vendor};
+use headroom::core::fit::{FitResult, FitSettings, Verdict, fit_all};
+use headroom::core::recommend::{
+    ChangeKind, Constraints, Group, GroupPicks, KindFilter, Role, recommend,
+};
+use headroom::core::scenario::Scenario;
+use headroom::core::units::{Bytes, GIB};
+use headroom::io::catalog::builtin;
+
+fn scenario(model: &str, weights: WeightPrecision, context: u64) -> Scenario {
+    let p = builtin()
+        .model(model)
+        .unwrap_or_else(|| panic!("preset {model}"));
+    Scenario {
+        model: p.spec.clone(),
+        model_id: Some(p.id.clone()),
+        weights,
+        context,
+        ..Scenario::default()
+    }
+}
+
+fn price(m: &Machine) -> Option<f64> {
+    m.price.as_ref().map(Price::usd)
+}
+
+fn is_apple(cat: &Catalog, m: &Machine) -> bool {
+    m.gpu
+        .as_deref()
+        .and_then(|g| cat.accelerator(g))
+        .is_some_and(|a| a.vendor == Vendor::Apple)
+}
+
+/// (machine, fit) for every catalog machine.
+fn rows<'a>(s: &Scenario, cat: &'a Catalog) -> Vec<(&'a Machine, FitResult)> {
+    let fits = fit_all(s, &cat.machines, cat, &FitSettings::default());
+    cat.machines.iter().zip(fits).collect()
+}
+
+fn group(r: &headroom::core::recommend::Recommendations, g: Group) -> &GroupPicks {
+    r.groups
+        .iter()
+        .find(|x| x.group == g)
+        .unwrap_or_else(|| panic!("no {g:?} group in {r:#?}"))
+}
+
+fn on_gpu(f: &FitResult) -> bool {
+    matches!(f.verdict, Verdict::Gpu | Verdict::Unified)
+}
+
+#[test]
+fn llama3_8b_q4km_8k_picks_the_cheapest_laptop_that_holds_it_on_its_gpu() {
+    // Llama 3 8B Q4_K_M: 4.58 GiB of weights (llama.cpp's own figure for the GGUF) + KV at 8K:
+    // 2 × 32 layers × 8 KV heads × 128 × 2 B × 8,192 = 1.0 GiB, + runtime overhead ≈ 6 GiB.
+    // An 8 GB MacBook Air's GPU may use 2/3 × 8 = 5.33 GiB: no; a 16 GB one 10.67 GiB: yes; an
+    // 8 GiB RTX 4060 Laptop GPU: yes. The pick must cost no more than any laptop that fits.
+    let cat = builtin();
+    let s = scenario("llama-3-8b", WeightPrecision::Q4KM, 8192);
+    let st = FitSettings::default();
+    let r = recommend(&s, &cat.machines, None, cat, &st, &Constraints::default());
+    let laptop = group(&r, Group::Laptop);
+    let p = laptop.best().expect("a laptop pick");
+    assert_eq!(p.role, Role::Cheapest);
+    assert!(
+        p.reason.starts_with("cheapest laptop with ≥ "),
+        "{}",
+        p.reason
+    );
+    assert!(p.reason.contains("tok/s"), "{}", p.reason);
+    let rows = rows(&s, cat);
+    let (pm, pf) = rows.iter().find(|(m, _)| m.id == p.machine).unwrap();
+    assert_eq!(pm.kind, MachineKind::Laptop);
+    assert!(on_gpu(pf), "{pf:?}");
+    let pick_price = price(pm).unwrap();
+    let mut fitting = 0;
+    for (m, f) in &rows {
+        if m.kind == MachineKind::Laptop && on_gpu(f) && price(m).is_some() {
+            fitting += 1;
+            assert!(
+                pick_price <= price(m).unwrap(),
+                "{} (${pick_price}) is dearer than {} (${})",
+                pm.id,
+                m.id,
+                price(m).unwrap()
+            );
+        }
+    }
+    assert!(fitting >= 2, "more than one laptop fits: {fitting}");
+    // The 8 GB MacBook Air does not hold it on the GPU (5.33 GiB usable < ~6 GiB).
+    let air8 = rows
+        .iter()
+        .find(|(m, _)| m.id == "macbook-air-m1-8gb")
+        .unwrap();
+    assert!(!on_gpu(&air8.1), "{:?}", air8.1);
+}
+
+#[test]
+fn llama31_70b_q4km_picks_a_64gb_mac_and_the_lowest_cost_cloud_instance() {
+    // Llama 3.1 70B Q4_K_M at 8K: ~70.6e9 × ~4.8 bits / 8 ≈ 40 GiB of weights + KV
+    // 2 × 80 layers × 8 × 128 × 2 B × 8,192 = 2.5 GiB ≈ 43 GiB. A 48 GB Mac's GPU may use
+    // 3/4 × 48 = 36 GiB: no; a 64 GB Mac's 48 GiB: yes. So the Apple pick has ≥ 64 GB.
+    let cat = builtin();
+    let s = scenario("llama-3.1-70b", WeightPrecision::Q4KM, 8192);
+    let st = FitSettings::default();
+    let r = recommend(&s, &cat.machines, None, cat, &st, &Constraints::default());
+    let rows = rows(&s, cat);
+    let fit_of = |id: &str| rows.iter().find(|(m, _)| m.id == id).unwrap();
+
+    let apple = group(&r, Group::Apple).best().expect("an Apple pick");
+    let (am, af) = fit_of(&apple.machine);
+    assert!(is_apple(cat, am));
+    assert!(am.ram >= Bytes::gib(64), "{} has {}", am.id, am.ram);
+    assert_eq!(af.verdict, Verdict::Unified);
+    // No cheaper Apple machine holds it.
+    for (m, f) in &rows {
+        if is_apple(cat, m) && on_gpu(f) && price(m).is_some() {
+            assert!(
+                price(am).unwrap() <= price(m).unwrap(),
+                "{} vs {}",
+                am.id,
+                m.id
+            );
+        }
+    }
+
+    // Cloud: the best-value pick has the lowest $/1M tokens among the cloud instances that run it
+    // and have an hourly price ($/1M = $/h ÷ (tok/s × 3600) × 1e6; an unpriced instance's
+    // figure is only its electricity).
+    let cloud = group(&r, Group::Cloud);
+    let best = cloud
+        .picks
+        .iter()
+        .find(|p| p.role == Role::BestValue)
+        .expect("a best-value cloud pick");
+    let (_, bf) = fit_of(&best.machine);
+    let best_cost = bf.usd_per_million_tokens.unwrap();
+    assert_eq!(best.usd_per_million_tokens, Some(best_cost));
+    let mut n = 0;
+    for (m, f) in &rows {
+        if m.kind == MachineKind::Cloud
+            && f.fits()
+            && price(m).is_some()
+            && let Some(c) = f.usd_per_million_tokens
+        {
+            n += 1;
+            assert!(
+                best_cost <= c,
+                "{} ${best_cost} > {} ${c}",
+                best.machine,
+                m.id
+            );
+        }
+    }
+    assert!(n >= 2, "{n} cloud instances run it");
+    // And the cheapest per hour among those that hold it on the GPU.
+    // (Folded into the best-value pick when it is the same instance.)
+    let cheap = cloud
+        .picks
+        .iter()
+        .find(|p| p.role == Role::Cheapest || p.reason.contains("cheapest per hour"))
+        .expect("a cheapest cloud pick");
+    assert!(cheap.hourly);
+    for (m, f) in &rows {
+        if m.kind == MachineKind::Cloud && on_gpu(f) && price(m).is_some() {
+            assert!(cheap.price_usd.unwrap() <= price(m).unwrap(), "{}", m.id);
+        }
+    }
+    assert!(cheap.price_text().ends_with("/h"), "{}", cheap.price_text());
+}
+
+#[test]
+fn a_budget_below_every_fitting_machine_says_what_would_have_to_give() {
+    let cat = builtin();
+    let s = scenario("llama-3.1-70b", WeightPrecision::Q4KM, 8192);
+    let st = FitSettings::default();
+    let k = Constraints {
+        budget_usd: Some(500.0),
+        kinds: vec![KindFilter::Apple],
+        ..Constraints::default()
+    };
+    let r = recommend(&s, &cat.machines, None, cat, &st, &k);
+    assert_eq!(r.groups.len(), 1, "only the kind asked for");
+    let apple = group(&r, Group::Apple);
+    assert!(
+        apple.picks.iter().all(|p| p.role != Role::Cheapest),
+        "{apple:?}"
+    );
+    // The cheapest Apple machine that holds it, from the fit rows.
+    let rows = rows(&s, cat);
+    let cheapest = rows
+        .iter()
+        .filter(|(m, f)| is_apple(cat, m) && on_gpu(f) && price(m).is_some())
+        .min_by(|a, b| price(a.0).unwrap().total_cmp(&price(b.0).unwrap()))
+        .unwrap();
+    assert!(price(cheapest.0).unwrap() > 500.0);
+    let msg = &apple.unmet[0];
+    assert!(
+        msg.starts_with("nothing fits under $500; the cheapest is "),
+        "{msg}"
+    );
+    assert!(msg.contains(&cheapest.0.name), "{msg}");
+}
+
+#[test]
+fn speed_floor_and_minimum_context_are_respected() {
+    let cat = builtin();
+    let s = scenario("llama-3-8b", WeightPrecision::Q4KM, 4096);
+    let st = FitSettings::default();
+    let k = Constraints {
+        min_tokens_per_s: Some(60.0),
+        min_context: Some(8192),
+        kinds: vec![KindFilter::Laptop, KindFilter::Cloud],
+        ..Constraints::default()
+    };
+    let r = recommend(&s, &cat.machines, None, cat, &st, &k);
+    assert_eq!(r.context, 8192, "fitted at the minimum context");
+    assert_eq!(
+        r.groups.iter().map(|g| g.group).collect::<Vec<_>>(),
+        vec![Group::Laptop, Group::Cloud]
+    );
+    for g in &r.groups {
+        for p in &g.picks {
+            assert!(p.tokens_per_s >= 60.0, "{p:?}");
+        }
+    }
+}
+
+#[test]
+fn this_machine_gets_its_verdict_and_the_changes_that_make_it_fit() {
+    let cat = builtin();
+    let st = FitSettings::default();
+    // A 24 GiB RTX 4090 desktop and 70B Q4_K_M (~43 GiB): layers are offloaded.
+    let s = scenario("llama-3.1-70b", WeightPrecision::Q4KM, 8192);
+    let me = cat.machine("desktop-rtx4090-64gb").unwrap();
+    let r = recommend(
+        &s,
+        &cat.machines,
+        Some(me),
+        cat,
+        &st,
+        &Constraints::default(),
+    );
+    assert!(
+        r.machine_ids().iter().all(|id| id != &me.id),
+        "never a pick"
+    );
+    let t = r.this_machine.as_ref().unwrap();
+    let f = fit_all(&s, [me], cat, &st).remove(0);
+    assert_eq!(t.verdict, f.verdict);
+    assert_eq!(t.verdict, Verdict::Offload);
+    assert!(
+        t.summary.starts_with("runs it with offload"),
+        "{}",
+        t.summary
+    );
+    assert!(!t.upgrades.is_empty());
+    for u in &t.upgrades {
+        match u.change {
+            ChangeKind::Precision | ChangeKind::Context => {
+                assert_eq!(u.verdict, Verdict::Gpu, "{u:?}")
+            }
+            ChangeKind::Gpu => {
+                // At least what one GPU needs, and the example card has it.
+                assert!(u.gpu_memory_bytes.unwrap() >= f.gpu_required.0, "{u:?}");
+                let a = cat.accelerator(u.example.as_deref().unwrap()).unwrap();
+                assert!(a.memory.0 >= u.gpu_memory_bytes.unwrap());
+                assert_eq!(u.verdict, Verdict::Gpu, "{u:?}");
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(t.upgrades.last().unwrap().change, ChangeKind::Gpu);
+
+    // A CPU-only machine that cannot hold it: the RAM to add, and no less would do.
+    let mut small = cat
+        .machines
+        .iter()
+        .find(|m| m.gpu.is_none())
+        .unwrap()
+        .clone();
+    small.id = "local".into();
+    small.ram = Bytes::gib(16);
+    let r = recommend(
+        &s,
+        &cat.machines,
+        Some(&small),
+        cat,
+        &st,
+        &Constraints::default(),
+    );
+    let t = r.this_machine.unwrap();
+    assert_eq!(t.verdict, Verdict::None);
+    let ram = t
+        .upgrades
+        .iter()
+        .find(|u| u.change == ChangeKind::Ram)
+        .expect("a RAM upgrade");
+    let need = ram.ram_bytes.unwrap();
+    assert_eq!(ram.verdict, Verdict::Cpu);
+    assert_eq!(need % (8 * GIB), 0);
+    let with = |b: u64| {
+        let mut m = small.clone();
+        m.ram = Bytes(b);
+        fit_all(&s, [&m], cat, &st).remove(0)
+    };
+    assert!(with(need).fits());
+    assert!(!with(need - 8 * GIB).fits(), "{need} is the least");
+}
+
+#[test]
+fn the_default_report_machines_are_the_picks() {
+    let cat = builtin();
+    let s = scenario("llama-3-8b", WeightPrecision::Q4KM, 8192);
+    let r = recommend(
+        &s,
+        &cat.machines,
+        None,
+        cat,
+        &FitSettings::default(),
+        &Constraints::default(),
+    );
+    let ids = r.machine_ids();
+    // Headline picks first, one per group, no repeats.
+    let heads: Vec<&str> = r
+        .groups
+        .iter()
+        .filter_map(|g| g.best())
+        .map(|p| p.machine.as_str())
+        .collect();
+    assert!(ids.len() >= heads.len().min(1));
+    let mut seen = std::collections::HashSet::new();
+    assert!(ids.iter().all(|i| seen.insert(i.clone())));
+    assert_eq!(ids[0], heads[0]);
+}
+
+/// What a recompute costs (the GUI does it once per input change, from fit rows it already has):
+/// `cargo test --release --test recommend recompute_cost -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn recompute_cost() {
+    let cat = builtin();
+    let st = FitSettings::default();
+    let me = cat.machine("desktop-rtx4090-64gb").unwrap();
+    for (name, s) in [
+        (
+            "8B Q4_K_M (fits)",
+            scenario("llama-3-8b", WeightPrecision::Q4KM, 8192),
+        ),
+        (
+            "70B Q4_K_M (offload)",
+            scenario("llama-3.1-70b", WeightPrecision::Q4KM, 8192),
+        ),
+    ] {
+        let t = std::time::Instant::now();
+        let fits = fit_all(&s, &cat.machines, cat, &st);
+        let fit_ms = t.elapsed().as_secs_f64() * 1e3;
+        let n = 5;
+        let mut best = f64::INFINITY;
+        for _ in 0..n {
+            let t = std::time::Instant::now();
+            let r = headroom::core::recommend::recommend_from_fits(
+                &s,
+                &cat.machines,
+                &fits,
+                Some(me),
+                cat,
+                &st,
+                &Constraints::default(),
+            );
+            assert!(!r.groups.is_empty());
+            best = best.min(t.elapsed().as_secs_f64() * 1e3);
+        }
+        let rec_ms = best;
+        let t = std::time::Instant::now();
+        let _ = headroom::core::recommend::recommend_from_fits(
+            &s,
+            &cat.machines,
+            &fits,
+            None,
+            cat,
+            &st,
+            &Constraints::default(),
+        );
+        let picks_ms = t.elapsed().as_secs_f64() * 1e3;
+        println!(
+            "{name}: fit_all {fit_ms:.2} ms, recommend_from_fits {rec_ms:.2} ms at best of {n} (picks alone {picks_ms:.2} ms)"
+        );
+    }
+}
