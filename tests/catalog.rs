@@ -692,10 +692,22 @@ fn list_table_and_json() {
             .filter(|m| m.kind == MachineKind::Laptop)
             .count()
     );
+    // One JSON convention across the CLI (issue 11): lowercase kinds, sizes in bytes, a flat
+    // price object.
     assert!(
         arr.iter()
-            .all(|m| m["kind"] == "Laptop" && m["id"].is_string())
+            .all(|m| m["kind"] == "laptop" && m["id"].is_string() && m["ram"].is_u64())
     );
+    let json: serde_json::Value = serde_json::from_str(&cli::list(c, Some("cloud"), true)).unwrap();
+    let p5 = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == "aws-p5-48xlarge")
+        .expect("p5");
+    assert_eq!(p5["gpu_memory"], 80u64 << 30);
+    assert_eq!(p5["price"]["kind"], "hourly");
+    assert_eq!(p5["price"]["usd"], 55.04);
 }
 
 #[test]

@@ -50,3 +50,27 @@ pub fn calibrate_file(
     let _ = writeln!(o, "  {}", c.note());
     Ok(o)
 }
+
+/// Runs `headroom calibrate FILE` on the detected machine (`local`).
+pub fn command(file: &Path, cat: &Catalog) -> Result<String, super::app::CliError> {
+    use super::app::CliError;
+    use crate::io::detect::Detector;
+    let d = crate::io::detect::SystemDetector::new(cat.clone()).detect();
+    let c = crate::io::detect::catalog_with_local(&d, cat);
+    let m = c
+        .machine(crate::io::detect::LOCAL_MACHINE_ID)
+        .cloned()
+        .ok_or_else(|| CliError::input("this machine could not be described"))?;
+    let dir = crate::io::calibration::config_dir().ok_or_else(|| {
+        CliError::input("no config directory on this system (set HEADROOM_CONFIG_DIR)")
+    })?;
+    calibrate_file(file, &m, &c, &dir, &super::app::today()).map_err(CliError::input)
+}
+
+/// This machine's stored calibration (`headroom calibrate`); a broken file is a warning.
+pub fn stored() -> Option<crate::core::speed::bench::Calibration> {
+    crate::io::calibration::load_default().unwrap_or_else(|e| {
+        eprintln!("headroom: {e} (ignored)");
+        None
+    })
+}

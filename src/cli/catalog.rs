@@ -1,7 +1,8 @@
-//! `headroom catalog list` and `headroom catalog validate FILE`: text in, text out (the clap
-//! wiring lives with the command definitions).
+//! `headroom catalog list | models | validate FILE`: text in, text out (the clap grammar is in
+//! `cli::args`).
 
 use crate::core::catalog::{Catalog, Machine, MachineKind, MemoryKind, Price, Vendor};
+use crate::core::format;
 use crate::core::units::Bytes;
 use std::path::Path;
 
@@ -56,7 +57,8 @@ pub fn filter_machines<'a>(
 }
 
 /// `catalog list`: a table (id, name, kind, GPU × count, VRAM, RAM, price) or, with `json`, a JSON
-/// array of the machine objects. An unknown kind gives the error text instead.
+/// array of the machine objects ([`crate::io::json::machine_json`]). An unknown kind gives the
+/// error text instead.
 pub fn list(cat: &Catalog, kind: Option<&str>, json: bool) -> String {
     try_list(cat, kind, json).unwrap_or_else(|e| e)
 }
@@ -65,7 +67,12 @@ pub fn list(cat: &Catalog, kind: Option<&str>, json: bool) -> String {
 pub fn try_list(cat: &Catalog, kind: Option<&str>, json: bool) -> Result<String, String> {
     let machines = filter_machines(cat, kind)?;
     if json {
-        return serde_json::to_string_pretty(&machines)
+        let v: Vec<serde_json::Value> = machines
+            .iter()
+            .map(|m| crate::io::json::machine_json(cat, m))
+            .collect();
+        return serde_json::to_string_pretty(&v)
+            .map(|s| s + "\n")
             .map_err(|e| format!("cannot write JSON: {e}"));
     }
     if machines.is_empty() {
@@ -113,7 +120,7 @@ fn row(cat: &Catalog, m: &Machine) -> [String; 7] {
         (Some(id), None) => format!("{id} (unknown)"),
     };
     let vram = match acc {
-        None => "—".to_string(),
+        None => format::MISSING.to_string(),
         Some(a) if a.memory_kind == MemoryKind::Unified => match m.gpu_memory_limit {
             Some(l) => format!("unified ≤ {}", l.display_gib()),
             None => "unified".to_string(),
@@ -133,33 +140,73 @@ fn row(cat: &Catalog, m: &Machine) -> [String; 7] {
         m.price
             .as_ref()
             .map(price_str)
-            .unwrap_or_else(|| "—".into()),
+            .unwrap_or_else(|| format::MISSING.into()),
     ]
 }
 
-/// "$55.04/h" for cloud prices, "$1,999" for purchases.
+/// "$55.04/h" for cloud prices, "$1,999" for purchases ([`crate::core::format`]).
 pub fn price_str(p: &Price) -> String {
     match p {
-        Price::Hourly { usd, .. } => {
-            if *usd < 1.0 {
-                format!("${usd:.3}/h")
-            } else {
-                format!("${usd:.2}/h")
-            }
-        }
-        Price::Purchase { usd, .. } => format!("${}", thousands(usd.round() as u64)),
+        Price::Hourly { usd, .. } => format::usd_per_hour(Some(*usd)),
+        Price::Purchase { usd, .. } => format::usd_whole(Some(*usd)),
     }
 }
 
-fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
+/// `catalog models`: the presets `--model` accepts, as a table (id, name, parameters, layers,
+/// context) or, with `json`, a JSON array ([`crate::io::json::model_json`]).
+pub fn models(cat: &Catalog, json: bool) -> String {
+    if json {
+        let v: Vec<serde_json::Value> =
+            cat.models.iter().map(crate::io::json::model_json).collect();
+        let mut s =
+            serde_json::to_string_pretty(&v).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+        s.push('\n');
+        return s;
     }
+    let header = ["ID", "NAME", "PARAMS", "ACTIVE", "LAYERS", "CONTEXT"].map(String::from);
+    let rows: Vec<[String; 6]> = cat
+        .models
+        .iter()
+        .map(|p| {
+            let pc = p.spec.param_count();
+            [
+                p.id.clone(),
+                p.name.clone(),
+                format::params(pc.total),
+                format::params(pc.active),
+                p.spec.layers.to_string(),
+                format::tokens_short(p.spec.max_context),
+            ]
+        })
+        .collect();
+    let mut width = [0usize; 6];
+    for r in std::iter::once(&header).chain(rows.iter()) {
+        for (w, c) in width.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for r in std::iter::once(&header).chain(rows.iter()) {
+        let mut line = String::new();
+        for (i, (c, w)) in r.iter().zip(width).enumerate() {
+            let pad = " ".repeat(w - c.chars().count());
+            // Numbers are right-aligned.
+            if i >= 2 {
+                line.push_str(&pad);
+                line.push_str(c);
+            } else {
+                line.push_str(c);
+                line.push_str(&pad);
+            }
+            line.push_str("  ");
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "{} presets (use the id with --model)\n",
+        rows.len()
+    ));
     out
 }
 
@@ -176,16 +223,4 @@ pub fn validate_file(path: &Path) -> Result<String, String> {
         cat.machines.len(),
         cat.models.len()
     ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn thousands_separators() {
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1999), "1,999");
-        assert_eq!(thousands(1234567), "1,234,567");
-    }
 }

@@ -37,6 +37,7 @@ pub struct RecommendArgs {
     /// Electricity price for owned machines, USD/kWh.
     #[arg(long, value_parser = parse_usd)]
     pub electricity: Option<f64>,
+    /// Print the answer as JSON.
     #[arg(long)]
     pub json: bool,
 }

@@ -1,8 +1,43 @@
 //! `headroom report … --format md|html|json -o FILE`: render the sizing report and print it or
-//! write it atomically (the clap wiring lives with the command definitions).
+//! write it atomically. Without `--format` the format follows the file's extension.
 
+use super::app::CliError;
+use super::args::ReportArgs;
+use super::fit::select_machines;
+use super::scenario::build_scenario;
+use crate::core::catalog::{Catalog, MachineKind};
+use crate::core::estimate::estimate;
+use crate::core::fit::{FitSettings, fit_all};
 use crate::io::export::{ReportFormat, ReportInput, render, write_atomic};
 use std::path::Path;
+
+/// Runs `headroom report`.
+pub fn command(a: &ReportArgs, cat: &mut Catalog) -> Result<String, CliError> {
+    let s = build_scenario(&a.scenario, cat)?;
+    let format = format_for(a.format.as_deref(), &a.output)
+        .map_err(|e| CliError::input(format!("--output: {e}")))?;
+    let st = FitSettings {
+        calibration: super::calibrate::stored(),
+        ..FitSettings::default()
+    };
+    let machines = if a.machines.is_empty() && a.kind.is_none() {
+        super::recommend::report_machines(&s, cat, &st)
+    } else {
+        select_machines(cat, &a.machines, a.kind.map(MachineKind::cli_name))?
+    };
+    let e = estimate(&s);
+    let rs = fit_all(&s, &machines, cat, &st);
+    let input = ReportInput {
+        scenario: &s,
+        estimate: &e,
+        fits: &rs,
+        catalog: cat,
+        settings: &st,
+        generated: super::app::today(),
+        version: env!("CARGO_PKG_VERSION"),
+    };
+    run(&input, format, &a.output).map_err(CliError::input)
+}
 
 /// The format to write: `--format` when given, else the extension of `out`, else Markdown for
 /// stdout (`-`).

@@ -409,6 +409,27 @@ impl Catalog {
     }
 }
 
+/// Apple's default Metal working set (`MTLDevice.recommendedMaxWorkingSetSize`, the GPU's share
+/// of unified memory unless `iogpu.wired_limit_mb` overrides it): 2/3 of RAM up to 32 GiB, 3/4
+/// above. The value is what llama.cpp prints at start-up (`recommendedMaxWorkingSetSize` in
+/// ggml/src/ggml-metal/ggml-metal-device.m): 16 GiB → 10922.67 MiB, 64 GiB → 49152 MiB,
+/// 128 GiB → 98304 MiB on macOS 13–15. How the rule was derived, and what is not yet observed
+/// (36 and 48 GiB Macs), is in docs/apple-unified-memory.md. The one rule for the fit engine
+/// and for detection.
+pub fn metal_default_limit(ram: Bytes) -> Bytes {
+    if ram.0 <= METAL_RULE_CUTOVER.0 {
+        Bytes(ram.0 / 3 * 2)
+    } else {
+        Bytes(ram.0 / 4 * 3)
+    }
+}
+
+/// The RAM up to which Metal's default working set is 2/3 (3/4 above).
+pub const METAL_RULE_CUTOVER: Bytes = Bytes::gib(32);
+
+/// The rule of [`metal_default_limit`] in words, for notes.
+pub const METAL_RULE_TEXT: &str = "2/3 up to 32 GiB, 3/4 above";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,7 +10,7 @@ use super::speed::{
     Backend, MultiGpu, Speed, SpeedConstants, SpeedQuery, SplitStyle, placement_speed,
     training_tokens_per_s,
 };
-use super::units::{Bytes, GIB, GbPerSec};
+use super::units::{Bytes, GbPerSec};
 use serde::{Deserialize, Serialize};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
@@ -149,15 +149,7 @@ impl FitResult {
     }
 }
 
-/// Apple's default Metal working set: 2/3 of RAM up to 32 GB, 3/4 above (llama.cpp logs of
-/// `recommendedMaxWorkingSetSize`: 16 GB → 10922.67 MB, 64 GB → 49152 MB; hardware.md §3b).
-pub fn metal_default_limit(ram: Bytes) -> Bytes {
-    if ram.0 <= 32 * GIB {
-        Bytes(ram.0 / 3 * 2)
-    } else {
-        Bytes(ram.0 / 4 * 3)
-    }
-}
+pub use super::catalog::metal_default_limit;
 
 /// Estimates (numbers only, no formula text) for one scenario at the GPU counts machines need,
 /// computed once each, plus the scenario clamped once.

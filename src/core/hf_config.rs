@@ -51,17 +51,11 @@ pub const SUPPORTED_ARCHS: &[&str] = &[
     "gpt_oss",
 ];
 
-// Sanity bounds: an order of magnitude or more above any published model, low enough that
-// no product of them overflows before the final check.
-const MAX_LAYERS: u64 = 4096;
-const MAX_HIDDEN: u64 = 1 << 20;
-const MAX_HEADS: u64 = 1 << 16;
-const MAX_HEAD_DIM: u64 = 1 << 16;
-const MAX_VOCAB: u64 = 1 << 24;
-const MAX_FFN: u64 = 1 << 22;
-const MAX_EXPERTS: u64 = 1 << 16;
-const MAX_CONTEXT: u64 = 1 << 36;
-const MAX_RANK: u64 = 1 << 20;
+// Sanity bounds: one set for every reader (core::model_limits).
+use super::model_limits::{
+    MAX_CONTEXT, MAX_EXPERTS, MAX_FFN, MAX_HEAD_DIM, MAX_HEADS, MAX_HIDDEN, MAX_LAYERS, MAX_RANK,
+    MAX_VOCAB,
+};
 /// No real model comes near 10^15 parameters (the largest published are ~10^12).
 const MAX_PARAMS: u64 = 1_000_000_000_000_000;
 

@@ -6,8 +6,11 @@
 pub mod catalog;
 pub mod estimate;
 pub mod fit;
+pub mod format;
+pub mod ggml;
 pub mod hf_config;
 pub mod model;
+pub mod model_limits;
 pub mod precision;
 pub mod recommend;
 pub mod scenario;
@@ -20,16 +23,4 @@ pub use precision::{KvPrecision, KvTypes, WeightPrecision};
 pub use scenario::{Mode, Runtime, Scenario};
 pub use units::Bytes;
 
-/// "8.03B", "70.6B", "1.50T", "494M".
-pub fn format_params(p: u64) -> String {
-    let x = p as f64;
-    if x >= 1e12 {
-        format!("{:.2}T", x / 1e12)
-    } else if x >= 1e9 {
-        format!("{:.2}B", x / 1e9)
-    } else if x >= 1e6 {
-        format!("{:.0}M", x / 1e6)
-    } else {
-        format!("{p}")
-    }
-}
+pub use format::params as format_params;

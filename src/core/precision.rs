@@ -6,65 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A ggml storage type (for GGUF imports and the k-quant mixes).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum GgmlType {
-    F32,
-    F16,
-    BF16,
-    Q8_0,
-    Q6K,
-    Q5K,
-    Q5_0,
-    Q4K,
-    Q4_0,
-    Q3K,
-    Q2K,
-}
+pub use super::ggml::GgmlType;
 
-impl GgmlType {
-    /// (bytes per block, weights per block) from ggml-common.h.
-    pub const fn block(self) -> (u64, u64) {
-        match self {
-            GgmlType::F32 => (4, 1),
-            GgmlType::F16 | GgmlType::BF16 => (2, 1),
-            GgmlType::Q8_0 => (34, 32),  // fp16 d + 32 × int8
-            GgmlType::Q6K => (210, 256), // 128 ql + 64 qh + 16 scales + fp16 d
-            GgmlType::Q5K => (176, 256), // 2 fp16 + 12 scales + 32 qh + 128 qs
-            GgmlType::Q5_0 => (22, 32),  // fp16 d + 4 qh + 16 qs
-            GgmlType::Q4K => (144, 256), // 2 fp16 + 12 scales + 128 qs
-            GgmlType::Q4_0 => (18, 32),  // fp16 d + 16 qs
-            GgmlType::Q3K => (110, 256), // 32 hmask + 64 qs + 12 scales + fp16 d
-            GgmlType::Q2K => (84, 256),  // 16 scales + 64 qs + 2 fp16
-        }
-    }
-    pub fn bits_per_weight(self) -> f64 {
-        let (b, n) = self.block();
-        b as f64 * 8.0 / n as f64
-    }
-    pub const fn name(self) -> &'static str {
-        match self {
-            GgmlType::F32 => "F32",
-            GgmlType::F16 => "F16",
-            GgmlType::BF16 => "BF16",
-            GgmlType::Q8_0 => "Q8_0",
-            GgmlType::Q6K => "Q6_K",
-            GgmlType::Q5K => "Q5_K",
-            GgmlType::Q5_0 => "Q5_0",
-            GgmlType::Q4K => "Q4_K",
-            GgmlType::Q4_0 => "Q4_0",
-            GgmlType::Q3K => "Q3_K",
-            GgmlType::Q2K => "Q2_K",
-        }
-    }
-    /// Exact bytes for `n` elements (rounded up to whole blocks).
-    pub fn bytes_for(self, n: u64) -> u64 {
-        let (b, k) = self.block();
-        n.div_ceil(k).saturating_mul(b)
-    }
-}
-
-/// Weight precision (`--weights`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 pub enum WeightPrecision {
     Fp32,
@@ -359,14 +302,23 @@ impl KvPrecision {
         let t = s.trim().to_ascii_lowercase();
         Self::ALL.into_iter().find(|p| p.cli_name() == t)
     }
+    /// The ggml type llama.cpp stores this cache type as (`--cache-type-k`); FP8 is vLLM's
+    /// `--kv-cache-dtype fp8` (one byte per element), not a ggml type.
+    pub const fn ggml(self) -> Option<GgmlType> {
+        match self {
+            KvPrecision::Fp32 => Some(GgmlType::F32),
+            KvPrecision::Fp16 => Some(GgmlType::F16),
+            KvPrecision::Bf16 => Some(GgmlType::BF16),
+            KvPrecision::Fp8 => None,
+            KvPrecision::Q8_0 => Some(GgmlType::Q8_0),
+            KvPrecision::Q4_0 => Some(GgmlType::Q4_0),
+        }
+    }
     /// (bytes per block, elements per block).
     pub const fn block(self) -> (u64, u64) {
-        match self {
-            KvPrecision::Fp32 => (4, 1),
-            KvPrecision::Fp16 | KvPrecision::Bf16 => (2, 1),
-            KvPrecision::Fp8 => (1, 1),
-            KvPrecision::Q8_0 => (34, 32),
-            KvPrecision::Q4_0 => (18, 32),
+        match self.ggml() {
+            Some(t) => t.block(),
+            None => (1, 1),
         }
     }
     pub fn bits(self) -> f64 {

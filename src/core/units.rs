@@ -91,56 +91,19 @@ impl Bytes {
         let d = self.0 as i128 - other.0 as i128;
         d.clamp(i64::MIN as i128, i64::MAX as i128) as i64
     }
-    /// Short human form in binary units: "14.0 GiB", "512 MiB".
+    /// Short human form in binary units: "14.0 GiB", "512 MiB" ([`crate::core::format::bytes`]).
     pub fn display_gib(self) -> String {
-        human_binary(self.0 as f64)
+        super::format::bytes(self)
     }
     /// Short human form in decimal units: "14.0 GB".
     pub fn display_gb(self) -> String {
-        human_decimal(self.0 as f64)
+        super::format::bytes_gb(self)
     }
 }
 
-fn human_binary(b: f64) -> String {
-    const U: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut v = b;
-    let mut i = 0;
-    while v >= 1024.0 && i < U.len() - 1 {
-        v /= 1024.0;
-        i += 1;
-    }
-    fmt_unit(v, U[i], i)
-}
-
-fn human_decimal(b: f64) -> String {
-    const U: [&str; 6] = ["B", "kB", "MB", "GB", "TB", "PB"];
-    let mut v = b;
-    let mut i = 0;
-    while v >= 1000.0 && i < U.len() - 1 {
-        v /= 1000.0;
-        i += 1;
-    }
-    fmt_unit(v, U[i], i)
-}
-
-fn fmt_unit(v: f64, unit: &str, i: usize) -> String {
-    if i == 0 || v >= 100.0 {
-        format!("{v:.0} {unit}")
-    } else if v >= 10.0 {
-        format!("{v:.1} {unit}")
-    } else {
-        format!("{v:.2} {unit}")
-    }
-}
-
-/// Formats a signed headroom in GiB: "+3.20 GiB" / "−1.50 GiB".
+/// Formats a signed headroom: "+3.20 GiB" / "−1.50 GiB" (see [`crate::core::format`]).
 pub fn display_signed_gib(b: i64) -> String {
-    let mag = Bytes(b.unsigned_abs());
-    if b < 0 {
-        format!("−{}", mag.display_gib())
-    } else {
-        format!("+{}", mag.display_gib())
-    }
+    super::format::signed_bytes(b)
 }
 
 impl fmt::Display for Bytes {
@@ -184,7 +147,7 @@ impl GbPerSec {
 
 impl fmt::Display for GbPerSec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:.0} GB/s", self.0)
+        f.write_str(&super::format::bandwidth(*self))
     }
 }
 

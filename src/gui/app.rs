@@ -954,7 +954,7 @@ impl eframe::App for HeadroomApp {
     }
 }
 
-/// A file-name-friendly name for the scenario: "llama-3-8b-bf16-8k".
+/// A file-name-friendly name for the scenario: "llama-3-8b-bf16-8k" ([`crate::core::format::slug`]).
 fn scenario_slug(s: &Scenario) -> String {
     let base = format!(
         "{}-{}-{}",
@@ -962,39 +962,12 @@ fn scenario_slug(s: &Scenario) -> String {
         s.weights.cli_name(),
         style::tokens_short(s.context)
     );
-    let mut out = String::new();
-    for c in base.chars() {
-        if c.is_ascii_alphanumeric() || c == '.' || c == '_' {
-            out.push(c.to_ascii_lowercase());
-        } else if !out.ends_with('-') {
-            out.push('-');
-        }
-    }
-    out.trim_matches('-').to_string()
+    crate::core::format::slug(&base).to_ascii_lowercase()
 }
 
-/// Now as "2025-06-01 14:03 UTC" (no date crate: days to civil date, Howard Hinnant's algorithm).
+/// Now as "2025-06-01 14:03 UTC" ([`crate::io::clock::now_utc`]).
 pub(crate) fn now_utc() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02} UTC",
-        rem / 3600,
-        rem % 3600 / 60
-    )
+    crate::io::clock::now_utc()
 }
 
 /// "1,234" for counts in the views.

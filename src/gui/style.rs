@@ -5,6 +5,7 @@
 
 use crate::core::estimate::ComponentKind;
 use crate::core::fit::{FitResult, Verdict};
+use crate::core::format;
 use crate::core::units::Bytes;
 use egui::{Color32, RichText};
 
@@ -73,78 +74,34 @@ pub fn badge(ui: &mut egui::Ui, text: &str, color: Color32) -> egui::Response {
     resp
 }
 
-/// GiB with two decimals, for tables ("16.00 GiB").
+/// A size, for tables ("16.0 GiB"): [`crate::core::format::bytes`].
 pub fn gib2(b: Bytes) -> String {
-    format!("{:.2} GiB", b.as_gib())
+    format::bytes(b)
 }
 
-/// A signed GiB amount: "+3.20 GiB", "-1.50 GiB" (ASCII minus, for fonts and screen readers).
+/// A signed GiB amount: "+3.20 GiB", "−1.50 GiB" ([`crate::core::format::signed_bytes`]).
 pub fn signed_gib(b: i64) -> String {
-    let g = b as f64 / (1u64 << 30) as f64;
-    if b < 0 {
-        format!("-{:.2} GiB", -g)
-    } else {
-        format!("+{g:.2} GiB")
-    }
+    format::signed_bytes(b)
 }
 
-/// Tokens per second: "1234", "56.7", "3.21"; "-" when zero.
+/// Tokens per second: "1,234", "56.7", "3.21" ([`crate::core::format::rate`]).
 pub fn rate(x: f64) -> String {
-    if !(x.is_finite() && x > 0.0) {
-        "-".into()
-    } else if x >= 100.0 {
-        format!("{x:.0}")
-    } else if x >= 10.0 {
-        format!("{x:.1}")
-    } else {
-        format!("{x:.2}")
-    }
+    format::rate(x)
 }
 
-/// A duration: "0.12 s", "12 s", "3.4 min", "2.1 h", "3.2 d"; "-" when zero.
+/// A duration: "250 ms", "2.40 s", "3.5 min" ([`crate::core::format::duration`]).
 pub fn duration(s: f64) -> String {
-    if !(s.is_finite() && s > 0.0) {
-        "-".into()
-    } else if s < 10.0 {
-        format!("{s:.2} s")
-    } else if s < 120.0 {
-        format!("{s:.0} s")
-    } else if s < 7200.0 {
-        format!("{:.1} min", s / 60.0)
-    } else if s < 172_800.0 {
-        format!("{:.1} h", s / 3600.0)
-    } else {
-        format!("{:.1} d", s / 86_400.0)
-    }
+    format::duration(s)
 }
 
-/// Dollars: "$0.0042", "$0.12", "$3.40", "$1,234"; "-" when unknown.
+/// Dollars: "$0.00423", "$0.526", "$1,234" ([`crate::core::format::usd`]).
 pub fn usd(x: Option<f64>) -> String {
-    match x {
-        Some(v) if v.is_finite() && v >= 0.0 => {
-            if v < 0.01 {
-                format!("${v:.4}")
-            } else if v < 100.0 {
-                format!("${v:.2}")
-            } else {
-                format!("${}", crate::core::estimate::group_digits(v.round() as u64))
-            }
-        }
-        _ => "-".into(),
-    }
+    format::usd(x)
 }
 
-/// Token counts: "256", "8K", "128K", "1M" (binary K, as context sizes are written).
+/// Token counts: "256", "8K", "128K", "1M" ([`crate::core::format::tokens_short`]).
 pub fn tokens_short(t: u64) -> String {
-    if t >= 1 << 20 && t.is_multiple_of(1 << 20) {
-        format!("{}M", t >> 20)
-    } else if t >= 1024 && t.is_multiple_of(1024) {
-        format!("{}K", t >> 10)
-    } else if t >= 10_000 {
-        format!("{:.0}K", t as f64 / 1024.0)
-    } else {
-        t.to_string()
-    }
+    format::tokens_short(t)
 }
 
 /// Small, weak explanatory text that wraps.
@@ -178,14 +135,15 @@ mod tests {
 
     #[test]
     fn formats() {
-        assert_eq!(signed_gib(-(3 << 29)), "-1.50 GiB");
+        // The views use the one formatter of every surface (core::format).
+        assert_eq!(signed_gib(-(3 << 29)), "−1.50 GiB");
         assert_eq!(signed_gib(1 << 30), "+1.00 GiB");
-        assert_eq!(rate(0.0), "-");
+        assert_eq!(rate(0.0), "—");
         assert_eq!(rate(123.4), "123");
-        assert_eq!(duration(90.0), "90 s");
+        assert_eq!(duration(90.0), "90.0 s");
         assert_eq!(duration(7200.0), "2.0 h");
         assert_eq!(usd(Some(1234.4)), "$1,234");
-        assert_eq!(usd(None), "-");
+        assert_eq!(usd(None), "—");
         assert_eq!(tokens_short(8192), "8K");
         assert_eq!(tokens_short(1 << 20), "1M");
         assert_eq!(tokens_short(300), "300");

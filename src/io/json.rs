@@ -1,6 +1,10 @@
-//! The JSON shapes of the CLI contract (`headroom estimate --json`, `headroom fit --json`).
-//! Field names here are a contract other tools rely on: add fields freely, never rename.
+//! The JSON shapes of the CLI contract (`estimate --json`, `fit --json`, `catalog list --json`,
+//! `catalog models --json`). Field names here are a contract other tools rely on: add fields
+//! freely, never rename. One convention across every output: sizes are integers in bytes, kinds
+//! and verdicts are lowercase CLI names, a price is one flat object, and a value that does not
+//! apply is `null` (never a 0 that reads like a measurement).
 
+use crate::core::catalog::{Catalog, Machine, ModelPreset, Price};
 use crate::core::estimate::{ComponentKind, Estimate};
 use crate::core::fit::FitResult;
 use serde_json::{Map, Value, json};
@@ -50,7 +54,16 @@ pub fn estimate_json(e: &Estimate) -> Value {
 /// "headroom_bytes", "decode_tokens_per_s", "prefill_tokens_per_s", "usd_per_million_tokens"}`,
 /// plus `speed_backend` (the throughput profile used) and `measured` (a published measurement of
 /// this model and precision on this machine) when there is one.
+/// Speeds and TTFT are `null` where the scenario does not run (verdict "none") or is training.
 pub fn fit_json(r: &FitResult) -> Value {
+    let runs = r.fits() && r.training.is_none();
+    let speed = |x: f64, round: fn(f64) -> f64| {
+        if runs && x.is_finite() && x > 0.0 {
+            json!(round(x))
+        } else {
+            Value::Null
+        }
+    };
     let mut v = json!({
         "machine": r.machine,
         "name": r.name,
@@ -59,10 +72,10 @@ pub fn fit_json(r: &FitResult) -> Value {
         "gpu_layers": r.gpu_layers,
         "total_layers": r.total_layers,
         "headroom_bytes": r.headroom_bytes,
-        "decode_tokens_per_s": round2(r.decode_tokens_per_s),
-        "prefill_tokens_per_s": round2(r.prefill_tokens_per_s),
+        "decode_tokens_per_s": speed(r.decode_tokens_per_s, round2),
+        "prefill_tokens_per_s": speed(r.prefill_tokens_per_s, round2),
         "usd_per_million_tokens": r.usd_per_million_tokens.map(round4),
-        "ttft_s": round4(r.ttft_s),
+        "ttft_s": speed(r.ttft_s, round4),
         "gpus": r.gpus,
         "gpu_capacity_bytes": r.gpu_capacity.0,
         "gpu_required_bytes": r.gpu_required.0,
@@ -93,6 +106,78 @@ pub fn fit_json(r: &FitResult) -> Value {
         });
     }
     v
+}
+
+/// A price as one flat object: `{"kind": "hourly" | "purchase", "usd", "region", "price_date",
+/// "source"}`.
+pub fn price_json(p: &Price) -> Value {
+    let (kind, usd, region, price_date, source) = match p {
+        Price::Hourly {
+            usd,
+            region,
+            price_date,
+            source,
+        } => ("hourly", usd, region, price_date, source),
+        Price::Purchase {
+            usd,
+            region,
+            price_date,
+            source,
+        } => ("purchase", usd, region, price_date, source),
+    };
+    json!({
+        "kind": kind,
+        "usd": usd,
+        "region": region,
+        "price_date": price_date,
+        "source": source,
+    })
+}
+
+/// One catalog machine (`catalog list --json`): the catalog fields with sizes in bytes, the
+/// kind's CLI name, a flat price, plus the accelerator's name and memory per GPU (bytes).
+pub fn machine_json(cat: &Catalog, m: &Machine) -> Value {
+    let acc = m.gpu.as_deref().and_then(|g| cat.accelerator(g));
+    json!({
+        "id": m.id,
+        "name": m.name,
+        "kind": m.kind.cli_name(),
+        "gpu": m.gpu,
+        "gpu_name": acc.map(|a| a.name.clone()),
+        "gpu_count": m.gpu_count,
+        "gpu_memory": acc.map(|a| a.memory.0),
+        "gpu_memory_limit": m.gpu_memory_limit.map(|b| b.0),
+        "ram": m.ram.0,
+        "ram_bandwidth": m.ram_bandwidth.0,
+        "cpu": m.cpu,
+        "cpu_cores": m.cpu_cores,
+        "vcpus": m.vcpus,
+        "price": m.price.as_ref().map(price_json),
+        "power_w": m.power_w,
+        "source": m.source,
+        "notes": m.notes,
+    })
+}
+
+/// One model preset (`catalog models --json`): `{"id", "name", "family", "arch", "params",
+/// "active_params", "layers", "hidden", "heads", "kv_heads", "vocab", "max_context", "source"}`.
+pub fn model_json(p: &ModelPreset) -> Value {
+    let pc = p.spec.param_count();
+    json!({
+        "id": p.id,
+        "name": p.name,
+        "family": p.family,
+        "arch": p.spec.arch,
+        "params": pc.total,
+        "active_params": pc.active,
+        "layers": p.spec.layers,
+        "hidden": p.spec.hidden,
+        "heads": p.spec.heads,
+        "kv_heads": p.spec.kv_heads,
+        "vocab": p.spec.vocab,
+        "max_context": p.spec.max_context,
+        "source": p.source,
+    })
 }
 
 fn round2(x: f64) -> f64 {

@@ -158,18 +158,7 @@ impl Estimate {
     }
 }
 
-/// "8,030,261,248".
-pub fn group_digits(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
-}
+pub use super::format::group_digits;
 
 /// A size as the formula texts show it ("4.00 GiB").
 fn gib(x: Bytes) -> String {

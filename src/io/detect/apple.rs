@@ -1,4 +1,4 @@
-//! Apple Silicon unified memory via `sysctl` (hardware.md §3b).
+//! Apple Silicon unified memory via `sysctl` (docs/apple-unified-memory.md).
 //!
 //! Metal's default `recommendedMaxWorkingSetSize` is 2/3 of RAM up to 32 GiB and 3/4 above
 //! (16 GB → 10922.67 MiB, 64 GB → 49152 MiB, 128 GB → 98304 MiB on macOS 13–15);
@@ -7,7 +7,7 @@
 //! `sysctl` is compiled on macOS only.
 
 use super::UnifiedMemory;
-use crate::core::units::{Bytes, GIB, MIB};
+use crate::core::units::{Bytes, MIB};
 
 /// The `sysctl` keys read, in order.
 pub const SYSCTL_KEYS: [&str; 4] = [
@@ -50,14 +50,10 @@ pub fn parse_sysctl(text: &str) -> SysctlValues {
     v
 }
 
-/// Metal's default GPU working-set limit: 2/3 of RAM up to 32 GiB, 3/4 above.
-/// (The cut-over between 32 and 64 GB, i.e. 36/48 GB Macs, was not observed; hardware.md §3b.)
+/// Metal's default GPU working-set limit: the one rule in
+/// [`crate::core::catalog::metal_default_limit`].
 pub fn default_gpu_limit(total: Bytes) -> Bytes {
-    if total.0 <= 32 * GIB {
-        Bytes(total.0 / 3 * 2)
-    } else {
-        Bytes(total.0 / 4 * 3)
-    }
+    crate::core::catalog::metal_default_limit(total)
 }
 
 /// The unified pool of `chip` with `total` RAM; `wired_limit_mb` of `Some(0)` or `None` means default.
@@ -111,7 +107,7 @@ pub fn unified_from_sysctl(v: &SysctlValues, notes: &mut Vec<String>) -> Option<
             "Unified memory: GPU may use {} of {} by Metal's default ({}); raise it with `sudo sysctl iogpu.wired_limit_mb=<MiB>`. macOS 26 may allow more",
             u.gpu_limit,
             u.total,
-            if u.total.0 <= 32 * GIB { "2/3 up to 32 GiB" } else { "3/4 above 32 GiB" }
+            if u.total <= crate::core::catalog::METAL_RULE_CUTOVER { "2/3 up to 32 GiB" } else { "3/4 above 32 GiB" }
         )),
     }
     Some(u)

@@ -2,7 +2,8 @@
 //!
 //! Choices, each also written into the machine's `notes`:
 //! - **Discrete GPU**: the accelerator's `memory` is the GPU's **free** VRAM now (the desktop and
-//!   other processes hold the rest; domain.md §6), the smallest free figure when several identical
+//!   other processes hold the rest: NVML's `nvmlDeviceGetMemoryInfo` counts every process's
+//!   allocations, the display's included, as used), the smallest free figure when several identical
 //!   GPUs are present. The runtime reserve (CUDA context) is still the fit's to subtract.
 //!   Bandwidth, FP16, INT8, TDP and GPU link come from the matched catalog part; unmatched, the
 //!   bandwidth is bus width × memory clock when NVML gave both, else 300 GB/s, and FP16 is 20
@@ -391,7 +392,7 @@ mod tests {
             gpu_link: None,
             gpu_link_gbs: None,
             aliases: vec![],
-            source: "hardware.md".into(),
+            source: "test fixture".into(),
             notes: None,
         }
     }

@@ -342,8 +342,8 @@ mod tests {
         }
     }
 
-    /// A catalog written the way hardware.md names parts, mostly without NVML aliases, so the
-    /// token rules are what is tested.
+    /// A catalog written the way vendors' spec pages name parts, mostly without NVML aliases, so
+    /// the token rules are what is tested.
     fn catalog() -> Catalog {
         Catalog {
             benchmarks: Vec::new(),

@@ -123,7 +123,7 @@ pub struct DetectedGpu {
     pub source: GpuSource,
 }
 
-/// Apple Silicon's unified memory and the GPU's share of it (hardware.md §3b).
+/// Apple Silicon's unified memory and the GPU's share of it (docs/apple-unified-memory.md).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct UnifiedMemory {

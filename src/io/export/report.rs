@@ -468,7 +468,8 @@ pub(crate) fn scenario_rows(input: &ReportInput) -> Vec<Row> {
     v
 }
 
-/// The techniques in effect, by name (each one the seeds name is visible in the report).
+/// The techniques in effect, by name (every memory technique the scenario uses is named in the
+/// report).
 pub(crate) fn techniques(input: &ReportInput) -> Vec<String> {
     let s = input.scenario;
     let training = s.mode.is_training();
@@ -666,10 +667,14 @@ pub(crate) fn hardware(input: &ReportInput, f: &FitResult) -> String {
         ),
     };
     match &m.price {
-        Some(Price::Hourly { usd, .. }) => s.push_str(&format!(", ${usd:.2}/h")),
-        Some(Price::Purchase { usd, .. }) => {
-            s.push_str(&format!(", ${} to buy", group_digits(usd.round() as u64)))
-        }
+        Some(Price::Hourly { usd, .. }) => s.push_str(&format!(
+            ", {}",
+            crate::core::format::usd_per_hour(Some(*usd))
+        )),
+        Some(Price::Purchase { usd, .. }) => s.push_str(&format!(
+            ", {} to buy",
+            crate::core::format::usd_whole(Some(*usd))
+        )),
         None => {}
     }
     s
@@ -684,11 +689,11 @@ pub(crate) fn fit_row(input: &ReportInput, f: &FitResult, training: bool) -> Vec
             f.gpu_capacity.display_gib()
         )
     } else {
-        "–".into()
+        crate::core::format::MISSING.into()
     };
     // A machine that does not fit may not have sized its RAM side: say so rather than "0 B".
     let ram_need = if f.verdict == Verdict::None && f.ram_required.0 == 0 {
-        "–".to_string()
+        crate::core::format::MISSING.to_string()
     } else {
         f.ram_required.display_gib()
     };
@@ -709,7 +714,12 @@ pub(crate) fn fit_row(input: &ReportInput, f: &FitResult, training: bool) -> Vec
                 duration(t.run_hours * 3600.0),
                 usd(t.run_usd),
             ]),
-            None => r.extend(["–".into(), "–".into(), "–".into(), "–".into()]),
+            None => r.extend([
+                crate::core::format::MISSING.into(),
+                crate::core::format::MISSING.into(),
+                crate::core::format::MISSING.into(),
+                crate::core::format::MISSING.into(),
+            ]),
         }
     } else {
         r.extend([
@@ -725,7 +735,7 @@ pub(crate) fn fit_row(input: &ReportInput, f: &FitResult, training: bool) -> Vec
 /// The speed-model constants and fit settings: (name, value, meaning).
 pub(crate) fn settings_rows(st: &FitSettings) -> Vec<(&'static str, String, &'static str)> {
     let k = &st.speed;
-    let pct = |x: f64| format!("{:.0} %", x * 100.0);
+    let pct = crate::core::format::percent;
     let mut rows = vec![
         (
             "CPU bandwidth efficiency",

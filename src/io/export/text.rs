@@ -1,7 +1,8 @@
-//! Escaping and number formatting shared by the report renderers and the launch settings.
+//! Escaping shared by the report renderers and the launch settings; numbers go through
+//! [`crate::core::format`], the one formatter of every surface.
 //! Text from model files and catalogs is untrusted: every renderer escapes it for its format.
 
-use crate::core::estimate::group_digits;
+use crate::core::format::{self, group_digits};
 use crate::core::units::Bytes;
 
 /// Escape text for HTML element content and attribute values.
@@ -95,72 +96,24 @@ pub(crate) fn gib_exact(b: Bytes) -> String {
     format!("{} ({} B)", b.display_gib(), group_digits(b.0))
 }
 
-/// A rate with sensible precision: "1,234", "56.7", "3.21", "0.012"; "–" when zero or not finite.
+/// A rate: [`crate::core::format::rate`].
 pub(crate) fn rate(x: f64) -> String {
-    if !x.is_finite() || x <= 0.0 {
-        "–".into()
-    } else if x >= 1000.0 {
-        group_digits(x.round() as u64)
-    } else if x >= 100.0 {
-        format!("{x:.0}")
-    } else if x >= 10.0 {
-        format!("{x:.1}")
-    } else if x >= 1.0 {
-        format!("{x:.2}")
-    } else {
-        format!("{x:.3}")
-    }
+    format::rate(x)
 }
 
-/// Seconds as "850 ms", "2.40 s", "3.5 min", "5.2 h", "3.1 days"; "–" when zero.
+/// Seconds: [`crate::core::format::duration`].
 pub(crate) fn duration(s: f64) -> String {
-    if !s.is_finite() || s <= 0.0 {
-        "–".into()
-    } else if s < 1.0 {
-        format!("{:.0} ms", s * 1000.0)
-    } else if s < 120.0 {
-        format!("{s:.2} s")
-    } else if s < 7200.0 {
-        format!("{:.1} min", s / 60.0)
-    } else if s < 72.0 * 3600.0 {
-        format!("{:.1} h", s / 3600.0)
-    } else {
-        format!("{:.1} days", s / 86400.0)
-    }
+    format::duration(s)
 }
 
-/// Dollars: "$0.0123", "$1.23", "$1,234".
+/// Dollars: [`crate::core::format::usd`].
 pub(crate) fn usd(x: Option<f64>) -> String {
-    match x {
-        Some(v) if v.is_finite() && v >= 0.0 => {
-            if v >= 1000.0 {
-                format!("${}", group_digits(v.round() as u64))
-            } else if v >= 1.0 {
-                format!("${v:.2}")
-            } else {
-                format!("${v:.4}")
-            }
-        }
-        _ => "–".into(),
-    }
+    format::usd(x)
 }
 
-/// A short slug of a model name for placeholder file names: "Llama 3 8B" → "Llama-3-8B".
+/// A slug of a model name for placeholder file names: [`crate::core::format::slug`].
 pub(crate) fn slug(s: &str) -> String {
-    let mut out = String::new();
-    for c in s.chars() {
-        if c.is_ascii_alphanumeric() || c == '.' || c == '_' {
-            out.push(c);
-        } else if !out.ends_with('-') && !out.is_empty() {
-            out.push('-');
-        }
-    }
-    let t = out.trim_matches(|c| c == '-' || c == '.').to_string();
-    if t.is_empty() {
-        "model".into()
-    } else {
-        t.chars().take(64).collect()
-    }
+    format::slug(s)
 }
 
 #[cfg(test)]
@@ -190,10 +143,10 @@ mod tests {
     fn numbers() {
         assert_eq!(rate(1234.4), "1,234");
         assert_eq!(rate(56.71), "56.7");
-        assert_eq!(rate(0.0), "–");
+        assert_eq!(rate(0.0), "—");
         assert_eq!(duration(0.25), "250 ms");
         assert_eq!(duration(3.0 * 3600.0), "3.0 h");
         assert_eq!(usd(Some(0.01234)), "$0.0123");
-        assert_eq!(usd(None), "–");
+        assert_eq!(usd(None), "—");
     }
 }

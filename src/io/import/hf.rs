@@ -568,7 +568,8 @@ pub fn build(
         runtime_extra_bytes: 0,
         format: format.clone(),
     });
-    if let Some((what, v, max)) = super::implausible(&spec) {
+    if let Some((field, v)) = super::implausible(&spec) {
+        let (what, max) = (field.label(), field.max());
         let file = shards
             .first()
             .map(|(p, _)| file_name(p))

@@ -211,67 +211,8 @@ pub fn import_gguf(path: &Path) -> Result<ImportedModel, ImportError> {
     Ok(m)
 }
 
-// Plausibility bounds for a shape read from a file: an order of magnitude or more above any
-// published model (the same as core::hf_config's), so that no arithmetic on the spec overflows.
-const MAX_LAYERS: u64 = 4096;
-const MAX_HIDDEN: u64 = 1 << 20;
-const MAX_HEADS: u64 = 1 << 16;
-const MAX_HEAD_DIM: u64 = 1 << 16;
-const MAX_VOCAB: u64 = 1 << 24;
-const MAX_FFN: u64 = 1 << 24;
-const MAX_EXPERTS: u64 = 1 << 16;
-const MAX_CONTEXT: u64 = 1 << 32;
-
-/// The first value of `spec` beyond the plausibility bounds: (what, value, limit).
-pub(crate) fn implausible(spec: &ModelSpec) -> Option<(&'static str, u64, u64)> {
-    let mut checks: Vec<(&'static str, u64, u64)> = vec![
-        ("block count", spec.layers, MAX_LAYERS),
-        (
-            "multi-token-prediction layer count",
-            spec.mtp_layers,
-            MAX_LAYERS,
-        ),
-        ("embedding length", spec.hidden, MAX_HIDDEN),
-        ("attention head count", spec.heads, MAX_HEADS),
-        ("KV head count", spec.kv_heads, MAX_HEADS),
-        ("head dimension", spec.head_dim, MAX_HEAD_DIM),
-        ("feed-forward length", spec.intermediate, MAX_FFN),
-        ("vocabulary size", spec.vocab, MAX_VOCAB),
-        ("context length", spec.max_context, MAX_CONTEXT),
-        ("norms per layer", spec.norms_per_layer, 64),
-    ];
-    if let Some(m) = &spec.moe {
-        checks.extend([
-            ("expert count", m.experts, MAX_EXPERTS),
-            ("experts used", m.active_experts, MAX_EXPERTS),
-            ("expert feed-forward length", m.expert_ffn, MAX_FFN),
-            ("shared expert count", m.shared_experts, MAX_EXPERTS),
-            ("shared expert feed-forward length", m.shared_ffn, MAX_FFN),
-            (
-                "leading dense block count",
-                m.first_dense_layers,
-                MAX_LAYERS,
-            ),
-            ("MoE layer step", m.sparse_step, MAX_LAYERS),
-        ]);
-    }
-    if let Some(m) = &spec.mla {
-        checks.extend([
-            ("kv_lora_rank", m.kv_lora_rank, MAX_HIDDEN),
-            ("q_lora_rank", m.q_lora_rank, MAX_HIDDEN),
-            ("RoPE head dimension", m.qk_rope_head_dim, MAX_HEAD_DIM),
-            ("no-RoPE head dimension", m.qk_nope_head_dim, MAX_HEAD_DIM),
-            ("value head dimension", m.v_head_dim, MAX_HEAD_DIM),
-        ]);
-    }
-    if let Some(w) = &spec.sliding {
-        checks.extend([
-            ("sliding window", w.window, MAX_CONTEXT),
-            ("sliding window period", w.period, MAX_LAYERS),
-        ]);
-    }
-    checks.into_iter().find(|(_, v, max)| v > max)
-}
+/// The first value of `spec` beyond the plausibility bounds (one set: core::model_limits).
+pub(crate) use crate::core::model_limits::implausible;
 
 /// The nearest preset by bits per weight (GGUF presets and 16/32-bit floats when `gguf`).
 pub(crate) fn nearest_precision(bpw: f64, gguf: bool) -> Option<WeightPrecision> {

@@ -1,0 +1,283 @@
+//! The command-line grammar (clap derive): subcommands, options, their help and possible values.
+//! Names are a contract: add freely, never rename.
+
+use super::values::{
+    Choice, KvParser, OnOff, parse_batch, parse_context, parse_electricity, parse_fraction,
+    parse_gpus, parse_lora_rank, parse_params, parse_ubatch, parse_zero,
+};
+use crate::core::catalog::MachineKind;
+use crate::core::precision::{KvTypes, WeightPrecision};
+use crate::core::scenario::{
+    Checkpointing, Framework, KvAllocation, LoraTargets, Mode, Offload, Optimizer, Runtime,
+};
+use clap::builder::TypedValueParser;
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "headroom",
+    version,
+    about = "What hardware do I need for this LLM, and will it run on mine?",
+    long_about = "What hardware do I need for this LLM, and will it run on mine?\n\n\
+                  Without a subcommand headroom opens its window; with one it prints to stdout.\n\
+                  Bad input exits with status 2 and one line naming the argument."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Memory needed by a scenario, component by component.
+    Estimate(EstimateArgs),
+    /// Fit a scenario on catalog machines (and this one: --machine local).
+    Fit(FitArgs),
+    /// Write a sizing report (Markdown, HTML or JSON).
+    Report(ReportArgs),
+    /// Which machine to buy or rent for a scenario, per kind, and what would make this one fit.
+    Recommend(crate::cli::recommend::RecommendArgs),
+    /// Detect this machine: RAM, CPU, GPUs.
+    Detect {
+        /// Print the detection as JSON (sizes in bytes).
+        #[arg(long)]
+        json: bool,
+        /// Also measure memory bandwidth (≤ 300 ms) and report the CPU's SIMD width.
+        #[arg(long)]
+        bench: bool,
+    },
+    /// Fit this machine's speed constants to its own llama-bench output (JSON, CSV or table).
+    Calibrate {
+        /// llama-bench output: `-o json`, `-o csv` or its default Markdown table.
+        file: std::path::PathBuf,
+    },
+    /// The built-in and user catalogs.
+    Catalog {
+        #[command(subcommand)]
+        command: CatalogCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum CatalogCommand {
+    /// List machines.
+    List {
+        /// Only machines of this kind.
+        #[arg(long, value_name = "KIND", value_parser = Choice::<MachineKind>::new())]
+        kind: Option<MachineKind>,
+        /// Print the machines as JSON (sizes in bytes, lowercase kinds).
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the model presets that --model accepts.
+    Models {
+        /// Print the presets as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Validate a catalog RON file.
+    Validate {
+        /// The RON file to check.
+        file: PathBuf,
+    },
+}
+
+/// Everything that defines a scenario, shared by estimate, fit and report.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ScenarioArgs {
+    /// A model preset id (list them: `headroom catalog models`) [default: llama-3-8b].
+    #[arg(long, group = "source", value_name = "ID", help_heading = "Model")]
+    pub model: Option<String>,
+    /// A Hugging Face config.json.
+    #[arg(long, group = "source", value_name = "FILE", help_heading = "Model")]
+    pub config: Option<PathBuf>,
+    /// A parameter count: 7e9, 7B, 70b, 1.5T, 1 … 10^13 (the shape is then estimated).
+    #[arg(long, group = "source", value_name = "COUNT", value_parser = parse_params, help_heading = "Model")]
+    pub params: Option<u64>,
+    /// A GGUF file (the header only is read).
+    #[arg(long, group = "source", value_name = "FILE", help_heading = "Model")]
+    pub gguf: Option<PathBuf>,
+    /// A safetensors file or a folder of shards (headers only).
+    #[arg(long, group = "source", value_name = "PATH", help_heading = "Model")]
+    pub safetensors: Option<PathBuf>,
+    /// A Hugging Face Hub repo, ORG/NAME[@REVISION]: headers only are read over the network.
+    #[arg(long, group = "source", value_name = "REPO", help_heading = "Model")]
+    pub hf: Option<String>,
+    /// With --hf: the file to read (one GGUF quant, a .safetensors file, config.json).
+    #[arg(long, requires = "hf", value_name = "FILE", help_heading = "Model")]
+    pub hf_file: Option<String>,
+    /// A .gguf or .safetensors file at a URL (headers only, by range requests).
+    #[arg(long, group = "source", value_name = "URL", help_heading = "Model")]
+    pub url: Option<String>,
+    /// A saved scenario (RON); other options override it.
+    #[arg(long, value_name = "FILE", help_heading = "Model")]
+    pub scenario: Option<PathBuf>,
+    /// Weight precision [default: bf16, or the file's own for --gguf/--safetensors].
+    #[arg(long, value_name = "PRECISION", value_parser = Choice::<WeightPrecision>::with(WeightPrecision::from_cli), help_heading = "Precision")]
+    pub weights: Option<WeightPrecision>,
+    /// KV cache type, or K/V types such as q8_0/q4_0 [default: fp16].
+    #[arg(long, value_name = "TYPE[/TYPE]", value_parser = KvParser, help_heading = "Precision")]
+    pub kv: Option<KvTypes>,
+    /// Context length in tokens, 1 … 10,000,000; 32K = 32,000 [default: 8192].
+    #[arg(long, value_name = "TOKENS", value_parser = parse_context, help_heading = "Workload")]
+    pub context: Option<u64>,
+    /// Sequences decoded together (or the training micro-batch), 1 … 4,096 [default: 1].
+    #[arg(long, value_name = "N", value_parser = parse_batch, help_heading = "Workload")]
+    pub batch: Option<u64>,
+    /// Tokens per forward pass in prompt processing (llama.cpp -ub), 1 … 1,048,576 [default: 512].
+    #[arg(long, value_name = "TOKENS", value_parser = parse_ubatch, help_heading = "Workload")]
+    pub ubatch: Option<u64>,
+    /// Prompt tokens for time-to-first-token (at most the context) [default: 1024].
+    #[arg(long, value_name = "TOKENS", value_parser = parse_context, help_heading = "Workload")]
+    pub prompt: Option<u64>,
+    /// Inference or a kind of fine-tuning [default: inference].
+    #[arg(long, value_name = "MODE", value_parser = Choice::<Mode>::new(), help_heading = "Workload")]
+    pub mode: Option<Mode>,
+    /// Optimizer for training [default: adamw].
+    #[arg(long, value_name = "OPTIMIZER", value_parser = Choice::<Optimizer>::new(), help_heading = "Training")]
+    pub optimizer: Option<Optimizer>,
+    /// Activation checkpointing for training [default: none].
+    #[arg(long, value_name = "WHICH", value_parser = Choice::<Checkpointing>::new(), help_heading = "Training")]
+    pub checkpointing: Option<Checkpointing>,
+    /// LoRA rank, 1 … 65,536 [default: 16].
+    #[arg(long, value_name = "RANK", value_parser = parse_lora_rank, help_heading = "Training")]
+    pub lora_rank: Option<u64>,
+    /// Which matrices LoRA adapts [default: all-linear].
+    #[arg(long, value_name = "WHICH", value_parser = Choice::<LoraTargets>::new(), help_heading = "Training")]
+    pub lora_targets: Option<LoraTargets>,
+    /// ZeRO stage for data-parallel training [default: 0].
+    #[arg(long, value_name = "STAGE", value_parser = clap::builder::PossibleValuesParser::new(["0", "1", "2", "3"]).try_map(|s| parse_zero(&s)), help_heading = "Training")]
+    pub zero: Option<u8>,
+    /// What ZeRO moves to host RAM [default: none].
+    #[arg(long, value_name = "WHAT", value_parser = Choice::<Offload>::new(), help_heading = "Training")]
+    pub offload: Option<Offload>,
+    /// Training framework: sets the loss path, QLoRA layers, sharding buffers and allocator
+    /// reserve (docs/memory.md) [default: transformers].
+    #[arg(long, value_name = "FRAMEWORK", value_parser = Choice::<Framework>::new(), help_heading = "Training")]
+    pub framework: Option<Framework>,
+    /// Train with pure BF16 states (no FP32 master copy).
+    #[arg(long, help_heading = "Training")]
+    pub pure_bf16: bool,
+    /// Tokens of a training run (for its time and cost), e.g. 1B [default: 100M].
+    #[arg(long, value_name = "COUNT", value_parser = parse_params, help_heading = "Training")]
+    pub train_tokens: Option<u64>,
+    /// GPUs to spread the job over, 0 … 65,536 (0 = CPU only) [default: 1].
+    #[arg(long, value_name = "N", value_parser = parse_gpus, help_heading = "Runtime")]
+    pub gpus: Option<u64>,
+    /// The runtime whose allocation rules apply [default: generic].
+    #[arg(long, value_name = "RUNTIME", value_parser = Choice::<Runtime>::new(), help_heading = "Runtime")]
+    pub runtime: Option<Runtime>,
+    /// FlashAttention (no full attention-score matrix) [default: on].
+    #[arg(long, value_name = "ON|OFF", value_parser = Choice::<OnOff>::new().map(bool::from), help_heading = "Runtime")]
+    pub flash_attention: Option<bool>,
+    /// KV allocation [default: contiguous; paged with --runtime vllm].
+    #[arg(long, value_name = "HOW", value_parser = Choice::<KvAllocation>::new(), help_heading = "Runtime")]
+    pub kv_alloc: Option<KvAllocation>,
+    /// vLLM --gpu-memory-utilization, 0.05 … 1.0 [default: 0.9].
+    #[arg(long, value_name = "FRACTION", value_parser = parse_fraction, help_heading = "Runtime")]
+    pub gpu_memory_utilization: Option<f64>,
+}
+
+#[derive(Args, Debug)]
+#[command(allow_negative_numbers = true)]
+pub struct EstimateArgs {
+    #[command(flatten)]
+    pub scenario: ScenarioArgs,
+    /// Print the estimate as JSON (sizes in bytes).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+#[command(allow_negative_numbers = true)]
+pub struct FitArgs {
+    #[command(flatten)]
+    pub scenario: ScenarioArgs,
+    /// A machine id (repeatable): a catalog id such as desktop-rtx4090-64gb or p5.48xlarge, or
+    /// `local` for this machine [default: every catalog machine].
+    #[arg(long = "machine", value_name = "ID")]
+    pub machines: Vec<String>,
+    /// Only catalog machines of this kind.
+    #[arg(long, value_name = "KIND", value_parser = Choice::<MachineKind>::new())]
+    pub kind: Option<MachineKind>,
+    /// Only the machines the scenario fits on.
+    #[arg(long)]
+    pub fits_only: bool,
+    /// Electricity price for owned machines, USD per kWh [default: 0.15].
+    #[arg(long, value_name = "USD_PER_KWH", value_parser = parse_electricity)]
+    pub electricity: Option<f64>,
+    /// Print one JSON object per machine (sizes in bytes; null where a value does not apply).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+#[command(allow_negative_numbers = true)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub scenario: ScenarioArgs,
+    /// A machine id (repeatable; `local` = this machine) [default: this machine and the
+    /// recommended picks].
+    #[arg(long = "machine", value_name = "ID")]
+    pub machines: Vec<String>,
+    /// Every catalog machine of this kind instead of the picks.
+    #[arg(long, value_name = "KIND", value_parser = Choice::<MachineKind>::new())]
+    pub kind: Option<MachineKind>,
+    /// Report format [default: from the --output extension (.md, .html, .json), else md].
+    #[arg(long, value_name = "FORMAT", value_parser = ["md", "markdown", "html", "json"])]
+    pub format: Option<String>,
+    /// Output file, or - for stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE", default_value = "-")]
+    pub output: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn grammar_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    /// Every option of every subcommand has help text, and every enumerated one lists its values.
+    #[test]
+    fn every_option_has_help() {
+        let cli = Cli::command();
+        let mut stack: Vec<&clap::Command> = vec![&cli];
+        while let Some(c) = stack.pop() {
+            for a in c.get_arguments() {
+                if a.get_id() == "help" || a.get_id() == "version" {
+                    continue;
+                }
+                assert!(
+                    a.get_help().is_some(),
+                    "{} --{}: no help",
+                    c.get_name(),
+                    a.get_id()
+                );
+            }
+            stack.extend(c.get_subcommands());
+        }
+        let est = cli.find_subcommand("estimate").unwrap();
+        for id in [
+            "weights",
+            "kv",
+            "mode",
+            "optimizer",
+            "checkpointing",
+            "lora_targets",
+            "zero",
+            "offload",
+            "runtime",
+            "flash_attention",
+            "kv_alloc",
+            "framework",
+        ] {
+            let a = est.get_arguments().find(|a| a.get_id() == id).unwrap();
+            assert!(!a.get_possible_values().is_empty(), "--{id}");
+        }
+    }
+}

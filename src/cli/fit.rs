@@ -1,0 +1,161 @@
+//! `headroom fit`: the scenario on each machine, as a table or JSON.
+
+use super::app::CliError;
+use super::args::FitArgs;
+use super::scenario::build_scenario;
+use crate::core::catalog::{Catalog, Machine, MachineKind};
+use crate::core::fit::{FitResult, FitSettings, fit_all};
+use crate::core::format;
+
+/// Runs `headroom fit`.
+pub fn run(a: &FitArgs, cat: &mut Catalog) -> Result<String, CliError> {
+    let s = build_scenario(&a.scenario, cat)?;
+    let machines = select_machines(cat, &a.machines, a.kind.map(MachineKind::cli_name))?;
+    let mut st = FitSettings {
+        calibration: super::calibrate::stored(),
+        ..FitSettings::default()
+    };
+    if let Some(e) = a.electricity {
+        st.electricity_usd_per_kwh = e.max(0.0);
+    }
+    let mut rs = fit_all(&s, &machines, cat, &st);
+    if a.fits_only {
+        rs.retain(|r| r.fits());
+    }
+    if a.json {
+        let v: Vec<_> = rs.iter().map(crate::io::json::fit_json).collect();
+        Ok(super::app::json_text(&v))
+    } else {
+        Ok(fit_table(&rs))
+    }
+}
+
+/// The readable table of `headroom fit`.
+pub fn fit_table(rs: &[FitResult]) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let w = rs
+        .iter()
+        .map(|r| r.name.chars().count())
+        .max()
+        .unwrap_or(8)
+        .clamp(8, 48);
+    let _ = writeln!(
+        o,
+        "{:<w$}  {:<12}  {:>11}  {:>9}  {:>10}  {:>8}  {:>10}",
+        "machine", "verdict", "headroom", "decode/s", "prefill/s", "TTFT", "$/1M tok"
+    );
+    for r in rs {
+        let name: String = r.name.chars().take(w).collect();
+        let usd = format::usd(r.usd_per_million_tokens);
+        let (d, p, t) = if r.fits() && r.training.is_none() {
+            (
+                format::rate(r.decode_tokens_per_s),
+                format::rate(r.prefill_tokens_per_s),
+                format::duration(r.ttft_s),
+            )
+        } else {
+            (
+                format::MISSING.into(),
+                format::MISSING.into(),
+                format::MISSING.into(),
+            )
+        };
+        let _ = writeln!(
+            o,
+            "{:<w$}  {:<12}  {:>11}  {:>9}  {:>10}  {:>8}  {:>10}",
+            name,
+            r.verdict_text(),
+            format::signed_bytes(r.headroom_bytes),
+            d,
+            p,
+            t,
+            usd
+        );
+        if let Some(tr) = &r.training {
+            let _ = writeln!(
+                o,
+                "{:<w$}  training: {} tok/s, step {}, run {}{}",
+                "",
+                format::rate(tr.tokens_per_s),
+                format::duration(tr.step_seconds),
+                format::duration(tr.run_hours * 3600.0),
+                tr.run_usd
+                    .map(|u| format!(", {}", format::usd(Some(u))))
+                    .unwrap_or_default()
+            );
+        }
+    }
+    o
+}
+
+/// Machines to fit: the named ones (`local` = this machine), else the catalog filtered by kind.
+pub fn select_machines(
+    cat: &mut Catalog,
+    ids: &[String],
+    kind: Option<&str>,
+) -> Result<Vec<Machine>, CliError> {
+    let mut out = Vec::new();
+    if ids.is_empty() {
+        for m in &cat.machines {
+            if kind.is_none_or(|k| kind_matches(cat, m, k)) {
+                out.push(m.clone());
+            }
+        }
+        return Ok(out);
+    }
+    for id in ids {
+        if id == "local" {
+            use crate::io::detect::Detector;
+            let d = crate::io::detect::SystemDetector::new(cat.clone()).detect();
+            let (m, accs) = crate::io::detect::local_machine(&d, cat);
+            for a in accs {
+                if cat.accelerator(&a.id).is_none() {
+                    cat.accelerators.push(a);
+                }
+            }
+            out.push(m);
+        } else {
+            let m = find_machine(cat, id).ok_or_else(|| {
+                CliError::input(format!(
+                    "--machine: unknown machine '{id}' (see `headroom catalog list`)"
+                ))
+            })?;
+            out.push(m.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// A machine by id, forgiving about the provider prefix and dots: `p5.48xlarge` finds
+/// `aws-p5-48xlarge`.
+pub fn find_machine<'a>(cat: &'a Catalog, id: &str) -> Option<&'a Machine> {
+    if let Some(m) = cat.machine(id) {
+        return Some(m);
+    }
+    let norm = id.trim().to_ascii_lowercase().replace(['.', '_', ' '], "-");
+    let suffix = format!("-{norm}");
+    let mut hits = cat
+        .machines
+        .iter()
+        .filter(|m| m.id == norm || m.id.ends_with(&suffix));
+    let first = hits.next()?;
+    if hits.next().is_some() {
+        None
+    } else {
+        Some(first)
+    }
+}
+
+/// `--kind` semantics: `apple` = any machine with an Apple GPU; `desktop` includes workstations.
+pub fn kind_matches(cat: &Catalog, m: &Machine, kind: &str) -> bool {
+    match kind {
+        "apple" => m
+            .gpu
+            .as_deref()
+            .and_then(|g| cat.accelerator(g))
+            .is_some_and(|a| a.vendor == crate::core::catalog::Vendor::Apple),
+        "desktop" => matches!(m.kind, MachineKind::Desktop | MachineKind::Workstation),
+        k => m.kind.cli_name() == k,
+    }
+}

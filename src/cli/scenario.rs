@@ -1,0 +1,136 @@
+//! The scenario from the command line: a saved scenario first, then each option over it.
+
+use super::app::CliError;
+use super::args::ScenarioArgs;
+use crate::core::catalog::Catalog;
+use crate::core::model::ModelSpec;
+use crate::core::scenario::{KvAllocation, Runtime, Scenario};
+
+/// Build the scenario from the arguments (a saved scenario first, then the options over it).
+pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliError> {
+    let mut s = match &a.scenario {
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| CliError::input(format!("{}: {e}", p.display())))?;
+            crate::io::export::load_scenario(&p.display().to_string(), &text)
+                .map_err(|e| CliError::input(e.to_string()))?
+        }
+        None => Scenario::default(),
+    };
+    if let Some(id) = &a.model {
+        let p = cat.model(id).ok_or_else(|| {
+            CliError::input(format!(
+                "--model: unknown preset '{id}' (try one of: {})",
+                cat.models
+                    .iter()
+                    .take(12)
+                    .map(|m| m.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })?;
+        s.model = p.spec.clone();
+        s.model_id = Some(p.id.clone());
+    }
+    if let Some(path) = &a.config {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
+        s.model = crate::core::hf_config::parse_hf_config(&text)
+            .map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
+        s.model_id = None;
+    }
+    if let Some(n) = a.params {
+        s.model = ModelSpec::generic(n);
+        s.model_id = None;
+    }
+    let remote = crate::io::hub::import_for_cli(
+        a.hf.as_deref(),
+        a.hf_file.as_deref(),
+        a.url.as_deref(),
+        a.weights,
+    )
+    .map_err(|e| CliError::input(e.to_string()))?;
+    let local = [&a.gguf, &a.safetensors].into_iter().flatten();
+    let local = local
+        .map(|p| crate::io::import::import_path(p).map_err(|e| CliError::input(e.to_string())));
+    for imp in local.chain(remote.map(Ok)) {
+        let imp = imp?;
+        s.model = imp.spec;
+        s.model_id = None;
+        if let Some(w) = imp.weights
+            && a.weights.is_none()
+        {
+            s.weights = w;
+        }
+    }
+    if let Some(v) = a.weights {
+        s.weights = v;
+    }
+    if let Some(v) = a.kv {
+        s.kv = v;
+    }
+    if let Some(v) = a.context {
+        s.context = v;
+    }
+    if let Some(v) = a.batch {
+        s.batch = v;
+    }
+    if let Some(v) = a.ubatch {
+        s.ubatch = v;
+    }
+    if let Some(v) = a.mode {
+        s.mode = v;
+    }
+    if let Some(v) = a.optimizer {
+        s.optimizer = v;
+    }
+    if let Some(v) = a.checkpointing {
+        s.checkpointing = v;
+    }
+    if let Some(v) = a.flash_attention {
+        s.flash_attention = v;
+    }
+    if let Some(v) = a.kv_alloc {
+        s.kv_allocation = v;
+    }
+    if let Some(v) = a.lora_rank {
+        s.lora_rank = v;
+    }
+    if let Some(v) = a.lora_targets {
+        s.lora_targets = v;
+    }
+    if let Some(v) = a.gpus {
+        s.gpus = v;
+    }
+    if let Some(v) = a.zero {
+        s.zero = v;
+    }
+    if let Some(v) = a.offload {
+        s.offload = v;
+    }
+    if let Some(v) = a.framework {
+        s.framework = v;
+    }
+    if let Some(v) = a.runtime {
+        s.runtime = v;
+        if v == Runtime::Vllm && a.kv_alloc.is_none() {
+            s.kv_allocation = KvAllocation::Paged;
+        }
+    }
+    if let Some(v) = a.gpu_memory_utilization {
+        s.gpu_memory_utilization = v;
+    }
+    if a.pure_bf16 {
+        s.pure_bf16 = true;
+    }
+    if let Some(v) = a.prompt {
+        s.prompt_tokens = v;
+    }
+    if let Some(v) = a.train_tokens {
+        s.train_tokens = v;
+    }
+    if s.prompt_tokens > s.context {
+        s.prompt_tokens = s.context;
+    }
+    Ok(s)
+}

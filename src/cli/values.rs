@@ -1,0 +1,329 @@
+//! How the command line reads values: `clap::ValueEnum` for the core's choices (implemented
+//! here, so the core stays free of clap) and range-checked numbers. Every parser rejects bad
+//! input with one line naming the option; `--help` lists each option's possible values.
+
+use crate::core::catalog::MachineKind;
+use crate::core::format::group_digits;
+use crate::core::precision::{KvPrecision, KvTypes, WeightPrecision};
+use crate::core::scenario::{
+    Checkpointing, Framework, KvAllocation, LoraTargets, Mode, Offload, Optimizer, Runtime, limits,
+};
+use crate::core::units::parse_count;
+use clap::ValueEnum;
+use clap::builder::{PossibleValue, TypedValueParser};
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use std::marker::PhantomData;
+
+/// `ValueEnum` for a core enum with `ALL` and `cli_name()`: the variant's CLI name, its help,
+/// and any extra spellings the CLI has always accepted.
+macro_rules! value_enum {
+    ($t:ty, |$v:ident| $help:expr, aliases: $aliases:expr) => {
+        impl ValueEnum for $t {
+            fn value_variants<'a>() -> &'a [Self] {
+                &<$t>::ALL
+            }
+            fn to_possible_value(&self) -> Option<PossibleValue> {
+                let $v = *self;
+                let aliases: fn($t) -> &'static [&'static str] = $aliases;
+                Some(
+                    PossibleValue::new($v.cli_name())
+                        .help($help)
+                        .aliases(aliases($v).iter().copied()),
+                )
+            }
+        }
+    };
+}
+
+value_enum!(Mode, |m| m.label(), aliases: |_| &[]);
+value_enum!(Optimizer, |o| o.label(), aliases: |_| &[]);
+value_enum!(Checkpointing, |c| match c {
+    Checkpointing::None => "keep every activation for the backward pass",
+    Checkpointing::Selective => "recompute attention internals (Korthikanti et al. 2022)",
+    Checkpointing::Full => "keep only each layer's input; recompute the rest",
+}, aliases: |_| &[]);
+value_enum!(Offload, |o| match o {
+    Offload::None => "everything on the GPUs",
+    Offload::Optimizer => "ZeRO-Offload: optimizer states and master weights in host RAM",
+    Offload::OptimizerParams => "ZeRO-Infinity: parameters in host RAM too",
+}, aliases: |_| &[]);
+value_enum!(Runtime, |r| r.label(), aliases: |r| match r {
+    Runtime::LlamaCpp => &["llamacpp", "llama-cpp"],
+    _ => &[],
+});
+value_enum!(Framework, |f| match f {
+    Framework::Transformers => "Hugging Face Trainer / TRL / PEFT (bitsandbytes for QLoRA)",
+    Framework::Torchtune => "torchtune recipes",
+    Framework::Unsloth => "Unsloth",
+    Framework::DeepSpeed => "DeepSpeed ZeRO, counted by DeepSpeed's own estimator convention",
+    Framework::Fsdp => "PyTorch FSDP (FULL_SHARD) through accelerate",
+}, aliases: |_| &[]);
+value_enum!(LoraTargets, |t| match t {
+    LoraTargets::QV => "q_proj and v_proj (PEFT's default for Llama)",
+    LoraTargets::Attention => "q, k, v and o projections",
+    LoraTargets::AllLinear => "every linear layer in the blocks (QLoRA paper)",
+}, aliases: |_| &[]);
+value_enum!(KvPrecision, |k| match k {
+    KvPrecision::Fp32 => "32-bit float",
+    KvPrecision::Fp16 => "16-bit float",
+    KvPrecision::Bf16 => "bfloat16",
+    KvPrecision::Fp8 => "8-bit float (vLLM --kv-cache-dtype fp8)",
+    KvPrecision::Q8_0 => "ggml Q8_0, 8.5 bits (llama.cpp --cache-type-k q8_0)",
+    KvPrecision::Q4_0 => "ggml Q4_0, 4.5 bits",
+}, aliases: |_| &[]);
+value_enum!(MachineKind, |k| match k {
+    MachineKind::Apple => "machines with an Apple GPU (MacBooks included)",
+    MachineKind::Desktop => "desktops and workstations",
+    k => k.label(),
+}, aliases: |_| &[]);
+value_enum!(WeightPrecision, |p| p.label(), aliases: |p| match p {
+    WeightPrecision::Nf4DoubleQuant => &["nf4_dq", "nf4_double_quant", "nf4dq"],
+    WeightPrecision::Gptq4 => &["gptq", "gptq_4bit"],
+    WeightPrecision::Awq4 => &["awq", "awq_4bit"],
+    WeightPrecision::Q8_0 => &["q8-0"],
+    WeightPrecision::Q6K => &["q6-k"],
+    WeightPrecision::Q5KM => &["q5-k-m"],
+    WeightPrecision::Q5_0 => &["q5-0"],
+    WeightPrecision::Q4KM => &["q4-k-m"],
+    WeightPrecision::Q4_0 => &["q4-0"],
+    WeightPrecision::Q3KM => &["q3-k-m"],
+    WeightPrecision::Q2K => &["q2-k"],
+    _ => &[],
+});
+
+/// KV allocation (`--kv-alloc`).
+impl ValueEnum for KvAllocation {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[KvAllocation::Contiguous, KvAllocation::Paged]
+    }
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(match self {
+            KvAllocation::Contiguous => PossibleValue::new("contiguous")
+                .help("the full context reserved per sequence (llama.cpp, HF static cache)"),
+            KvAllocation::Paged => {
+                PossibleValue::new("paged").help("PagedAttention, 16-token blocks (vLLM)")
+            }
+        })
+    }
+}
+
+/// `--flash-attention on|off`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum OnOff {
+    On,
+    Off,
+}
+
+impl ValueEnum for OnOff {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[OnOff::On, OnOff::Off]
+    }
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(match self {
+            OnOff::On => PossibleValue::new("on").aliases(["true", "1", "yes"]),
+            OnOff::Off => PossibleValue::new("off").aliases(["false", "0", "no"]),
+        })
+    }
+}
+
+impl From<OnOff> for bool {
+    fn from(v: OnOff) -> bool {
+        v == OnOff::On
+    }
+}
+
+/// A parser for a [`ValueEnum`]: case-insensitive, blanks trimmed, names and aliases; `extra`
+/// accepts spellings beyond them (`q4-k_m`). `--help` lists the possible values and an unknown
+/// value is an error naming the option and the values it takes.
+#[derive(Clone)]
+pub struct Choice<T> {
+    extra: fn(&str) -> Option<T>,
+    _t: PhantomData<T>,
+}
+
+impl<T: ValueEnum> Choice<T> {
+    pub fn new() -> Self {
+        Choice {
+            extra: |_| None,
+            _t: PhantomData,
+        }
+    }
+    pub fn with(extra: fn(&str) -> Option<T>) -> Self {
+        Choice {
+            extra,
+            _t: PhantomData,
+        }
+    }
+}
+
+impl<T: ValueEnum> Default for Choice<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: ValueEnum + Clone + Send + Sync + 'static> TypedValueParser for Choice<T> {
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<T, clap::Error> {
+        let raw = value.to_string_lossy();
+        let s = raw.trim();
+        T::from_str(s, true)
+            .ok()
+            .or_else(|| (self.extra)(s))
+            .ok_or_else(|| {
+                let mut e = clap::Error::new(ErrorKind::InvalidValue).with_cmd(cmd);
+                e.insert(
+                    ContextKind::InvalidArg,
+                    ContextValue::String(arg.map_or_else(|| "...".into(), |a| a.to_string())),
+                );
+                e.insert(ContextKind::InvalidValue, ContextValue::String(raw.into()));
+                e.insert(
+                    ContextKind::ValidValue,
+                    ContextValue::Strings(
+                        T::value_variants()
+                            .iter()
+                            .filter_map(|v| v.to_possible_value())
+                            .map(|p| p.get_name().to_string())
+                            .collect(),
+                    ),
+                );
+                e
+            })
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(
+            T::value_variants()
+                .iter()
+                .filter_map(|v| v.to_possible_value()),
+        ))
+    }
+}
+
+/// `--kv`: one cache type, or K and V types as `K/V`.
+#[derive(Clone, Default)]
+pub struct KvParser;
+
+impl TypedValueParser for KvParser {
+    type Value = KvTypes;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<KvTypes, clap::Error> {
+        // The plain-function parser builds clap's usual "invalid value … for '--kv': why" error.
+        let parse: fn(&str) -> Result<KvTypes, String> = parse_kv;
+        parse.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(
+            KvPrecision::ALL
+                .iter()
+                .filter_map(|v| v.to_possible_value()),
+        ))
+    }
+}
+
+/// One KV cache type, or K/V types: fp16, q8_0/q4_0.
+pub fn parse_kv(s: &str) -> Result<KvTypes, String> {
+    KvTypes::parse(s).ok_or_else(|| {
+        format!("'{s}' is not a KV type: fp32, fp16, bf16, fp8, q8_0, q4_0 (or K/V like q8_0/q4_0)")
+    })
+}
+
+/// A parameter count: 7e9, 7B, 70b, 1.5T (1 … 10^13).
+pub fn parse_params(s: &str) -> Result<u64, String> {
+    let n = parse_count(s)?;
+    if n == 0 || n > limits::MAX_PARAMS {
+        return Err(format!("'{s}' is outside 1 … 10^13"));
+    }
+    Ok(n)
+}
+
+fn ranged(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
+    let n = parse_count(s)?;
+    if n < lo || n > hi {
+        return Err(format!("'{s}' is outside {lo} … {}", group_digits(hi)));
+    }
+    Ok(n)
+}
+
+/// Largest `--ubatch` accepted.
+pub const MAX_UBATCH: u64 = 1 << 20;
+
+pub fn parse_context(s: &str) -> Result<u64, String> {
+    ranged(s, 1, limits::MAX_CONTEXT)
+}
+pub fn parse_batch(s: &str) -> Result<u64, String> {
+    ranged(s, 1, limits::MAX_BATCH)
+}
+pub fn parse_ubatch(s: &str) -> Result<u64, String> {
+    ranged(s, 1, MAX_UBATCH)
+}
+pub fn parse_gpus(s: &str) -> Result<u64, String> {
+    ranged(s, 0, limits::MAX_GPUS)
+}
+pub fn parse_lora_rank(s: &str) -> Result<u64, String> {
+    ranged(s, 1, limits::MAX_LORA_RANK)
+}
+pub fn parse_zero(s: &str) -> Result<u8, String> {
+    match s.trim() {
+        t @ ("0" | "1" | "2" | "3") => t.parse().map_err(|_| s.to_string()),
+        _ => Err(format!("'{s}' is not a ZeRO stage (0, 1, 2 or 3)")),
+    }
+}
+pub fn parse_fraction(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("'{s}' is not a number"))?;
+    if !(0.05..=1.0).contains(&v) {
+        return Err(format!("'{s}' is outside 0.05 … 1.0"));
+    }
+    Ok(v)
+}
+pub fn parse_electricity(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("'{s}' is not a number"))?;
+    if !v.is_finite() {
+        return Err(format!("'{s}' is not a finite price"));
+    }
+    Ok(v.max(0.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_weight_spelling_the_core_accepts_is_a_value() {
+        for p in WeightPrecision::ALL {
+            let v = p.to_possible_value().unwrap();
+            assert_eq!(WeightPrecision::from_cli(v.get_name()), Some(p));
+            for a in v.get_name_and_aliases() {
+                assert_eq!(WeightPrecision::from_cli(a), Some(p), "{a}");
+            }
+        }
+        assert_eq!(
+            WeightPrecision::from_str("Q4_K_M", true),
+            Ok(WeightPrecision::Q4KM)
+        );
+        assert_eq!(Runtime::from_str("llamacpp", true), Ok(Runtime::LlamaCpp));
+        assert_eq!(OnOff::from_str("yes", true), Ok(OnOff::On));
+    }
+
+    #[test]
+    fn ranges() {
+        assert_eq!(parse_context("32K"), Ok(32_000));
+        assert!(parse_context("0").is_err());
+        assert!(parse_zero("4").is_err());
+        assert_eq!(parse_zero("3"), Ok(3));
+        assert!(parse_fraction("1.5").is_err());
+        assert_eq!(parse_electricity("-1"), Ok(0.0));
+    }
+}

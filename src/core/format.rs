@@ -1,0 +1,352 @@
+//! The one number formatter: every size, headroom, rate, time, count and price that the CLI,
+//! the reports and the window show is written by a function here, so a value reads the same on
+//! every surface. The rules (see also docs/architecture.md):
+//!
+//! - **Sizes** ([`bytes`]): binary units (KiB, MiB, GiB, TiB, PiB) with three significant
+//!   figures: "512 MiB", "4.00 GiB", "14.0 GiB", "140 GiB"; below 1 KiB whole bytes ("900 B").
+//!   [`bytes_gb`] is the same in decimal units (kB, MB, GB, …) for file sizes and vendor figures.
+//! - **Headroom** ([`signed_bytes`]): a sign, then the size: "+13.0 GiB", "−1.50 GiB" (U+2212).
+//! - **Rates** ([`rate`], [`tokens_per_s`]): "1,234", "123", "56.7", "3.21", "0.123".
+//! - **Times** ([`duration`]): under 1 s in milliseconds ("250 ms"), under 10 s with two decimals
+//!   ("2.40 s"), under 2 min with one ("31.5 s"), then minutes, hours and days with one decimal.
+//! - **Counts** ([`group_digits`]): digits grouped by three, "1,234,567". Parameter magnitudes
+//!   ([`params`]): "494M", "8.03B", "70.60B", "1.50T". Context lengths ([`tokens_short`]): "8K".
+//! - **Prices** ([`usd`], [`usd_per_hour`]): "$1,234", "$12.34", then three significant figures
+//!   below $1: "$0.526", "$0.0123"; purchases in whole dollars ([`usd_whole`]): "$1,999".
+//! - **Bandwidth** ([`bandwidth`]): whole GB/s as vendors print them, "1008 GB/s".
+//! - A value that does not exist or is not finite (NaN, ±∞, a rate of 0) is [`MISSING`], "—".
+
+use super::units::{Bytes, GbPerSec};
+
+/// What a table shows for a value that does not exist or is not a finite number.
+pub const MISSING: &str = "—";
+
+/// A size in binary units with three significant figures: "512 MiB", "4.00 GiB", "14.0 GiB".
+pub fn bytes(b: Bytes) -> String {
+    scaled(
+        b.0 as f64,
+        1024.0,
+        &["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"],
+    )
+}
+
+/// A size in decimal units with three significant figures: "14.0 GB", "5.00 GB", "120 B".
+pub fn bytes_gb(b: Bytes) -> String {
+    scaled(
+        b.0 as f64,
+        1000.0,
+        &["B", "kB", "MB", "GB", "TB", "PB", "EB"],
+    )
+}
+
+fn scaled(b: f64, step: f64, units: &[&str]) -> String {
+    let mut v = b;
+    let mut i = 0;
+    while v >= step && i < units.len() - 1 {
+        v /= step;
+        i += 1;
+    }
+    // Rounding may carry to the next unit: 1023.9 MiB prints as "1.00 GiB", not "1024 MiB".
+    if i < units.len() - 1 && v >= step - 0.5 {
+        v /= step;
+        i += 1;
+    }
+    let unit = units[i];
+    // The precision follows the rounded value: 9.996 GiB is "10.0 GiB", not "10.00 GiB".
+    if i == 0 || v >= 99.95 {
+        format!("{v:.0} {unit}")
+    } else if v >= 9.995 {
+        format!("{v:.1} {unit}")
+    } else {
+        format!("{v:.2} {unit}")
+    }
+}
+
+/// A signed size (headroom): "+13.0 GiB", "−1.50 GiB", "+0 B".
+pub fn signed_bytes(b: i64) -> String {
+    let mag = bytes(Bytes(b.unsigned_abs()));
+    if b < 0 {
+        format!("−{mag}")
+    } else {
+        format!("+{mag}")
+    }
+}
+
+/// A rate (tokens per second, steps per second): "1,234", "123", "56.7", "3.21", "0.123";
+/// [`MISSING`] when zero, negative or not finite.
+pub fn rate(x: f64) -> String {
+    if !x.is_finite() || x <= 0.0 {
+        MISSING.into()
+    } else if x >= 999.5 {
+        group_digits(x.round() as u64)
+    } else if x >= 99.95 {
+        format!("{x:.0}")
+    } else if x >= 9.995 {
+        format!("{x:.1}")
+    } else if x >= 0.9995 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+/// A token rate with its unit: "56.7 tok/s"; [`MISSING`] when there is none.
+pub fn tokens_per_s(x: f64) -> String {
+    if !x.is_finite() || x <= 0.0 {
+        MISSING.into()
+    } else {
+        format!("{} tok/s", rate(x))
+    }
+}
+
+/// A duration in seconds: "250 ms", "2.40 s", "31.5 s", "3.5 min", "5.2 h", "3.1 days";
+/// [`MISSING`] when zero, negative or not finite.
+pub fn duration(s: f64) -> String {
+    if !s.is_finite() || s <= 0.0 {
+        MISSING.into()
+    } else if s < 0.9995 {
+        format!("{:.0} ms", (s * 1000.0).max(1.0))
+    } else if s < 9.995 {
+        format!("{s:.2} s")
+    } else if s < 119.95 {
+        format!("{s:.1} s")
+    } else if s < 7200.0 {
+        format!("{:.1} min", s / 60.0)
+    } else if s < 72.0 * 3600.0 {
+        format!("{:.1} h", s / 3600.0)
+    } else {
+        format!("{:.1} days", s / 86_400.0)
+    }
+}
+
+/// Digits grouped by three: "1,234,567".
+pub fn group_digits(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// A parameter (or token) count by magnitude: "8.03B", "70.60B", "1.50T", "494M", "1234".
+pub fn params(p: u64) -> String {
+    let x = p as f64;
+    if x >= 1e12 {
+        format!("{:.2}T", x / 1e12)
+    } else if x >= 1e9 {
+        format!("{:.2}B", x / 1e9)
+    } else if x >= 1e6 {
+        format!("{:.0}M", x / 1e6)
+    } else {
+        format!("{p}")
+    }
+}
+
+/// A context length as it is usually written: "256", "8K", "128K", "1M" (binary K and M).
+pub fn tokens_short(t: u64) -> String {
+    if t >= 1 << 20 && t.is_multiple_of(1 << 20) {
+        format!("{}M", t >> 20)
+    } else if t >= 1024 && t.is_multiple_of(1024) {
+        format!("{}K", t >> 10)
+    } else if t >= 10_000 {
+        format!("{:.0}K", t as f64 / 1024.0)
+    } else {
+        t.to_string()
+    }
+}
+
+/// US dollars: "$1,234", "$12.34" (cents from $1 up), three significant figures below $1
+/// ("$0.526", "$0.0123", "$0.00423"), "$0.00" for zero; [`MISSING`] when unknown, negative or
+/// not finite.
+pub fn usd(x: Option<f64>) -> String {
+    match x {
+        Some(v) if v.is_finite() && v >= 0.0 => {
+            if v >= 999.5 {
+                format!("${}", group_digits(v.round() as u64))
+            } else if v >= 0.9995 || v == 0.0 {
+                format!("${v:.2}")
+            } else {
+                // Three significant figures, at most six decimals.
+                let decimals = (2 - v.log10().floor() as i32).clamp(2, 6) as usize;
+                format!("${v:.decimals$}")
+            }
+        }
+        _ => MISSING.into(),
+    }
+}
+
+/// A purchase price in whole dollars: "$999", "$1,999"; [`MISSING`] when unknown.
+pub fn usd_whole(x: Option<f64>) -> String {
+    match x {
+        Some(v) if v.is_finite() && v >= 0.0 => format!("${}", group_digits(v.round() as u64)),
+        _ => MISSING.into(),
+    }
+}
+
+/// An hourly price: "$55.04/h", "$0.526/h"; [`MISSING`] when unknown.
+pub fn usd_per_hour(x: Option<f64>) -> String {
+    match x {
+        Some(v) if v.is_finite() && v >= 0.0 => format!("{}/h", usd(Some(v))),
+        _ => MISSING.into(),
+    }
+}
+
+/// A bandwidth in whole GB/s (10^9 bytes per second), as vendors print it: "1008 GB/s".
+pub fn bandwidth(b: GbPerSec) -> String {
+    if b.0.is_finite() && b.0 >= 0.0 {
+        format!("{:.0} GB/s", b.0)
+    } else {
+        MISSING.into()
+    }
+}
+
+/// A fraction as a whole percentage: 0.75 → "75 %".
+pub fn percent(f: f64) -> String {
+    if f.is_finite() {
+        format!("{:.0} %", f * 100.0)
+    } else {
+        MISSING.into()
+    }
+}
+
+/// A short, file-name-safe slug of a name: "Llama 3 8B (Instruct)" → "Llama-3-8B-Instruct".
+/// Keeps ASCII letters, digits, `.` and `_`; runs of anything else become one `-`; at most 64
+/// characters; "model" when nothing is left.
+pub fn slug(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if c.is_ascii_alphanumeric() || c == '.' || c == '_' {
+            out.push(c);
+        } else if !out.ends_with('-') && !out.is_empty() {
+            out.push('-');
+        }
+    }
+    let t: String = out
+        .trim_matches(|c| c == '-' || c == '.')
+        .chars()
+        .take(64)
+        .collect();
+    let t = t.trim_end_matches(['-', '.']).to_string();
+    if t.is_empty() { "model".into() } else { t }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::units::{GIB, MIB};
+
+    #[test]
+    fn sizes() {
+        assert_eq!(bytes(Bytes::ZERO), "0 B");
+        assert_eq!(bytes(Bytes(1023)), "1023 B");
+        assert_eq!(bytes(Bytes(512 * MIB)), "512 MiB");
+        assert_eq!(bytes(Bytes::gib(4)), "4.00 GiB");
+        assert_eq!(bytes(Bytes::gib(16)), "16.0 GiB");
+        assert_eq!(bytes(Bytes(14_000_000_000)), "13.0 GiB");
+        assert_eq!(bytes(Bytes::gib(140)), "140 GiB");
+        // Rounding carries into the next unit instead of printing "1024 MiB".
+        assert_eq!(bytes(Bytes(GIB - 1)), "1.00 GiB");
+        // The largest value still has a unit.
+        assert_eq!(bytes(Bytes::MAX), "16.0 EiB");
+        assert_eq!(bytes_gb(Bytes(14_000_000_000)), "14.0 GB");
+        assert_eq!(bytes_gb(Bytes(120)), "120 B");
+    }
+
+    #[test]
+    fn headroom() {
+        assert_eq!(signed_bytes(13 * GIB as i64), "+13.0 GiB");
+        assert_eq!(signed_bytes(-(GIB as i64) * 3 / 2), "−1.50 GiB");
+        assert_eq!(signed_bytes(0), "+0 B");
+        assert_eq!(signed_bytes(i64::MIN), "−8.00 EiB");
+    }
+
+    #[test]
+    fn rates() {
+        assert_eq!(rate(1234.4), "1,234");
+        assert_eq!(rate(123.4), "123");
+        assert_eq!(rate(56.71), "56.7");
+        assert_eq!(rate(3.214), "3.21");
+        assert_eq!(rate(0.1234), "0.123");
+        // On a boundary the rounded value picks the precision: 99.97 is "100", not "100.0".
+        assert_eq!(rate(99.97), "100");
+        assert_eq!(rate(9.999), "10.0");
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert_eq!(rate(bad), MISSING, "{bad}");
+        }
+        assert_eq!(tokens_per_s(56.71), "56.7 tok/s");
+        assert_eq!(tokens_per_s(0.0), MISSING);
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(duration(0.25), "250 ms");
+        assert_eq!(duration(0.0001), "1 ms");
+        assert_eq!(duration(0.9999), "1.00 s");
+        assert_eq!(duration(2.4), "2.40 s");
+        assert_eq!(duration(31.47), "31.5 s");
+        assert_eq!(duration(90.0), "90.0 s");
+        assert_eq!(duration(210.0), "3.5 min");
+        assert_eq!(duration(3.0 * 3600.0), "3.0 h");
+        assert_eq!(duration(96.0 * 3600.0), "4.0 days");
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert_eq!(duration(bad), MISSING, "{bad}");
+        }
+    }
+
+    #[test]
+    fn counts() {
+        assert_eq!(group_digits(0), "0");
+        assert_eq!(group_digits(999), "999");
+        assert_eq!(group_digits(1234), "1,234");
+        assert_eq!(group_digits(u64::MAX), "18,446,744,073,709,551,615");
+        assert_eq!(params(8_030_261_248), "8.03B");
+        assert_eq!(params(70_600_000_000), "70.60B");
+        assert_eq!(params(1_500_000_000_000), "1.50T");
+        assert_eq!(params(494_000_000), "494M");
+        assert_eq!(params(1234), "1234");
+        assert_eq!(tokens_short(8192), "8K");
+        assert_eq!(tokens_short(1 << 20), "1M");
+        assert_eq!(tokens_short(300), "300");
+        assert_eq!(tokens_short(12_345), "12K");
+    }
+
+    #[test]
+    fn prices() {
+        assert_eq!(usd(Some(1234.4)), "$1,234");
+        assert_eq!(usd(Some(12.344)), "$12.34");
+        assert_eq!(usd(Some(0.5264)), "$0.526");
+        assert_eq!(usd(Some(0.01234)), "$0.0123");
+        assert_eq!(usd(Some(0.00423)), "$0.00423");
+        assert_eq!(usd(Some(1e-9)), "$0.000000");
+        assert_eq!(usd(Some(0.9996)), "$1.00");
+        assert_eq!(usd(Some(0.0)), "$0.00");
+        assert_eq!(usd(None), MISSING);
+        assert_eq!(usd(Some(f64::NAN)), MISSING);
+        assert_eq!(usd(Some(-1.0)), MISSING);
+        assert_eq!(usd_per_hour(Some(55.04)), "$55.04/h");
+        assert_eq!(usd_whole(Some(999.0)), "$999");
+        assert_eq!(usd_whole(Some(1999.4)), "$1,999");
+        assert_eq!(usd_whole(None), MISSING);
+        assert_eq!(usd_per_hour(None), MISSING);
+    }
+
+    #[test]
+    fn bandwidth_and_percent() {
+        assert_eq!(bandwidth(GbPerSec(1008.0)), "1008 GB/s");
+        assert_eq!(bandwidth(GbPerSec(f64::NAN)), MISSING);
+        assert_eq!(percent(0.75), "75 %");
+        assert_eq!(percent(f64::INFINITY), MISSING);
+    }
+
+    #[test]
+    fn slugs() {
+        assert_eq!(slug("Llama 3 8B (Instruct)"), "Llama-3-8B-Instruct");
+        assert_eq!(slug("../../"), "model");
+        assert_eq!(slug(""), "model");
+        assert_eq!(slug(&"x".repeat(100)).len(), 64);
+    }
+}
