@@ -255,13 +255,14 @@ impl Default for Profiles {
                 moe_gemm_efficiency: 0.5,
             },
             vllm: Profile {
-                // CUDA graphs (vLLM captures decode graphs) leave ~10 µs per layer; FP16/BF16
+                // CUDA graphs (vLLM captures decode graphs) leave tens of µs per layer; FP16/BF16
                 // weights stream at ~85 % of HBM bandwidth in its paged-attention decode (Kwon et
                 // al., SOSP 2023), Marlin 4-bit kernels near that up to batch 16–32 (Frantar et al.
                 // 2024, arXiv:2408.11743).
                 bandwidth_efficiency: 0.85,
                 gbs_per_compute_unit: None,
-                layer_overhead_us: 10.0,
+                // Graph replay, sampling and the scheduler's Python step spread over the layers.
+                layer_overhead_us: 30.0,
                 dot_flops_per_weight: 0.0,
                 quant_tensor_efficiency: Some(0.5),
                 quant_vector_multiple: 0.0,
