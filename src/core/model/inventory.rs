@@ -105,6 +105,7 @@ impl ModelSpec {
             elements,
             active_elements: elements,
             row,
+            routed: false,
         };
         // Attention.
         if let Some(mla) = &self.mla {
@@ -193,16 +194,29 @@ impl ModelSpec {
                     elements: Self::m(gu, e),
                     active_elements: Self::m(gu, k),
                     row: h,
+                    routed: true,
                 });
                 v.push(TensorGroup {
                     class: TensorClass::FfnDown,
                     elements: Self::m(down, e),
                     active_elements: Self::m(down, k),
                     row: moe.expert_ffn,
+                    routed: true,
                 });
-                // Router (h × E, read in full for every token) + routed experts' biases.
-                let mut small = Self::m(h, e).saturating_add(Self::m(bias, e));
-                let mut small_active = Self::m(h, e).saturating_add(Self::m(bias, k));
+                // Routed experts' biases (gpt-oss `gate_up_proj_bias`, `down_proj_bias`): they
+                // travel with the experts (llama.cpp `ffn_*_exps.bias`).
+                if bias > 0 {
+                    v.push(TensorGroup {
+                        class: TensorClass::Small,
+                        elements: Self::m(bias, e),
+                        active_elements: Self::m(bias, k),
+                        row: 0,
+                        routed: true,
+                    });
+                }
+                // Router (h × E, read in full for every token).
+                let mut small = Self::m(h, e);
+                let mut small_active = Self::m(h, e);
                 if moe.router_bias {
                     small = small.saturating_add(e);
                     small_active = small_active.saturating_add(e);
@@ -229,6 +243,7 @@ impl ModelSpec {
                     elements: small,
                     active_elements: small_active,
                     row: 0,
+                    routed: false,
                 });
             }
             _ => {
@@ -266,12 +281,14 @@ impl ModelSpec {
                 elements: emb,
                 active_elements: emb_active,
                 row: self.hidden,
+                routed: false,
             },
             TensorGroup {
                 class: TensorClass::Small,
                 elements: self.hidden,
                 active_elements: self.hidden,
                 row: 0,
+                routed: false,
             },
         ];
         if !self.tied_embeddings {
@@ -280,6 +297,7 @@ impl ModelSpec {
                 elements: emb,
                 active_elements: emb,
                 row: self.hidden,
+                routed: false,
             });
         }
         if self.vision_params > 0 {
@@ -288,6 +306,7 @@ impl ModelSpec {
                 elements: self.vision_params,
                 active_elements: 0,
                 row: 0,
+                routed: false,
             });
         }
         v

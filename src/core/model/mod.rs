@@ -158,6 +158,11 @@ pub struct FileWeights {
     pub runtime_extra_bytes: u64,
     /// A short description: "GGUF Q4_K_M (mostly Q4_K)", "safetensors BF16".
     pub format: String,
+    /// Bytes of the routed experts in each layer (index = layer; 0 for a dense layer), summed
+    /// from the tensors llama.cpp's `--n-cpu-moe` moves: names matching
+    /// `blk\.N\.ffn_(up|down|gate|gate_up)_(ch|)exps` (common/common.h `LLM_FFN_EXPS_REGEX`).
+    /// Empty for dense files and formats that do not name experts this way.
+    pub expert_bytes_by_layer: Vec<u64>,
 }
 
 impl Default for ModelSpec {
@@ -219,6 +224,10 @@ pub struct TensorGroup {
     pub active_elements: u64,
     /// A matrix's row length (for block-quant rounding); 0 = vector.
     pub row: u64,
+    /// Routed experts' tensors (matrices and their biases): what llama.cpp names
+    /// `blk.N.ffn_{gate,up,down,gate_up}_exps.*` and what `--n-cpu-moe` moves to RAM. Shared
+    /// experts, the router and everything else are not routed.
+    pub routed: bool,
 }
 
 /// Layers that share one tensor inventory: `count` layers like layer `first`.

@@ -347,6 +347,7 @@ pub fn scenario_of_run(r: &BenchRun, cat: &Catalog) -> Option<Scenario> {
         layer_bytes: 0,
         runtime_extra_bytes: 0,
         format: "llama-bench".into(),
+        ..FileWeights::default()
     });
     let mut s = bench_scenario(spec, None, w);
     s.context = (r.n_depth + r.n_prompt + r.n_gen).max(640);

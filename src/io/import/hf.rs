@@ -345,6 +345,7 @@ pub fn import_config(path: &Path) -> Result<ImportedModel, ImportError> {
                     layer_bytes: (total as f64 * layer_share).round() as u64,
                     runtime_extra_bytes: 0,
                     format: format.clone(),
+                    expert_bytes_by_layer: Vec::new(),
                 });
                 notes.push(format!(
                     "weights from {INDEX} metadata.total_size ({total} bytes, {}); the shards are not here, so the layers' share is apportioned from the architecture",

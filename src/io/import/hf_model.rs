@@ -191,6 +191,7 @@ pub fn build(
         layer_bytes,
         runtime_extra_bytes: 0,
         format: format.clone(),
+        expert_bytes_by_layer: Vec::new(),
     });
     if let Some((field, v)) = super::implausible(&spec) {
         let (what, max) = (field.label(), field.max());
