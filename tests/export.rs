@@ -283,6 +283,7 @@ fn hostile_scenario() -> Scenario {
             layer_bytes: 13_958_643_712,
             runtime_extra_bytes: 0,
             format: "safetensors BF16 <b>bold</b>".into(),
+            expert_bytes_by_layer: Vec::new(),
         }),
         ..ModelSpec::default()
     };

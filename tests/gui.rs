@@ -22,55 +22,22 @@ fn catalog() -> Catalog {
     headroom::io::catalog::builtin().clone()
 }
 
-/// A small fixed catalog for the image snapshots, so edits to the built-in catalog do not change
-/// the pictures. Figures as in catalogs/*.ron.
-const SNAPSHOT_CATALOG: &str = r#"#![enable(implicit_some)]
-(
-    accelerators: [
-        (id: "rtx-4090", name: "GeForce RTX 4090", vendor: Nvidia, segment: Consumer, memory_kind: Discrete,
-         memory: "24 GiB", bandwidth: 1008.0, fp16_tflops: 165.2, tdp_w: 450.0, pcie: (generation: 4, lanes: 16),
-         aliases: ["NVIDIA GeForce RTX 4090"], source: "test"),
-        (id: "rtx-4060-laptop", name: "GeForce RTX 4060 Laptop GPU", vendor: Nvidia, segment: Laptop, memory_kind: Discrete,
-         memory: "8 GiB", bandwidth: 256.0, fp16_tflops: 30.0, tdp_w: 115.0, pcie: (generation: 4, lanes: 8), source: "test"),
-        (id: "l40s", name: "L40S", vendor: Nvidia, segment: Datacenter, memory_kind: Discrete,
-         memory: "48 GiB", bandwidth: 864.0, fp16_tflops: 362.0, tdp_w: 350.0, pcie: (generation: 4, lanes: 16), source: "test"),
-        (id: "h100-sxm", name: "H100 SXM5 80GB", vendor: Nvidia, segment: Datacenter, memory_kind: Discrete,
-         memory: "80 GiB", bandwidth: 3350.0, fp16_tflops: 989.0, tdp_w: 700.0, pcie: (generation: 5, lanes: 16), source: "test"),
-        (id: "apple-m2-max", name: "Apple M2 Max (38-core GPU)", vendor: Apple, segment: Apple, memory_kind: Unified,
-         memory: "0 GiB", bandwidth: 400.0, fp16_tflops: 13.6, source: "test"),
-    ],
-    machines: [
-        (id: "laptop-4060", name: "Gaming laptop, RTX 4060, 16 GB", kind: Laptop, gpu: "rtx-4060-laptop", ram: "16 GiB",
-         ram_bandwidth: 89.6, cpu: "Core i7-13650HX", cpu_cores: 14, power_w: 180.0, source: "test"),
-        (id: "macbook-m2-max-64", name: "MacBook Pro 16, M2 Max, 64 GB", kind: Laptop, gpu: "apple-m2-max", ram: "64 GiB",
-         ram_bandwidth: 400.0, cpu: "Apple M2 Max", cpu_cores: 12, power_w: 90.0, source: "test"),
-        (id: "desktop-4090", name: "Desktop, RTX 4090, 64 GB", kind: Desktop, gpu: "rtx-4090", ram: "64 GiB",
-         ram_bandwidth: 89.6, cpu: "Ryzen 9 7950X", cpu_cores: 16, power_w: 650.0, source: "test"),
-        (id: "desktop-2x4090", name: "Desktop, 2x RTX 4090, 128 GB", kind: Workstation, gpu: "rtx-4090", gpu_count: 2,
-         ram: "128 GiB", ram_bandwidth: 89.6, cpu: "Threadripper 7960X", cpu_cores: 24, power_w: 1200.0, source: "test"),
-        (id: "cpu-box", name: "CPU server, 256 GB DDR5", kind: Desktop, ram: "256 GiB", ram_bandwidth: 307.2,
-         cpu: "EPYC 9124", cpu_cores: 16, power_w: 300.0, source: "test"),
-        (id: "cloud-l40s", name: "Cloud, 1x L40S, 64 GB", kind: Cloud, gpu: "l40s", ram: "64 GiB", ram_bandwidth: 200.0,
-         cpu: "EPYC", cpu_cores: 8, price: Hourly(usd: 1.86, region: "us-east-1", price_date: "2025-01-01", source: "test"), source: "test"),
-        (id: "cloud-8xh100", name: "Cloud, 8x H100 SXM, 2 TB", kind: Cloud, gpu: "h100-sxm", gpu_count: 8, ram: "2048 GiB",
-         ram_bandwidth: 600.0, cpu: "Xeon 8480", cpu_cores: 96, price: Hourly(usd: 98.32, region: "us-east-1", price_date: "2025-01-01", source: "test"), source: "test"),
-    ],
-    models: [
-        (id: "llama-3-8b", name: "Llama 3 8B", family: "Llama 3",
-         spec: (name: "Llama 3 8B", arch: "llama", layers: 32, hidden: 4096, heads: 32, kv_heads: 8, head_dim: 128,
-                intermediate: 14336, vocab: 128256, max_context: 8192),
-         source: "test"),
-    ],
-)
-"#;
+/// The small fixed catalog of the image snapshots (tests/fixtures/gui/catalog.ron), so edits to
+/// the built-in catalog do not change the pictures.
+const SNAPSHOT_CATALOG: &str = include_str!("fixtures/gui/catalog.ron");
 
 fn snapshot_catalog() -> Catalog {
     ron::from_str(SNAPSHOT_CATALOG).expect("the snapshot catalog parses")
 }
 
 fn snapshot_harness(state: State) -> Harness<'static, HeadroomApp> {
+    snapshot_harness_sized(state, (1280.0, 800.0))
+}
+
+fn snapshot_harness_sized(state: State, size: (f32, f32)) -> Harness<'static, HeadroomApp> {
     let mut h = Harness::builder()
-        .with_size(egui::vec2(1280.0, 800.0))
+        .with_max_steps(12)
+        .with_size(egui::vec2(size.0, size.1))
         .build_eframe(move |_cc| {
             HeadroomApp::new_with(Arc::new(fake_4090()), snapshot_catalog(), state)
         });
@@ -106,6 +73,7 @@ fn harness_with(
     size: (f32, f32),
 ) -> Harness<'static, HeadroomApp> {
     let mut h = Harness::builder()
+        .with_max_steps(12)
         .with_size(egui::vec2(size.0, size.1))
         .build_eframe(move |_cc| HeadroomApp::new_with(Arc::new(detector), catalog(), state));
     h.state_mut().wait_for_jobs(Duration::from_secs(10));
@@ -205,7 +173,15 @@ fn weights_picker_changes_the_weights() {
     let mut h = harness(State::default());
     h.get_by_role_and_label(Role::ComboBox, "Weights").click();
     h.run();
-    h.get_by_label("GGUF Q4_K_M (4.50 bits)").click();
+    // The picker names the bits per weight the estimate really uses on this model (the K-quant
+    // mix keeps some tensors at Q6_K), not the 4.5 bits of a Q4_K block.
+    let bits = headroom::core::teach::effective_bits(
+        &h.state().state.scenario.model,
+        WeightPrecision::Q4KM,
+    );
+    assert!(bits > 4.6, "{bits}");
+    h.get_by_label(&format!("GGUF Q4_K_M ({bits:.2} bits)"))
+        .click();
     h.run();
     assert_eq!(h.state().state.scenario.weights, WeightPrecision::Q4KM);
     let w = h.state_mut().fit_of("local").expect("local fit");
@@ -609,7 +585,7 @@ fn machines_tab_snapshot() {
         selected: vec![],
         ..State::default()
     };
-    let mut h = harness(s);
+    let mut h = snapshot_harness(s);
     h.snapshot_options(
         "machines_tab",
         &SnapshotOptions::new().threshold(2.0).max_failed_pixels(20),
@@ -717,6 +693,366 @@ fn review_tabs() {
     }
 }
 
+// ---- The window tells one story (issue 12) ----
+
+/// A size as the Breakdown rows write it (the one formatter of every surface).
+fn gib2(b: Bytes) -> String {
+    headroom::core::format::bytes(b)
+}
+
+/// QLoRA on a 70B model, ZeRO-3 over 8 GPUs: each compared machine is drawn and described as IT
+/// runs the job (its own GPU count), with the verdict of its row; the summary never adds the
+/// replicas up as "Weights".
+#[test]
+fn chart_and_rows_agree_for_a_multi_gpu_scenario() {
+    let s = State {
+        scenario: Scenario {
+            model: ModelSpec::generic(70_000_000_000),
+            model_id: None,
+            mode: Mode::Qlora,
+            zero: 3,
+            gpus: 8,
+            ..Scenario::default()
+        },
+        selected: vec![
+            "desktop-4090".into(),
+            "cloud-8xh100".into(),
+            "macbook-m2-max-64".into(),
+            "cpu-box".into(),
+        ],
+        ..State::default()
+    };
+    let mut h = snapshot_harness(s);
+    let loads = h.state_mut().compared_loads();
+    assert_eq!(loads.len(), 5, "this machine and the four ticked");
+    for l in &loads {
+        let f = h.state_mut().fit_of(&l.machine).unwrap();
+        assert_eq!(l.verdict, f.verdict, "{}", l.name);
+        assert_eq!(l.gpu_capacity, f.gpu_capacity);
+        if matches!(f.verdict, Verdict::Gpu | Verdict::Unified | Verdict::None) && f.gpus > 0 {
+            // The bar is what one of the machine's own GPUs holds: the verdict's number.
+            assert_eq!(l.gpu_total(), f.gpu_required, "{}", l.name);
+            h.get_by_label_contains(&format!(
+                "VRAM: {} of {}",
+                gib2(l.gpu_total()),
+                gib2(l.gpu_capacity)
+            ));
+        }
+        // Every row says why, in words.
+        assert!(!l.reason.is_empty());
+        assert!(
+            h.query_by_label_contains(&l.reason).is_some(),
+            "{}",
+            l.reason
+        );
+    }
+    let by_id = |id: &str| loads.iter().find(|l| l.machine == id).unwrap();
+    assert_eq!(by_id("desktop-4090").gpus, 1);
+    assert_eq!(by_id("cloud-8xh100").gpus, 8);
+    // A one-GPU desktop needs far more per GPU than the 8-GPU setting in the inputs suggests.
+    assert!(by_id("desktop-4090").gpu_total() > by_id("cloud-8xh100").gpu_total());
+    // A CPU box cannot train: "no", with the reason, however much RAM it has.
+    assert_eq!(by_id("cpu-box").verdict, Verdict::None);
+    assert!(by_id("cpu-box").reason.contains("training needs a GPU"));
+    // Totals are per GPU, never a sum over the 8 replicas labelled "Weights".
+    assert!(h.query_by_label_contains("Weights per GPU:").is_some());
+    assert!(h.query_by_label_contains("Weights:").is_none());
+}
+
+#[test]
+fn machines_table_has_memory_columns_and_full_names() {
+    let h = snapshot_harness(State {
+        tab: Tab::Machines,
+        ..State::default()
+    });
+    h.get_by_label("GPU memory");
+    h.get_by_role_and_label(Role::Label, "RAM");
+    // Two 24 GiB cards and 128 GiB of RAM, in their own columns.
+    h.get_by_label("2x 24.0 GiB");
+    h.get_by_label("128 GiB");
+    // The whole name is the button's name even when the column cuts it.
+    assert!(
+        h.query_by_role_and_label(Role::Button, "Desktop, 2x RTX 4090, 128 GB")
+            .is_some()
+            || h.query_all_by_label("Desktop, 2x RTX 4090, 128 GB").count() >= 2
+    );
+    h.get_by_label("Why");
+}
+
+#[test]
+fn empty_state_names_the_search_that_hides_fitting_machines() {
+    // 70B at BF16 (~130 GiB): the 8x H100, the 256 GB CPU server and the 2x 4090 box (with
+    // offload) hold it; neither laptop does.
+    let s = State {
+        scenario: Scenario {
+            model: ModelSpec::generic(70_000_000_000),
+            model_id: None,
+            ..Scenario::default()
+        },
+        tab: Tab::Machines,
+        filter: headroom::gui::MachineFilter {
+            fits_only: true,
+            search: "laptop".into(),
+            ..Default::default()
+        },
+        ..State::default()
+    };
+    let h = snapshot_harness(s);
+    h.get_by_label("No machines to show");
+    assert!(
+        h.query_by_label_contains(
+            "fit this workload, but none of them matches the search \"laptop\""
+        )
+        .is_some()
+    );
+    assert!(
+        h.query_by_label_contains("Nothing in the catalog fits")
+            .is_none()
+    );
+}
+
+#[test]
+fn a_no_with_room_to_spare_sorts_last_and_says_why() {
+    let s = State {
+        scenario: Scenario {
+            mode: Mode::Qlora,
+            ..Scenario::default()
+        },
+        tab: Tab::Machines,
+        filter: headroom::gui::MachineFilter {
+            sort: SortColumn::Headroom,
+            descending: true,
+            ..Default::default()
+        },
+        ..State::default()
+    };
+    let mut h = snapshot_harness(s);
+    let rows = h.state_mut().machine_rows();
+    // The CPU server (no GPU, the most RAM to spare) says "no" and sorts after every other row:
+    // its spare RAM is no headroom for a job that needs a GPU.
+    assert!(!h.state_mut().fit_of("cpu-box").unwrap().fits());
+    assert_eq!(rows.last().map(String::as_str), Some("cpu-box"), "{rows:?}");
+    for r in &rows[1..rows.len() - 1] {
+        let f = h.state_mut().fit_of(r).unwrap();
+        assert!(f.fits() || f.headroom_bytes < 0, "{r}");
+    }
+    assert!(
+        h.query_all_by_label_contains("training needs a GPU; this machine has none")
+            .count()
+            >= 1
+    );
+}
+
+/// Clicks the typed field of input `name`, types `text`, optionally presses Enter.
+fn type_into(h: &mut Harness<'static, HeadroomApp>, name: &str, text: &str, enter: bool) {
+    h.get_by_role_and_label(Role::SpinButton, name).click();
+    h.run();
+    h.event(egui::Event::Key {
+        key: egui::Key::A,
+        physical_key: None,
+        pressed: true,
+        repeat: false,
+        modifiers: egui::Modifiers::COMMAND,
+    });
+    h.event(egui::Event::Text(text.into()));
+    h.run();
+    if enter {
+        h.key_press(egui::Key::Enter);
+        h.run();
+    }
+}
+
+#[test]
+fn typing_applies_on_enter_and_changes_no_other_input() {
+    let mut h = harness(mha_state());
+    let before = h.state().state.scenario.clone();
+    // While typing, nothing applies: "3" is not a context of 3 tokens, the prompt stays.
+    type_into(&mut h, "Context", "3", false);
+    assert_eq!(h.state().state.scenario.context, before.context);
+    assert_eq!(h.state().state.scenario.prompt_tokens, before.prompt_tokens);
+    // Typing on (the field's text is selected and replaced), then Enter.
+    type_into(&mut h, "Context", "32768", true);
+    let s = &h.state().state.scenario;
+    assert_eq!(s.context, 32768);
+    assert_eq!(s.prompt_tokens, before.prompt_tokens);
+    // Above the model's maximum: clamped, and the window says so.
+    type_into(&mut h, "Context", "200000", true);
+    assert_eq!(h.state().state.scenario.context, 131_072);
+    assert!(
+        h.query_by_label_contains(
+            "Context clamped from 200,000 to this model's maximum of 131,072 tokens"
+        )
+        .is_some()
+    );
+    // A batch above the slider's range: clamped with a note.
+    type_into(&mut h, "Batch", "9999", true);
+    assert_eq!(h.state().state.scenario.batch, 512);
+    assert!(
+        h.query_by_label_contains("Batch: 9,999 is above the largest value")
+            .is_some()
+    );
+}
+
+#[test]
+fn arrow_keys_double_and_halve_the_context() {
+    let mut h = harness(mha_state());
+    h.get_by_role_and_label(Role::Slider, "Context").focus();
+    h.run();
+    h.key_press(egui::Key::ArrowRight);
+    h.run();
+    assert_eq!(h.state().state.scenario.context, 16384);
+    h.key_press(egui::Key::ArrowLeft);
+    h.run();
+    h.key_press(egui::Key::ArrowLeft);
+    h.run();
+    assert_eq!(h.state().state.scenario.context, 4096);
+}
+
+#[test]
+fn small_parameter_counts_read_by_magnitude() {
+    let mut h = harness(State {
+        scenario: Scenario {
+            model: ModelSpec::generic(4_000_000),
+            model_id: None,
+            ..Scenario::default()
+        },
+        ..State::default()
+    });
+    let v = h
+        .get_by_role_and_label(Role::SpinButton, "Parameters")
+        .value()
+        .unwrap_or_default();
+    assert_eq!(v, headroom::core::format_params(4_000_000));
+    assert!(!v.contains("0.10"), "{v}");
+    h.run();
+}
+
+#[test]
+fn model_search_starts_empty_each_time() {
+    let mut h = harness(State::default());
+    h.get_by_role_and_label(Role::ComboBox, "Model").click();
+    h.run();
+    h.get_by_label("Search models").type_text("zzzz");
+    h.run();
+    h.get_by_label("No model matches");
+    h.key_press(egui::Key::Escape);
+    h.run();
+    h.get_by_role_and_label(Role::ComboBox, "Model").click();
+    h.run();
+    assert_eq!(
+        h.get_by_label("Search models").value().unwrap_or_default(),
+        ""
+    );
+    assert!(h.query_by_label("No model matches").is_none());
+}
+
+#[test]
+fn report_names_the_machine_its_launch_settings_are_for() {
+    let s = State {
+        tab: Tab::Report,
+        scenario: Scenario {
+            model: ModelSpec::generic(70_000_000_000),
+            model_id: None,
+            ..Scenario::default()
+        },
+        selected: vec!["laptop-4060".into(), "cloud-8xh100".into()],
+        ..State::default()
+    };
+    let h = snapshot_harness(s);
+    // This machine (a 4090) and the laptop cannot hold 70B BF16; the 8x H100 can.
+    assert!(
+        h.query_all_by_label_contains("Launch settings for Cloud, 8x H100 SXM, 2 TB")
+            .count()
+            >= 1
+    );
+    assert!(h.query_by_label_contains("for the first").is_none());
+}
+
+#[test]
+fn detection_notes_are_reachable_from_the_status_bar() {
+    let mut h = harness_with(
+        FakeDetector::cpu_only(Bytes::gib(32), Bytes::gib(24)),
+        State::default(),
+        (1280.0, 800.0),
+    );
+    assert!(
+        h.state()
+            .status_text()
+            .unwrap()
+            .starts_with("Detected no usable GPU")
+    );
+    h.get_by_label_contains("Detection notes (1)").click();
+    h.run();
+    h.get_by_label_contains("NVML: not detected");
+}
+
+#[test]
+fn tabs_stay_put_when_a_note_appears() {
+    let mut h = harness(State::default());
+    let y = h
+        .get_by_role_and_label(Role::Button, "Machines")
+        .rect()
+        .top();
+    // A 2T-parameter model brings estimate notes above the tabs' content.
+    h.state_mut().state.scenario.model = ModelSpec::generic(2_000_000_000_000);
+    h.state_mut().state.scenario.context = 131_072;
+    h.run();
+    let y2 = h
+        .get_by_role_and_label(Role::Button, "Machines")
+        .rect()
+        .top();
+    assert_eq!(y, y2);
+}
+
+#[test]
+fn plain_explanations_and_the_lora_on_gguf_warning() {
+    let mut h = harness(State::default());
+    h.get_by_label_contains("Ubatch: prompt tokens handled in one go");
+    h.get_by_label_contains("KV allocation: memory for every sequence");
+    h.get_by_label_contains("Offload style: layers that do not fit on the GPU stay in RAM");
+    assert!(h.query_by_label_contains("dequantise GGUF").is_none());
+    h.state_mut().state.scenario.mode = Mode::Lora;
+    h.state_mut().state.scenario.weights = WeightPrecision::Q4KM;
+    h.run();
+    h.get_by_label_contains("dequantise GGUF");
+}
+
+/// Breakdown, Machines and CPU vs GPU at three window sizes, on the fixture catalog.
+#[test]
+fn tabs_at_three_sizes_snapshot() {
+    let mut errors = Vec::new();
+    for (w, hgt) in [(1024.0, 640.0), (1280.0, 800.0), (1920.0, 1080.0)] {
+        for (tab, name) in [
+            (Tab::Breakdown, "breakdown"),
+            (Tab::Machines, "machines"),
+            (Tab::CpuVsGpu, "cpu_vs_gpu"),
+        ] {
+            let s = State {
+                tab,
+                selected: vec![
+                    "laptop-4060".into(),
+                    "desktop-2x4090".into(),
+                    "macbook-m2-max-64".into(),
+                ],
+                scenario: Scenario {
+                    weights: WeightPrecision::Q4KM,
+                    model: ModelSpec::generic(70_000_000_000),
+                    model_id: None,
+                    ..Scenario::default()
+                },
+                ..State::default()
+            };
+            let mut h = snapshot_harness_sized(s, (w, hgt));
+            if let Err(e) = h.try_snapshot_options(
+                format!("{name}_{w}x{hgt}"),
+                &SnapshotOptions::new().threshold(2.0).max_failed_pixels(20),
+            ) {
+                errors.push(e.to_string());
+            }
+        }
+    }
+    assert!(errors.is_empty(), "{errors:#?}");
+}
 /// The answer first: a card per kind above the tabs. Clicking one ticks that machine onto the
 /// Breakdown chart (the compared machines), puts it in focus and opens it in the Machines table.
 #[test]
@@ -754,4 +1090,24 @@ fn clicking_a_recommendation_card_ticks_the_machine() {
     // This machine's card: its verdict (Llama 3 8B BF16 fits the 23 GiB free of the 4090).
     assert!(recs.this_machine.as_ref().unwrap().upgrades.is_empty());
     assert!(h.query_by_label_contains("This machine: ").is_some());
+}
+
+/// The Parameters slider spans 0.1 B to 2 T on a log scale across the panel's width: a 25 px
+/// drag moves it by a small factor, not from 8 B to hundreds of billions.
+#[test]
+fn a_short_drag_on_the_parameters_slider_is_a_small_step() {
+    let mut h = harness(State::default());
+    let r = h.get_by_role_and_label(Role::Slider, "Parameters").rect();
+    assert!(r.width() > 200.0, "{r:?}");
+    let start = egui::pos2(r.left() + r.width() * 0.45, r.center().y);
+    h.drag_at(start);
+    h.run();
+    let before = h.state().state.scenario.model.param_count().total as f64;
+    h.hover_at(start + egui::vec2(25.0, 0.0));
+    h.run();
+    h.drop_at(start + egui::vec2(25.0, 0.0));
+    h.run();
+    let after = h.state().state.scenario.model.param_count().total as f64;
+    let ratio = after / before;
+    assert!(ratio > 1.0 && ratio < 3.0, "{before} -> {after}");
 }

@@ -393,6 +393,7 @@ fn opts(server: &Server, cache: &Path) -> Options {
         cache_root: Some(cache.to_path_buf()),
         timeout: Duration::from_secs(10),
         cancel: None,
+        offline: false,
     }
 }
 
@@ -1109,6 +1110,37 @@ fn a_split_gguf_brings_its_parts() {
     let local = import_path(&dir.path().join("m-Q8_0-00001-of-00002.gguf")).unwrap();
     assert_same(&a.model, &local);
     assert_eq!(a.requests, 1 + 2, "one range per small part");
+
+    // Offline later: the listing and the model come from the cache.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut off = o.clone();
+    off.endpoint = format!("http://127.0.0.1:{port}");
+    assert_eq!(
+        hub::list_repo("org/split-GGUF", "main", &off).unwrap(),
+        listing
+    );
+    let b = open(&hub_req("org/split-GGUF", None, None), &off).unwrap();
+    assert!(b.from_cache);
+    assert_eq!(b.model.spec, a.model.spec);
+    // HF_HUB_OFFLINE: the cache answers, nothing else is asked.
+    let mut offline = o.clone();
+    offline.offline = true;
+    let n = server.requests();
+    assert!(
+        open(&hub_req("org/split-GGUF", None, None), &offline)
+            .unwrap()
+            .from_cache
+    );
+    let e = open(&hub_req("org/split-GGUF", None, Some("q4_k_m")), &offline).unwrap_err();
+    assert!(e.message.contains("HF_HUB_OFFLINE"), "{e}");
+    assert_eq!(server.requests(), n);
+    // An unknown repo offline is still a network error.
+    let e = hub::list_repo("org/other", "main", &off).unwrap_err();
+    assert_eq!(e.kind, HubErrorKind::Network, "{e}");
 }
 
 #[test]
@@ -1141,4 +1173,33 @@ fn too_many_shards_is_refused_before_reading_them() {
         "the listing, config.json and the index only"
     );
     assert!(walk(cache.path()).is_empty());
+}
+
+#[test]
+fn hostile_fixtures_fail_over_http_as_they_fail_locally() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import");
+    let mut files = Vec::new();
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if (name.starts_with("gguf_") && name.ends_with(".gguf"))
+            || (name.starts_with("st_") && name.ends_with(".safetensors"))
+        {
+            files.push((name, std::fs::read(e.path()).unwrap()));
+        }
+    }
+    files.sort();
+    assert!(files.len() >= 30, "{}", files.len());
+    let server = Server::start(vec![("bad/files", Behaviour::Normal, files.clone())]);
+    let mut o = opts(&server, Path::new("/nonexistent"));
+    o.cache_root = None;
+    for (name, _) in &files {
+        let local = import_path(&dir.join(name)).unwrap_err().to_string();
+        let url = format!("{}/bad/files/resolve/main/{name}", server.base);
+        let remote = open(&Request::Url(url), &o).unwrap_err();
+        assert_eq!(remote.message, local, "{name}");
+        assert!(matches!(
+            remote.kind,
+            HubErrorKind::Invalid | HubErrorKind::Truncated
+        ));
+    }
 }

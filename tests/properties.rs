@@ -54,8 +54,17 @@ prop_compose! {
     }
 }
 
+/// 400 cases per property in a normal run; `PROPTEST_CASES=100000` for the long mode
+/// (`ProptestConfig::with_cases` would otherwise override proptest's own reading of the variable).
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(400)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(400))]
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
 
     #[test]
     fn never_panics_and_adds_up(s in arb_scenario()) {

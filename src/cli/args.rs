@@ -17,7 +17,7 @@ use std::path::PathBuf;
 #[derive(Parser, Debug)]
 #[command(
     name = "headroom",
-    version,
+    version = super::VERSION,
     about = "What hardware do I need for this LLM, and will it run on mine?",
     long_about = "What hardware do I need for this LLM, and will it run on mine?\n\n\
                   Without a subcommand headroom opens its window; with one it prints to stdout.\n\

@@ -1,4 +1,14 @@
 //! The headless command line over the core.
+
+/// `headroom --version`: the crate version and the built-in catalogs' date (the newest date in
+/// their `*date` fields, found by `build.rs`).
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (catalog ",
+    env!("HEADROOM_CATALOG_DATE"),
+    ")"
+);
+
 pub mod app;
 pub mod args;
 pub mod catalog;

@@ -2,6 +2,7 @@
 //! `catalogs/` (parsed by `io::catalog`); validation is pure and lives here.
 
 use super::model::ModelSpec;
+use super::precision::WeightPrecision;
 use super::units::{Bytes, GbPerSec, size_str};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
@@ -227,6 +228,18 @@ pub struct ModelPreset {
     /// Where `published_params` comes from, caveats ("text decoder only"), uncertain values.
     #[serde(default)]
     pub notes: Option<String>,
+    /// The precision the publisher ships the checkpoint in, when it is not BF16 (gpt-oss:
+    /// `Mxfp4`, DeepSeek-V3/R1: `Fp8Block`). See [`ModelPreset::default_weights`].
+    #[serde(default)]
+    pub weights: Option<WeightPrecision>,
+}
+
+impl ModelPreset {
+    /// The weight precision a scenario starts with for this preset: the publisher's (`weights`),
+    /// else BF16, the dtype of the other presets' checkpoints (config.json `torch_dtype`).
+    pub fn default_weights(&self) -> WeightPrecision {
+        self.weights.unwrap_or(WeightPrecision::Bf16)
+    }
 }
 
 /// The whole catalog.

@@ -1,6 +1,10 @@
 //! The fit engine: a scenario on a machine → a placement, a verdict, headroom, speed and cost.
 //! Solvers across the catalog: largest context, largest batch, lowest-bit precision, fewest GPUs.
 
+use super::capacity::{
+    cpu_device, gpu_capacity, gpu_device, host_link, layers_that_fit, offload_host_bytes,
+    ram_capacity,
+};
 use super::catalog::{Accelerator, Catalog, Machine, MachineKind, MemoryKind, Price, Vendor};
 use super::estimate::{ComponentKind, Estimate, estimate, estimate_with};
 use super::precision::WeightPrecision;
@@ -176,20 +180,6 @@ impl EstimateCache {
     }
 }
 
-fn cpu_device(m: &Machine, k: &SpeedConstants) -> Device {
-    Device {
-        bandwidth: m.ram_bandwidth,
-        tflops: m.cpu_cores.max(1) as f64 * k.cpu_ghz * k.cpu_flops_per_cycle / 1000.0,
-        efficiency: k.cpu_bandwidth_efficiency,
-    }
-}
-
-fn ram_capacity(m: &Machine, st: &FitSettings) -> (Bytes, Bytes) {
-    let frac = m.ram.scale(st.os_reserve_fraction.clamp(0.0, 0.9));
-    let reserve = st.os_reserve.max(frac).min(m.ram);
-    (m.ram.saturating_sub(reserve), reserve)
-}
-
 /// Power an owned machine draws under load: its catalog figure, else the GPUs' TDP + 100 W for
 /// the rest of the system, else a typical figure for its kind (heuristic: laptop 65 W, Apple
 /// desktop or mini PC 120 W, desktop/workstation 200 W).
@@ -216,7 +206,7 @@ fn hourly_usd(m: &Machine, acc: Option<&Accelerator>, st: &FitSettings) -> f64 {
 }
 
 /// Cost per million generated tokens: cloud from $/hour, owned from power × electricity.
-fn usd_per_million(
+pub fn usd_per_million(
     m: &Machine,
     acc: Option<&Accelerator>,
     tok_s: f64,
@@ -310,23 +300,7 @@ fn fit_on(
         let need = est.peak_reserved();
         let host_need = est.host_total();
         // Capacity per GPU.
-        let cap = if unified {
-            let lim = m.gpu_memory_limit.unwrap_or_else(|| {
-                if a.vendor == Vendor::Apple {
-                    metal_default_limit(m.ram)
-                } else {
-                    m.ram.scale(st.apu_gpu_fraction)
-                }
-            });
-            lim.min(m.ram)
-        } else {
-            let v = a.memory;
-            if s.runtime == Runtime::Vllm {
-                v.scale(s_cl.gpu_memory_utilization)
-            } else {
-                v
-            }
-        };
+        let cap = gpu_capacity(m, acc, s_cl, st);
         if unified {
             notes.push(format!(
                 "GPU may use {} of {} unified memory{}",
@@ -348,16 +322,8 @@ fn fit_on(
         }
         r.gpu_capacity = cap;
         r.gpu_required = need;
-        let dev = Device {
-            bandwidth: a.bandwidth,
-            tflops: a.fp16_tflops,
-            efficiency: if unified {
-                k.unified_bandwidth_efficiency
-            } else {
-                k.gpu_bandwidth_efficiency
-            },
-        };
-        let link = a.pcie.map(|p| p.bandwidth()).unwrap_or(GbPerSec(16.0));
+        let dev = gpu_device(a, k);
+        let link = host_link(a);
         // For unified memory, the host part and the GPU part share one pool.
         let host_ok = if unified {
             need.saturating_add(host_need) <= m.ram.saturating_sub(os_reserve)
@@ -399,17 +365,10 @@ fn fit_on(
             // Offload: as many whole layers as fit on the GPUs (llama.cpp splits layers across
             // GPUs), the rest in RAM. Per-GPU fixed costs (overhead, workspace) stay on each GPU.
             let e1 = cache.peek(1).expect("ensured");
-            let w = &e1.workload;
-            let l = w.layers.max(1);
-            let per_layer = w.layer_weights.saturating_add(w.kv_total).div_ceil(l);
-            let fixed = w.fixed_per_device;
-            let gpu_room = cap.saturating_sub(fixed).saturating_mul(g);
-            let kfit = gpu_room.0.checked_div(per_layer.0).map_or(l, |k| k.min(l));
+            let l = e1.workload.layers.max(1);
+            let kfit = layers_that_fit(e1, cap, g);
             let kfit = if kfit == l { l - 1 } else { kfit }; // the whole model already failed above
-            let host_part = per_layer
-                .saturating_mul(l - kfit)
-                .saturating_add(w.outer_weights)
-                .saturating_add(e1.host_total());
+            let host_part = offload_host_bytes(e1, kfit);
             if kfit >= 1 && host_part <= ram_cap {
                 r.verdict = Verdict::Offload;
                 r.gpu_layers = kfit;

@@ -3,8 +3,10 @@
 //! Nothing in here touches egui, sysinfo, NVML, rfd or the file system; every other layer depends
 //! on it, never the other way.
 
+pub mod capacity;
 pub mod catalog;
 pub mod estimate;
+pub mod experts;
 pub mod fit;
 pub mod format;
 pub mod ggml;
@@ -15,6 +17,7 @@ pub mod precision;
 pub mod recommend;
 pub mod scenario;
 pub mod speed;
+pub mod teach;
 pub mod units;
 
 pub use estimate::{Component, ComponentKind, Estimate, Placement, Provenance, estimate};

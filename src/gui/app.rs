@@ -1,21 +1,31 @@
-//! The app: persisted [`State`], the catalog with "This machine", cached derived data, background
-//! jobs and the frame loop.
+//! The app: the persisted [`State`], the shared [`Data`], one struct per view, background jobs
+//! and the frame loop.
 //!
 //! Each frame: poll finished jobs, draw (views read the state and push [`Command`]s for side
 //! effects), then apply the commands. File dialogs, file IO and hardware detection run on job
 //! threads; nothing blocks the UI thread.
 
-use super::derived::Derived;
+use super::breakdown::BreakdownTab;
+use super::data::{Data, Notices, View};
+use super::frame_stats::FrameStats;
+use super::hub_dialog::HubDialog;
+use super::inputs::InputsPanel;
 use super::jobs::{FileAction, JobResult, Jobs, open_dialog, save_dialog};
+use super::machines::MachinesTab;
+use super::recommend::RecommendStrip;
+use super::report::ReportTab;
 use super::state::{State, Tab};
+pub use super::status::Status;
 use super::style;
-use crate::core::catalog::{Catalog, Machine};
-use crate::core::estimate::{ComponentKind, group_digits};
+use super::teach::TeachTab;
+use crate::core::capacity::MachineLoad;
+use crate::core::catalog::Catalog;
+use crate::core::estimate::ComponentKind;
 use crate::core::fit::FitResult;
 use crate::core::format_params;
 use crate::core::scenario::Scenario;
-use crate::io::detect::{DetectedMachine, Detector, LOCAL_MACHINE_ID, catalog_with_local};
-use crate::io::export::{LaunchSetting, ReportFormat, ReportInput};
+use crate::io::detect::Detector;
+use crate::io::export::ReportInput;
 use egui::{RichText, Ui};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -35,124 +45,27 @@ pub enum Command {
     Copy(String),
 }
 
-/// A message in the status bar.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Status {
-    pub text: String,
-    pub error: bool,
-}
-
-/// Transient notes shown next to the inputs.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Notices {
-    /// The context the user (or a loaded file) asked for before it was clamped to the model.
-    pub context_clamped: Option<u64>,
-    /// The last imported model: its summary and notes.
-    pub imported: Option<(String, Vec<String>)>,
-}
-
-/// The rendered report, cached per derived generation, machine list and format.
-struct ReportCache {
-    key: (u64, Vec<String>, ReportFormat),
-    text: String,
-    launch: Vec<LaunchSetting>,
-}
-
-/// `HEADROOM_FRAME_STATS` and `HEADROOM_QUIT_AFTER_FRAMES`.
-#[derive(Default)]
-struct FrameStats {
-    /// Log the mean/max time of `App::ui` every this many frames.
-    every: Option<u32>,
-    quit_after: Option<u64>,
-    n: u32,
-    sum: Duration,
-    max: Duration,
-    frames: u64,
-}
-
-impl FrameStats {
-    fn from_env() -> Self {
-        let every = std::env::var("HEADROOM_FRAME_STATS")
-            .ok()
-            .and_then(|v| match v.trim() {
-                "" | "0" | "false" => None,
-                "1" | "true" => Some(120),
-                n => n.parse::<u32>().ok().filter(|n| *n > 0),
-            });
-        let quit_after = std::env::var("HEADROOM_QUIT_AFTER_FRAMES")
-            .ok()
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .filter(|n| *n > 0);
-        FrameStats {
-            every,
-            quit_after,
-            ..FrameStats::default()
-        }
-    }
-
-    /// Records one frame; returns whether the app must keep repainting (measuring or counting).
-    fn record(&mut self, took: Duration, ctx: &egui::Context, tab: Tab) -> bool {
-        self.frames += 1;
-        if let Some(every) = self.every {
-            self.n += 1;
-            self.sum += took;
-            self.max = self.max.max(took);
-            if self.n >= every {
-                let mean = self.sum.as_secs_f64() * 1000.0 / self.n as f64;
-                eprintln!(
-                    "headroom frame stats: {} frames on the {} tab: App::ui mean {mean:.2} ms, max {:.2} ms",
-                    self.n,
-                    tab.label(),
-                    self.max.as_secs_f64() * 1000.0
-                );
-                self.n = 0;
-                self.sum = Duration::ZERO;
-                self.max = Duration::ZERO;
-            }
-        }
-        if let Some(q) = self.quit_after
-            && self.frames >= q
-        {
-            ctx.send_viewport_cmd(egui::ViewportCommand::Close);
-            return false;
-        }
-        self.every.is_some() || self.quit_after.is_some()
-    }
-}
-
 /// The headroom desktop app.
 pub struct HeadroomApp {
     /// What is saved between runs.
     pub state: State,
-    /// The catalog without "This machine".
-    base_catalog: Catalog,
-    /// The catalog with "This machine" (machine "local", accelerator "local-gpu") once detected.
-    pub(crate) catalog: Catalog,
-    /// Machines in display order: "This machine" first.
-    pub(crate) machines: Vec<Machine>,
-    /// Lower-case search text per machine.
-    pub(crate) search_keys: Vec<String>,
-    catalog_gen: u64,
+    pub(crate) data: Data,
+    inputs: InputsPanel,
+    recommend: RecommendStrip,
+    breakdown: BreakdownTab,
+    machines: MachinesTab,
+    teach: TeachTab,
+    report: ReportTab,
     detector: Arc<dyn Detector>,
-    pub(crate) detected: Option<DetectedMachine>,
-    pub(crate) jobs: Jobs,
-    pub(crate) derived: Derived,
-    pub(crate) recommend: super::recommend::RecommendCache,
+    jobs: Jobs,
     commands: Vec<Command>,
-    pub(crate) status: Option<Status>,
     /// A file action whose dialog returned nothing: offer a typed path instead.
-    pub(crate) path_prompt: Option<(FileAction, String)>,
-    pub(crate) model_search: String,
-    pub(crate) model_popup_open: bool,
-    pub(crate) notices: Notices,
-    pub(crate) report_format: ReportFormat,
-    report: Option<ReportCache>,
-    pub(crate) catalog_warnings: Vec<String>,
+    path_prompt: Option<(FileAction, String)>,
     stats: FrameStats,
     /// Times the estimate and fits were rebuilt (for tests of the cache).
     pub recomputes: u64,
-    /// "Open from Hugging Face…".
-    pub hub: super::hub_dialog::HubDialog,
+    /// "Open from Hugging Face...".
+    pub hub: HubDialog,
 }
 
 impl HeadroomApp {
@@ -176,13 +89,10 @@ impl HeadroomApp {
         let (catalog, warnings) = super::load_catalog();
         let detector = crate::io::detect::SystemDetector::new(catalog.clone());
         let mut app = HeadroomApp::new_with(Arc::new(detector), catalog, state);
-        app.catalog_warnings = warnings;
-        if let Some(w) = app.catalog_warnings.first() {
-            app.status = Some(Status {
-                text: format!("Catalog: {w}"),
-                error: true,
-            });
+        if let Some(w) = warnings.first() {
+            app.data.tell(Status::error(format!("Catalog: {w}")));
         }
+        app.data.catalog_warnings = warnings;
         app
     }
 
@@ -191,30 +101,21 @@ impl HeadroomApp {
     pub fn new_with(detector: Arc<dyn Detector>, catalog: Catalog, state: State) -> Self {
         let mut app = HeadroomApp {
             state,
-            base_catalog: catalog.clone(),
-            catalog,
-            machines: Vec::new(),
-            search_keys: Vec::new(),
-            catalog_gen: 0,
+            data: Data::new(catalog),
+            inputs: InputsPanel::default(),
+            recommend: RecommendStrip::default(),
+            breakdown: BreakdownTab,
+            machines: MachinesTab,
+            teach: TeachTab,
+            report: ReportTab::default(),
             detector,
-            detected: None,
             jobs: Jobs::default(),
-            derived: Derived::default(),
-            recommend: Default::default(),
             commands: Vec::new(),
-            status: None,
             path_prompt: None,
-            model_search: String::new(),
-            model_popup_open: false,
-            notices: Notices::default(),
-            report_format: ReportFormat::Markdown,
-            report: None,
-            catalog_warnings: Vec::new(),
             stats: FrameStats::from_env(),
             recomputes: 0,
-            hub: Default::default(),
+            hub: HubDialog::default(),
         };
-        app.rebuild_machines();
         app.start_detection();
         app
     }
@@ -225,6 +126,7 @@ impl HeadroomApp {
         for r in self.jobs.wait_all(timeout) {
             self.apply_result(r);
         }
+        self.data.detecting = self.data.detected.is_none() && self.jobs.running() > 0;
     }
 
     /// Queues a command as if a button had been pressed; it runs after the next frame's drawing.
@@ -235,110 +137,92 @@ impl HeadroomApp {
     /// The ids of the machine-table rows in display order (after filters and sorting).
     pub fn machine_rows(&mut self) -> Vec<String> {
         self.refresh();
-        let local = self.local_id();
-        let rows = self
+        let local = self.data.local_id();
+        let d = &mut self.data;
+        let rows = d
             .derived
             .rows(
                 &self.state.filter,
-                &self.machines,
-                &self.search_keys,
+                &d.machines,
+                &d.search_keys,
                 local.as_deref(),
             )
-            .to_vec();
+            .shown
+            .clone();
         rows.into_iter()
-            .map(|i| self.machines[i].id.clone())
+            .map(|i| self.data.machines[i].id.clone())
             .collect()
     }
 
     /// The fit of a machine in the current scenario.
     pub fn fit_of(&mut self, id: &str) -> Option<FitResult> {
         self.refresh();
-        self.derived.fit(id).cloned()
+        self.data.derived.fit(id).cloned()
+    }
+
+    /// How the scenario sits on each compared machine, as the Breakdown chart draws it.
+    pub fn compared_loads(&mut self) -> Vec<MachineLoad> {
+        self.refresh();
+        self.data.compared_loads(&self.state)
+    }
+
+    /// The recommendations for the current scenario (the cards' picks).
+    pub fn recommendations(&mut self) -> &crate::core::recommend::Recommendations {
+        self.refresh();
+        self.recommend.recommendations(&self.state, &self.data)
+    }
+
+    /// What a click on a recommendation card does: tick machine `id`, focus it, open it in the
+    /// Machines table.
+    pub fn open_pick(&mut self, id: &str) {
+        super::recommend::open_pick(&mut self.state, &mut self.data, id);
     }
 
     /// The catalog in use (with "This machine" once detected).
     pub fn catalog(&self) -> &Catalog {
-        &self.catalog
+        &self.data.catalog
     }
 
     /// The last status-bar message.
     pub fn status_text(&self) -> Option<&str> {
-        self.status.as_ref().map(|s| s.text.as_str())
-    }
-
-    pub(crate) fn local_id(&self) -> Option<String> {
-        self.machines
-            .first()
-            .filter(|m| m.id == LOCAL_MACHINE_ID)
-            .map(|m| m.id.clone())
+        self.data.status.as_ref().map(|s| s.text.as_str())
     }
 
     fn start_detection(&mut self) {
         let det = Arc::clone(&self.detector);
+        self.data.detecting = true;
         self.jobs.spawn("detect", move || {
             JobResult::Detected(Box::new(det.detect()))
         });
     }
 
-    pub(crate) fn detecting(&self) -> bool {
-        self.detected.is_none() && self.jobs.running() > 0
-    }
-
-    fn rebuild_machines(&mut self) {
-        self.catalog = match &self.detected {
-            Some(d) => catalog_with_local(d, &self.base_catalog),
-            None => self.base_catalog.clone(),
-        };
-        let mut ms: Vec<Machine> = Vec::with_capacity(self.catalog.machines.len());
-        if let Some(l) = self.catalog.machine(LOCAL_MACHINE_ID) {
-            ms.push(l.clone());
-        }
-        ms.extend(
-            self.catalog
-                .machines
-                .iter()
-                .filter(|m| m.id != LOCAL_MACHINE_ID)
-                .cloned(),
-        );
-        self.search_keys = ms
-            .iter()
-            .map(|m| {
-                let gpu = m
-                    .gpu
-                    .as_deref()
-                    .and_then(|g| self.catalog.accelerator(g))
-                    .map(|a| a.name.as_str())
-                    .unwrap_or("");
-                format!("{} {} {} {} {}", m.name, m.id, gpu, m.cpu, m.kind.label()).to_lowercase()
-            })
-            .collect();
-        self.machines = ms;
-        self.catalog_gen += 1;
-    }
-
     /// Brings the derived data up to date with the state (a no-op when nothing changed).
-    pub(crate) fn refresh(&mut self) {
-        let settings = self.state.fit_settings();
-        if self.derived.update(
-            &self.state.scenario,
-            &settings,
-            &self.machines,
-            &self.catalog,
-            self.catalog_gen,
-        ) {
+    fn refresh(&mut self) {
+        if self.data.refresh(&self.state) {
             self.recomputes += 1;
         }
     }
 
-    /// Clamps inputs that depend on each other (context to the model, prompt to the context).
+    /// Clamps inputs that depend on each other (context to the model, prompt to the context),
+    /// with a note for each clamp.
     fn normalize(&mut self) {
         let s = &mut self.state.scenario;
         let limit = super::inputs::context_limit(s);
         if s.context > limit {
-            self.notices.context_clamped = Some(s.context);
+            self.data.notices.context_clamped = Some(s.context);
             s.context = limit;
         }
         s.context = s.context.max(1);
+        if s.prompt_tokens > s.context {
+            self.data.notices.clamp(
+                "Prompt tokens",
+                format!(
+                    "Prompt tokens lowered from {} to the context ({}): a prompt cannot be longer than the context.",
+                    crate::core::estimate::group_digits(s.prompt_tokens),
+                    crate::core::estimate::group_digits(s.context)
+                ),
+            );
+        }
         s.prompt_tokens = s.prompt_tokens.clamp(1, s.context);
         if !s.gpu_memory_utilization.is_finite() {
             s.gpu_memory_utilization = 0.9;
@@ -346,75 +230,14 @@ impl HeadroomApp {
         s.zero = s.zero.min(3);
     }
 
-    pub(crate) fn apply_preset(&mut self, id: &str) {
-        if let Some(p) = self.catalog.model(id) {
-            self.state.scenario.model = p.spec.clone();
-            self.state.scenario.model_id = Some(p.id.clone());
-            self.notices.imported = None;
-            self.notices.context_clamped = None;
-        }
-    }
-
-    /// The machine the solvers and teaching plots are about.
-    pub(crate) fn focus_machine(&self) -> Option<&Machine> {
-        let by_id = |id: &str| self.machines.iter().find(|m| m.id == id);
-        if let Some(m) = self.state.focus.as_deref().and_then(by_id) {
-            return Some(m);
-        }
-        let local = self.machines.first().filter(|m| m.id == LOCAL_MACHINE_ID);
-        if let Some(l) = local.filter(|m| m.gpu.is_some()) {
-            return Some(l);
-        }
-        if let Some(m) = self
-            .state
-            .selected
-            .iter()
-            .filter_map(|id| by_id(id))
-            .find(|m| m.gpu.is_some())
-        {
-            return Some(m);
-        }
-        local
-            .or_else(|| self.machines.iter().find(|m| m.gpu.is_some()))
-            .or(self.machines.first())
-    }
-
-    /// "This machine" (when detected) and the machines the user ticked, in that order.
-    pub(crate) fn compared_ids(&self) -> Vec<String> {
-        let mut ids: Vec<String> = self.local_id().into_iter().collect();
-        for id in &self.state.selected {
-            if !ids.contains(id) && self.machines.iter().any(|m| &m.id == id) {
-                ids.push(id.clone());
-            }
-        }
-        ids
-    }
-
-    /// The report text and launch settings for the compared machines (cached).
-    pub(crate) fn report(&mut self) -> (&str, &[LaunchSetting]) {
-        let ids = self.compared_ids();
-        let key = (self.derived.generation, ids.clone(), self.report_format);
-        if self.report.as_ref().is_none_or(|r| r.key != key) {
-            let fits: Vec<FitResult> = ids
-                .iter()
-                .filter_map(|id| self.derived.fit(id).cloned())
-                .collect();
-            let settings = self.state.fit_settings();
-            let input = ReportInput {
-                scenario: &self.state.scenario,
-                estimate: &self.derived.estimate,
-                fits: &fits,
-                catalog: &self.catalog,
-                settings: &settings,
-                generated: now_utc(),
-                version: env!("CARGO_PKG_VERSION"),
-            };
-            let text = crate::io::export::render(&input, self.report_format);
-            let launch = input.launch();
-            self.report = Some(ReportCache { key, text, launch });
-        }
-        let r = self.report.as_ref().expect("just set");
-        (&r.text, &r.launch)
+    /// The report text for the compared machines, rendered with the export module.
+    fn report_input_owned(&self) -> (Scenario, crate::core::Estimate, Vec<FitResult>, Catalog) {
+        (
+            self.state.scenario.clone(),
+            self.data.derived.estimate.clone(),
+            self.data.compared_fits(&self.state),
+            self.data.catalog.clone(),
+        )
     }
 
     // ---- Commands and job results ----
@@ -424,22 +247,16 @@ impl HeadroomApp {
             Command::Dialog(action) => self.start_file_action(action, None),
             Command::AtPath(action, path) => self.start_file_action(action, Some(path)),
             Command::Redetect => {
-                self.status = Some(Status {
-                    text: "Detecting this machine...".into(),
-                    error: false,
-                });
+                self.data.tell(Status::info("Detecting this machine..."));
                 self.start_detection();
             }
             Command::ResetScenario => {
                 self.state.scenario = Scenario::default();
-                self.notices = Notices::default();
+                self.data.notices = Notices::default();
             }
             Command::Copy(text) => {
                 ctx.copy_text(text);
-                self.status = Some(Status {
-                    text: "Copied to the clipboard.".into(),
-                    error: false,
-                });
+                self.data.tell(Status::info("Copied to the clipboard."));
             }
         }
     }
@@ -511,16 +328,9 @@ impl HeadroomApp {
             FileAction::ExportReport => {
                 // Owned copies: the report renders on the job thread, in the format the chosen
                 // file name asks for.
-                let scenario = self.state.scenario.clone();
-                let estimate = self.derived.estimate.clone();
-                let fits: Vec<FitResult> = self
-                    .compared_ids()
-                    .iter()
-                    .filter_map(|id| self.derived.fit(id).cloned())
-                    .collect();
-                let catalog = self.catalog.clone();
+                let (scenario, estimate, fits, catalog) = self.report_input_owned();
                 let settings = self.state.fit_settings();
-                let fallback = self.report_format;
+                let fallback = self.report.format;
                 self.jobs.spawn("export", move || {
                     let ext = fallback.extension();
                     let Some(mut p) = path.or_else(|| {
@@ -533,7 +343,7 @@ impl HeadroomApp {
                     }) else {
                         return JobResult::NoFileChosen { action };
                     };
-                    let format = match ReportFormat::from_path(&p) {
+                    let format = match crate::io::export::ReportFormat::from_path(&p) {
                         Ok(f) => f,
                         Err(_) => {
                             p.set_extension(ext);
@@ -574,12 +384,16 @@ impl HeadroomApp {
                         "Detected {} ({} free of {}) and {} of RAM.",
                         g.name, g.vram_free, g.vram_total, d.ram_total
                     ),
-                    (None, None) => format!("Detected no usable GPU; {} of RAM.", d.ram_total),
+                    (None, None) => format!(
+                        "Detected no usable GPU; {} of RAM. Details: click \"Detection notes\".",
+                        d.ram_total
+                    ),
                 };
-                self.detected = Some(*d);
-                self.rebuild_machines();
-                if self.status.as_ref().is_none_or(|s| !s.error) {
-                    self.status = Some(Status { text, error: false });
+                self.data.detected = Some(*d);
+                self.data.detecting = false;
+                self.data.rebuild_machines();
+                if self.data.status.as_ref().is_none_or(|s| !s.error) {
+                    self.data.tell(Status::info(text));
                 }
             }
             JobResult::Imported { path, result } => match result {
@@ -590,55 +404,37 @@ impl HeadroomApp {
                     if let Some(w) = m.weights {
                         s.weights = w;
                     }
-                    self.notices.imported = Some((m.summary.clone(), m.notes));
-                    self.notices.context_clamped = None;
-                    self.status = Some(Status {
-                        text: format!("Imported {}: {}", path.display(), m.summary),
-                        error: false,
-                    });
+                    self.data.notices.imported = Some((m.summary.clone(), m.notes));
+                    self.data.notices.context_clamped = None;
+                    self.data.tell(Status::info(format!(
+                        "Imported {}: {}",
+                        path.display(),
+                        m.summary
+                    )));
                 }
-                Err(e) => {
-                    self.status = Some(Status {
-                        text: format!("Import failed: {e}"),
-                        error: true,
-                    })
-                }
+                Err(e) => self.data.tell(Status::failed("Import failed", e)),
             },
             JobResult::ScenarioOpened { path, result } => match result {
                 Ok(s) => {
                     self.state.scenario = *s;
-                    self.notices = Notices::default();
-                    self.status = Some(Status {
-                        text: format!("Opened {}", path.display()),
-                        error: false,
-                    });
+                    self.data.notices = Notices::default();
+                    self.data
+                        .tell(Status::info(format!("Opened {}", path.display())));
                 }
-                Err(e) => {
-                    self.status = Some(Status {
-                        text: format!("Cannot open the scenario: {e}"),
-                        error: true,
-                    })
-                }
+                Err(e) => self
+                    .data
+                    .tell(Status::failed("Cannot open the scenario", e)),
             },
             JobResult::Written { what, result } => match result {
-                Ok(p) => {
-                    self.status = Some(Status {
-                        text: format!("{what} saved to {}", p.display()),
-                        error: false,
-                    })
-                }
-                Err(e) => {
-                    self.status = Some(Status {
-                        text: format!("{what} not saved: {e}"),
-                        error: true,
-                    })
-                }
+                Ok(p) => self
+                    .data
+                    .tell(Status::info(format!("{what} saved to {}", p.display()))),
+                Err(e) => self
+                    .data
+                    .tell(Status::failed(&format!("{what} not saved"), e)),
             },
             JobResult::NoFileChosen { action } => {
-                self.status = Some(Status {
-                    text: "No file was chosen: the dialog was cancelled, or no file dialog is available on this system (it needs xdg-desktop-portal or zenity). You can type a path instead.".into(),
-                    error: false,
-                });
+                self.data.tell(Status::info("No file was chosen: the dialog was cancelled, or no file dialog is available on this system (it needs xdg-desktop-portal or zenity). You can type a path instead."));
                 self.path_prompt = Some((action, String::new()));
             }
         }
@@ -704,29 +500,29 @@ impl HeadroomApp {
             {
                 self.hub.open = true;
             }
-            if ui
-                .button("Open scenario...")
-                .on_hover_text("Load a scenario saved as .ron (Ctrl+O)")
-                .clicked()
-            {
-                cmds.push(Command::Dialog(FileAction::OpenScenario));
-            }
-            if ui
-                .button("Save scenario...")
-                .on_hover_text("Save every input as a .ron file (Ctrl+S)")
-                .clicked()
-            {
-                cmds.push(Command::Dialog(FileAction::SaveScenario));
-            }
-            if ui
-                .button("Export report...")
-                .on_hover_text("Write the sizing report as Markdown, HTML or JSON (Ctrl+E)")
-                .clicked()
-            {
-                cmds.push(Command::Dialog(FileAction::ExportReport));
+            for (label, hover, action) in [
+                (
+                    "Open scenario...",
+                    "Load a scenario saved as .ron (Ctrl+O)",
+                    FileAction::OpenScenario,
+                ),
+                (
+                    "Save scenario...",
+                    "Save every input as a .ron file (Ctrl+S)",
+                    FileAction::SaveScenario,
+                ),
+                (
+                    "Export report...",
+                    "Write the sizing report as Markdown, HTML or JSON (Ctrl+E)",
+                    FileAction::ExportReport,
+                ),
+            ] {
+                if ui.button(label).on_hover_text(hover).clicked() {
+                    cmds.push(Command::Dialog(action));
+                }
             }
             ui.separator();
-            let busy = self.detecting();
+            let busy = self.data.detecting;
             if ui
                 .add_enabled(!busy, egui::Button::new("Re-detect"))
                 .on_hover_text("Read this machine's RAM and GPUs again (free VRAM changes)")
@@ -793,32 +589,46 @@ impl HeadroomApp {
             if self.jobs.running() > 0 {
                 ui.spinner();
             }
-            if self.detecting() {
+            if self.data.detecting {
                 ui.label("Detecting this machine...");
-            } else if let Some(s) = &self.status {
-                if s.error {
-                    ui.label(RichText::new(&s.text).color(ui.visuals().error_fg_color));
+            } else if let Some(s) = &self.data.status {
+                let text = if s.error {
+                    RichText::new(&s.text).color(ui.visuals().error_fg_color)
                 } else {
-                    ui.label(&s.text);
-                }
+                    RichText::new(&s.text)
+                };
+                ui.add(egui::Label::new(text).truncate())
+                    .on_hover_text(s.text.clone());
             }
             ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
                 ui.label(
                     RichText::new(format!(
-                        "{} machines, {} accelerators, {} models in the catalog",
-                        self.catalog.machines.len(),
-                        self.catalog.accelerators.len(),
-                        self.catalog.models.len()
+                        "{} machines, {} accelerators, {} models",
+                        self.data.catalog.machines.len(),
+                        self.data.catalog.accelerators.len(),
+                        self.data.catalog.models.len()
                     ))
                     .weak(),
                 );
+                // What detection could not read and what it assumed (as `headroom detect` says).
+                if let Some(d) = &self.data.detected
+                    && !d.notes.is_empty()
+                {
+                    let notes = d.notes.clone();
+                    ui.menu_button(format!("Detection notes ({})", notes.len()), |ui| {
+                        ui.set_max_width(520.0);
+                        for n in &notes {
+                            ui.add(egui::Label::new(n).wrap());
+                        }
+                    });
+                }
             });
         });
     }
 
-    /// The key numbers above the tabs.
+    /// The key numbers of the scenario as set in the inputs (hypothetical GPU count).
     fn summary_strip(&mut self, ui: &mut Ui) {
-        let e = &self.derived.estimate;
+        let e = &self.data.derived.estimate;
         let s = &self.state.scenario;
         ui.horizontal_wrapped(|ui| {
             ui.label(RichText::new(&s.model.name).strong());
@@ -829,39 +639,57 @@ impl HeadroomApp {
             };
             ui.label(format!("{} params{est}", format_params(e.params.total)));
             ui.separator();
+            let per_gpu = s.gpus > 1;
             if s.gpus == 0 {
                 ui.label(format!("RAM needed: {}", e.host_total()));
             } else {
-                let per = if s.gpus > 1 {
+                let per = if per_gpu {
                     format!("Per GPU (of {}): {}", s.gpus, e.per_gpu_total())
                 } else {
                     format!("GPU needs: {}", e.per_gpu_total())
                 };
-                ui.label(RichText::new(per).strong());
+                ui.label(RichText::new(per).strong()).on_hover_text(
+                    "With the GPU count set in the inputs. Each machine in the table and the chart is judged with its own GPUs.",
+                );
                 if e.host_total().0 > 0 {
                     ui.label(format!("Host RAM: {}", e.host_total()));
                 }
             }
             ui.separator();
-            ui.label(format!("Weights: {}", e.kind_total(ComponentKind::Weights)))
-                .on_hover_text("Whole job (all GPUs together)");
+            // Per GPU when the job spans several (a sum over replicas would not be on any GPU).
+            let amount = |k: ComponentKind| {
+                if per_gpu {
+                    e.per_gpu_kind(k) + e.host_kind(k)
+                } else {
+                    e.kind_total(k)
+                }
+            };
+            let (w_label, scope) = if per_gpu {
+                ("Weights per GPU", "On one GPU (plus any part in host RAM)")
+            } else {
+                ("Weights", "Whole job")
+            };
+            ui.label(format!("{w_label}: {}", amount(ComponentKind::Weights)))
+                .on_hover_text(scope);
             if !s.mode.is_training() {
-                ui.label(format!(
-                    "KV cache: {}",
-                    e.kind_total(ComponentKind::KvCache)
-                ))
-                .on_hover_text("Whole job (all sequences, all GPUs)");
+                let kv = if per_gpu { "KV cache per GPU" } else { "KV cache" };
+                ui.label(format!("{kv}: {}", amount(ComponentKind::KvCache)))
+                    .on_hover_text(scope);
                 ui.label(format!("KV per token: {}", e.kv_cache_per_token))
                     .on_hover_text("All layers, one sequence");
             } else {
-                let states = e.kind_total(ComponentKind::Gradients)
-                    + e.kind_total(ComponentKind::Optimizer)
-                    + e.kind_total(ComponentKind::MasterWeights);
-                ui.label(format!("Gradients + optimizer: {states}"))
-                    .on_hover_text("Whole job (all GPUs together)");
+                let states = amount(ComponentKind::Gradients)
+                    + amount(ComponentKind::Optimizer)
+                    + amount(ComponentKind::MasterWeights);
+                let l = if per_gpu {
+                    "Gradients + optimizer per GPU"
+                } else {
+                    "Gradients + optimizer"
+                };
+                ui.label(format!("{l}: {states}")).on_hover_text(scope);
             }
-            if let Some(local) = self.local_id()
-                && let Some(f) = self.derived.fit(&local)
+            if let Some(local) = self.data.local_id()
+                && let Some(f) = self.data.derived.fit(&local)
             {
                 ui.separator();
                 ui.label("This machine:");
@@ -877,26 +705,36 @@ impl HeadroomApp {
         }
     }
 
-    fn central(&mut self, ui: &mut Ui) {
-        self.recommend_strip(ui);
-        self.summary_strip(ui);
-        ui.add_space(2.0);
+    fn tab_bar(&mut self, ui: &mut Ui) {
         ui.horizontal(|ui| {
             for t in Tab::ALL {
-                let r = ui.selectable_value(
-                    &mut self.state.tab,
-                    t,
-                    RichText::new(t.label()).size(15.0),
-                );
-                let _ = r;
+                ui.selectable_value(&mut self.state.tab, t, RichText::new(t.label()).size(15.0));
             }
         });
+    }
+
+    fn central(&mut self, ui: &mut Ui, cmds: &mut Vec<Command>) {
+        // The tabs come first so a note or a card appearing below never moves them.
+        self.tab_bar(ui);
         ui.separator();
-        match self.state.tab {
-            Tab::Breakdown => self.breakdown_tab(ui),
-            Tab::Machines => self.machines_tab(ui),
-            Tab::CpuVsGpu => self.teach_tab(ui),
-            Tab::Report => self.report_tab(ui),
+        let mut v = View {
+            state: &mut self.state,
+            data: &mut self.data,
+            cmds,
+        };
+        self.recommend.ui(ui, &mut v);
+        self.summary_strip(ui);
+        ui.add_space(4.0);
+        let mut v = View {
+            state: &mut self.state,
+            data: &mut self.data,
+            cmds,
+        };
+        match v.state.tab {
+            Tab::Breakdown => self.breakdown.ui(ui, &mut v),
+            Tab::Machines => self.machines.ui(ui, &mut v),
+            Tab::CpuVsGpu => self.teach.ui(ui, &mut v),
+            Tab::Report => self.report.ui(ui, &mut v),
         }
     }
 }
@@ -925,17 +763,24 @@ impl eframe::App for HeadroomApp {
             egui::Panel::top("path-prompt").show(ui, |ui| self.path_prompt_bar(ui, &mut cmds));
         }
         egui::Panel::bottom("status-bar").show(ui, |ui| self.status_bar(ui));
+        // Narrow windows give the inputs less of the width (1024 px: 290 px).
+        let panel_w = (ui.available_width() * 0.28).clamp(290.0, 330.0);
         egui::Panel::left("inputs")
             .resizable(true)
-            .default_size(330.0)
-            .size_range(290.0..=560.0)
+            .default_size(panel_w)
+            .size_range(270.0..=560.0)
             .show(ui, |ui| {
-                self.inputs_panel(ui, &mut cmds);
+                let mut v = View {
+                    state: &mut self.state,
+                    data: &mut self.data,
+                    cmds: &mut cmds,
+                };
+                self.inputs.ui(ui, &mut v);
             });
         // The inputs may have changed: bring the numbers up to date before the central area.
         self.normalize();
         self.refresh();
-        egui::CentralPanel::default().show(ui, |ui| self.central(ui));
+        egui::CentralPanel::default().show(ui, |ui| self.central(ui, &mut cmds));
         if let Some((source, m)) = self.hub.show(&ctx) {
             let (path, result) = (PathBuf::from(source), Ok(Box::new(m)));
             self.apply_result(JobResult::Imported { path, result });
@@ -968,11 +813,6 @@ fn scenario_slug(s: &Scenario) -> String {
 /// Now as "2025-06-01 14:03 UTC" ([`crate::io::clock::now_utc`]).
 pub(crate) fn now_utc() -> String {
     crate::io::clock::now_utc()
-}
-
-/// "1,234" for counts in the views.
-pub(crate) fn digits(n: u64) -> String {
-    group_digits(n)
 }
 
 /// Small helper for "nothing here" states.

@@ -1,388 +1,421 @@
-//! The Breakdown tab: what one GPU and host RAM hold, component by component, against the
-//! capacity of this machine and of the machines the user ticked.
+//! The Breakdown tab: the scenario as set in the inputs, component by component, and one pair of
+//! bars per compared machine (this machine and the ones ticked in the Machines tab) showing the
+//! scenario as THAT machine runs it — its own GPU count and offload split — as a share of its
+//! usable GPU memory and RAM. The rows under the chart say the same in words, with the verdict
+//! and its reason, from the same [`MachineLoad`]s.
 
-use super::app::{HeadroomApp, empty_state};
-use super::style::{self, component_color, gib2, hint, machine_color, signed_gib};
-use crate::core::estimate::{Component, ComponentKind, Placement};
+use super::app::empty_state;
+use super::data::View;
+use super::style::{self, component_color, gib2, hint};
+use crate::core::capacity::MachineLoad;
+use crate::core::estimate::{Component, ComponentKind, Estimate, Placement};
 use crate::core::units::Bytes;
 use egui::{Align2, RichText, Ui};
-use egui_plot::{Bar, BarChart, HLine, LineStyle, Plot, PlotPoint, Text};
+use egui_plot::{Bar, BarChart, GridMark, HLine, LineStyle, Plot, PlotPoint, Text};
 
-/// One capacity line: a machine name and the usable bytes.
-struct CapLine {
-    name: String,
-    bytes: Bytes,
-    color: egui::Color32,
+/// Bars are cut at this share of capacity so one huge overflow does not flatten the others;
+/// the value label above the bar still gives the real share.
+const MAX_SHARE: f64 = 200.0;
+/// Bar width and the distance between machines, in plot units.
+const BAR_W: f64 = 0.8;
+const SLOT: f64 = 3.0;
+
+/// The Breakdown tab (all its choices live in the app's [`super::state::State`]).
+pub(crate) struct BreakdownTab;
+
+/// A bar's parts: bytes per component kind.
+type Parts<'a> = &'a [(ComponentKind, Bytes)];
+
+/// One stacked segment of a machine's bar, for the hover tooltip.
+struct Segment {
+    x: f64,
+    lo: f64,
+    hi: f64,
+    tip: String,
 }
 
-/// The hover text of a stacked segment: each component of the kind with its formula.
-fn kind_tooltip(comps: &[&Component], per_device: bool) -> String {
-    let parts: Vec<String> = comps
-        .iter()
-        .map(|c| {
-            let b = if per_device { c.per_device } else { c.bytes };
-            format!(
-                "{}: {} ({})\n{}",
-                c.name,
-                gib2(b),
-                c.provenance.label(),
-                c.formula
-            )
-        })
-        .collect();
-    parts.join("\n\n")
-}
-
-/// A plot of one stacked bar (one device) with capacity lines, and its legend beside it.
-fn device_plot(
-    ui: &mut Ui,
-    id: &str,
-    title: &str,
-    comps: &[Component],
-    placement: Placement,
-    caps: &[CapLine],
-    size: egui::Vec2,
-) {
-    let per_device = placement == Placement::Gpu;
-    let legend_w = (size.x * 0.42).clamp(150.0, 320.0);
-    let plot_w = (size.x - legend_w - 8.0).clamp(140.0, 520.0);
-    let mut charts: Vec<BarChart> = Vec::new();
-    let mut legend: Vec<(ComponentKind, Bytes)> = Vec::new();
-    let mut top = 0.0f64;
-    // (bottom, top, kind, tooltip) of each stacked segment, in GiB.
-    let mut segments: Vec<(f64, f64, ComponentKind, String)> = Vec::new();
-    for kind in ComponentKind::ALL {
-        let of_kind: Vec<&Component> = comps
-            .iter()
-            .filter(|c| c.kind == kind && c.placement == placement)
-            .collect();
-        let total: Bytes = of_kind
-            .iter()
-            .map(|c| if per_device { c.per_device } else { c.bytes })
-            .sum();
-        if total.0 == 0 {
-            continue;
-        }
-        let base = top;
-        top += total.as_gib();
-        legend.push((kind, total));
-        segments.push((base, top, kind, kind_tooltip(&of_kind, per_device)));
-        let bar = Bar::new(BAR_X, total.as_gib())
-            .width(BAR_W)
-            .name(kind.label());
-        // The plot's own hover label is clipped to the plot; a real tooltip is shown instead.
-        let mut chart = BarChart::new(format!("{id}-{}", kind.json_key()), vec![bar])
-            .color(component_color(kind))
-            .name(kind.label())
-            .allow_hover(false);
-        {
-            let refs: Vec<&BarChart> = charts.iter().collect();
-            if !refs.is_empty() {
-                chart = chart.stack_on(&refs);
-            }
-        }
-        charts.push(chart);
+/// The share of `cap` that `b` is, in percent.
+fn share(b: Bytes, cap: Bytes) -> f64 {
+    if cap.0 == 0 {
+        0.0
+    } else {
+        b.as_f64() / cap.as_f64() * 100.0
     }
-    let max_cap = caps.iter().map(|c| c.bytes.as_gib()).fold(0.0f64, f64::max);
-    let y_max = top.max(max_cap).max(1.0) * 1.1;
-    ui.vertical(|ui| {
-        ui.set_width(size.x);
-        ui.label(RichText::new(title).strong());
-        ui.horizontal_top(|ui| {
-            let plot = Plot::new(id)
-                .height(size.y)
-                .width(plot_w)
-                .allow_zoom(false)
-                .allow_drag(false)
-                .allow_scroll(false)
-                .allow_boxed_zoom(false)
-                .allow_double_click_reset(false)
-                .show_x(false)
-                .show_y(false)
-                .include_x(-0.5)
-                .include_x(1.0)
-                .include_y(0.0)
-                .include_y(y_max)
-                .show_axes([false, true])
-                .y_axis_label("GiB")
-                .y_axis_min_width(36.0)
-                .show_grid([false, true])
-                .show(ui, |p| {
-                    for c in charts {
-                        p.bar_chart(c);
-                    }
-                    for cap in caps {
-                        let y = cap.bytes.as_gib();
-                        p.hline(
-                            HLine::new(cap.name.clone(), y)
-                                .color(cap.color)
-                                .width(2.0)
-                                .style(LineStyle::dashed_loose())
-                                .allow_hover(false),
-                        );
-                        // A direct label on the line, left of the bar.
-                        p.text(
-                            Text::new(
-                                "",
-                                PlotPoint::new(-0.48, y),
-                                RichText::new(short(&cap.name, 24))
-                                    .color(cap.color)
-                                    .size(11.0),
-                            )
-                            .anchor(Align2::LEFT_BOTTOM)
-                            .allow_hover(false),
-                        );
-                    }
-                });
-            // Hovering a segment: its components, bytes, provenance and formulas.
-            if let Some(pos) = plot.response.hover_pos() {
-                let v = plot.transform.value_from_position(pos);
-                let hit = segments.iter().find(|(lo, hi, _, _)| {
-                    (v.x - BAR_X).abs() <= BAR_W / 2.0 && v.y >= *lo && v.y <= *hi
-                });
-                if let Some((lo, hi, kind, tip)) = hit {
-                    let (kind, tip, gib) = (*kind, tip.clone(), hi - lo);
-                    let _ = plot.response.clone().on_hover_ui_at_pointer(|ui| {
-                        ui.set_max_width(520.0);
-                        ui.label(RichText::new(format!("{}: {gib:.2} GiB", kind.label())).strong());
-                        ui.label(tip);
-                    });
-                }
-            }
-            ui.vertical(|ui| {
-                ui.set_width(legend_w);
-                ui.spacing_mut().item_spacing.y = 3.0;
-                for (kind, b) in legend.iter().rev() {
-                    swatch_row(ui, component_color(*kind), false, kind.label(), &gib2(*b));
-                }
-                ui.separator();
-                ui.label(
-                    RichText::new(format!("Total {}", gib2(Bytes::from_gib_f64(top)))).strong(),
-                );
-                if !caps.is_empty() {
-                    ui.add_space(4.0);
-                    ui.label(RichText::new("Usable memory").weak());
-                }
-                for cap in caps {
-                    swatch_row(ui, cap.color, true, &cap.name, &gib2(cap.bytes))
-                        .on_hover_text(cap.name.clone());
-                }
-            });
-        });
-    });
 }
 
-/// The bar's x position (right of the line labels) and width, in plot units.
-const BAR_X: f64 = 0.6;
-const BAR_W: f64 = 0.5;
-
-/// A legend row: a colour swatch (a square, or a dash for a line), a name and a value.
-fn swatch_row(
-    ui: &mut Ui,
-    color: egui::Color32,
-    line: bool,
-    name: &str,
-    value: &str,
-) -> egui::Response {
-    ui.horizontal(|ui| {
-        let (r, _) = ui.allocate_exact_size(egui::vec2(14.0, 12.0), egui::Sense::hover());
-        if line {
-            ui.painter()
-                .hline(r.x_range(), r.center().y, egui::Stroke::new(2.5, color));
-        } else {
-            ui.painter().rect_filled(r.shrink(1.0), 2.0, color);
-        }
-        let value_w = 76.0;
-        let name_w = (ui.available_width() - value_w - ui.spacing().item_spacing.x).max(40.0);
-        ui.allocate_ui_with_layout(
-            egui::vec2(name_w, 18.0),
-            egui::Layout::left_to_right(egui::Align::Center),
-            |ui| {
-                ui.set_width(name_w);
-                ui.add(egui::Label::new(RichText::new(name)).truncate());
-            },
-        );
-        ui.allocate_ui_with_layout(
-            egui::vec2(value_w, 18.0),
-            egui::Layout::right_to_left(egui::Align::Center),
-            |ui| {
-                ui.set_width(value_w);
-                ui.label(RichText::new(value));
-            },
-        );
-    })
-    .response
-}
-
-/// Keeps a machine name short enough for a label on a plot line.
+/// Keeps a machine name short enough for a label.
 fn short(name: &str, max: usize) -> String {
     let n: Vec<char> = name.chars().collect();
     if n.len() > max {
         format!(
             "{}...",
-            n[..max.saturating_sub(2)].iter().collect::<String>()
+            n[..max.saturating_sub(3)].iter().collect::<String>()
         )
     } else {
         name.to_string()
     }
 }
 
-impl HeadroomApp {
-    pub(super) fn breakdown_tab(&mut self, ui: &mut Ui) {
-        let ids = self.compared_ids();
-        let e = self.derived.estimate.clone();
-        let cpu_only = self.state.scenario.gpus == 0;
-        let mut vram_caps = Vec::new();
-        let mut ram_caps = Vec::new();
-        let mut rows = Vec::new();
-        for (i, id) in ids.iter().enumerate() {
-            let Some(f) = self.derived.fit(id) else {
-                continue;
-            };
-            let color = machine_color(i);
-            if f.gpu_capacity.0 > 0 {
-                vram_caps.push(CapLine {
-                    name: f.name.clone(),
-                    bytes: f.gpu_capacity,
-                    color,
-                });
-            }
-            ram_caps.push(CapLine {
-                name: f.name.clone(),
-                bytes: f.ram_capacity,
-                color,
-            });
-            rows.push((f.clone(), color));
-        }
+/// The words of a machine's row: memory on one GPU, memory in RAM (from the same load the
+/// chart draws).
+pub(crate) fn load_texts(l: &MachineLoad) -> (String, String) {
+    let vram = if l.gpu_capacity.0 == 0 {
+        "No GPU".to_string()
+    } else if l.gpus == 0 {
+        format!("VRAM: not used ({} usable)", gib2(l.gpu_capacity))
+    } else {
+        let of = if l.gpus > 1 {
+            format!(" on each of {} GPUs", l.gpus)
+        } else {
+            String::new()
+        };
+        format!(
+            "VRAM: {} of {}{of}",
+            gib2(l.gpu_total()),
+            gib2(l.gpu_capacity)
+        )
+    };
+    let ram = if l.host_total().0 == 0 {
+        format!("RAM: not used ({} usable)", gib2(l.ram_capacity))
+    } else {
+        format!("RAM: {} of {}", gib2(l.host_total()), gib2(l.ram_capacity))
+    };
+    (vram, ram)
+}
 
-        let avail = ui.available_size();
-        let plot_h = (avail.y * 0.44).clamp(180.0, 420.0);
-        let host_has = e.components.iter().any(|c| c.placement == Placement::Host);
-        ui.horizontal_top(|ui| {
-            if cpu_only {
-                device_plot(ui, "bars-host", "System RAM (CPU only)", &e.components, Placement::Host, &ram_caps, egui::vec2((avail.x * 0.7).max(320.0), plot_h));
-            } else if host_has {
-                let w = ((avail.x - 16.0) / 2.0).max(260.0);
-                let title = if self.state.scenario.gpus > 1 { format!("One GPU (of {})", self.state.scenario.gpus) } else { "One GPU (VRAM)".to_string() };
-                device_plot(ui, "bars-gpu", &title, &e.components, Placement::Gpu, &vram_caps, egui::vec2(w, plot_h));
-                device_plot(ui, "bars-host", "Host RAM", &e.components, Placement::Host, &ram_caps, egui::vec2(w, plot_h));
-            } else {
-                let w = (avail.x * 0.66).clamp(320.0, 860.0);
-                let title = if self.state.scenario.gpus > 1 { format!("One GPU (of {})", self.state.scenario.gpus) } else { "One GPU (VRAM)".to_string() };
-                device_plot(ui, "bars-gpu", &title, &e.components, Placement::Gpu, &vram_caps, egui::vec2(w, plot_h));
-                ui.add_space(12.0);
-                ui.vertical(|ui| {
-                    ui.label(RichText::new("Host RAM").strong());
-                    hint(ui, "Nothing of this workload has to live in host RAM: every component sits on the GPU. Set GPUs to 0 (CPU only) or use CPU offload when fine-tuning to put parts here.");
+/// A legend row: a colour swatch, a name and a value.
+fn swatch_row(ui: &mut Ui, color: egui::Color32, name: &str, value: &str) {
+    ui.horizontal(|ui| {
+        let (r, _) = ui.allocate_exact_size(egui::vec2(12.0, 12.0), egui::Sense::hover());
+        ui.painter().rect_filled(r.shrink(1.0), 2.0, color);
+        let value_w = 78.0;
+        let name_w = (ui.available_width() - value_w - ui.spacing().item_spacing.x).max(40.0);
+        ui.allocate_ui_with_layout(
+            egui::vec2(name_w, 18.0),
+            egui::Layout::left_to_right(egui::Align::Center),
+            |ui| {
+                ui.set_width(name_w);
+                ui.add(egui::Label::new(name).truncate());
+            },
+        );
+        ui.allocate_ui_with_layout(
+            egui::vec2(value_w, 18.0),
+            egui::Layout::right_to_left(egui::Align::Center),
+            |ui| {
+                ui.label(value);
+            },
+        );
+    });
+}
+
+/// The scenario as set in the inputs: what one GPU holds and what host RAM holds, per kind.
+fn scenario_legend(ui: &mut Ui, e: &Estimate, gpus: u64) {
+    let gpu_title = match gpus {
+        0 => "System RAM (CPU only, as set)".to_string(),
+        1 => "One GPU (as set)".to_string(),
+        n => format!("One GPU of the {n} set"),
+    };
+    ui.label(RichText::new(gpu_title).strong());
+    let mut any = false;
+    for kind in ComponentKind::ALL {
+        let b = if gpus == 0 {
+            e.kind_total(kind)
+        } else {
+            e.per_gpu_kind(kind)
+        };
+        if b.0 > 0 {
+            swatch_row(ui, component_color(kind), kind.label(), &gib2(b));
+            any = true;
+        }
+    }
+    let total = if gpus == 0 {
+        e.total()
+    } else {
+        e.per_gpu_total()
+    };
+    if any {
+        ui.label(RichText::new(format!("Total {}", gib2(total))).strong());
+    }
+    if gpus > 0 && e.host_total().0 > 0 {
+        ui.add_space(4.0);
+        ui.label(RichText::new("Host RAM (as set)").strong());
+        for kind in ComponentKind::ALL {
+            let b = e.host_kind(kind);
+            if b.0 > 0 {
+                swatch_row(ui, component_color(kind), kind.label(), &gib2(b));
+            }
+        }
+    }
+}
+
+/// One pair of bars per machine: GPU memory per GPU and RAM, each as a share of what the machine
+/// can use, stacked by component, with a line at 100 %.
+fn machines_chart(ui: &mut Ui, loads: &[MachineLoad], size: egui::Vec2) {
+    let mut charts: Vec<BarChart> = Vec::new();
+    let mut segments: Vec<Segment> = Vec::new();
+    let mut texts: Vec<(f64, f64, String)> = Vec::new();
+    let mut top = 100.0f64;
+    for (i, l) in loads.iter().enumerate() {
+        let x0 = i as f64 * SLOT;
+        let bars: [(f64, Parts<'_>, Bytes, &str); 2] = [
+            (x0, &l.gpu, l.gpu_capacity, "VRAM"),
+            (x0 + 1.0, &l.host, l.ram_capacity, "RAM"),
+        ];
+        for (x, parts, cap, what) in bars {
+            if cap.0 == 0 {
+                texts.push((x, 0.0, "no GPU".into()));
+                continue;
+            }
+            let mut base = 0.0f64;
+            let total: Bytes = parts.iter().map(|(_, b)| *b).sum();
+            for (kind, b) in parts {
+                let h = share(*b, cap);
+                let lo = base.min(MAX_SHARE);
+                let hi = (base + h).min(MAX_SHARE);
+                base += h;
+                if hi <= lo {
+                    continue;
+                }
+                let per = if what == "VRAM" { " per GPU" } else { "" };
+                segments.push(Segment {
+                    x,
+                    lo,
+                    hi,
+                    tip: format!(
+                        "{}\n{}: {}{per} ({:.0} % of {} usable {what})",
+                        l.name,
+                        kind.label(),
+                        gib2(*b),
+                        h,
+                        gib2(cap)
+                    ),
                 });
+                charts.push(
+                    BarChart::new(
+                        format!("m{i}-{what}-{}", kind.json_key()),
+                        vec![
+                            Bar::new(x, hi - lo)
+                                .base_offset(lo)
+                                .width(BAR_W)
+                                .fill(component_color(*kind)),
+                        ],
+                    )
+                    .color(component_color(*kind))
+                    .allow_hover(false),
+                );
+            }
+            let pct = share(total, cap);
+            top = top.max(pct.min(MAX_SHARE));
+            let label = if total.0 == 0 {
+                format!("{what}: none")
+            } else {
+                format!("{what} {pct:.0} %")
+            };
+            texts.push((x, pct.min(MAX_SHARE), label));
+        }
+    }
+    let n = loads.len().max(1);
+    // Under each pair: the machine's name (cut to the slot; the rows below give it whole) and its
+    // verdict, the same as its row's.
+    let names: Vec<String> = {
+        let chars = ((size.x / n as f32) / 7.5).max(8.0) as usize;
+        loads
+            .iter()
+            .map(|l| format!("{}\n{}", short(&l.name, chars), l.verdict_text))
+            .collect()
+    };
+    let plot = Plot::new("machines-chart")
+        .height(size.y)
+        .width(size.x)
+        .allow_zoom(false)
+        .allow_drag(false)
+        .allow_scroll(false)
+        .allow_boxed_zoom(false)
+        .allow_double_click_reset(false)
+        .show_x(false)
+        .show_y(false)
+        .include_x(-0.7)
+        .include_x((n as f64 - 1.0) * SLOT + 1.7)
+        .include_y(0.0)
+        .include_y(top * 1.15)
+        .y_axis_label("% of usable memory")
+        .y_axis_min_width(36.0)
+        .show_grid([false, true])
+        .x_grid_spacer(move |_| {
+            (0..n)
+                .map(|i| GridMark {
+                    value: i as f64 * SLOT + 0.5,
+                    step_size: SLOT,
+                })
+                .collect()
+        })
+        .x_axis_formatter(move |mark, _| {
+            let i = ((mark.value - 0.5) / SLOT).round();
+            if i >= 0.0 && ((mark.value - 0.5) - i * SLOT).abs() < 1e-6 {
+                names.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .show(ui, |p| {
+            for c in charts {
+                p.bar_chart(c);
+            }
+            p.hline(
+                HLine::new("usable memory", 100.0)
+                    .color(ui_line_color())
+                    .width(1.5)
+                    .style(LineStyle::dashed_loose())
+                    .allow_hover(false),
+            );
+            for (x, y, t) in texts {
+                p.text(
+                    Text::new("", PlotPoint::new(x, y), RichText::new(t).size(10.5))
+                        .anchor(Align2::CENTER_BOTTOM)
+                        .allow_hover(false),
+                );
             }
         });
-        hint(
-            ui,
-            "Bars: what the workload needs per device, split by component (hover a segment for its formula). Dashed lines: usable memory of this machine and of the machines you tick in the Machines tab. A bar above a line overflows that machine.",
-        );
-
-        // Per machine: need vs capacity, in words.
-        ui.add_space(4.0);
-        if rows.is_empty() {
-            hint(
-                ui,
-                "Tick machines in the Machines tab to draw their capacity here and compare.",
-            );
-        }
-        egui::Grid::new("breakdown-machines")
-            .num_columns(4)
-            .spacing([12.0, 4.0])
-            .show(ui, |ui| {
-                for (f, color) in &rows {
-                    ui.label(RichText::new(short(&f.name, 40)).color(*color))
-                        .on_hover_text(f.name.clone());
-                    style::verdict_badge(ui, f);
-                    if f.gpu_capacity.0 > 0 {
-                        let need = f.gpu_required;
-                        let d = f.gpu_capacity.signed_sub(need);
-                        ui.label(format!(
-                            "VRAM: {} of {} per GPU ({})",
-                            gib2(need),
-                            gib2(f.gpu_capacity),
-                            signed_gib(d)
-                        ));
-                    } else {
-                        ui.label("No GPU");
-                    }
-                    let ram_need = if f.ram_required.0 > 0 {
-                        f.ram_required
-                    } else {
-                        e.host_total()
-                    };
-                    if ram_need.0 > 0 {
-                        ui.label(format!(
-                            "RAM: {} of {}",
-                            gib2(ram_need),
-                            gib2(f.ram_capacity)
-                        ));
-                    } else {
-                        ui.label(format!("RAM: {} free, none needed", gib2(f.ram_capacity)));
-                    }
-                    ui.end_row();
-                }
+    if let Some(pos) = plot.response.hover_pos() {
+        let v = plot.transform.value_from_position(pos);
+        if let Some(s) = segments
+            .iter()
+            .find(|s| (v.x - s.x).abs() <= BAR_W / 2.0 && v.y >= s.lo && v.y <= s.hi)
+        {
+            let tip = s.tip.clone();
+            let _ = plot.response.clone().on_hover_ui_at_pointer(|ui| {
+                ui.set_max_width(480.0);
+                ui.label(tip);
             });
-
-        ui.add_space(6.0);
-        ui.separator();
-        self.component_table(ui, &e.components, cpu_only);
-    }
-
-    fn component_table(&self, ui: &mut Ui, comps: &[Component], cpu_only: bool) {
-        if comps.is_empty() {
-            empty_state(ui, "No components", "The estimate is empty.");
-            return;
         }
-        let formula_w = (ui.available_width() - 540.0).max(260.0);
+    }
+}
+
+fn ui_line_color() -> egui::Color32 {
+    egui::Color32::from_rgb(200, 45, 45)
+}
+
+impl BreakdownTab {
+    pub fn ui(&mut self, ui: &mut Ui, v: &mut View<'_>) {
+        let loads = v.data.compared_loads(v.state);
+        let e = v.data.derived.estimate.clone();
+        let gpus = v.state.scenario.gpus;
+        let avail = ui.available_size();
         egui::ScrollArea::vertical()
-            .id_salt("components")
+            .id_salt("breakdown")
             .auto_shrink([false, false])
             .show(ui, |ui| {
-                egui::Grid::new("components-grid")
-                    .striped(true)
-                    .num_columns(5)
-                    .spacing([14.0, 6.0])
-                    .min_col_width(40.0)
-                    .show(ui, |ui| {
-                        ui.label(RichText::new("Component").strong());
-                        let per = if cpu_only { "GiB" } else { "GiB per device" };
-                        ui.label(RichText::new(per).strong());
-                        ui.label(RichText::new("Where").strong());
-                        ui.label(RichText::new("Provenance").strong());
-                        ui.label(RichText::new("Formula").strong());
-                        ui.end_row();
-                        for c in comps {
-                            ui.horizontal(|ui| {
-                                let (r, _) = ui.allocate_exact_size(
-                                    egui::vec2(10.0, 10.0),
-                                    egui::Sense::hover(),
-                                );
-                                ui.painter().rect_filled(r, 2.0, component_color(c.kind));
-                                ui.label(&c.name);
-                            });
-                            ui.label(gib2(c.per_device));
-                            ui.label(match c.placement {
-                                Placement::Gpu if cpu_only => "RAM",
-                                Placement::Gpu => "each GPU",
-                                Placement::Host => "host RAM",
-                            });
-                            ui.label(c.provenance.label());
-                            ui.scope(|ui| {
-                                ui.set_max_width(formula_w);
-                                ui.add(
-                                    egui::Label::new(RichText::new(&c.formula).size(11.0)).wrap(),
-                                );
-                            });
-                            ui.end_row();
+                let plot_h = (avail.y * 0.42).clamp(160.0, 380.0);
+                let legend_w = (avail.x * 0.3).clamp(210.0, 300.0);
+                ui.horizontal_top(|ui| {
+                    ui.vertical(|ui| {
+                        ui.set_width(legend_w);
+                        scenario_legend(ui, &e, gpus);
+                    });
+                    ui.vertical(|ui| {
+                        let w = (ui.available_width() - 4.0).max(240.0);
+                        ui.set_width(w);
+                        ui.label(
+                            RichText::new("On each machine you compare, as it runs it").strong(),
+                        );
+                        if loads.is_empty() {
+                            hint(
+                                ui,
+                                "Tick machines in the Machines tab to see how this workload sits on each of them.",
+                            );
+                        } else {
+                            machines_chart(ui, &loads, egui::vec2(w, plot_h));
                         }
                     });
+                });
+                hint(
+                    ui,
+                    "Left: the scenario with the GPU count set in the inputs (hover the inputs for details). Right: each machine runs it with its own GPUs and, when the model is too big, with whole layers offloaded to RAM; each bar is that machine's memory in use as a share of what it can use (GPU memory per GPU, then RAM). Above the dashed 100 % line it does not fit there.",
+                );
+                ui.add_space(4.0);
+                machine_rows(ui, &loads);
+                ui.add_space(6.0);
+                ui.separator();
+                component_table(ui, &e.components, gpus == 0);
             });
     }
+}
+
+/// Per compared machine: name, verdict, the memory on one GPU and in RAM, and why.
+fn machine_rows(ui: &mut Ui, loads: &[MachineLoad]) {
+    for l in loads {
+        ui.horizontal_wrapped(|ui| {
+            ui.allocate_ui_with_layout(
+                egui::vec2(220.0, 18.0),
+                egui::Layout::left_to_right(egui::Align::Center),
+                |ui| {
+                    ui.set_width(220.0);
+                    ui.add(egui::Label::new(RichText::new(&l.name).strong()).truncate())
+                        .on_hover_text(l.name.clone());
+                },
+            );
+            style::badge(ui, &l.verdict_text, style::verdict_color(l.verdict))
+                .on_hover_text(l.reason.clone());
+            let (vram, ram) = load_texts(l);
+            // Each figure moves to the next line whole rather than breaking inside.
+            ui.add(egui::Label::new(vram).wrap_mode(egui::TextWrapMode::Extend));
+            ui.add(egui::Label::new(ram).wrap_mode(egui::TextWrapMode::Extend));
+        });
+        ui.horizontal(|ui| {
+            ui.add_space(12.0);
+            hint(ui, l.reason.clone());
+        });
+        ui.add_space(2.0);
+    }
+}
+
+/// The component table: name, bytes per device, where, provenance and formula. The formula
+/// column takes the width that is left and wraps; the whole tab scrolls, so the header stays
+/// with its rows.
+fn component_table(ui: &mut Ui, comps: &[Component], cpu_only: bool) {
+    if comps.is_empty() {
+        empty_state(ui, "No components", "The estimate is empty.");
+        return;
+    }
+    let formula_w = (ui.available_width() - 560.0).max(160.0);
+    egui::Grid::new("components-grid")
+        .striped(true)
+        .num_columns(5)
+        .spacing([12.0, 6.0])
+        .min_col_width(40.0)
+        .show(ui, |ui| {
+            ui.label(RichText::new("Component").strong());
+            let per = if cpu_only { "GiB" } else { "GiB per device" };
+            ui.label(RichText::new(per).strong());
+            ui.label(RichText::new("Where").strong());
+            ui.label(RichText::new("Provenance").strong());
+            ui.label(RichText::new("Formula").strong());
+            ui.end_row();
+            for c in comps {
+                ui.horizontal(|ui| {
+                    let (r, _) =
+                        ui.allocate_exact_size(egui::vec2(10.0, 10.0), egui::Sense::hover());
+                    ui.painter().rect_filled(r, 2.0, component_color(c.kind));
+                    ui.add(egui::Label::new(&c.name).extend());
+                });
+                ui.label(gib2(c.per_device));
+                ui.label(match c.placement {
+                    Placement::Gpu if cpu_only => "RAM",
+                    Placement::Gpu => "each GPU",
+                    Placement::Host => "host RAM",
+                });
+                ui.label(c.provenance.label());
+                ui.scope(|ui| {
+                    // A fixed width, so the grid's columns settle in one frame.
+                    ui.set_width(formula_w);
+                    ui.add(
+                        egui::Label::new(RichText::new(style::drawable(&c.formula)).size(11.0))
+                            .wrap(),
+                    );
+                });
+                ui.end_row();
+            }
+        });
 }
 
 #[cfg(test)]
@@ -393,6 +426,12 @@ mod tests {
     fn short_names() {
         assert_eq!(short("short", 30), "short");
         assert!(short(&"x".repeat(50), 30).ends_with("..."));
-        assert_eq!(short(&"x".repeat(50), 30).chars().count(), 31);
+        assert_eq!(short(&"x".repeat(50), 30).chars().count(), 30);
+    }
+
+    #[test]
+    fn shares() {
+        assert_eq!(share(Bytes::gib(12), Bytes::gib(24)), 50.0);
+        assert_eq!(share(Bytes::gib(12), Bytes::ZERO), 0.0);
     }
 }

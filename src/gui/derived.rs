@@ -1,19 +1,19 @@
-//! Everything the views show that is computed from the state: the estimate, the fit on every
-//! machine, the solver answers, the teaching curves and the report text.
+//! Caches of what the views show: the estimate, the fit on every machine, the solver answers,
+//! the teaching curves, the placements on the compared machines and the table rows. Every
+//! number comes from `core`; this module only decides when to ask again.
 //!
-//! Recomputed only when an input changes: each cache remembers the inputs it was built from
-//! (the scenario and fit settings are compared by value, the catalog by a generation counter)
-//! and `generation` bumps whenever the estimate and fits are rebuilt, so the caches downstream
-//! key on it cheaply.
+//! Each cache remembers the inputs it was built from (the scenario and fit settings are compared
+//! by value, the catalog by a generation counter) and `generation` bumps whenever the estimate
+//! and fits are rebuilt, so the caches downstream key on it cheaply.
 
 use super::state::{MachineFilter, SortColumn};
-use crate::core::catalog::{Accelerator, Catalog, Machine, MemoryKind, Price, Vendor};
-use crate::core::estimate::{ComponentKind, Estimate, estimate};
-use crate::core::fit::{self, FitResult, FitSettings, Verdict, fit_all};
+use crate::core::capacity::{MachineLoad, machine_load};
+use crate::core::catalog::{Catalog, Machine, MachineKind, MemoryKind};
+use crate::core::estimate::{Estimate, estimate};
+use crate::core::fit::{self, EstimateCache, FitResult, FitSettings, fit_all};
 use crate::core::precision::WeightPrecision;
-use crate::core::scenario::{Mode, Scenario};
-use crate::core::speed::{Device, SpeedConstants, SplitStyle, placement_speed};
-use crate::core::units::{Bytes, GbPerSec};
+use crate::core::scenario::Scenario;
+use crate::core::teach::{Teach, teach_curves};
 use std::cmp::Ordering;
 
 /// The inputs of the estimate and the fits.
@@ -38,39 +38,15 @@ pub struct Solvers {
     pub gpu_name: Option<String>,
 }
 
-/// One bar of the CPU vs GPU comparison.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SpeedBar {
-    pub label: String,
-    pub tokens_per_s: f64,
-    pub usd_per_million: Option<f64>,
-    /// Whether the workload fits in this placement.
-    pub fits: bool,
-}
-
-/// The curves of the CPU vs GPU tab for one machine.
+/// The rows of the machine table and what the filters hid.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Teach {
-    pub machine: String,
-    pub has_gpu: bool,
-    pub unified: bool,
-    pub layers: u64,
-    /// Layers that fit on the GPU(s) before VRAM runs out (= `layers` when everything fits).
-    pub k_fit: u64,
-    /// (k, tok/s) with the CPU running its layers (llama.cpp `-ngl k`).
-    pub cpu_layers: Vec<[f64; 2]>,
-    /// (k, tok/s) with the other layers streamed over PCIe each token.
-    pub streaming: Vec<[f64; 2]>,
-    pub gpu_bandwidth: f64,
-    pub ram_bandwidth: f64,
-    pub link_bandwidth: f64,
-    pub gpu_capacity: Bytes,
-    pub ram_capacity: Bytes,
-    /// Context points (log2 of tokens) and, per component kind, GiB per device at each.
-    pub ctx_points: Vec<u64>,
-    pub per_kind: Vec<(ComponentKind, Vec<[f64; 2]>)>,
-    pub total: Vec<[f64; 2]>,
-    pub bars: Vec<SpeedBar>,
+pub struct Rows {
+    /// Indices into the machines (and fits), "This machine" first.
+    pub shown: Vec<usize>,
+    /// Machines (not counting "This machine") the workload fits on, before the filters.
+    pub fitting: usize,
+    /// Machines that fit but the kind filter or the search hid.
+    pub fitting_hidden: usize,
 }
 
 /// The derived data and its caches.
@@ -84,7 +60,8 @@ pub struct Derived {
     pub fits: Vec<FitResult>,
     solvers: Option<(u64, String, Solvers)>,
     teach: Option<(u64, String, Teach)>,
-    rows: Option<(u64, MachineFilter, Vec<usize>)>,
+    rows: Option<(u64, MachineFilter, Rows)>,
+    loads: Option<(u64, Vec<String>, Vec<MachineLoad>)>,
 }
 
 impl Derived {
@@ -148,9 +125,7 @@ impl Derived {
                 } else {
                     None
                 },
-                min_instances: if discrete
-                    && (m.gpu_count > 1 || m.kind == crate::core::catalog::MachineKind::Cloud)
-                {
+                min_instances: if discrete && (m.gpu_count > 1 || m.kind == MachineKind::Cloud) {
                     fit::solve_min_instances(scenario, m, catalog, 128)
                 } else {
                     None
@@ -172,42 +147,74 @@ impl Derived {
     ) -> &Teach {
         let fresh = matches!(&self.teach, Some((g, id, _)) if *g == self.generation && *id == m.id);
         if !fresh {
-            let t = compute_teach(scenario, settings, m, catalog, &self.fits);
+            let acc = m.gpu.as_deref().and_then(|id| catalog.accelerator(id));
+            let t = teach_curves(scenario, settings, m, acc, &self.fits);
             self.teach = Some((self.generation, m.id.clone(), t));
         }
         &self.teach.as_ref().expect("just set").2
     }
 
-    /// Indices into `machines` (and `fits`) of the rows to show, "This machine" first, then the
-    /// filtered and sorted rest (cached per generation and filter).
+    /// How the scenario sits on each machine of `ids` (cached per generation and ids).
+    pub fn loads(
+        &mut self,
+        scenario: &Scenario,
+        settings: &FitSettings,
+        ids: &[String],
+        machines: &[Machine],
+        catalog: &Catalog,
+    ) -> &[MachineLoad] {
+        let _ = settings; // part of the generation key
+        let fresh =
+            matches!(&self.loads, Some((g, k, _)) if *g == self.generation && k.as_slice() == ids);
+        if !fresh {
+            let mut cache = EstimateCache::new(scenario);
+            let training = scenario.mode.is_training();
+            let loads = ids
+                .iter()
+                .filter_map(|id| {
+                    let m = machines.iter().find(|m| &m.id == id)?;
+                    let f = self.fits.iter().find(|f| &f.machine == id)?;
+                    let acc = m.gpu.as_deref().and_then(|g| catalog.accelerator(g));
+                    Some(machine_load(f, m, acc, training, |g| cache.get(g).clone()))
+                })
+                .collect();
+            self.loads = Some((self.generation, ids.to_vec(), loads));
+        }
+        &self.loads.as_ref().expect("just set").2
+    }
+
+    /// The machine-table rows: "This machine" first, then the filtered and sorted rest (cached
+    /// per generation and filter).
     pub fn rows(
         &mut self,
         filter: &MachineFilter,
         machines: &[Machine],
         search_keys: &[String],
         local_id: Option<&str>,
-    ) -> &[usize] {
+    ) -> &Rows {
         let fresh = matches!(&self.rows, Some((g, f, _)) if *g == self.generation && f == filter);
         if !fresh {
             let needle = filter.search.trim().to_lowercase();
             let mut pinned = Vec::new();
             let mut rest = Vec::new();
+            let (mut fitting, mut fitting_hidden) = (0, 0);
             for (i, m) in machines.iter().enumerate() {
                 if Some(m.id.as_str()) == local_id {
                     pinned.push(i);
                     continue;
                 }
-                if !filter.kinds.is_empty() && !filter.kinds.contains(&m.kind) {
-                    continue;
-                }
-                if filter.fits_only && !self.fits.get(i).is_some_and(FitResult::fits) {
-                    continue;
-                }
-                if !needle.is_empty()
-                    && !search_keys
+                let fits = self.fits.get(i).is_some_and(FitResult::fits);
+                fitting += usize::from(fits);
+                let kind_ok = filter.kinds.is_empty() || filter.kinds.contains(&m.kind);
+                let search_ok = needle.is_empty()
+                    || search_keys
                         .get(i)
-                        .is_some_and(|k| needle.split_whitespace().all(|w| k.contains(w)))
-                {
+                        .is_some_and(|k| needle.split_whitespace().all(|w| k.contains(w)));
+                if !(kind_ok && search_ok) {
+                    fitting_hidden += usize::from(fits);
+                    continue;
+                }
+                if filter.fits_only && !fits {
                     continue;
                 }
                 rest.push(i);
@@ -223,26 +230,50 @@ impl Derived {
                         .verdict
                         .cmp(&fb.verdict)
                         .then(fb.gpu_layers.cmp(&fa.gpu_layers)),
-                    SortColumn::Headroom => fa.headroom_bytes.cmp(&fb.headroom_bytes),
+                    SortColumn::Headroom => headroom_key(fa).cmp(&headroom_key(fb)),
                     SortColumn::Speed => speed_of(fa).total_cmp(&speed_of(fb)),
                     SortColumn::Latency => latency_of(fa).total_cmp(&latency_of(fb)),
                     SortColumn::Cost => cost_of(fa).total_cmp(&cost_of(fb)),
                 };
                 let o = if filter.descending { o.reverse() } else { o };
+                // A "no" with room to spare goes last in either direction.
+                let o = if filter.sort == SortColumn::Headroom {
+                    (headroom_key(fa) == i64::MIN)
+                        .cmp(&(headroom_key(fb) == i64::MIN))
+                        .then(o)
+                } else {
+                    o
+                };
                 // Machines that do not fit go last for the numeric columns, whatever the direction.
                 match filter.sort {
-                    SortColumn::Speed | SortColumn::Latency | SortColumn::Cost => {
-                        fb.fits().cmp(&fa.fits()).then(o)
-                    }
+                    SortColumn::Headroom
+                    | SortColumn::Speed
+                    | SortColumn::Latency
+                    | SortColumn::Cost => fb.fits().cmp(&fa.fits()).then(o),
                     _ => o,
                 }
                 .then(a.cmp(b))
             };
             rest.sort_by(cmp);
             pinned.extend(rest);
-            self.rows = Some((self.generation, filter.clone(), pinned));
+            let rows = Rows {
+                shown: pinned,
+                fitting,
+                fitting_hidden,
+            };
+            self.rows = Some((self.generation, filter.clone(), rows));
         }
         &self.rows.as_ref().expect("just set").2
+    }
+}
+
+/// The headroom a row sorts by: a "no" with memory to spare (a CPU box asked to train) has no
+/// meaningful headroom and sorts below every real figure.
+pub fn headroom_key(f: &FitResult) -> i64 {
+    if f.fits() || f.headroom_bytes < 0 {
+        f.headroom_bytes
+    } else {
+        i64::MIN
     }
 }
 
@@ -270,295 +301,4 @@ pub fn cost_of(f: &FitResult) -> f64 {
         None => f.usd_per_million_tokens,
     };
     x.filter(|v| v.is_finite()).unwrap_or(f64::INFINITY)
-}
-
-/// The CPU of a machine as a speed-model device (as the fit engine builds it).
-pub fn cpu_device(m: &Machine, k: &SpeedConstants) -> Device {
-    Device {
-        bandwidth: m.ram_bandwidth,
-        tflops: m.cpu_cores.max(1) as f64 * k.cpu_ghz * k.cpu_flops_per_cycle / 1000.0,
-        efficiency: k.cpu_bandwidth_efficiency,
-    }
-}
-
-/// What running the machine costs per hour: the cloud price, or power x electricity (the fit
-/// engine's rule, so the bars agree with the machine table).
-pub fn hourly_usd(m: &Machine, acc: Option<&Accelerator>, st: &FitSettings) -> Option<f64> {
-    match &m.price {
-        Some(Price::Hourly { usd, .. }) => Some(*usd),
-        _ => Some(fit::power_watts(m, acc) / 1000.0 * st.electricity_usd_per_kwh),
-    }
-}
-
-fn per_million(hourly: Option<f64>, tok_s: f64) -> Option<f64> {
-    if tok_s > 0.0 {
-        hourly.map(|h| h * 1e6 / tok_s / 3600.0)
-    } else {
-        None
-    }
-}
-
-/// RAM usable by a job on `m` (RAM minus the OS reserve), as the fit engine computes it.
-fn ram_capacity(m: &Machine, st: &FitSettings) -> Bytes {
-    let frac = m.ram.scale(st.os_reserve_fraction.clamp(0.0, 0.9));
-    let reserve = st.os_reserve.max(frac).min(m.ram);
-    m.ram.saturating_sub(reserve)
-}
-
-/// `count` context lengths spread evenly on a log scale from 256 to `max`.
-pub fn log_points(max: u64, count: usize) -> Vec<u64> {
-    let lo = 256f64.min(max as f64).max(1.0);
-    let hi = (max as f64).max(lo);
-    if count < 2 || hi <= lo {
-        return vec![hi as u64];
-    }
-    let mut v: Vec<u64> = (0..count)
-        .map(|i| {
-            let t = i as f64 / (count - 1) as f64;
-            (lo.ln() + t * (hi.ln() - lo.ln())).exp().round() as u64
-        })
-        .collect();
-    v.dedup();
-    v
-}
-
-fn compute_teach(
-    scenario: &Scenario,
-    st: &FitSettings,
-    m: &Machine,
-    catalog: &Catalog,
-    fits: &[FitResult],
-) -> Teach {
-    let k = &st.speed;
-    // The teaching curves are about serving: a training scenario is shown as its inference twin.
-    let s = Scenario {
-        mode: Mode::Inference,
-        ..scenario.clamped()
-    };
-    let acc = m.gpu.as_deref().and_then(|id| catalog.accelerator(id));
-    let unified = acc.is_some_and(|a| a.memory_kind == MemoryKind::Unified);
-    let g = match acc {
-        Some(_) if unified => 1,
-        Some(_) => m.gpu_count.max(1) as u64,
-        None => 0,
-    };
-    let cpu = cpu_device(m, k);
-    let ram_cap = ram_capacity(m, st);
-    let gpu_cap = match acc {
-        Some(a) if unified => {
-            let lim = m.gpu_memory_limit.unwrap_or_else(|| {
-                if a.vendor == Vendor::Apple {
-                    fit::metal_default_limit(m.ram)
-                } else {
-                    m.ram.scale(st.apu_gpu_fraction)
-                }
-            });
-            lim.min(m.ram)
-        }
-        Some(a) if s.runtime == crate::core::scenario::Runtime::Vllm => {
-            a.memory.scale(s.gpu_memory_utilization)
-        }
-        Some(a) => a.memory,
-        None => Bytes::ZERO,
-    };
-    let est_g = estimate(&Scenario {
-        gpus: g.max(1),
-        ..s.clone()
-    });
-    let est_cpu = estimate(&Scenario {
-        gpus: 0,
-        ..s.clone()
-    });
-    let layers = est_g.workload.layers.max(1);
-    let hourly = hourly_usd(m, acc, st);
-
-    let mut t = Teach {
-        machine: m.name.clone(),
-        has_gpu: acc.is_some(),
-        unified,
-        layers,
-        ram_bandwidth: m.ram_bandwidth.0,
-        gpu_capacity: gpu_cap,
-        ram_capacity: ram_cap,
-        ..Teach::default()
-    };
-
-    let cpu_speed = placement_speed(
-        &est_cpu,
-        None,
-        0,
-        cpu,
-        GbPerSec(0.0),
-        0,
-        s.batch,
-        s.ubatch,
-        SplitStyle::CpuLayers,
-        k,
-    );
-    t.bars.push(SpeedBar {
-        label: "CPU only".into(),
-        tokens_per_s: cpu_speed.decode_tokens_per_s,
-        usd_per_million: per_million(hourly, cpu_speed.decode_tokens_per_s),
-        fits: est_cpu.total() <= ram_cap,
-    });
-
-    if let Some(a) = acc {
-        let dev = Device {
-            bandwidth: a.bandwidth,
-            tflops: a.fp16_tflops,
-            efficiency: if unified {
-                k.unified_bandwidth_efficiency
-            } else {
-                k.gpu_bandwidth_efficiency
-            },
-        };
-        let link = a.pcie.map(|p| p.bandwidth()).unwrap_or(GbPerSec(16.0));
-        t.gpu_bandwidth = a.bandwidth.0;
-        t.link_bandwidth = link.0;
-        // Where VRAM runs out, as the fit engine places whole layers (per-GPU fixed costs stay).
-        let whole = est_g.per_gpu_total() <= gpu_cap;
-        t.k_fit = if whole {
-            layers
-        } else {
-            let e1 = estimate(&Scenario {
-                gpus: 1,
-                ..s.clone()
-            });
-            let w = &e1.workload;
-            let per_layer = w.layer_weights.saturating_add(w.kv_total).div_ceil(layers);
-            let room = gpu_cap
-                .saturating_sub(w.fixed_per_device)
-                .saturating_mul(g.max(1));
-            room.0
-                .checked_div(per_layer.0)
-                .map_or(layers, |k| k.min(layers - 1))
-        };
-        for (style, out) in [
-            (SplitStyle::CpuLayers, &mut t.cpu_layers),
-            (SplitStyle::Streaming, &mut t.streaming),
-        ] {
-            for kk in 0..=layers {
-                let sp = placement_speed(
-                    &est_g,
-                    Some(dev),
-                    g.max(1),
-                    cpu,
-                    link,
-                    kk,
-                    s.batch,
-                    s.ubatch,
-                    style,
-                    k,
-                );
-                out.push([kk as f64, sp.decode_tokens_per_s]);
-            }
-        }
-        if t.k_fit > 0 && t.k_fit < layers {
-            let sp = placement_speed(
-                &est_g,
-                Some(dev),
-                g.max(1),
-                cpu,
-                link,
-                t.k_fit,
-                s.batch,
-                s.ubatch,
-                st.split_style,
-                k,
-            );
-            t.bars.push(SpeedBar {
-                label: format!("{} of {} layers on GPU", t.k_fit, layers),
-                tokens_per_s: sp.decode_tokens_per_s,
-                usd_per_million: per_million(hourly, sp.decode_tokens_per_s),
-                fits: true,
-            });
-        }
-        let full = placement_speed(
-            &est_g,
-            Some(dev),
-            g.max(1),
-            cpu,
-            link,
-            layers,
-            s.batch,
-            s.ubatch,
-            st.split_style,
-            k,
-        );
-        t.bars.push(SpeedBar {
-            label: if whole {
-                "All on GPU".into()
-            } else {
-                "All on GPU (needs more VRAM)".into()
-            },
-            tokens_per_s: full.decode_tokens_per_s,
-            usd_per_million: per_million(hourly, full.decode_tokens_per_s),
-            fits: whole,
-        });
-    }
-    // The best unified-memory machine in the catalog for this workload, when the scenario is
-    // an inference one (the fits are for the real scenario).
-    if !scenario.mode.is_training()
-        && let Some(best) = fits
-            .iter()
-            .filter(|f| f.verdict == Verdict::Unified && f.machine != m.id)
-            .max_by(|a, b| a.decode_tokens_per_s.total_cmp(&b.decode_tokens_per_s))
-    {
-        t.bars.push(SpeedBar {
-            label: format!("Best unified: {}", best.name),
-            tokens_per_s: best.decode_tokens_per_s,
-            usd_per_million: best.usd_per_million_tokens,
-            fits: true,
-        });
-    }
-
-    // Memory against context length, per device (one GPU, or host RAM when CPU only).
-    let max_ctx = if s.model.max_context > 0 {
-        s.model.max_context
-    } else {
-        1 << 20
-    };
-    t.ctx_points = log_points(max_ctx.min(1 << 20), 20);
-    let mut per_kind: Vec<(ComponentKind, Vec<[f64; 2]>)> = ComponentKind::ALL
-        .iter()
-        .map(|&k| (k, Vec::new()))
-        .collect();
-    let cpu_only = scenario.gpus == 0;
-    for &c in &t.ctx_points {
-        let e = estimate(&Scenario {
-            context: c,
-            prompt_tokens: s.prompt_tokens.min(c),
-            mode: scenario.mode,
-            ..s.clone()
-        });
-        let x = (c as f64).log2();
-        let mut sum = 0.0;
-        for (kind, pts) in per_kind.iter_mut() {
-            let b = if cpu_only {
-                e.host_kind(*kind)
-            } else {
-                e.per_gpu_kind(*kind)
-            };
-            sum += b.as_gib();
-            pts.push([x, b.as_gib()]);
-        }
-        t.total.push([x, sum]);
-    }
-    per_kind.retain(|(_, pts)| pts.iter().any(|p| p[1] > 0.0));
-    t.per_kind = per_kind;
-    t
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn log_points_span_the_range() {
-        let p = log_points(1 << 20, 20);
-        assert_eq!(p.first(), Some(&256));
-        assert_eq!(p.last(), Some(&(1 << 20)));
-        assert_eq!(p.len(), 20);
-        assert_eq!(log_points(100, 20), vec![100]);
-    }
 }

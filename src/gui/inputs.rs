@@ -1,8 +1,10 @@
 //! The left panel: every input of the scenario. Each one has a visible label that names it for
 //! screen readers and tests (`labelled_by`), and every number can be typed in the field beside
-//! its slider.
+//! its slider. A typed number applies on Enter or when the field loses focus (not on every
+//! keystroke), and a value outside the input's range is clamped with a note saying so.
 
-use super::app::{Command, HeadroomApp};
+use super::app::Command;
+use super::data::{Notices, View};
 use super::style::{hint, warn};
 use crate::core::estimate::group_digits;
 use crate::core::format_params;
@@ -12,6 +14,7 @@ use crate::core::scenario::{
     Checkpointing, KvAllocation, LoraTargets, Mode, Offload, Optimizer, Runtime, Scenario,
 };
 use crate::core::speed::SplitStyle;
+use crate::core::teach::effective_bits;
 use crate::core::units::Bytes;
 use egui::{Align, ComboBox, DragValue, Layout, RichText, Slider, Ui, vec2};
 use std::ops::RangeInclusive;
@@ -41,40 +44,108 @@ fn row_label(ui: &mut Ui, text: &str, help: &str) -> egui::Response {
     }
 }
 
-/// A logarithmic or linear slider with a typed number field, both named by `label`.
+/// How a `u64` input steps with the arrow keys.
+#[derive(Copy, Clone, PartialEq)]
+enum Step {
+    /// The slider's own step.
+    Plain,
+    /// Doubling and halving (context lengths are powers of two).
+    PowerOfTwo,
+}
+
+/// The next power of two above `v` (up) or below it (down).
+fn pow2_step(v: u64, up: bool) -> u64 {
+    if up {
+        v.saturating_add(1).next_power_of_two()
+    } else if v <= 1 {
+        1
+    } else {
+        let p = v.next_power_of_two();
+        if p == v { v / 2 } else { p / 2 }
+    }
+}
+
+/// A logarithmic or linear slider with a typed number field, both named by `label`. A typed
+/// value outside `range` is clamped and a note in `notices` says so.
+#[allow(clippy::too_many_arguments)]
 fn slider_u64(
     ui: &mut Ui,
+    notices: &mut Notices,
     label: &str,
     help: &str,
     value: &mut u64,
     range: RangeInclusive<u64>,
     log: bool,
-    suffix: &str,
+    step: Step,
 ) -> bool {
-    ui.horizontal(|ui| {
-        let l = row_label(ui, label, help);
-        ui.spacing_mut().slider_width =
-            (ui.available_width() - VALUE_W - ui.spacing().item_spacing.x - 16.0).max(40.0);
-        let s = ui
-            .add(
-                Slider::new(value, range.clone())
-                    .logarithmic(log)
-                    .show_value(false),
-            )
-            .labelled_by(l.id);
-        let speed = (*value as f64 * 0.02).max(0.2);
-        let d = ui
-            .add_sized(
-                vec2(VALUE_W - 4.0, ui.spacing().interact_size.y),
-                DragValue::new(value)
-                    .range(range)
-                    .speed(speed)
-                    .suffix(suffix),
-            )
-            .labelled_by(l.id);
-        s.changed() || d.changed()
-    })
-    .inner
+    let before = *value;
+    let changed = ui
+        .horizontal(|ui| {
+            let l = row_label(ui, label, help);
+            ui.spacing_mut().slider_width =
+                (ui.available_width() - VALUE_W - ui.spacing().item_spacing.x - 16.0).max(40.0);
+            let s = ui
+                .add(
+                    Slider::new(value, range.clone())
+                        .clamping(egui::SliderClamping::Edits)
+                        .logarithmic(log)
+                        .show_value(false),
+                )
+                .labelled_by(l.id);
+            if step == Step::PowerOfTwo && s.has_focus() {
+                let (up, down) = ui.input(|i| {
+                    (
+                        i.key_pressed(egui::Key::ArrowRight) || i.key_pressed(egui::Key::ArrowUp),
+                        i.key_pressed(egui::Key::ArrowLeft) || i.key_pressed(egui::Key::ArrowDown),
+                    )
+                });
+                if up || down {
+                    *value = pow2_step(before, up).clamp(*range.start(), *range.end());
+                }
+            }
+            let speed = (*value as f64 * 0.02).max(0.2);
+            // An id of its own, so focus stays on this field while notes come and go.
+            let d = ui
+                .push_id(label, |ui| {
+                    ui.add_sized(
+                        vec2(VALUE_W - 4.0, ui.spacing().interact_size.y),
+                        DragValue::new(value)
+                            .speed(speed)
+                            .update_while_editing(false),
+                    )
+                })
+                .inner
+                .labelled_by(l.id);
+            if d.changed() {
+                let typed = *value;
+                *value = typed.clamp(*range.start(), *range.end());
+                if typed != *value {
+                    let (bound, why) = if typed > *range.end() {
+                        ("largest", "above")
+                    } else {
+                        ("smallest", "below")
+                    };
+                    notices.clamp(
+                        label,
+                        format!(
+                            "{label}: {} is {why} the {bound} value this input takes; set to {}.",
+                            group_digits(typed),
+                            group_digits(*value)
+                        ),
+                    );
+                } else {
+                    notices.clamped.retain(|(l, _)| l != label);
+                }
+            } else if s.changed() {
+                notices.clamped.retain(|(l, _)| l != label);
+            }
+            s.changed() || d.changed() || *value != before
+        })
+        .inner;
+    if let Some(n) = notices.clamp_note(label) {
+        warn(ui, n.to_string());
+    }
+    changed
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -101,14 +172,18 @@ fn slider_f64(
             .labelled_by(l.id);
         let speed = (value.abs() * 0.01).max(0.001);
         let d = ui
-            .add_sized(
-                vec2(VALUE_W - 4.0, ui.spacing().interact_size.y),
-                DragValue::new(value)
-                    .range(range)
-                    .speed(speed)
-                    .max_decimals(decimals)
-                    .suffix(suffix),
-            )
+            .push_id(label, |ui| {
+                ui.add_sized(
+                    vec2(VALUE_W - 4.0, ui.spacing().interact_size.y),
+                    DragValue::new(value)
+                        .range(range)
+                        .speed(speed)
+                        .max_decimals(decimals)
+                        .suffix(suffix)
+                        .update_while_editing(false),
+                )
+            })
+            .inner
             .labelled_by(l.id);
         s.changed() || d.changed()
     })
@@ -174,28 +249,38 @@ pub fn context_limit(s: &Scenario) -> u64 {
     }
 }
 
-impl HeadroomApp {
+/// The inputs panel and the state of its model search.
+#[derive(Default)]
+pub(crate) struct InputsPanel {
+    model_search: String,
+    model_popup_open: bool,
+    /// The effective bits per weight of each precision for the current model (the picker's
+    /// labels), kept until the model changes.
+    bits: Option<(ModelSpec, Vec<(WeightPrecision, f64)>)>,
+}
+
+impl InputsPanel {
     /// Draws the inputs panel.
-    pub(super) fn inputs_panel(&mut self, ui: &mut Ui, cmds: &mut Vec<Command>) {
+    pub fn ui(&mut self, ui: &mut Ui, v: &mut View<'_>) {
         egui::ScrollArea::vertical()
             .auto_shrink([false, false])
             .show(ui, |ui| {
                 ui.add_space(4.0);
                 egui::CollapsingHeader::new(RichText::new("Model").strong())
                     .default_open(true)
-                    .show(ui, |ui| self.model_section(ui));
+                    .show(ui, |ui| self.model_section(ui, v));
                 egui::CollapsingHeader::new(RichText::new("Precision").strong())
                     .default_open(true)
-                    .show(ui, |ui| self.precision_section(ui));
+                    .show(ui, |ui| self.precision_section(ui, v));
                 egui::CollapsingHeader::new(RichText::new("Workload").strong())
                     .default_open(true)
-                    .show(ui, |ui| self.workload_section(ui));
+                    .show(ui, |ui| workload_section(ui, v));
                 egui::CollapsingHeader::new(RichText::new("Techniques").strong())
                     .default_open(true)
-                    .show(ui, |ui| self.techniques_section(ui));
+                    .show(ui, |ui| techniques_section(ui, v));
                 egui::CollapsingHeader::new(RichText::new("Runtime and costs").strong())
                     .default_open(true)
-                    .show(ui, |ui| self.runtime_section(ui));
+                    .show(ui, |ui| runtime_section(ui, v));
                 ui.add_space(6.0);
                 ui.horizontal(|ui| {
                     if ui
@@ -203,15 +288,15 @@ impl HeadroomApp {
                         .on_hover_text("Back to Llama 3 8B, BF16, 8K context, batch 1")
                         .clicked()
                     {
-                        cmds.push(Command::ResetScenario);
+                        v.cmds.push(Command::ResetScenario);
                     }
                 });
                 ui.add_space(8.0);
             });
     }
 
-    fn model_section(&mut self, ui: &mut Ui) {
-        let current = self.state.scenario.model.name.clone();
+    fn model_section(&mut self, ui: &mut Ui, v: &mut View<'_>) {
+        let current = v.state.scenario.model.name.clone();
         ui.horizontal(|ui| {
             let l = row_label(
                 ui,
@@ -224,6 +309,10 @@ impl HeadroomApp {
                 .height(420.0)
                 .close_behavior(egui::PopupCloseBehavior::CloseOnClickOutside)
                 .show_ui(ui, |ui| {
+                    // A fresh search each time the list opens.
+                    if !self.model_popup_open {
+                        self.model_search.clear();
+                    }
                     let search = ui.add(
                         egui::TextEdit::singleline(&mut self.model_search)
                             .hint_text("Search models")
@@ -236,11 +325,14 @@ impl HeadroomApp {
                         search.request_focus();
                         self.model_popup_open = true;
                     }
+                    // The list keeps its height while the search narrows it, so it never
+                    // shrinks to one row and stays there.
+                    ui.set_min_height(260.0);
                     let needle = self.model_search.trim().to_lowercase();
                     let mut family = String::new();
                     let mut chosen = None;
                     let mut shown = 0;
-                    for p in &self.catalog.models {
+                    for p in &v.data.catalog.models {
                         let hay = format!("{} {} {}", p.name, p.id, p.family).to_lowercase();
                         if !needle.split_whitespace().all(|w| hay.contains(w)) {
                             continue;
@@ -250,7 +342,7 @@ impl HeadroomApp {
                             ui.label(RichText::new(&family).size(11.0).weak());
                         }
                         shown += 1;
-                        let on = self.state.scenario.model_id.as_deref() == Some(p.id.as_str());
+                        let on = v.state.scenario.model_id.as_deref() == Some(p.id.as_str());
                         let pc = p.spec.param_count();
                         let r = ui.selectable_label(on, &p.name).on_hover_text(format!(
                             "{} parameters ({} active), {} layers, {} KV heads, max context {}",
@@ -279,29 +371,62 @@ impl HeadroomApp {
                 self.model_popup_open = false;
             }
             if let Some(Some(id)) = popup.inner {
-                self.apply_preset(&id);
+                v.apply_preset(&id);
             }
         });
 
-        // Parameters: dragging it turns the model into a generic one of that size.
-        let pc = self.state.scenario.model.param_count();
+        // Parameters: dragging it turns the model into a generic one of that size. The slider
+        // is logarithmic over 0.1 B to 2 T and gets a row of its own, the panel's full width, so
+        // a short drag is a small step (each decade about 60 px); the typed field reads "8.03B",
+        // "494M" and takes the same forms.
+        let pc = v.state.scenario.model.param_count();
         let mut b = pc.total as f64 / 1e9;
-        if slider_f64(
-            ui,
-            "Parameters",
-            "Total parameters, in billions. Changing it replaces the model by a generic Llama-like shape of that size",
-            &mut b,
-            0.1..=2000.0,
-            true,
-            2,
-            " B",
-        ) {
-            let n = (b.clamp(0.1, 2000.0) * 1e9).round() as u64;
-            self.state.scenario.model = ModelSpec::generic(n);
-            self.state.scenario.model_id = None;
-            self.notices.imported = None;
+        let (l, d) = ui
+            .horizontal(|ui| {
+                let l = row_label(
+                    ui,
+                    "Parameters",
+                    "Total parameters. Changing it replaces the model by a generic Llama-like shape of that size",
+                );
+                let speed = (b * 0.005).max(0.001);
+                let d = ui
+                    .push_id("Parameters", |ui| {
+                        ui.add_sized(
+                            vec2(VALUE_W - 4.0, ui.spacing().interact_size.y),
+                            DragValue::new(&mut b)
+                                .range(0.001..=10_000.0)
+                                .speed(speed)
+                                .custom_formatter(|x, _| format_params((x * 1e9).round() as u64))
+                                .custom_parser(parse_params_billions)
+                                .update_while_editing(false),
+                        )
+                    })
+                    .inner
+                    .labelled_by(l.id);
+                (l, d)
+            })
+            .inner;
+        let s = ui
+            .horizontal(|ui| {
+                ui.spacing_mut().slider_width = (ui.available_width() - 8.0).max(40.0);
+                ui.add(
+                    Slider::new(&mut b, 0.1..=2000.0)
+                        .clamping(egui::SliderClamping::Edits)
+                        .logarithmic(true)
+                        .smart_aim(true)
+                        .show_value(false),
+                )
+                .labelled_by(l.id)
+            })
+            .inner;
+        let changed = s.changed() || d.changed();
+        if changed {
+            let n = (b.clamp(0.001, 10_000.0) * 1e9).round() as u64;
+            v.state.scenario.model = ModelSpec::generic(n);
+            v.state.scenario.model_id = None;
+            v.data.notices.imported = None;
         }
-        let spec = &self.state.scenario.model;
+        let spec = &v.state.scenario.model;
         if spec.is_estimated() {
             warn(
                 ui,
@@ -328,7 +453,7 @@ impl HeadroomApp {
                 ),
             );
         }
-        if let Some(imp) = &self.notices.imported {
+        if let Some(imp) = &v.data.notices.imported {
             ui.add(egui::Label::new(RichText::new(&imp.0).size(11.0)).wrap());
             for n in &imp.1 {
                 hint(ui, n.clone());
@@ -340,15 +465,31 @@ impl HeadroomApp {
         );
     }
 
-    fn precision_section(&mut self, ui: &mut Ui) {
-        let s = &mut self.state.scenario;
+    fn precision_section(&mut self, ui: &mut Ui, v: &mut View<'_>) {
+        let s = &mut v.state.scenario;
+        // The picker names each precision with the bits per weight it really averages on this
+        // model (K-quant mixes keep some tensors at higher precision), as the estimate uses it.
+        if self.bits.as_ref().is_none_or(|(m, _)| *m != s.model) {
+            let bits = WeightPrecision::ALL
+                .iter()
+                .map(|&p| (p, effective_bits(&s.model, p)))
+                .collect();
+            self.bits = Some((s.model.clone(), bits));
+        }
+        let bits = &self.bits.as_ref().expect("just set").1;
         combo(
             ui,
             "Weights",
-            "Storage format of the weights; block scales included in the size",
+            "Storage format of the weights; the bits are the average over this model's tensors, block scales included",
             &mut s.weights,
             &WeightPrecision::ALL,
-            |p| format!("{} ({:.2} bits)", p.label(), p.bits_per_weight()),
+            |p| {
+                let b = bits
+                    .iter()
+                    .find(|(q, _)| *q == p)
+                    .map_or(p.bits_per_weight(), |(_, b)| *b);
+                format!("{} ({b:.2} bits)", p.label())
+            },
         );
         hint(ui, s.weights.mix_note());
         combo(
@@ -368,275 +509,413 @@ impl HeadroomApp {
             kv_name,
         );
     }
+}
 
-    fn workload_section(&mut self, ui: &mut Ui) {
-        let s = &mut self.state.scenario;
-        combo(
+/// Parses a typed parameter count into billions: "8", "8B", "8.03 B", "494M", "1.5T", "4e6".
+fn parse_params_billions(t: &str) -> Option<f64> {
+    let t = t.trim().replace([',', '_', ' '], "");
+    let (num, scale) = match t.chars().last()?.to_ascii_uppercase() {
+        'T' => (&t[..t.len() - 1], 1e3),
+        'B' | 'G' => (&t[..t.len() - 1], 1.0),
+        'M' => (&t[..t.len() - 1], 1e-3),
+        'K' => (&t[..t.len() - 1], 1e-6),
+        _ => {
+            // A bare number: billions when small, a raw count when large.
+            let x: f64 = t.parse().ok()?;
+            return Some(if x >= 1e5 { x / 1e9 } else { x });
+        }
+    };
+    num.parse::<f64>()
+        .ok()
+        .map(|x| x * scale)
+        .filter(|x| x.is_finite() && *x > 0.0)
+}
+
+fn workload_section(ui: &mut Ui, v: &mut View<'_>) {
+    let s = &mut v.state.scenario;
+    let notices = &mut v.data.notices;
+    combo(
+        ui,
+        "Mode",
+        "Serve the model, or fine-tune it",
+        &mut s.mode,
+        &Mode::ALL,
+        |m| m.label().into(),
+    );
+    if matches!(s.mode, Mode::Lora | Mode::Qlora) && s.weights.is_gguf() {
+        warn(
             ui,
-            "Mode",
-            "Serve the model, or fine-tune it",
-            &mut s.mode,
-            &Mode::ALL,
-            |m| m.label().into(),
+            format!(
+                "{} is a llama.cpp (GGUF) format: PyTorch trainers (transformers + PEFT) dequantise GGUF files when they load them, so the base is not trained at {} bits. Pick BF16 for LoRA, or QLoRA for a 4-bit base.",
+                s.weights.label(),
+                s.weights.label()
+            ),
         );
-        let limit = context_limit(s);
-        let lo = 256.min(limit);
-        slider_u64(
+    }
+    let limit = context_limit(s);
+    let lo = 256.min(limit);
+    // The context input is typed into freely: above the model's maximum it is clamped with the
+    // note below (the app's normalisation), never silently.
+    let before = s.context;
+    ui.horizontal(|ui| {
+        let l = row_label(
             ui,
             "Context",
-            "Tokens per sequence (prompt + output): the KV cache is sized for this",
-            &mut s.context,
-            lo..=limit,
+            "Tokens per sequence (prompt + output): the KV cache is sized for this. Arrow keys double or halve it",
+        );
+        ui.spacing_mut().slider_width =
+            (ui.available_width() - VALUE_W - ui.spacing().item_spacing.x - 16.0).max(40.0);
+        let sl = ui
+            .add(
+                Slider::new(&mut s.context, lo..=limit)
+                    .clamping(egui::SliderClamping::Edits)
+                    .logarithmic(true)
+                    .show_value(false),
+            )
+            .labelled_by(l.id);
+        if sl.has_focus() {
+            let (up, down) = ui.input(|i| {
+                (
+                    i.key_pressed(egui::Key::ArrowRight) || i.key_pressed(egui::Key::ArrowUp),
+                    i.key_pressed(egui::Key::ArrowLeft) || i.key_pressed(egui::Key::ArrowDown),
+                )
+            });
+            if up || down {
+                s.context = pow2_step(before, up).clamp(lo, limit);
+            }
+        }
+        let speed = (s.context as f64 * 0.02).max(0.2);
+        ui.push_id("Context", |ui| {
+            ui.add_sized(
+                vec2(VALUE_W - 4.0, ui.spacing().interact_size.y),
+                DragValue::new(&mut s.context)
+                    .speed(speed)
+                    .update_while_editing(false),
+            )
+        })
+        .inner
+        .labelled_by(l.id);
+    });
+    if s.context != before {
+        notices.context_clamped = None;
+    }
+    let max = s.model.max_context;
+    if let Some(n) = notices
+        .context_clamped
+        .filter(|_| max > 0 && s.context >= max)
+    {
+        warn(
+            ui,
+            format!(
+                "Context clamped from {} to this model's maximum of {} tokens.",
+                group_digits(n),
+                group_digits(max)
+            ),
+        );
+    } else if max > 0 {
+        hint(
+            ui,
+            format!(
+                "This model was trained for up to {} tokens.",
+                group_digits(max)
+            ),
+        );
+    }
+    let (batch_label, batch_help) = if s.mode.is_training() {
+        ("Micro-batch", "Sequences per GPU per step")
+    } else {
+        ("Batch", "Concurrent requests (sequences in flight)")
+    };
+    slider_u64(
+        ui,
+        notices,
+        batch_label,
+        batch_help,
+        &mut s.batch,
+        1..=512,
+        true,
+        Step::Plain,
+    );
+    if !s.mode.is_training() {
+        slider_u64(
+            ui,
+            notices,
+            "Ubatch",
+            "llama.cpp -ub: how many prompt tokens the GPU works on at once while reading the prompt",
+            &mut s.ubatch,
+            1..=8192,
             true,
-            "",
+            Step::PowerOfTwo,
         );
-        let max = s.model.max_context;
-        if let Some(n) = self
-            .notices
-            .context_clamped
-            .filter(|_| max > 0 && s.context >= max)
-        {
-            warn(
-                ui,
-                format!(
-                    "Context clamped from {} to this model's maximum of {} tokens.",
-                    group_digits(n),
-                    group_digits(max)
-                ),
-            );
-        } else if max > 0 {
-            hint(
-                ui,
-                format!(
-                    "This model was trained for up to {} tokens.",
-                    group_digits(max)
-                ),
-            );
-        }
-        let batch_label = if s.mode.is_training() {
-            "Micro-batch"
-        } else {
-            "Batch"
-        };
-        let batch_help = if s.mode.is_training() {
-            "Sequences per GPU per step"
-        } else {
-            "Concurrent requests (sequences in flight)"
-        };
-        slider_u64(ui, batch_label, batch_help, &mut s.batch, 1..=512, true, "");
-        if !s.mode.is_training() {
-            slider_u64(
-                ui,
-                "Ubatch",
-                "Prompt tokens processed per step in prefill (llama.cpp -ub)",
-                &mut s.ubatch,
-                1..=8192,
-                true,
-                "",
-            );
-            let ctx = s.context.max(1);
-            slider_u64(
-                ui,
-                "Prompt tokens",
-                "Prompt length for the time-to-first-token estimate",
-                &mut s.prompt_tokens,
-                1..=ctx,
-                true,
-                "",
-            );
-        } else {
-            let mut m = s.train_tokens as f64 / 1e6;
-            if slider_f64(
-                ui,
-                "Training tokens",
-                "Tokens in the whole run, for its time and cost (millions)",
-                &mut m,
-                0.1..=1e7,
-                true,
-                1,
-                " M",
-            ) {
-                s.train_tokens = (m * 1e6).round() as u64;
-            }
-        }
-    }
-
-    fn techniques_section(&mut self, ui: &mut Ui) {
-        let s = &mut self.state.scenario;
-        let train = s.mode.is_training();
-        check(
+        hint(
             ui,
-            "FlashAttention",
-            "Tiles attention through on-chip memory: no N x N score matrix (O(N) instead of O(N^2))",
-            &mut s.flash_attention,
+            "Ubatch: prompt tokens handled in one go. Bigger reads long prompts faster but needs a bigger scratch buffer on the GPU.",
         );
-        if !train {
-            combo(
-                ui,
-                "KV allocation",
-                "Contiguous reserves the full context per sequence; PagedAttention (vLLM) allocates 16-token blocks on demand",
-                &mut s.kv_allocation,
-                &[KvAllocation::Contiguous, KvAllocation::Paged],
-                |k| match k {
-                    KvAllocation::Contiguous => "Contiguous".into(),
-                    KvAllocation::Paged => "PagedAttention".into(),
-                },
-            );
-        } else {
-            combo(
-                ui,
-                "Checkpointing",
-                "Gradient checkpointing: recompute activations in the backward pass instead of storing them (about +33 % compute for full)",
-                &mut s.checkpointing,
-                &Checkpointing::ALL,
-                |c| match c {
-                    Checkpointing::None => "None".into(),
-                    Checkpointing::Selective => "Selective".into(),
-                    Checkpointing::Full => "Full".into(),
-                },
-            );
-            combo(
-                ui,
-                "Optimizer",
-                "Optimizer states per trainable parameter",
-                &mut s.optimizer,
-                &Optimizer::ALL,
-                |o| o.label().into(),
-            );
-            if matches!(s.mode, Mode::Lora | Mode::Qlora) {
-                slider_u64(
-                    ui,
-                    "LoRA rank",
-                    "Rank r of the adapters: r x (d_in + d_out) trainable parameters per adapted matrix",
-                    &mut s.lora_rank,
-                    1..=1024,
-                    true,
-                    "",
-                );
-                combo(
-                    ui,
-                    "LoRA targets",
-                    "Which matrices get adapters",
-                    &mut s.lora_targets,
-                    &LoraTargets::ALL,
-                    |t| match t {
-                        LoraTargets::QV => "q, v".into(),
-                        LoraTargets::Attention => "Attention (q, k, v, o)".into(),
-                        LoraTargets::AllLinear => "All linear layers".into(),
-                    },
-                );
-            }
-            if s.mode == Mode::Full {
-                check(
-                    ui,
-                    "Pure BF16",
-                    "Train BF16 weights and states without an FP32 master copy",
-                    &mut s.pure_bf16,
-                );
-            }
-            combo(
-                ui,
-                "ZeRO stage",
-                "DeepSpeed ZeRO: shard optimizer states (1), + gradients (2), + weights (3) over the GPUs",
-                &mut s.zero,
-                &[0u8, 1, 2, 3],
-                |z| match z {
-                    0 => "0 (off)".into(),
-                    1 => "1 (optimizer states)".into(),
-                    2 => "2 (+ gradients)".into(),
-                    _ => "3 (+ weights)".into(),
-                },
-            );
-            combo(
-                ui,
-                "CPU offload",
-                "ZeRO-Offload: keep optimizer states (and with ZeRO-3 the weights) in CPU RAM",
-                &mut s.offload,
-                &Offload::ALL,
-                |o| match o {
-                    Offload::None => "None".into(),
-                    Offload::Optimizer => "Optimizer states".into(),
-                    Offload::OptimizerParams => "Optimizer + weights".into(),
-                },
-            );
-        }
-        let gpus_help = if train {
-            "GPUs the job is spread over (data parallel; ZeRO shards over them). 0 = CPU only"
-        } else {
-            "GPUs the model is split over (tensor parallel). 0 = CPU only"
-        };
-        slider_u64(ui, "GPUs", gpus_help, &mut s.gpus, 0..=1024, true, "");
-        if s.gpus == 0 {
-            hint(ui, "CPU only: every component lives in system RAM.");
-        }
-    }
-
-    fn runtime_section(&mut self, ui: &mut Ui) {
-        let s = &mut self.state.scenario;
-        combo(
+        let ctx = s.context.max(1);
+        slider_u64(
             ui,
-            "Runtime",
-            "The runtime's memory habits: buffers, reserve, KV padding",
-            &mut s.runtime,
-            &Runtime::ALL,
-            |r| r.label().into(),
+            notices,
+            "Prompt tokens",
+            "Prompt length for the time-to-first-token estimate (at most the context)",
+            &mut s.prompt_tokens,
+            1..=ctx,
+            true,
+            Step::Plain,
         );
-        if s.runtime == Runtime::Vllm {
-            slider_f64(
-                ui,
-                "GPU memory use",
-                "vLLM --gpu-memory-utilization: the share of VRAM vLLM takes",
-                &mut s.gpu_memory_utilization,
-                0.05..=1.0,
-                false,
-                2,
-                "",
-            );
-        }
-        let mut custom = s.overhead_override.is_some();
-        if check(
+    } else {
+        let mut m = s.train_tokens as f64 / 1e6;
+        if slider_f64(
             ui,
-            "Set runtime overhead",
-            "Replace the runtime profile's reserve (CUDA context, allocator slack) with your own figure",
-            &mut custom,
+            "Training tokens",
+            "Tokens in the whole run, for its time and cost (millions)",
+            &mut m,
+            0.1..=1e7,
+            true,
+            1,
+            " M",
         ) {
-            s.overhead_override = if custom { Some(Bytes::mib(512)) } else { None };
+            s.train_tokens = (m * 1e6).round() as u64;
         }
-        if let Some(o) = s.overhead_override {
-            let mut g = o.as_gib();
-            if slider_f64(
-                ui,
-                "Overhead",
-                "Runtime reserve per GPU, GiB",
-                &mut g,
-                0.0..=64.0,
-                false,
-                2,
-                " GiB",
-            ) {
-                s.overhead_override = Some(Bytes::from_gib_f64(g.max(0.0)));
-            }
-        }
+    }
+}
+
+fn techniques_section(ui: &mut Ui, v: &mut View<'_>) {
+    let s = &mut v.state.scenario;
+    let notices = &mut v.data.notices;
+    let train = s.mode.is_training();
+    check(
+        ui,
+        "FlashAttention",
+        "Tiles attention through on-chip memory: no N x N score matrix (O(N) instead of O(N^2))",
+        &mut s.flash_attention,
+    );
+    if !train {
         combo(
             ui,
-            "Offload style",
-            "How layers that do not fit in VRAM run",
-            &mut self.state.split_style,
-            &[SplitStyle::CpuLayers, SplitStyle::Streaming],
-            |st| match st {
-                SplitStyle::CpuLayers => "CPU layers (llama.cpp)".into(),
-                SplitStyle::Streaming => "Stream over PCIe".into(),
+            "KV allocation",
+            "Contiguous reserves the full context per sequence; PagedAttention (vLLM) allocates 16-token blocks on demand",
+            &mut s.kv_allocation,
+            &[KvAllocation::Contiguous, KvAllocation::Paged],
+            |k| match k {
+                KvAllocation::Contiguous => "Contiguous".into(),
+                KvAllocation::Paged => "PagedAttention".into(),
             },
         );
+        hint(
+            ui,
+            match s.kv_allocation {
+                KvAllocation::Contiguous => {
+                    "KV allocation: memory for every sequence's whole context is set aside up front, used or not."
+                }
+                KvAllocation::Paged => {
+                    "KV allocation: memory is handed out in small blocks as sequences grow, so short chats leave room for more of them."
+                }
+            },
+        );
+    } else {
+        combo(
+            ui,
+            "Checkpointing",
+            "Gradient checkpointing: recompute activations in the backward pass instead of storing them (about +33 % compute for full)",
+            &mut s.checkpointing,
+            &Checkpointing::ALL,
+            |c| match c {
+                Checkpointing::None => "None".into(),
+                Checkpointing::Selective => "Selective".into(),
+                Checkpointing::Full => "Full".into(),
+            },
+        );
+        combo(
+            ui,
+            "Optimizer",
+            "Optimizer states per trainable parameter",
+            &mut s.optimizer,
+            &Optimizer::ALL,
+            |o| o.label().into(),
+        );
+        if matches!(s.mode, Mode::Lora | Mode::Qlora) {
+            slider_u64(
+                ui,
+                notices,
+                "LoRA rank",
+                "Rank r of the adapters: r x (d_in + d_out) trainable parameters per adapted matrix",
+                &mut s.lora_rank,
+                1..=1024,
+                true,
+                Step::PowerOfTwo,
+            );
+            combo(
+                ui,
+                "LoRA targets",
+                "Which matrices get adapters",
+                &mut s.lora_targets,
+                &LoraTargets::ALL,
+                |t| match t {
+                    LoraTargets::QV => "q, v".into(),
+                    LoraTargets::Attention => "Attention (q, k, v, o)".into(),
+                    LoraTargets::AllLinear => "All linear layers".into(),
+                },
+            );
+        }
+        if s.mode == Mode::Full {
+            check(
+                ui,
+                "Pure BF16",
+                "Train BF16 weights and states without an FP32 master copy",
+                &mut s.pure_bf16,
+            );
+        }
+        combo(
+            ui,
+            "ZeRO stage",
+            "DeepSpeed ZeRO: shard optimizer states (1), + gradients (2), + weights (3) over the GPUs set below",
+            &mut s.zero,
+            &[0u8, 1, 2, 3],
+            |z| match z {
+                0 => "0 (off)".into(),
+                1 => "1 (optimizer states)".into(),
+                2 => "2 (+ gradients)".into(),
+                _ => "3 (+ weights)".into(),
+            },
+        );
+        combo(
+            ui,
+            "CPU offload",
+            "ZeRO-Offload: keep optimizer states (and with ZeRO-3 the weights) in CPU RAM",
+            &mut s.offload,
+            &Offload::ALL,
+            |o| match o {
+                Offload::None => "None".into(),
+                Offload::Optimizer => "Optimizer states".into(),
+                Offload::OptimizerParams => "Optimizer + weights".into(),
+            },
+        );
+    }
+    let gpus_help = if train {
+        "GPUs the job is spread over (data parallel; ZeRO shards over them). 0 = CPU only"
+    } else {
+        "GPUs the model is split over (tensor parallel). 0 = CPU only"
+    };
+    slider_u64(
+        ui,
+        notices,
+        "GPUs",
+        gpus_help,
+        &mut s.gpus,
+        0..=1024,
+        true,
+        Step::Plain,
+    );
+    if s.gpus == 0 {
+        hint(ui, "CPU only: every component lives in system RAM.");
+    }
+    hint(
+        ui,
+        "GPUs (and ZeRO) describe a hypothetical setup for the summary and the component table. Each machine in the Machines table and the Breakdown chart runs the job with its own GPUs.",
+    );
+}
+
+fn runtime_section(ui: &mut Ui, v: &mut View<'_>) {
+    let st = &mut *v.state;
+    let s = &mut st.scenario;
+    combo(
+        ui,
+        "Runtime",
+        "The runtime's memory habits: buffers, reserve, KV padding",
+        &mut s.runtime,
+        &Runtime::ALL,
+        |r| r.label().into(),
+    );
+    if s.runtime == Runtime::Vllm {
         slider_f64(
             ui,
-            "Electricity",
-            "Price of electricity for owned machines, USD per kWh",
-            &mut self.state.electricity_usd_per_kwh,
-            0.0..=1.0,
+            "GPU memory use",
+            "vLLM --gpu-memory-utilization: the share of VRAM vLLM takes",
+            &mut s.gpu_memory_utilization,
+            0.05..=1.0,
             false,
-            3,
-            " $/kWh",
+            2,
+            "",
         );
+    }
+    let mut custom = s.overhead_override.is_some();
+    if check(
+        ui,
+        "Set runtime overhead",
+        "Replace the runtime profile's reserve (CUDA context, allocator slack) with your own figure",
+        &mut custom,
+    ) {
+        s.overhead_override = if custom { Some(Bytes::mib(512)) } else { None };
+    }
+    if let Some(o) = s.overhead_override {
+        let mut g = o.as_gib();
+        if slider_f64(
+            ui,
+            "Overhead",
+            "Runtime reserve per GPU, GiB",
+            &mut g,
+            0.0..=64.0,
+            false,
+            2,
+            " GiB",
+        ) {
+            s.overhead_override = Some(Bytes::from_gib_f64(g.max(0.0)));
+        }
+    }
+    combo(
+        ui,
+        "Offload style",
+        "How layers that do not fit in VRAM run",
+        &mut st.split_style,
+        &[SplitStyle::CpuLayers, SplitStyle::Streaming],
+        |st| match st {
+            SplitStyle::CpuLayers => "CPU layers (llama.cpp)".into(),
+            SplitStyle::Streaming => "Stream over PCIe".into(),
+        },
+    );
+    hint(
+        ui,
+        match st.split_style {
+            SplitStyle::CpuLayers => {
+                "Offload style: layers that do not fit on the GPU stay in RAM and the CPU computes them."
+            }
+            SplitStyle::Streaming => {
+                "Offload style: layers that do not fit are copied to the GPU over PCIe for every token, so the link sets the pace."
+            }
+        },
+    );
+    slider_f64(
+        ui,
+        "Electricity",
+        "Price of electricity for owned machines, USD per kWh",
+        &mut st.electricity_usd_per_kwh,
+        0.0..=1.0,
+        false,
+        3,
+        " $/kWh",
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn powers_of_two() {
+        assert_eq!(pow2_step(8192, true), 16384);
+        assert_eq!(pow2_step(8192, false), 4096);
+        assert_eq!(pow2_step(5000, true), 8192);
+        assert_eq!(pow2_step(5000, false), 4096);
+        assert_eq!(pow2_step(1, false), 1);
+    }
+
+    #[test]
+    fn typed_parameter_counts() {
+        assert_eq!(parse_params_billions("8"), Some(8.0));
+        assert_eq!(parse_params_billions("8.03B"), Some(8.03));
+        assert_eq!(parse_params_billions("494M"), Some(0.494));
+        assert_eq!(parse_params_billions("1.5T"), Some(1500.0));
+        assert_eq!(parse_params_billions("4000000"), Some(0.004));
+        assert_eq!(parse_params_billions("x"), None);
     }
 }

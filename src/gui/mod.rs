@@ -2,30 +2,44 @@
 //! in the centre.
 //!
 //! - [`state`]: the persisted [`State`] (scenario + UI choices), `#[serde(default)]` throughout.
-//! - [`app`]: [`HeadroomApp`], the frame loop, [`Command`]s applied after drawing, job results.
-//! - `derived`: the estimate, fits, solvers and teaching curves, recomputed only when inputs change.
+//! - [`app`]: [`HeadroomApp`], the frame loop, [`Command`]s applied after drawing, job results,
+//!   the top bar, status bar and summary strip.
+//! - `data`: what the views read (catalog, machines, derived numbers, notices) and `View`, the
+//!   one-frame access a view gets.
+//! - `derived`: caches of the core's answers (estimate, fits, solvers, teaching curves,
+//!   placements on the compared machines, table rows), rebuilt only when inputs change. No
+//!   model arithmetic lives in the GUI: it asks `core` and draws.
 //! - `jobs`: detection, file dialogs and file IO on worker threads (never on the UI thread).
-//! - `inputs`, `breakdown`, `machines`, `teach`, `report`: the views.
+//! - One struct per view, each with its own `ui()`: `inputs::InputsPanel`,
+//!   `breakdown::BreakdownTab`, `machines::MachinesTab`, `teach::TeachTab`, `report::ReportTab`.
+//! - `recommend`: the strip of recommendation cards under the tabs; `hub_dialog`: "Open from
+//!   Hugging Face...".
+//! - `status`: status-bar messages; `frame_stats`: the frame-time log; `style`: colours, badges.
 //!
 //! Environment: `HEADROOM_FRAME_STATS=1` (or `=N`) logs the mean and max CPU time of `App::ui`
 //! every 120 (or N) frames; `HEADROOM_QUIT_AFTER_FRAMES=N` closes the window after N frames
 //! (smoke tests under Xvfb). Both keep the window repainting while active.
-//! `HEADROOM_TAB=machines` (or `breakdown`, `cpu-vs-gpu`, `report`) opens on that tab.
+//! `HEADROOM_TAB=machines` (or `breakdown`, `cpu-vs-gpu`, `report`) opens on that tab;
+//! `HEADROOM_WINDOW_SIZE=1920x1080` opens the window at that inner size (scripted screenshots).
 
 pub mod app;
 mod breakdown;
+mod data;
 mod derived;
+mod frame_stats;
 pub mod hub_dialog;
+mod icon;
 mod inputs;
 pub mod jobs;
 mod machines;
 mod recommend;
 mod report;
 pub mod state;
+mod status;
 mod style;
 mod teach;
 
-pub use app::{Command, HeadroomApp};
+pub use app::{Command, HeadroomApp, Status};
 pub use jobs::FileAction;
 pub use state::{MachineFilter, SortColumn, State, Tab};
 
@@ -39,11 +53,20 @@ pub fn load_catalog() -> (Catalog, Vec<String>) {
 
 /// Opens the window and runs the app until it is closed.
 pub fn run_app() -> eframe::Result<()> {
+    let size = std::env::var("HEADROOM_WINDOW_SIZE")
+        .ok()
+        .and_then(|v| {
+            let (w, h) = v.trim().split_once('x')?;
+            Some([w.parse::<f32>().ok()?, h.parse::<f32>().ok()?])
+        })
+        .filter(|[w, h]| (320.0..=8192.0).contains(w) && (240.0..=8192.0).contains(h))
+        .unwrap_or([1280.0, 800.0]);
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title("headroom - will this LLM run?")
             .with_app_id("headroom")
-            .with_inner_size([1280.0, 800.0])
+            .with_icon(icon::window_icon())
+            .with_inner_size(size)
             .with_min_inner_size([960.0, 600.0]),
         ..Default::default()
     };

@@ -6,8 +6,8 @@
 //! The picks come from `core::recommend` over the fit rows the app already has; they are
 //! recomputed only when those rows are (keyed by the derived generation and this machine).
 
-use super::app::HeadroomApp;
-use super::state::Tab;
+use super::data::{Data, View};
+use super::state::{State, Tab};
 use super::style;
 use crate::core::recommend::{
     Constraints, GroupPicks, Pick, Recommendations, ThisMachine, rate_text, recommend_from_fits,
@@ -16,71 +16,40 @@ use egui::{RichText, Sense, Ui};
 
 const CARD_W: f32 = 176.0;
 
-/// The picks, cached by the derived generation (scenario, settings, catalog) and this machine.
+/// The strip of cards and its picks, cached by the derived generation (scenario, settings,
+/// catalog) and this machine.
 #[derive(Default)]
-pub(crate) struct RecommendCache {
+pub(crate) struct RecommendStrip {
     key: Option<(u64, Option<String>)>,
     recs: Recommendations,
-    /// The machine a card opened, until the Machines table has scrolled to it.
-    scroll_to: Option<String>,
 }
 
-impl HeadroomApp {
-    /// The recommendations for the current scenario (cached).
-    pub fn recommendations(&mut self) -> &Recommendations {
-        self.refresh();
-        let local = self.local_id();
-        let key = (self.derived.generation, local.clone());
-        if self.recommend.key.as_ref() != Some(&key) {
-            let this = local
-                .as_deref()
-                .and_then(|id| self.machines.iter().find(|m| m.id == id));
-            let settings = self.state.fit_settings();
-            self.recommend.recs = recommend_from_fits(
-                &self.state.scenario,
-                &self.machines,
-                &self.derived.fits,
+impl RecommendStrip {
+    /// The recommendations for the current scenario (cached; `data` must be refreshed).
+    pub fn recommendations(&mut self, state: &State, data: &Data) -> &Recommendations {
+        let local = data.local_id();
+        let key = (data.derived.generation, local.clone());
+        if self.key.as_ref() != Some(&key) {
+            let this = local.as_deref().and_then(|id| data.machine(id));
+            let settings = state.fit_settings();
+            self.recs = recommend_from_fits(
+                &state.scenario,
+                &data.machines,
+                &data.derived.fits,
                 this,
-                &self.catalog,
+                &data.catalog,
                 &settings,
                 &Constraints::default(),
             );
-            self.recommend.key = Some(key);
+            self.key = Some(key);
         }
-        &self.recommend.recs
-    }
-
-    /// Ticks machine `id` onto the chart, puts it in focus and shows it in the Machines table
-    /// (clearing a kind filter, "fits only" or search text that would hide it).
-    pub fn open_pick(&mut self, id: &str) {
-        let Some(m) = self.machines.iter().find(|m| m.id == id) else {
-            return;
-        };
-        let kind = m.kind;
-        self.state.set_selected(id, true);
-        self.state.focus = Some(id.to_string());
-        self.state.tab = Tab::Machines;
-        let f = &mut self.state.filter;
-        if !f.kinds.is_empty() && !f.kinds.contains(&kind) {
-            f.kinds.push(kind);
-        }
-        f.fits_only = false;
-        f.search.clear();
-        self.recommend.scroll_to = Some(id.to_string());
-    }
-
-    /// Once after a card was clicked: the scroll offset of the Machines table that shows the
-    /// machine it opened (`rows`: the scrolling rows; `step`: a row's height with spacing).
-    pub(super) fn take_pick_scroll(&mut self, rows: &[usize], step: f32) -> Option<f32> {
-        let id = self.recommend.scroll_to.take()?;
-        let i = rows.iter().position(|&i| self.machines[i].id == id)?;
-        Some(((i as f32 - 2.0) * step).max(0.0))
+        &self.recs
     }
 
     /// The strip of cards.
-    pub(super) fn recommend_strip(&mut self, ui: &mut Ui) {
-        self.recommendations();
-        let recs = std::mem::take(&mut self.recommend.recs);
+    pub fn ui(&mut self, ui: &mut Ui, v: &mut View<'_>) {
+        self.recommendations(v.state, v.data);
+        let recs = std::mem::take(&mut self.recs);
         let mut open = None;
         egui::CollapsingHeader::new(RichText::new("Which machine to buy or rent").strong())
             .id_salt("recommend-strip")
@@ -99,11 +68,30 @@ impl HeadroomApp {
                         });
                     });
             });
-        self.recommend.recs = recs;
+        self.recs = recs;
         if let Some(id) = open {
-            self.open_pick(&id);
+            open_pick(v.state, v.data, &id);
         }
     }
+}
+
+/// Ticks machine `id` onto the chart, puts it in focus and shows it in the Machines table
+/// (clearing a kind filter, "fits only" or search text that would hide it).
+pub(crate) fn open_pick(state: &mut State, data: &mut Data, id: &str) {
+    let Some(m) = data.machine(id) else {
+        return;
+    };
+    let kind = m.kind;
+    state.set_selected(id, true);
+    state.focus = Some(id.to_string());
+    state.tab = Tab::Machines;
+    let f = &mut state.filter;
+    if !f.kinds.is_empty() && !f.kinds.contains(&kind) {
+        f.kinds.push(kind);
+    }
+    f.fits_only = false;
+    f.search.clear();
+    data.scroll_to = Some(id.to_string());
 }
 
 /// A card frame; the whole card is one button whose accessible name is `label`.

@@ -33,11 +33,12 @@ pub fn verdict_color(v: Verdict) -> Color32 {
     }
 }
 
-/// Distinct colours for capacity lines of machines (cycled).
+/// Distinct colours for machines and placements (cycled). No red: red means "does not fit"
+/// (the verdict colour), so the first machine, usually "This machine", is blue.
 pub fn machine_color(i: usize) -> Color32 {
     const P: [Color32; 8] = [
-        Color32::from_rgb(230, 25, 75),
         Color32::from_rgb(0, 130, 200),
+        Color32::from_rgb(220, 100, 170),
         Color32::from_rgb(60, 180, 75),
         Color32::from_rgb(145, 30, 180),
         Color32::from_rgb(245, 130, 48),
@@ -104,9 +105,20 @@ pub fn tokens_short(t: u64) -> String {
     format::tokens_short(t)
 }
 
+/// Text from the core (formulas, notes) with the glyphs egui's default fonts lack replaced by
+/// ASCII: arrows become "->".
+pub fn drawable(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains(['→', '←']) {
+        text.replace('→', "->").replace('←', "<-").into()
+    } else {
+        text.into()
+    }
+}
+
 /// Small, weak explanatory text that wraps.
 pub fn hint(ui: &mut egui::Ui, text: impl Into<String>) {
-    ui.add(egui::Label::new(RichText::new(text.into()).size(11.0).weak()).wrap());
+    let text = text.into();
+    ui.add(egui::Label::new(RichText::new(drawable(&text)).size(11.0).weak()).wrap());
 }
 
 /// A note that needs attention (clamped input, estimated shape): amber text that wraps.
@@ -116,7 +128,8 @@ pub fn warn(ui: &mut egui::Ui, text: impl Into<String>) {
     } else {
         Color32::from_rgb(160, 100, 0)
     };
-    ui.add(egui::Label::new(RichText::new(text.into()).color(c)).wrap());
+    let text = text.into();
+    ui.add(egui::Label::new(RichText::new(drawable(&text)).color(c)).wrap());
 }
 
 /// A small amber note (estimate notes above the tabs).
@@ -126,12 +139,26 @@ pub fn note(ui: &mut egui::Ui, text: impl Into<String>) {
     } else {
         Color32::from_rgb(150, 95, 0)
     };
-    ui.add(egui::Label::new(RichText::new(text.into()).size(11.0).color(c)).wrap());
+    let text = text.into();
+    ui.add(egui::Label::new(RichText::new(drawable(&text)).size(11.0).color(c)).wrap());
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn arrows_become_ascii() {
+        assert_eq!(drawable("16-bit → FP32"), "16-bit -> FP32");
+        assert_eq!(drawable("plain"), "plain");
+    }
+
+    #[test]
+    fn no_machine_is_drawn_in_the_error_red() {
+        for i in 0..8 {
+            assert_ne!(machine_color(i), verdict_color(Verdict::None));
+        }
+    }
 
     #[test]
     fn formats() {

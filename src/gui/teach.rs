@@ -1,11 +1,12 @@
 //! The CPU vs GPU tab, for learning by dragging: tokens/s against layers on the GPU (the VRAM
 //! cliff), memory against context length, and CPU vs GPU speed and cost for this workload.
 
-use super::app::HeadroomApp;
+use super::data::View;
 use super::style::{self, component_color, hint, machine_color};
 use crate::core::estimate::group_digits;
-use egui::{Color32, RichText, Ui};
-use egui_plot::{Bar, BarChart, GridMark, HLine, Line, LineStyle, Plot, VLine};
+use crate::core::teach::SpeedBar;
+use egui::{Align2, Color32, RichText, Ui};
+use egui_plot::{Bar, BarChart, GridMark, HLine, Line, LineStyle, Plot, PlotPoint, Text, VLine};
 
 const BLUE: Color32 = Color32::from_rgb(66, 133, 244);
 const ORANGE: Color32 = Color32::from_rgb(240, 140, 30);
@@ -64,9 +65,12 @@ fn legend_row(ui: &mut Ui, items: &[(Color32, Swatch, &str)]) {
     });
 }
 
-impl HeadroomApp {
-    pub(super) fn teach_tab(&mut self, ui: &mut Ui) {
-        let Some(m) = self.focus_machine().cloned() else {
+/// The CPU vs GPU tab (all its state is in the app's [`super::state::State`]).
+pub(crate) struct TeachTab;
+
+impl TeachTab {
+    pub fn ui(&mut self, ui: &mut Ui, v: &mut View<'_>) {
+        let Some(m) = v.data.focus_machine(v.state).cloned() else {
             hint(ui, "No machine in the catalog.");
             return;
         };
@@ -79,7 +83,7 @@ impl HeadroomApp {
                 .width(360.0)
                 .height(400.0)
                 .show_ui(ui, |ui| {
-                    for mm in self.machines.iter() {
+                    for mm in v.data.machines.iter() {
                         if ui.selectable_label(mm.id == m.id, &mm.name).clicked() {
                             chosen = Some(mm.id.clone());
                         }
@@ -87,14 +91,15 @@ impl HeadroomApp {
                 });
             let _ = r.response.labelled_by(l.id);
             if let Some(id) = chosen {
-                self.state.focus = Some(id);
+                v.state.focus = Some(id);
             }
         });
-        let settings = self.state.fit_settings();
-        let scenario = self.state.scenario.clone();
-        let t = self
+        let settings = v.state.fit_settings();
+        let scenario = v.state.scenario.clone();
+        let t = v
+            .data
             .derived
-            .teach(&scenario, &settings, &m, &self.catalog)
+            .teach(&scenario, &settings, &m, &v.data.catalog)
             .clone();
         if scenario.mode.is_training() {
             style::warn(
@@ -220,8 +225,8 @@ impl HeadroomApp {
             ui.label(RichText::new("3. CPU vs GPU for this workload").strong());
             let half = (w - 16.0) / 2.0;
             ui.horizontal_top(|ui| {
-                bars_plot(ui, "cpu-gpu-speed", "tokens/s (higher is better)", &t.bars, |b| b.tokens_per_s, half, plot_h);
-                bars_plot(ui, "cpu-gpu-cost", "$ per 1M tokens (lower is better)", &t.bars, |b| b.usd_per_million.unwrap_or(0.0), half, plot_h);
+                bars_plot(ui, "cpu-gpu-speed", "tokens/s (higher is better)", &t.bars, |b| Some(b.tokens_per_s), |x| style::rate(x.unwrap_or(0.0)), half, plot_h);
+                bars_plot(ui, "cpu-gpu-cost", "$ per 1M tokens (lower is better)", &t.bars, |b| b.usd_per_million, style::usd, half, plot_h);
             });
             egui::Grid::new("cpu-gpu-table").striped(true).spacing([14.0, 4.0]).show(ui, |ui| {
                 ui.label(RichText::new("Placement").strong());
@@ -229,8 +234,12 @@ impl HeadroomApp {
                 ui.label(RichText::new("$ per 1M tok").strong());
                 ui.label(RichText::new("Fits").strong());
                 ui.end_row();
-                for b in &t.bars {
-                    ui.label(&b.label);
+                for (i, b) in t.bars.iter().enumerate() {
+                    ui.horizontal(|ui| {
+                        let (r, _) = ui.allocate_exact_size(egui::vec2(12.0, 12.0), egui::Sense::hover());
+                        ui.painter().rect_filled(r, 2.0, bar_color(i, b));
+                        ui.label(&b.label);
+                    });
                     ui.label(style::rate(b.tokens_per_s));
                     ui.label(style::usd(b.usd_per_million));
                     ui.label(if b.fits { "yes" } else { "no" });
@@ -245,12 +254,25 @@ impl HeadroomApp {
     }
 }
 
+/// The colour of bar `i`: one per placement, grey when the workload does not fit there.
+fn bar_color(i: usize, b: &SpeedBar) -> Color32 {
+    if b.fits {
+        machine_color(i + 1)
+    } else {
+        Color32::from_gray(150)
+    }
+}
+
+/// A bar chart of one figure per placement: a value label on each bar and the placement's name
+/// under it, so the bars read without the table.
+#[allow(clippy::too_many_arguments)]
 fn bars_plot(
     ui: &mut Ui,
     id: &str,
     title: &str,
-    bars: &[super::derived::SpeedBar],
-    value: impl Fn(&super::derived::SpeedBar) -> f64,
+    bars: &[SpeedBar],
+    value: impl Fn(&SpeedBar) -> Option<f64>,
+    fmt: impl Fn(Option<f64>) -> String,
     w: f32,
     h: f32,
 ) {
@@ -261,18 +283,28 @@ fn bars_plot(
             .iter()
             .enumerate()
             .map(|(i, b)| {
-                let c = if b.fits {
-                    machine_color(i + 1)
-                } else {
-                    Color32::from_gray(150)
-                };
-                Bar::new(i as f64, value(b))
+                Bar::new(i as f64, value(b).unwrap_or(0.0))
                     .name(&b.label)
-                    .fill(c)
+                    .fill(bar_color(i, b))
                     .width(0.6)
             })
             .collect();
-        let labels: Vec<String> = bars.iter().map(|b| b.label.clone()).collect();
+        let top = bars
+            .iter()
+            .filter_map(&value)
+            .fold(0.0f64, f64::max)
+            .max(1e-9);
+        let texts: Vec<(f64, f64, String)> = bars
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (i as f64, value(b).unwrap_or(0.0), fmt(value(b))))
+            .collect();
+        // Names wrap onto two short lines under the bars; the full name is in the table.
+        let per_bar = (w / bars.len().max(1) as f32 / 7.0).max(6.0) as usize;
+        let labels: Vec<String> = bars
+            .iter()
+            .map(|b| short_label(&b.label, per_bar))
+            .collect();
         Plot::new(id)
             .height(h)
             .width(w)
@@ -282,25 +314,46 @@ fn bars_plot(
             .allow_boxed_zoom(false)
             .show_grid([false, true])
             .include_y(0.0)
+            .include_y(top * 1.18)
+            .include_x(-0.5)
+            .include_x(bars.len() as f64 - 0.5)
+            .x_grid_spacer(|g| {
+                let (lo, hi) = g.bounds;
+                (lo.ceil() as i64..=hi.floor() as i64)
+                    .map(|i| GridMark {
+                        value: i as f64,
+                        step_size: 1.0,
+                    })
+                    .collect()
+            })
             .x_axis_formatter(move |mark, _| {
                 let i = mark.value.round();
                 if (mark.value - i).abs() < 1e-6 && i >= 0.0 {
-                    labels
-                        .get(i as usize)
-                        .map(|s| short_label(s))
-                        .unwrap_or_default()
+                    labels.get(i as usize).cloned().unwrap_or_default()
                 } else {
                     String::new()
                 }
             })
-            .show(ui, |p| p.bar_chart(BarChart::new(id, items)));
+            .show(ui, |p| {
+                p.bar_chart(BarChart::new(id, items));
+                for (x, y, t) in texts {
+                    p.text(
+                        Text::new("", PlotPoint::new(x, y), RichText::new(t).size(11.0))
+                            .anchor(Align2::CENTER_BOTTOM)
+                            .allow_hover(false),
+                    );
+                }
+            });
     });
 }
 
-fn short_label(s: &str) -> String {
+fn short_label(s: &str, max: usize) -> String {
     let c: Vec<char> = s.chars().collect();
-    if c.len() > 22 {
-        format!("{}...", c[..20].iter().collect::<String>())
+    if c.len() > max {
+        format!(
+            "{}...",
+            c[..max.saturating_sub(3)].iter().collect::<String>()
+        )
     } else {
         s.to_string()
     }

@@ -140,3 +140,21 @@ pub fn write(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), HubError> {
     let p = dir.join(name);
     std::fs::write(&p, bytes).map_err(|e| cache_err(&p, &e))
 }
+
+/// Writes a whole file or nothing (a temporary file beside it, then a rename).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), HubError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| cache_err(dir, &e))?;
+    let tmp = dir.join(format!(
+        ".{}.partial-{}",
+        path.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        std::process::id()
+    ));
+    std::fs::write(&tmp, bytes).map_err(|e| cache_err(&tmp, &e))?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        cache_err(path, &e)
+    })
+}

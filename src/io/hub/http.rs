@@ -45,6 +45,7 @@ pub(crate) struct Http {
     /// The host (and port) the token may be sent to.
     token_authority: Option<String>,
     cancel: Option<Arc<AtomicBool>>,
+    offline: bool,
     timeout: Duration,
     /// Body bytes received and requests sent.
     pub bytes: u64,
@@ -65,12 +66,8 @@ pub(crate) fn host_of(url: &str) -> String {
 }
 
 impl Http {
-    pub fn new(
-        token: Option<Token>,
-        token_endpoint: &str,
-        timeout: Duration,
-        cancel: Option<Arc<AtomicBool>>,
-    ) -> Http {
+    pub fn new(opts: &super::Options) -> Http {
+        let timeout = opts.timeout;
         // Proxies from HTTPS_PROXY / HTTP_PROXY / ALL_PROXY and NO_PROXY (ureq `Proxy::try_from_env`).
         let config = |proxy: Option<ureq::Proxy>| {
             ureq::Agent::config_builder()
@@ -87,9 +84,10 @@ impl Http {
         Http {
             agent: config(ureq::Proxy::try_from_env()),
             direct: config(None),
-            token,
-            token_authority: authority(token_endpoint),
-            cancel,
+            token: opts.token.clone(),
+            token_authority: authority(&opts.endpoint),
+            cancel: opts.cancel.clone(),
+            offline: opts.offline,
             timeout,
             bytes: 0,
             requests: 0,
@@ -143,6 +141,12 @@ impl Http {
     ) -> Result<Response, HubError> {
         self.check_cancel()?;
         let host = host_of(url);
+        if self.offline {
+            return Err(HubError::new(
+                HubErrorKind::Network,
+                format!("{what}: not in the cache, and HF_HUB_OFFLINE forbids asking {host}"),
+            ));
+        }
         let h = host.rsplit_once(':').map_or(host.as_str(), |(h, _)| h);
         let loopback = h.starts_with("127.") || h == "localhost" || h == "[::1]";
         let agent = if loopback { &self.direct } else { &self.agent };

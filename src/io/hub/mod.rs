@@ -129,6 +129,8 @@ pub struct Options {
     pub cache_root: Option<PathBuf>,
     pub timeout: Duration,
     pub cancel: Option<Arc<AtomicBool>>,
+    /// No request at all: answer from the cache or fail (`HF_HUB_OFFLINE=1`, as huggingface_hub).
+    pub offline: bool,
 }
 
 impl Options {
@@ -148,6 +150,12 @@ impl Options {
             cache_root: cache::default_root(),
             timeout: DEFAULT_TIMEOUT,
             cancel: None,
+            offline: std::env::var("HF_HUB_OFFLINE").is_ok_and(|v| {
+                matches!(
+                    v.trim().to_ascii_lowercase().as_str(),
+                    "1" | "true" | "yes" | "on"
+                )
+            }),
         }
     }
 }
@@ -261,7 +269,7 @@ pub fn resolve_url(endpoint: &str, repo: &str, revision: &str, file: &str) -> St
 }
 
 /// One file of a repository listing.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RemoteFile {
     pub path: String,
     /// Bytes, when the listing says.
@@ -269,7 +277,7 @@ pub struct RemoteFile {
 }
 
 /// A repository at a revision.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RepoListing {
     pub repo: String,
     pub revision: String,
@@ -405,15 +413,41 @@ pub struct Opened {
 /// Progress of an open: `done` of `total` steps, and what is being read.
 pub type Progress<'a> = &'a mut dyn FnMut(usize, usize, &str);
 
-/// Lists a repository at a revision (one request to the Hub API).
+/// Lists a repository at a revision (one request to the Hub API). A listing read before is kept
+/// in the cache, and answers when the network is down (no network, timeout), so a model opened
+/// once can be picked again offline.
 pub fn list_repo(repo: &str, revision: &str, opts: &Options) -> Result<RepoListing, HubError> {
-    let mut http = Http::new(
-        opts.token.clone(),
-        &opts.endpoint,
-        opts.timeout,
-        opts.cancel.clone(),
-    );
-    list_with(&mut http, repo, revision, opts)
+    let mut http = Http::new(opts);
+    let saved = opts
+        .cache_root
+        .as_ref()
+        .map(|root| repo_dir(root, repo, revision).join(LISTING));
+    match list_with(&mut http, repo, revision, opts) {
+        Ok(l) => {
+            if let Some(p) = &saved
+                && let Ok(text) = serde_json::to_vec(&l)
+            {
+                // Best effort: a listing that cannot be saved is still a listing.
+                let _ = cache::write_atomic(p, &text);
+            }
+            Ok(l)
+        }
+        Err(e) if matches!(e.kind, HubErrorKind::Network | HubErrorKind::Timeout) => saved
+            .and_then(|p| std::fs::read(p).ok())
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .ok_or(e),
+        Err(e) => Err(e),
+    }
+}
+
+/// The saved listing of a repo at a revision.
+const LISTING: &str = "listing.json";
+
+/// The cache folder of a repo at a revision.
+fn repo_dir(root: &Path, repo: &str, revision: &str) -> PathBuf {
+    root.join("models")
+        .join(cache::key_part(&repo.replace('/', "--")))
+        .join(cache::key_part(revision))
 }
 
 fn list_with(
@@ -494,10 +528,7 @@ fn entry_of(root: &Path, req: &Request) -> PathBuf {
                 (None, Some(q)) => format!("quant-{}", cache::key_part(&q.to_ascii_lowercase())),
                 (None, None) => "default".into(),
             };
-            root.join("models")
-                .join(cache::key_part(&repo.replace('/', "--")))
-                .join(cache::key_part(revision))
-                .join(pick)
+            repo_dir(root, repo, revision).join(pick)
         }
         Request::Url(u) => root.join("urls").join(cache::fnv64(u)),
     }
@@ -547,31 +578,27 @@ pub fn open(req: &Request, opts: &Options, progress: Progress) -> Result<Opened,
         let model = import_entry(&staging, &m)?;
         Ok((m, model))
     });
-    match result {
-        Ok((m, model)) => {
-            let cache_entry = match &entry {
-                Some(e) => {
-                    cache::commit(&staging, e)?;
-                    Some(e.clone())
-                }
-                None => {
-                    let _ = std::fs::remove_dir_all(&staging);
-                    None
-                }
-            };
-            Ok(Opened {
-                model,
-                bytes_transferred: m.bytes_transferred,
-                requests: m.requests,
-                from_cache: false,
-                cache_entry,
-            })
-        }
-        Err(e) => {
+    let cache_entry = match (&result, &entry) {
+        (Ok(_), Some(e)) => cache::commit(&staging, e).map(|()| Some(e.clone())),
+        _ => {
+            // Nothing is kept from a failed read, nor without a cache.
             let _ = std::fs::remove_dir_all(&staging);
-            Err(e)
+            if entry.is_none()
+                && let Some(parent) = staging.parent()
+            {
+                let _ = std::fs::remove_dir(parent);
+            }
+            Ok(None)
         }
-    }
+    };
+    let (m, model) = result?;
+    Ok(Opened {
+        model,
+        bytes_transferred: m.bytes_transferred,
+        requests: m.requests,
+        from_cache: false,
+        cache_entry: cache_entry?,
+    })
 }
 
 /// Downloads the headers into `dir` and writes the manifest.
@@ -581,12 +608,7 @@ fn fetch_into(
     opts: &Options,
     progress: Progress,
 ) -> Result<Manifest, HubError> {
-    let mut http = Http::new(
-        opts.token.clone(),
-        &opts.endpoint,
-        opts.timeout,
-        opts.cancel.clone(),
-    );
+    let mut http = Http::new(opts);
     let mut m = match req {
         Request::Url(url) => fetch_url(&mut http, dir, url, progress)?,
         Request::Hub {

@@ -1,0 +1,403 @@
+//! The teaching curves of the CPU-vs-GPU view, for one machine: decode tokens/s against the
+//! number of layers on the GPU (the VRAM cliff, llama.cpp `-ngl k` vs weights streamed over
+//! PCIe), memory per device against context length, and CPU vs GPU speed and cost bars.
+//!
+//! Every point comes from the same estimate, capacity and speed functions the fit engine uses
+//! ([`super::capacity`], [`super::speed::placement_speed`], [`super::fit::usd_per_million`]).
+
+use super::capacity::{
+    cpu_device, gpu_capacity, gpu_device, gpus_used, host_link, is_unified, layers_that_fit,
+    ram_capacity,
+};
+use super::catalog::{Accelerator, Machine};
+use super::estimate::{ComponentKind, Estimate, estimate};
+use super::fit::{FitResult, FitSettings, Verdict, usd_per_million};
+use super::model::ModelSpec;
+use super::precision::WeightPrecision;
+use super::scenario::{Mode, Scenario};
+use super::speed::{Device, SplitStyle, placement_speed};
+use super::units::{Bytes, GbPerSec};
+
+/// What a bar of the CPU vs GPU comparison stands for.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum BarKind {
+    /// Every layer on the CPU, in RAM.
+    CpuOnly,
+    /// As many whole layers on the GPU as fit, the rest on the CPU (or streamed).
+    Split,
+    /// Every layer on the GPU (may need more VRAM than the machine has).
+    AllGpu,
+    /// The fastest unified-memory machine of the catalog for this workload.
+    BestUnified,
+}
+
+/// One bar of the CPU vs GPU comparison.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpeedBar {
+    pub kind: BarKind,
+    pub label: String,
+    pub tokens_per_s: f64,
+    /// `None` when the machine has no cost to run (a rented machine without a price).
+    pub usd_per_million: Option<f64>,
+    /// Whether the workload fits in this placement.
+    pub fits: bool,
+}
+
+/// The curves of the CPU vs GPU view for one machine.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Teach {
+    pub machine: String,
+    pub has_gpu: bool,
+    pub unified: bool,
+    pub layers: u64,
+    /// Layers that fit on the GPU(s) before VRAM runs out (= `layers` when everything fits).
+    pub k_fit: u64,
+    /// (k, tok/s) with the CPU running the other layers (llama.cpp `-ngl k`).
+    pub cpu_layers: Vec<[f64; 2]>,
+    /// (k, tok/s) with the other layers streamed over PCIe each token.
+    pub streaming: Vec<[f64; 2]>,
+    /// Peak bandwidths, GB/s.
+    pub gpu_bandwidth: f64,
+    pub ram_bandwidth: f64,
+    pub link_bandwidth: f64,
+    pub gpu_capacity: Bytes,
+    pub ram_capacity: Bytes,
+    /// Context lengths (tokens) of the memory curves.
+    pub ctx_points: Vec<u64>,
+    /// Per component kind, (log2 of context, GiB per device) at each context point.
+    pub per_kind: Vec<(ComponentKind, Vec<[f64; 2]>)>,
+    pub total: Vec<[f64; 2]>,
+    pub bars: Vec<SpeedBar>,
+}
+
+/// `count` context lengths spread evenly on a log scale from 256 to `max`.
+pub fn log_points(max: u64, count: usize) -> Vec<u64> {
+    let lo = 256f64.min(max as f64).max(1.0);
+    let hi = (max as f64).max(lo);
+    if count < 2 || hi <= lo {
+        return vec![hi as u64];
+    }
+    let mut v: Vec<u64> = (0..count)
+        .map(|i| {
+            let t = i as f64 / (count - 1) as f64;
+            (lo.ln() + t * (hi.ln() - lo.ln())).exp().round() as u64
+        })
+        .collect();
+    v.dedup();
+    v
+}
+
+/// Average bits per weight of precision `p` on `model`: the estimate's weight bytes × 8 over
+/// the parameter count. K-quant mixes keep some tensors at higher precision (llama.cpp
+/// `src/llama-quant.cpp`, `llama_tensor_get_type`), so Q4_K_M averages above its 4.5-bit blocks.
+pub fn effective_bits(model: &ModelSpec, p: WeightPrecision) -> f64 {
+    let e = estimate(&Scenario {
+        model: model.clone(),
+        model_id: None,
+        weights: p,
+        ..Scenario::default()
+    });
+    let params = e.params.total.max(1);
+    e.kind_total(ComponentKind::Weights).as_f64() * 8.0 / params as f64
+}
+
+/// A placement for the speed model: where the layers are and how the rest runs.
+struct Place<'a> {
+    est: &'a Estimate,
+    gpu: Option<Device>,
+    gpus: u64,
+    cpu: Device,
+    link: GbPerSec,
+    style: SplitStyle,
+}
+
+/// Decode tokens/s with `k` layers on the GPU(s): the one place this module asks the speed model.
+fn decode_at(p: &Place<'_>, k: u64, s: &Scenario, st: &FitSettings) -> f64 {
+    placement_speed(
+        p.est, p.gpu, p.gpus, p.cpu, p.link, k, s.batch, s.ubatch, p.style, &st.speed,
+    )
+    .decode_tokens_per_s
+}
+
+/// The CPU vs GPU curves of `scenario` on `m` (`acc`: its accelerator). `fits` are the
+/// scenario's fits on the catalog, for the best unified-memory machine.
+pub fn teach_curves(
+    scenario: &Scenario,
+    st: &FitSettings,
+    m: &Machine,
+    acc: Option<&Accelerator>,
+    fits: &[FitResult],
+) -> Teach {
+    // The speed curves are about serving: a training scenario is shown as its inference twin.
+    let s = Scenario {
+        mode: Mode::Inference,
+        ..scenario.clamped()
+    };
+    let unified = is_unified(acc);
+    let g = gpus_used(m, acc);
+    let cpu = cpu_device(m, &st.speed);
+    let (ram_cap, _) = ram_capacity(m, st);
+    let gpu_cap = gpu_capacity(m, acc, &s, st);
+    let est_g = estimate(&Scenario {
+        gpus: g.max(1),
+        ..s.clone()
+    });
+    let est_cpu = estimate(&Scenario {
+        gpus: 0,
+        ..s.clone()
+    });
+    let layers = est_g.workload.layers.max(1);
+    let cost = |tok_s: f64| usd_per_million(m, acc, tok_s, st);
+
+    let mut t = Teach {
+        machine: m.name.clone(),
+        has_gpu: acc.is_some(),
+        unified,
+        layers,
+        ram_bandwidth: m.ram_bandwidth.0,
+        gpu_capacity: gpu_cap,
+        ram_capacity: ram_cap,
+        ..Teach::default()
+    };
+
+    let on_cpu = Place {
+        est: &est_cpu,
+        gpu: None,
+        gpus: 0,
+        cpu,
+        link: GbPerSec(0.0),
+        style: SplitStyle::CpuLayers,
+    };
+    let cpu_tok = decode_at(&on_cpu, 0, &s, st);
+    t.bars.push(SpeedBar {
+        kind: BarKind::CpuOnly,
+        label: "CPU only".into(),
+        tokens_per_s: cpu_tok,
+        usd_per_million: cost(cpu_tok),
+        fits: est_cpu.total() <= ram_cap,
+    });
+
+    if let Some(a) = acc {
+        let link = host_link(a);
+        t.gpu_bandwidth = a.bandwidth.0;
+        t.link_bandwidth = link.0;
+        let place = |style| Place {
+            est: &est_g,
+            gpu: Some(gpu_device(a, &st.speed)),
+            gpus: g.max(1),
+            cpu,
+            link,
+            style,
+        };
+        // Where VRAM runs out, as the fit engine places whole layers.
+        let whole = est_g.per_gpu_total() <= gpu_cap;
+        t.k_fit = if whole {
+            layers
+        } else {
+            let e1 = estimate(&Scenario {
+                gpus: 1,
+                ..s.clone()
+            });
+            layers_that_fit(&e1, gpu_cap, g).min(layers - 1)
+        };
+        let (cpu_layers, streaming) = (place(SplitStyle::CpuLayers), place(SplitStyle::Streaming));
+        for kk in 0..=layers {
+            t.cpu_layers
+                .push([kk as f64, decode_at(&cpu_layers, kk, &s, st)]);
+            t.streaming
+                .push([kk as f64, decode_at(&streaming, kk, &s, st)]);
+        }
+        let chosen = place(st.split_style);
+        if t.k_fit > 0 && t.k_fit < layers {
+            let tok = decode_at(&chosen, t.k_fit, &s, st);
+            t.bars.push(SpeedBar {
+                kind: BarKind::Split,
+                label: format!("{} of {} layers on GPU", t.k_fit, layers),
+                tokens_per_s: tok,
+                usd_per_million: cost(tok),
+                fits: true,
+            });
+        }
+        let tok = decode_at(&chosen, layers, &s, st);
+        t.bars.push(SpeedBar {
+            kind: BarKind::AllGpu,
+            label: if whole {
+                "All on GPU".into()
+            } else {
+                "All on GPU (needs more VRAM)".into()
+            },
+            tokens_per_s: tok,
+            usd_per_million: cost(tok),
+            fits: whole,
+        });
+    }
+    // The best unified-memory machine in the catalog for this workload, when the scenario is
+    // an inference one (the fits are for the real scenario).
+    if !scenario.mode.is_training()
+        && let Some(best) = fits
+            .iter()
+            .filter(|f| f.verdict == Verdict::Unified && f.machine != m.id)
+            .max_by(|a, b| a.decode_tokens_per_s.total_cmp(&b.decode_tokens_per_s))
+    {
+        t.bars.push(SpeedBar {
+            kind: BarKind::BestUnified,
+            label: format!("Best unified: {}", best.name),
+            tokens_per_s: best.decode_tokens_per_s,
+            usd_per_million: best.usd_per_million_tokens,
+            fits: true,
+        });
+    }
+
+    // Memory against context length, per device (one GPU, or host RAM when CPU only).
+    let max_ctx = if s.model.max_context > 0 {
+        s.model.max_context
+    } else {
+        1 << 20
+    };
+    t.ctx_points = log_points(max_ctx.min(1 << 20), 20);
+    let mut per_kind: Vec<(ComponentKind, Vec<[f64; 2]>)> = ComponentKind::ALL
+        .iter()
+        .map(|&k| (k, Vec::new()))
+        .collect();
+    let cpu_only = scenario.gpus == 0;
+    for &c in &t.ctx_points {
+        let e = estimate(&Scenario {
+            context: c,
+            prompt_tokens: s.prompt_tokens.min(c),
+            mode: scenario.mode,
+            ..s.clone()
+        });
+        let x = (c as f64).log2();
+        let mut sum = 0.0;
+        for (kind, pts) in per_kind.iter_mut() {
+            let b = if cpu_only {
+                e.host_kind(*kind)
+            } else {
+                e.per_gpu_kind(*kind)
+            };
+            sum += b.as_gib();
+            pts.push([x, b.as_gib()]);
+        }
+        t.total.push([x, sum]);
+    }
+    per_kind.retain(|(_, pts)| pts.iter().any(|p| p[1] > 0.0));
+    t.per_kind = per_kind;
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::catalog::{MachineKind, MemoryKind, PcieLink, Segment, Vendor};
+    use crate::core::fit::fit_all;
+
+    #[test]
+    fn q4_k_m_averages_above_its_blocks() {
+        // Llama 3 8B at Q4_K_M: 4.58 GiB for 8.03 B parameters (llama.cpp README) = 4.9 bits.
+        let m = ModelSpec::default();
+        let b = effective_bits(&m, WeightPrecision::Q4KM);
+        assert!((4.7..5.0).contains(&b), "{b}");
+        assert!((effective_bits(&m, WeightPrecision::Bf16) - 16.0).abs() < 0.1);
+    }
+
+    #[test]
+    fn log_points_span_the_range() {
+        let p = log_points(1 << 20, 20);
+        assert_eq!(p.first(), Some(&256));
+        assert_eq!(p.last(), Some(&(1 << 20)));
+        assert_eq!(p.len(), 20);
+        assert_eq!(log_points(100, 20), vec![100]);
+    }
+
+    fn rtx4060_laptop() -> (Machine, Accelerator) {
+        let a = Accelerator {
+            id: "rtx-4060-laptop".into(),
+            name: "RTX 4060 Laptop".into(),
+            vendor: Vendor::Nvidia,
+            segment: Segment::Laptop,
+            memory_kind: MemoryKind::Discrete,
+            memory: Bytes::gib(8),
+            bandwidth: GbPerSec(256.0),
+            fp16_tflops: 30.0,
+            int8_tops: None,
+            tdp_w: Some(115.0),
+            pcie: Some(PcieLink {
+                generation: 4,
+                lanes: 8,
+            }),
+            gpu_link: None,
+            gpu_link_gbs: None,
+            aliases: vec![],
+            source: "test".into(),
+            notes: None,
+        };
+        let m = Machine {
+            id: "l4060".into(),
+            name: "Laptop".into(),
+            kind: MachineKind::Laptop,
+            gpu: Some(a.id.clone()),
+            gpu_count: 1,
+            ram: Bytes::gib(32),
+            ram_bandwidth: GbPerSec(89.6),
+            cpu: "i7".into(),
+            cpu_cores: 14,
+            vcpus: None,
+            gpu_memory_limit: None,
+            price: None,
+            power_w: Some(180.0),
+            source: "test".into(),
+            notes: None,
+        };
+        (m, a)
+    }
+
+    /// The curves agree with the fit engine: the cliff is where the fit engine stops putting
+    /// layers on the GPU, and the split bar has the fit's decode speed and cost.
+    #[test]
+    fn curves_agree_with_the_fit_engine() {
+        let (m, a) = rtx4060_laptop();
+        let cat = crate::core::catalog::Catalog {
+            accelerators: vec![a.clone()],
+            machines: vec![m.clone()],
+            models: vec![],
+        };
+        let s = Scenario::default(); // Llama 3 8B BF16 8K: ~16 GiB, does not fit 8 GiB
+        let st = FitSettings::default();
+        let fits = fit_all(&s, &cat.machines, &cat, &st);
+        assert_eq!(fits[0].verdict, Verdict::Offload);
+        let t = teach_curves(&s, &st, &m, Some(&a), &fits);
+        assert_eq!(t.layers, 32);
+        assert_eq!(t.k_fit, fits[0].gpu_layers);
+        assert_eq!(t.cpu_layers.len(), 33);
+        let split = t.bars.iter().find(|b| b.kind == BarKind::Split).unwrap();
+        assert!((split.tokens_per_s - fits[0].decode_tokens_per_s).abs() < 1e-9);
+        assert_eq!(split.usd_per_million, fits[0].usd_per_million_tokens);
+        // Speed rises with layers on the GPU (CPU layers), and streaming is slower than
+        // running the rest on the CPU for a partial split (PCIe x8 < DDR5 RAM bandwidth).
+        let k = t.k_fit as usize;
+        assert!(t.cpu_layers[32][1] > t.cpu_layers[k][1]);
+        assert!(t.cpu_layers[k][1] > t.cpu_layers[0][1]);
+        assert!(t.streaming[k][1] < t.cpu_layers[k][1]);
+        // All-on-GPU does not fit; CPU only does (16 GiB in 32 GiB − 3.2 GiB reserve).
+        let all = t.bars.iter().find(|b| b.kind == BarKind::AllGpu).unwrap();
+        assert!(!all.fits);
+        assert!(t.bars[0].fits);
+        // Memory curves: the total grows with context; weights do not.
+        let w = &t
+            .per_kind
+            .iter()
+            .find(|(k, _)| *k == ComponentKind::Weights)
+            .unwrap()
+            .1;
+        assert_eq!(w.first().unwrap()[1], w.last().unwrap()[1]);
+        assert!(t.total.last().unwrap()[1] > t.total.first().unwrap()[1]);
+        // At Q4_K_M it all fits: no split bar, the cliff is at every layer.
+        let q4 = Scenario {
+            weights: WeightPrecision::Q4KM,
+            ..s
+        };
+        let t = teach_curves(&q4, &st, &m, Some(&a), &fits);
+        assert_eq!(t.k_fit, t.layers);
+        assert!(!t.bars.iter().any(|b| b.kind == BarKind::Split));
+    }
+}

@@ -1,0 +1,223 @@
+//! What the views read: the catalog with "This machine", the machines in display order, the
+//! derived numbers, transient notices and the status message. [`View`] hands a view the state,
+//! this data and the command queue for one frame.
+
+use super::app::Command;
+use super::derived::Derived;
+use super::state::State;
+use super::status::Status;
+use crate::core::capacity::MachineLoad;
+use crate::core::catalog::{Accelerator, Catalog, Machine};
+use crate::core::fit::FitResult;
+use crate::io::detect::{DetectedMachine, LOCAL_MACHINE_ID, catalog_with_local};
+
+/// Transient notes shown next to the inputs.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Notices {
+    /// The context the user (or a loaded file) asked for before it was clamped to the model.
+    pub context_clamped: Option<u64>,
+    /// Inputs whose typed value was clamped: (input label, what happened and why).
+    pub clamped: Vec<(String, String)>,
+    /// The last imported model: its summary and notes.
+    pub imported: Option<(String, Vec<String>)>,
+}
+
+impl Notices {
+    /// Records that the input `label` was clamped; replaces an older note for it.
+    pub fn clamp(&mut self, label: &str, text: String) {
+        self.clamped.retain(|(l, _)| l != label);
+        self.clamped.push((label.to_string(), text));
+    }
+    /// The clamp note of the input `label`.
+    pub fn clamp_note(&self, label: &str) -> Option<&str> {
+        self.clamped
+            .iter()
+            .find(|(l, _)| l == label)
+            .map(|(_, t)| t.as_str())
+    }
+}
+
+/// The catalog, machines and derived numbers the views draw.
+pub(crate) struct Data {
+    /// The catalog without "This machine".
+    pub base_catalog: Catalog,
+    /// The catalog with "This machine" (machine "local", accelerator "local-gpu") once detected.
+    pub catalog: Catalog,
+    /// Machines in display order: "This machine" first.
+    pub machines: Vec<Machine>,
+    /// Lower-case search text per machine.
+    pub search_keys: Vec<String>,
+    pub catalog_gen: u64,
+    pub detected: Option<DetectedMachine>,
+    pub derived: Derived,
+    pub notices: Notices,
+    pub status: Option<Status>,
+    pub catalog_warnings: Vec<String>,
+    /// Whether a detection job is running.
+    pub detecting: bool,
+    /// A machine the Machines table scrolls to once (a recommendation card opened it).
+    pub scroll_to: Option<String>,
+}
+
+impl Data {
+    pub fn new(catalog: Catalog) -> Self {
+        let mut d = Data {
+            base_catalog: catalog.clone(),
+            catalog,
+            machines: Vec::new(),
+            search_keys: Vec::new(),
+            catalog_gen: 0,
+            detected: None,
+            derived: Derived::default(),
+            notices: Notices::default(),
+            status: None,
+            catalog_warnings: Vec::new(),
+            detecting: false,
+            scroll_to: None,
+        };
+        d.rebuild_machines();
+        d
+    }
+
+    /// Shows a message in the status bar.
+    pub fn tell(&mut self, s: Status) {
+        self.status = Some(s);
+    }
+
+    /// Rebuilds the machine list after detection or a catalog change.
+    pub fn rebuild_machines(&mut self) {
+        self.catalog = match &self.detected {
+            Some(d) => catalog_with_local(d, &self.base_catalog),
+            None => self.base_catalog.clone(),
+        };
+        let mut ms: Vec<Machine> = Vec::with_capacity(self.catalog.machines.len());
+        if let Some(l) = self.catalog.machine(LOCAL_MACHINE_ID) {
+            ms.push(l.clone());
+        }
+        ms.extend(
+            self.catalog
+                .machines
+                .iter()
+                .filter(|m| m.id != LOCAL_MACHINE_ID)
+                .cloned(),
+        );
+        self.search_keys = ms
+            .iter()
+            .map(|m| {
+                let gpu = self.accelerator(m).map(|a| a.name.as_str()).unwrap_or("");
+                format!("{} {} {} {} {}", m.name, m.id, gpu, m.cpu, m.kind.label()).to_lowercase()
+            })
+            .collect();
+        self.machines = ms;
+        self.catalog_gen += 1;
+    }
+
+    /// The accelerator of `m`, if it has one.
+    pub fn accelerator(&self, m: &Machine) -> Option<&Accelerator> {
+        m.gpu.as_deref().and_then(|g| self.catalog.accelerator(g))
+    }
+
+    pub fn machine(&self, id: &str) -> Option<&Machine> {
+        self.machines.iter().find(|m| m.id == id)
+    }
+
+    /// "This machine"'s id once detected.
+    pub fn local_id(&self) -> Option<String> {
+        self.machines
+            .first()
+            .filter(|m| m.id == LOCAL_MACHINE_ID)
+            .map(|m| m.id.clone())
+    }
+
+    /// Brings the derived data up to date with the state (a no-op when nothing changed).
+    /// Returns whether anything was recomputed.
+    pub fn refresh(&mut self, state: &State) -> bool {
+        let settings = state.fit_settings();
+        self.derived.update(
+            &state.scenario,
+            &settings,
+            &self.machines,
+            &self.catalog,
+            self.catalog_gen,
+        )
+    }
+
+    /// The machine the solvers and teaching plots are about: the one the user chose, else this
+    /// machine when it has a GPU, else the first compared machine with a GPU.
+    pub fn focus_machine(&self, state: &State) -> Option<&Machine> {
+        if let Some(m) = state.focus.as_deref().and_then(|id| self.machine(id)) {
+            return Some(m);
+        }
+        let local = self.machines.first().filter(|m| m.id == LOCAL_MACHINE_ID);
+        if let Some(l) = local.filter(|m| m.gpu.is_some()) {
+            return Some(l);
+        }
+        if let Some(m) = state
+            .selected
+            .iter()
+            .filter_map(|id| self.machine(id))
+            .find(|m| m.gpu.is_some())
+        {
+            return Some(m);
+        }
+        local
+            .or_else(|| self.machines.iter().find(|m| m.gpu.is_some()))
+            .or(self.machines.first())
+    }
+
+    /// "This machine" (when detected) and the machines the user ticked, in that order.
+    pub fn compared_ids(&self, state: &State) -> Vec<String> {
+        let mut ids: Vec<String> = self.local_id().into_iter().collect();
+        for id in &state.selected {
+            if !ids.contains(id) && self.machine(id).is_some() {
+                ids.push(id.clone());
+            }
+        }
+        ids
+    }
+
+    /// The fits of the compared machines, in order.
+    pub fn compared_fits(&self, state: &State) -> Vec<FitResult> {
+        self.compared_ids(state)
+            .iter()
+            .filter_map(|id| self.derived.fit(id).cloned())
+            .collect()
+    }
+
+    /// How the scenario sits on each compared machine (cached per generation).
+    pub fn compared_loads(&mut self, state: &State) -> Vec<MachineLoad> {
+        let ids = self.compared_ids(state);
+        let settings = state.fit_settings();
+        self.derived
+            .loads(
+                &state.scenario,
+                &settings,
+                &ids,
+                &self.machines,
+                &self.catalog,
+            )
+            .to_vec()
+    }
+}
+
+/// One frame's access for a view: the persisted state, the shared data, and the queue of side
+/// effects applied after drawing.
+pub(crate) struct View<'a> {
+    pub state: &'a mut State,
+    pub data: &'a mut Data,
+    pub cmds: &'a mut Vec<Command>,
+}
+
+impl View<'_> {
+    /// Replaces the model by a catalog preset.
+    pub fn apply_preset(&mut self, id: &str) {
+        if let Some(p) = self.data.catalog.model(id) {
+            self.state.scenario.model = p.spec.clone();
+            self.state.scenario.model_id = Some(p.id.clone());
+            // Start from the precision the publisher ships (gpt-oss: MXFP4 experts).
+            self.state.scenario.weights = p.default_weights();
+            self.data.notices.imported = None;
+            self.data.notices.context_clamped = None;
+        }
+    }
+}
