@@ -39,6 +39,7 @@ fn tied(
             layer_bytes: total - table,
             runtime_extra_bytes: table,
             format: "GGUF".into(),
+            expert_bytes_by_layer: Vec::new(),
         }),
         ..ModelSpec::default()
     }

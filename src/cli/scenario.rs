@@ -31,6 +31,8 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
         })?;
         s.model = p.spec.clone();
         s.model_id = Some(p.id.clone());
+        // The precision the publisher ships; --weights overrides it below.
+        s.weights = p.default_weights();
     }
     if let Some(path) = &a.config {
         let text = crate::io::read_text_limited(path, crate::io::limits::JSON_FILE)

@@ -88,6 +88,8 @@ value_enum!(WeightPrecision, |p| p.label(), aliases: |p| match p {
     WeightPrecision::Q4_0 => &["q4-0"],
     WeightPrecision::Q3KM => &["q3-k-m"],
     WeightPrecision::Q2K => &["q2-k"],
+    WeightPrecision::Mxfp4 => &["mxfp4_moe", "mxfp4-moe"],
+    WeightPrecision::Fp8Block => &["fp8_block"],
     _ => &[],
 });
 

@@ -29,6 +29,10 @@ impl GgmlType {
     pub const Q5K: GgmlType = GGML_TYPES[13];
     pub const Q6K: GgmlType = GGML_TYPES[14];
     pub const BF16: GgmlType = GGML_TYPES[30];
+    /// OCP Microscaling FP4 (`GGML_TYPE_MXFP4` = 39 in ggml/include/ggml.h): `block_mxfp4` in
+    /// ggml-common.h holds one E8M0 scale byte and 16 bytes of packed E2M1 values per 32
+    /// weights = 17 bytes, 4.25 bits per weight.
+    pub const MXFP4: GgmlType = GGML_TYPES[39];
 
     /// (bytes per block, elements per block).
     pub const fn block(self) -> (u64, u64) {

@@ -6,6 +6,7 @@
 pub mod capacity;
 pub mod catalog;
 pub mod estimate;
+pub mod experts;
 pub mod fit;
 pub mod format;
 pub mod ggml;

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 pub use super::ggml::GgmlType;
 
+/// Weight precision (`--weights`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 pub enum WeightPrecision {
     Fp32,
@@ -29,6 +30,16 @@ pub enum WeightPrecision {
     Q4_0,
     Q3KM,
     Q2K,
+    /// MXFP4 as gpt-oss ships it: the routed experts' matrices in MXFP4 (4.25 bits), everything
+    /// else in BF16 (openai/gpt-oss-120b config.json `quantization_config`: `quant_method:
+    /// mxfp4`, `modules_to_not_convert`: self_attn, router, embed_tokens, lm_head). A dense
+    /// model has no routed experts: its decoder linear layers take MXFP4 instead.
+    Mxfp4,
+    /// FP8 E4M3 with one FP32 scale per 128×128 block, as DeepSeek-V3/R1 ship (config.json
+    /// `quantization_config`: `fmt: e4m3`, `weight_block_size: [128, 128]`; the scales are the
+    /// `weight_scale_inv` tensors): 8 + 32/16384 bits on the decoder's linear layers; embeddings,
+    /// output head, norms and router in BF16.
+    Fp8Block,
 }
 
 /// Which layer tensors a quantisation touches. Used by the GGUF k-quant mixes.
@@ -47,7 +58,7 @@ pub enum TensorClass {
 }
 
 impl WeightPrecision {
-    pub const ALL: [WeightPrecision; 18] = [
+    pub const ALL: [WeightPrecision; 20] = [
         WeightPrecision::Fp32,
         WeightPrecision::Fp16,
         WeightPrecision::Bf16,
@@ -66,6 +77,8 @@ impl WeightPrecision {
         WeightPrecision::Q4_0,
         WeightPrecision::Q3KM,
         WeightPrecision::Q2K,
+        WeightPrecision::Mxfp4,
+        WeightPrecision::Fp8Block,
     ];
 
     /// The CLI spelling (`--weights`), stable.
@@ -89,6 +102,8 @@ impl WeightPrecision {
             WeightPrecision::Q4_0 => "q4_0",
             WeightPrecision::Q3KM => "q3_k_m",
             WeightPrecision::Q2K => "q2_k",
+            WeightPrecision::Mxfp4 => "mxfp4",
+            WeightPrecision::Fp8Block => "fp8-block",
         }
     }
 
@@ -101,6 +116,7 @@ impl WeightPrecision {
                 "nf4_double_quant" | "nf4dq" => Some(WeightPrecision::Nf4DoubleQuant),
                 "gptq" => Some(WeightPrecision::Gptq4),
                 "awq" => Some(WeightPrecision::Awq4),
+                "mxfp4_moe" => Some(WeightPrecision::Mxfp4),
                 _ => None,
             })
     }
@@ -126,6 +142,8 @@ impl WeightPrecision {
             WeightPrecision::Q4_0 => "GGUF Q4_0",
             WeightPrecision::Q3KM => "GGUF Q3_K_M",
             WeightPrecision::Q2K => "GGUF Q2_K",
+            WeightPrecision::Mxfp4 => "MXFP4 (experts; BF16 rest)",
+            WeightPrecision::Fp8Block => "FP8 block-scaled (128×128)",
         }
     }
 
@@ -159,6 +177,8 @@ impl WeightPrecision {
             WeightPrecision::Nf4DoubleQuant => 4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0),
             // GPTQ/AWQ g128: packed int4 + fp16 scale + 4-bit zero point per 128 weights.
             WeightPrecision::Gptq4 | WeightPrecision::Awq4 => 4.0 + 20.0 / 128.0,
+            WeightPrecision::Mxfp4 => GgmlType::MXFP4.bits_per_weight(),
+            WeightPrecision::Fp8Block => 8.0 + FP8_BLOCK_SCALE_BITS,
             _ => self
                 .ggml_type_for(TensorClass::AttnQ, 0, 1)
                 .bits_per_weight(),
@@ -177,6 +197,8 @@ impl WeightPrecision {
                 | WeightPrecision::Gptq4
                 | WeightPrecision::Awq4
                 | WeightPrecision::Fp8
+                | WeightPrecision::Fp8Block
+                | WeightPrecision::Mxfp4
         )
     }
 
@@ -262,10 +284,20 @@ impl WeightPrecision {
             | WeightPrecision::Fp8 => {
                 "linear layers inside the blocks quantised; embeddings, lm_head and norms kept at 16-bit"
             }
+            WeightPrecision::Mxfp4 => {
+                "routed experts in MXFP4 (32 weights + one E8M0 scale = 4.25 bits); attention, router, shared experts, embeddings and norms in BF16 (as gpt-oss ships)"
+            }
+            WeightPrecision::Fp8Block => {
+                "decoder linear layers in FP8 E4M3 with an FP32 scale per 128×128 block; embeddings, lm_head, norms and router in BF16 (as DeepSeek-V3 ships)"
+            }
             _ => "every tensor at this type",
         }
     }
 }
+
+/// Bits per weight of DeepSeek-V3's FP8 block scales: one FP32 `weight_scale_inv` per 128×128
+/// block (config.json `weight_block_size: [128, 128]`) = 32 / 16384.
+pub const FP8_BLOCK_SCALE_BITS: f64 = 32.0 / (128.0 * 128.0);
 
 /// KV-cache element type (`--kv`), for K and V separately.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]

@@ -214,6 +214,8 @@ impl View<'_> {
         if let Some(p) = self.data.catalog.model(id) {
             self.state.scenario.model = p.spec.clone();
             self.state.scenario.model_id = Some(p.id.clone());
+            // Start from the precision the publisher ships (gpt-oss: MXFP4 experts).
+            self.state.scenario.weights = p.default_weights();
             self.data.notices.imported = None;
             self.data.notices.context_clamped = None;
         }

@@ -1,4 +1,5 @@
 //! Everything that touches the outside world: catalog files, model files, detection, export.
+pub mod calibration;
 pub mod catalog;
 pub mod clock;
 pub mod detect;

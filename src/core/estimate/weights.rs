@@ -4,7 +4,7 @@
 
 use super::component::{ComponentKind, ComponentList, Provenance};
 use super::{Job, formula, gib, group_digits, scale_by_ratio};
-use crate::core::model::ModelSpec;
+use crate::core::model::{ModelSpec, TensorGroup};
 use crate::core::precision::{GgmlType, TensorClass, WeightPrecision};
 use crate::core::scenario::{Mode, Offload, Runtime};
 use crate::core::units::Bytes;
@@ -295,15 +295,15 @@ fn ggml_bytes(t: GgmlType, elements: u64, row: u64) -> u64 {
 }
 
 /// Bytes of one tensor group in layer `i` of `n` at precision `p` (total, active).
-fn group_bytes(
+/// `moe_model`: whether the model has routed experts (MXFP4 then quantises only those).
+pub(super) fn group_bytes(
     p: WeightPrecision,
-    class: TensorClass,
-    elements: u64,
-    active: u64,
-    row: u64,
+    g: &TensorGroup,
     i: u64,
     n: u64,
+    moe_model: bool,
 ) -> (u64, u64) {
+    let (class, elements, active, row) = (g.class, g.elements, g.active_elements, g.row);
     if p.is_gguf()
         || matches!(
             p,
@@ -322,10 +322,21 @@ fn group_bytes(
         };
         return (ggml_bytes(t, elements, row), ggml_bytes(t, active, row));
     }
-    let sixteen = matches!(
+    let matrix = !matches!(
         class,
         TensorClass::TokenEmbedding | TensorClass::Output | TensorClass::Small
     );
+    if p == WeightPrecision::Mxfp4 {
+        // gpt-oss: routed experts' matrices in MXFP4 blocks of 32 along the row; the rest BF16.
+        let quantised = matrix && (g.routed || !moe_model);
+        let t = if quantised {
+            GgmlType::MXFP4
+        } else {
+            GgmlType::BF16
+        };
+        return (ggml_bytes(t, elements, row), ggml_bytes(t, active, row));
+    }
+    let sixteen = !matrix;
     let bpw = if sixteen && p.keeps_embeddings_16bit() {
         16.0
     } else {
@@ -333,6 +344,87 @@ fn group_bytes(
     };
     let f = |e: u64| Bytes::from_f64(e as f64 * bpw / 8.0).0;
     (f(elements), f(active))
+}
+
+/// One layer's routed experts (llama.cpp `blk.N.ffn_*_exps.*`): what `--n-cpu-moe` moves to RAM.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub struct RoutedExperts {
+    /// The layer (0-based, llama.cpp's `blk.N`).
+    pub layer: u64,
+    /// Bytes of all routed experts of the layer (matrices and their biases).
+    pub bytes: u64,
+    /// Bytes one token reads: its top-k experts.
+    pub active_bytes: u64,
+    /// Elements one token multiplies with (top-k experts).
+    pub active_elements: u64,
+}
+
+/// The routed experts of every MoE layer of `spec` at precision `p`, in layer order: from the
+/// model file's tensors when it lists them by layer (GGUF `ffn_*_exps`), else from the
+/// architecture's expert shapes. Empty for dense models.
+pub fn routed_experts(spec: &ModelSpec, p: WeightPrecision) -> Vec<RoutedExperts> {
+    let Some(moe) = spec.moe.as_ref().filter(|m| m.experts > 0) else {
+        return Vec::new();
+    };
+    let n = spec.layers;
+    let (e, k) = (moe.experts, moe.active_experts.min(moe.experts));
+    if let Some(fw) = &spec.file_weights
+        && !fw.expert_bytes_by_layer.is_empty()
+    {
+        // Experts of one layer are equal in size: top-k of E read k/E of the bytes.
+        let per_layer_elems = |i: u64| {
+            spec.layer_tensors(i)
+                .iter()
+                .filter(|g| g.routed)
+                .fold(0u64, |a, g| a.saturating_add(g.active_elements))
+        };
+        return fw
+            .expert_bytes_by_layer
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b > 0)
+            .map(|(i, &b)| RoutedExperts {
+                layer: i as u64,
+                bytes: b,
+                active_bytes: scale_by_ratio(b, k, e),
+                active_elements: per_layer_elems(i as u64),
+            })
+            .collect();
+    }
+    let mixes = matches!(
+        p,
+        WeightPrecision::Q4KM | WeightPrecision::Q5KM | WeightPrecision::Q3KM
+    );
+    let mut out = Vec::new();
+    let one = |i: u64| -> RoutedExperts {
+        let mut r = RoutedExperts {
+            layer: i,
+            ..RoutedExperts::default()
+        };
+        for g in spec.layer_tensors(i).iter().filter(|g| g.routed) {
+            let (t, a) = group_bytes(p, g, i, n, true);
+            r.bytes = r.bytes.saturating_add(t);
+            r.active_bytes = r.active_bytes.saturating_add(a);
+            r.active_elements = r.active_elements.saturating_add(g.active_elements);
+        }
+        r
+    };
+    if n > 4096 {
+        return out;
+    }
+    let mut same: Option<RoutedExperts> = None;
+    for i in 0..n {
+        if !spec.is_moe_layer(i) {
+            continue;
+        }
+        let r = match same {
+            Some(s) if !mixes => RoutedExperts { layer: i, ..s },
+            _ => one(i),
+        };
+        same = Some(r);
+        out.push(r);
+    }
+    out
 }
 
 pub(super) struct WeightSums {
@@ -349,6 +441,7 @@ pub(super) struct WeightSums {
 /// user-given parameter count, else summed tensor by tensor from the architecture.
 fn sum_tensors(spec: &ModelSpec, p: WeightPrecision, explain: bool) -> WeightSums {
     let n = spec.layers;
+    let moe_model = spec.moe.as_ref().is_some_and(|m| m.experts > 0);
     // Per-layer sums. Layers differ only by MoE/dense kind and by the k-quant mixes' layer index.
     let mixes = matches!(
         p,
@@ -360,7 +453,7 @@ fn sum_tensors(spec: &ModelSpec, p: WeightPrecision, explain: bool) -> WeightSum
     let mut sum_layer = |i: u64, mult: u64| {
         let (mut t, mut a) = (0u64, 0u64);
         for g in spec.layer_tensors(i) {
-            let (gt, ga) = group_bytes(p, g.class, g.elements, g.active_elements, g.row, i, n);
+            let (gt, ga) = group_bytes(p, &g, i, n, moe_model);
             t = t.saturating_add(gt);
             a = a.saturating_add(ga);
         }
@@ -380,7 +473,7 @@ fn sum_tensors(spec: &ModelSpec, p: WeightPrecision, explain: bool) -> WeightSum
     let mut outer = 0u64;
     let mut outer_read = 0u64;
     for g in spec.outer_tensors() {
-        let (t, _) = group_bytes(p, g.class, g.elements, g.active_elements, g.row, 0, n);
+        let (t, _) = group_bytes(p, &g, 0, n, moe_model);
         outer = outer.saturating_add(t);
         if g.class != TensorClass::TokenEmbedding {
             outer_read = outer_read.saturating_add(t);
@@ -389,8 +482,11 @@ fn sum_tensors(spec: &ModelSpec, p: WeightPrecision, explain: bool) -> WeightSum
     if spec.tied_embeddings {
         // A tied head is read in full for every token (it is the output matrix).
         let emb = spec.outer_tensors()[0];
-        outer_read = outer_read
-            .saturating_add(group_bytes(p, emb.class, emb.elements, emb.elements, emb.row, 0, n).0);
+        let whole = TensorGroup {
+            active_elements: emb.elements,
+            ..emb
+        };
+        outer_read = outer_read.saturating_add(group_bytes(p, &whole, 0, n, moe_model).0);
     }
     let arch_total = layer_total.saturating_add(outer);
     let arch_params = spec.arch_param_count().total.max(1);

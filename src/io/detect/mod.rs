@@ -24,6 +24,7 @@ mod matching;
 pub mod nvidia;
 mod system;
 
+pub mod probe;
 pub use local::{LOCAL_GPU_ID, LOCAL_MACHINE_ID, catalog_with_local, local_machine};
 pub use matching::{NameTokens, match_accelerator, match_accelerator_with_vram, name_tokens};
 pub use system::SystemDetector;

@@ -10,6 +10,8 @@ mod html;
 pub mod launch;
 mod markdown;
 pub mod report;
+mod report_fits;
+mod report_scenario;
 pub mod scenario_file;
 mod text;
 

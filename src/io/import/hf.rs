@@ -2,13 +2,13 @@
 //! model.safetensors.index.json.
 
 use super::error::{ErrorKind, ImportError, Location, file_name, json_message};
-use super::safetensors::{self, Dtype, SafetensorsHeader, Tensor};
-use super::{ImportedModel, bytes_by_type_sorted, summary_line};
+use super::safetensors::{self};
+use super::{ImportedModel, summary_line};
 use crate::core::hf_config::{ConfigError, parse_hf_config};
-use crate::core::model::{FileWeights, MlpKind, ModelSpec, MoeSpec, ShapeSource};
+use crate::core::model::{FileWeights, ModelSpec};
 use crate::core::precision::WeightPrecision;
 use crate::core::units::Bytes;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 pub const CONFIG: &str = "config.json";
@@ -41,7 +41,7 @@ fn read_text(path: &Path) -> Result<String, ImportError> {
     })
 }
 
-fn parse_json(path: &Path, text: &str) -> Result<serde_json::Value, ImportError> {
+pub(super) fn parse_json(path: &Path, text: &str) -> Result<serde_json::Value, ImportError> {
     serde_json::from_str(text).map_err(|e| ImportError {
         file: file_name(path),
         location: Location::LineCol {
@@ -70,7 +70,7 @@ fn locate_key(text: &str, key: &str) -> Location {
 
 /// A config.json error as an import error: JSON errors keep their line:column; a bad value
 /// points at its key.
-fn config_error(path: &Path, text: &str, e: ConfigError) -> ImportError {
+pub(super) fn config_error(path: &Path, text: &str, e: ConfigError) -> ImportError {
     let (location, kind) = match e {
         ConfigError::Json {
             line,
@@ -98,14 +98,14 @@ fn config_error(path: &Path, text: &str, e: ConfigError) -> ImportError {
 /// What headroom reads from config.json besides the architecture: the stored dtype and the
 /// quantisation method.
 #[derive(Default)]
-struct ConfigExtras {
-    dtype: Option<String>,
-    quant_method: Option<String>,
-    bits: Option<u64>,
+pub(super) struct ConfigExtras {
+    pub(super) dtype: Option<String>,
+    pub(super) quant_method: Option<String>,
+    pub(super) bits: Option<u64>,
 }
 
 impl ConfigExtras {
-    fn from_json(v: &serde_json::Value) -> Self {
+    pub(super) fn from_json(v: &serde_json::Value) -> Self {
         let text_cfg = v.get("text_config");
         let pick = |k: &str| v.get(k).or_else(|| text_cfg.and_then(|t| t.get(k)));
         let q = pick("quantization_config");
@@ -121,7 +121,7 @@ impl ConfigExtras {
             bits: q.and_then(|q| q.get("bits")).and_then(|b| b.as_u64()),
         }
     }
-    fn precision(&self) -> Option<WeightPrecision> {
+    pub(super) fn precision(&self) -> Option<WeightPrecision> {
         use WeightPrecision as W;
         match self.quant_method.as_deref() {
             Some("gptq") if self.bits.unwrap_or(4) == 4 => return Some(W::Gptq4),
@@ -346,6 +346,7 @@ pub fn import_config(path: &Path) -> Result<ImportedModel, ImportError> {
                     layer_bytes: (total as f64 * layer_share).round() as u64,
                     runtime_extra_bytes: 0,
                     format: format.clone(),
+                    expert_bytes_by_layer: Vec::new(),
                 });
                 notes.push(format!(
                     "weights from {INDEX} metadata.total_size ({total} bytes, {}); the shards are not here, so the layers' share is apportioned from the architecture",
@@ -390,391 +391,4 @@ pub fn layer_key(name: &str) -> Option<(&str, u64)> {
     None
 }
 
-/// Builds the model from the headers of one or more files and, when given, the path and text
-/// of the config.json beside them.
-pub fn build(
-    shards: &[(PathBuf, SafetensorsHeader)],
-    config: Option<(&Path, &str)>,
-    source: &str,
-    name_hint: &str,
-    mut notes: Vec<String>,
-) -> Result<ImportedModel, ImportError> {
-    // Tensors of all shards, each once.
-    let mut seen: HashMap<&str, &Path> = HashMap::new();
-    let mut tensors: Vec<&Tensor> = Vec::new();
-    for (p, h) in shards {
-        for t in &h.tensors {
-            if let Some(prev) = seen.insert(&t.name, p) {
-                return Err(ImportError {
-                    file: file_name(p),
-                    location: Location::File,
-                    kind: ErrorKind::Invalid(format!(
-                        "tensor '{}' is also in {}",
-                        t.name,
-                        file_name(prev)
-                    )),
-                });
-            }
-            tensors.push(t);
-        }
-    }
-    // Config beside the weights.
-    let mut cfg_spec: Option<ModelSpec> = None;
-    let mut extras = ConfigExtras::default();
-    if let Some((cp, text)) = config {
-        let json = parse_json(cp, text)?;
-        extras = ConfigExtras::from_json(&json);
-        match parse_hf_config(text) {
-            Ok(s) => cfg_spec = Some(s),
-            Err(e) => notes.push(format!(
-                "config.json not used ({}): the shape is inferred from the tensors",
-                config_error(cp, text, e)
-            )),
-        }
-    }
-
-    // The decoder's layers are the layer stack holding the most bytes (a vision tower's blocks
-    // hold less).
-    let mut by_prefix: HashMap<&str, (u64, BTreeSet<u64>)> = HashMap::new();
-    for t in &tensors {
-        if let Some((prefix, i)) = layer_key(&t.name) {
-            let e = by_prefix.entry(prefix).or_default();
-            e.0 = e.0.saturating_add(t.bytes());
-            e.1.insert(i);
-        }
-    }
-    let prefix = by_prefix
-        .iter()
-        .max_by_key(|(p, (b, _))| (*b, std::cmp::Reverse(**p)))
-        .map_or("", |(p, _)| *p);
-    let layer_count = by_prefix.get(prefix).map_or(0, |(_, ix)| ix.len() as u64);
-    if by_prefix.len() > 1 {
-        let mut others: Vec<&str> = by_prefix.keys().copied().filter(|p| *p != prefix).collect();
-        others.sort();
-        notes.push(format!(
-            "layer bytes count the '{prefix}.N' tensors; other stacks ({}) count as outside the layers",
-            others.join(", ")
-        ));
-    }
-    // Layers past the config's num_hidden_layers (DeepSeek-V3's multi-token-prediction layer 61)
-    // are in the files but not in the model transformers builds: not counted.
-    let cfg_layers = cfg_spec.as_ref().map_or(u64::MAX, |s| s.layers);
-    let (mut extra_bytes, mut extra_layers) = (0u64, BTreeSet::new());
-    let mut total = 0u64;
-    let mut elements = 0u64;
-    let mut layer_bytes = 0u64;
-    let mut by_dtype: BTreeMap<Dtype, u64> = BTreeMap::new();
-    for t in &tensors {
-        let layer = layer_key(&t.name)
-            .filter(|(p, _)| *p == prefix)
-            .map(|(_, i)| i);
-        if let Some(i) = layer
-            && i >= cfg_layers
-        {
-            extra_bytes = extra_bytes.saturating_add(t.bytes());
-            extra_layers.insert(i);
-            continue;
-        }
-        total = total.saturating_add(t.bytes());
-        elements = elements.saturating_add(t.elements);
-        let e = by_dtype.entry(t.dtype).or_default();
-        *e = e.saturating_add(t.bytes());
-        if layer.is_some() {
-            layer_bytes = layer_bytes.saturating_add(t.bytes());
-        }
-    }
-    if !extra_layers.is_empty() {
-        notes.push(format!(
-            "the files hold {} layer(s) beyond config.json's {cfg_layers} ({}; multi-token prediction?): not loaded by transformers, not counted",
-            extra_layers.len(),
-            Bytes(extra_bytes).display_gib()
-        ));
-    }
-
-    let any_end = |s: &str| tensors.iter().any(|t| t.name.ends_with(s));
-    let any_has = |s: &str| tensors.iter().any(|t| t.name.contains(s));
-    let dominant = by_dtype.iter().max_by_key(|(_, b)| **b).map(|(d, _)| *d);
-
-    // Precision and packed formats.
-    let mut packed = false;
-    let weights = if any_end(".qweight") {
-        packed = true;
-        Some(if extras.quant_method.as_deref() == Some("awq") {
-            WeightPrecision::Awq4
-        } else {
-            WeightPrecision::Gptq4
-        })
-    } else if any_has("quant_state.bitsandbytes__nf4") || any_has("quant_state.bitsandbytes__fp4") {
-        packed = true;
-        Some(if any_end(".nested_absmax") {
-            WeightPrecision::Nf4DoubleQuant
-        } else {
-            WeightPrecision::Nf4
-        })
-    } else if any_end(".SCB") {
-        Some(WeightPrecision::Int8)
-    } else if any_end("_blocks") && any_end("_scales") {
-        packed = true;
-        notes.push(
-            "MXFP4 blocks (gpt-oss style): no preset matches; the exact bytes come from the files"
-                .into(),
-        );
-        None
-    } else {
-        match dominant {
-            Some(Dtype::F32) => Some(WeightPrecision::Fp32),
-            Some(Dtype::F16) => Some(WeightPrecision::Fp16),
-            Some(Dtype::BF16) => Some(WeightPrecision::Bf16),
-            Some(Dtype::F8_E4M3 | Dtype::F8_E5M2) => Some(WeightPrecision::Fp8),
-            Some(Dtype::I8) => Some(WeightPrecision::Int8),
-            _ => extras.precision(),
-        }
-    };
-    if packed {
-        notes.push("packed quantised tensors: their element count is not the parameter count, which comes from the architecture".into());
-    }
-
-    let mut spec = match cfg_spec {
-        Some(s) => {
-            if layer_count > 0 && layer_count < s.layers {
-                notes.push(format!(
-                    "config.json says {} layers, the tensors have {layer_count}",
-                    s.layers
-                ));
-            }
-            s
-        }
-        None => infer_spec(&tensors, prefix, layer_count, name_hint, &mut notes),
-    };
-
-    let dom = dominant.map_or("no tensors", Dtype::name);
-    let mut format = format!("safetensors {dom}");
-    if shards.len() > 1 {
-        format.push_str(&format!(" ({} shards)", shards.len()));
-    }
-    let bytes_by_type =
-        bytes_by_type_sorted(by_dtype.iter().map(|(d, b)| (d.name().to_string(), *b)));
-    if bytes_by_type.len() > 1 {
-        let parts: Vec<String> = bytes_by_type
-            .iter()
-            .map(|(d, b)| format!("{d} {}", Bytes(*b).display_gib()))
-            .collect();
-        notes.push(format!("bytes per dtype: {}", parts.join(", ")));
-    }
-    spec.file_weights = Some(FileWeights {
-        path: source.to_string(),
-        total_bytes: total,
-        params: if packed { 0 } else { elements },
-        layer_bytes,
-        runtime_extra_bytes: 0,
-        format: format.clone(),
-    });
-    if let Some((field, v)) = super::implausible(&spec) {
-        let (what, max) = (field.label(), field.max());
-        let file = shards
-            .first()
-            .map(|(p, _)| file_name(p))
-            .unwrap_or_default();
-        let from = if config.is_some() {
-            "config.json and the tensors"
-        } else {
-            "the tensor shapes"
-        };
-        return Err(ImportError {
-            file,
-            location: Location::File,
-            kind: ErrorKind::Invalid(format!(
-                "{what} {v} read from {from} is not plausible (over {max})"
-            )),
-        });
-    }
-    let summary = summary_line(&spec, &format, total);
-    Ok(ImportedModel {
-        spec,
-        weights,
-        summary,
-        notes,
-        bytes_by_type,
-    })
-}
-
-/// A spec from tensor names and shapes alone (no config.json), marked estimated.
-fn infer_spec(
-    tensors: &[&Tensor],
-    prefix: &str,
-    layers: u64,
-    name_hint: &str,
-    notes: &mut Vec<String>,
-) -> ModelSpec {
-    let l0 = format!("{prefix}.0.");
-    let in0 = |ends: &[&str]| {
-        tensors
-            .iter()
-            .find(|t| t.name.starts_with(&l0) && ends.iter().any(|e| t.name.ends_with(e)))
-            .copied()
-    };
-    let dim = |t: Option<&Tensor>, i: usize| t.and_then(|t| t.shape.get(i).copied());
-
-    let embed = tensors
-        .iter()
-        .find(|t| {
-            t.shape.len() == 2
-                && [
-                    "embed_tokens.weight",
-                    "wte.weight",
-                    "word_embeddings.weight",
-                    "tok_embeddings.weight",
-                ]
-                .iter()
-                .any(|e| t.name.ends_with(e))
-        })
-        .copied();
-    let head = tensors
-        .iter()
-        .find(|t| t.name.ends_with("lm_head.weight") || t.name == "output.weight")
-        .copied();
-    let q = in0(&["q_proj.weight", ".wq.weight", "attention.query.weight"]);
-    let k = in0(&["k_proj.weight", ".wk.weight", "attention.key.weight"]);
-    let q_norm = in0(&["q_norm.weight", "q_layernorm.weight"]);
-    let fused_qkv = in0(&[
-        "qkv_proj.weight",
-        "query_key_value.weight",
-        "c_attn.weight",
-        "Wqkv.weight",
-    ]);
-    let gate = in0(&["mlp.gate_proj.weight", "feed_forward.w1.weight"]);
-    let up = in0(&[
-        "mlp.up_proj.weight",
-        "feed_forward.w3.weight",
-        "mlp.fc1.weight",
-        "mlp.c_fc.weight",
-        "dense_h_to_4h.weight",
-    ]);
-    let gate_up = in0(&["mlp.gate_up_proj.weight"]);
-
-    let hidden = dim(embed, 1)
-        .or(dim(q, 1))
-        .or(dim(fused_qkv, 1))
-        .unwrap_or(0);
-    let vocab = dim(embed, 0).or(dim(head, 0)).unwrap_or(0);
-    let q_out = dim(q, 0).unwrap_or(0);
-    let k_out = dim(k, 0).unwrap_or(0);
-    let head_dim = match dim(q_norm, 0) {
-        Some(d) if d > 0 => d,
-        _ => {
-            let d = [128u64, 64, 256, 96, 80, 32]
-                .into_iter()
-                .find(|d| q_out > 0 && q_out % d == 0 && k_out % d == 0)
-                .unwrap_or(128);
-            notes.push(format!("head_dim is not in the tensors: assumed {d}"));
-            d
-        }
-    };
-    let (heads, kv_heads) = if q_out > 0 {
-        (
-            q_out / head_dim,
-            if k_out > 0 {
-                k_out / head_dim
-            } else {
-                q_out / head_dim
-            },
-        )
-    } else {
-        notes.push(
-            "no separate q/k projections found: head counts assumed from hidden / head_dim".into(),
-        );
-        let h = (hidden / head_dim).max(1);
-        (h, h)
-    };
-    let (intermediate, mlp) = match (gate_up, up, gate) {
-        (Some(gu), _, _) => (gu.shape.first().copied().unwrap_or(0) / 2, MlpKind::Gated),
-        (None, Some(u), g) => (
-            u.shape.first().copied().unwrap_or(0),
-            if g.is_some() {
-                MlpKind::Gated
-            } else {
-                MlpKind::Plain
-            },
-        ),
-        (None, None, Some(g)) => (g.shape.first().copied().unwrap_or(0), MlpKind::Gated),
-        (None, None, None) => (0, MlpKind::Gated),
-    };
-
-    // Mixture of experts: `…0.mlp.experts.E.…` or fused `…0.mlp.experts.gate_up_proj` [E, h, 2I].
-    let ex_prefix = format!("{l0}mlp.experts.");
-    let mut expert_ids = BTreeSet::new();
-    let mut expert_ffn = 0;
-    for t in tensors.iter().filter(|t| t.name.starts_with(&ex_prefix)) {
-        let rest = &t.name[ex_prefix.len()..];
-        if let Some((e, tail)) = rest.split_once('.')
-            && let Ok(e) = e.parse::<u64>()
-        {
-            expert_ids.insert(e);
-            if tail.starts_with("up_proj") || tail.starts_with("w3") {
-                expert_ffn = t.shape.first().copied().unwrap_or(0);
-            }
-        } else if rest.starts_with("gate_up_proj") && t.shape.len() == 3 {
-            expert_ids.extend(0..t.shape[0].min(1 << 16));
-            expert_ffn = t.shape[2] / 2;
-        }
-    }
-    let moe = (!expert_ids.is_empty()).then(|| {
-        let shared = in0(&[
-            "shared_expert.up_proj.weight",
-            "shared_experts.up_proj.weight",
-        ]);
-        notes.push(
-            "experts found: the number active per token is not in the tensors; assumed 2".into(),
-        );
-        MoeSpec {
-            experts: expert_ids.len() as u64,
-            active_experts: 2.min(expert_ids.len() as u64),
-            expert_ffn,
-            shared_experts: u64::from(shared.is_some()),
-            shared_ffn: dim(shared, 0).unwrap_or(0),
-            shared_expert_gate: in0(&["shared_expert_gate.weight"]).is_some(),
-            first_dense_layers: 0,
-            router_bias: in0(&["e_score_correction_bias", "router.bias"]).is_some(),
-            ..MoeSpec::default()
-        }
-    });
-    let norms = tensors
-        .iter()
-        .filter(|t| {
-            t.name.starts_with(&l0)
-                && t.name.contains("norm")
-                && !t.name.contains("q_norm")
-                && !t.name.contains("k_norm")
-                && t.shape == [hidden]
-        })
-        .count() as u64;
-    notes.push("no config.json: the architecture is inferred from the tensor shapes (context length unknown, assumed 4096)".into());
-
-    ModelSpec {
-        name: name_hint.to_string(),
-        arch: "unknown".into(),
-        layers,
-        hidden,
-        heads,
-        kv_heads,
-        head_dim,
-        intermediate,
-        vocab,
-        tied_embeddings: head.is_none(),
-        qkv_bias: in0(&["q_proj.bias"]).is_some(),
-        o_bias: in0(&["o_proj.bias"]).is_some(),
-        mlp_bias: in0(&["up_proj.bias", "fc1.bias"]).is_some(),
-        qk_norm: q_norm.is_some(),
-        attn_sinks: in0(&["sinks"]).is_some(),
-        norms_per_layer: if norms == 0 { 2 } else { norms },
-        mlp,
-        moe,
-        mla: None,
-        sliding: None,
-        max_context: 4096,
-        source: ShapeSource::Estimated,
-        nominal_params: None,
-        file_weights: None,
-        ..ModelSpec::default()
-    }
-}
+pub use super::hf_model::build;

@@ -9,6 +9,7 @@
 mod error;
 pub mod gguf;
 pub mod hf;
+mod hf_model;
 pub mod safetensors;
 
 pub use error::{ErrorKind, ImportError, Location};

@@ -86,6 +86,7 @@ fn precision_for_file_type(ftype: u64) -> Option<WeightPrecision> {
         16 | 17 => W::Q5KM,
         18 => W::Q6K,
         32 => W::Bf16,
+        38 => W::Mxfp4,
         _ => return None,
     })
 }
@@ -105,6 +106,7 @@ fn precision_for_ggml_type(name: &str) -> Option<WeightPrecision> {
         "Q4_0" => W::Q4_0,
         "Q3_K" => W::Q3KM,
         "Q2_K" => W::Q2K,
+        "MXFP4" => W::Mxfp4,
         _ => return None,
     })
 }
@@ -133,6 +135,7 @@ pub fn to_model(
     let mut matrix_by_type: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut suffixes: HashSet<&str> = HashSet::new();
     let mut moe_layers: BTreeSet<u64> = BTreeSet::new();
+    let mut expert_bytes_by_layer: Vec<u64> = Vec::new();
     // Multi-token-prediction layers (blk.N for N ≥ block_count − nextn_predict_layers): llama.cpp
     // creates them with TENSOR_SKIP and does not load them unless asked to (load_mtp).
     let mtp_layers = get_u("nextn_predict_layers").unwrap_or(0);
@@ -155,6 +158,15 @@ pub fn to_model(
         }
         if let Some(i) = blk_index(&t.name) {
             layer_bytes = layer_bytes.saturating_add(t.bytes);
+            if crate::core::experts::is_routed_expert_tensor(&t.name)
+                && let Ok(slot) = usize::try_from(i)
+                && slot < crate::core::model_limits::MAX_LAYERS as usize
+            {
+                if expert_bytes_by_layer.len() <= slot {
+                    expert_bytes_by_layer.resize(slot + 1, 0);
+                }
+                expert_bytes_by_layer[slot] = expert_bytes_by_layer[slot].saturating_add(t.bytes);
+            }
             max_blk = Some(max_blk.map_or(i, |m: u64| m.max(i)));
             if let Some((_, suffix)) = t.name[4..].split_once('.') {
                 suffixes.insert(suffix);
@@ -481,6 +493,7 @@ pub fn to_model(
             layer_bytes,
             runtime_extra_bytes: runtime_extra,
             format: format.clone(),
+            expert_bytes_by_layer,
         }),
         ..ModelSpec::default()
     };

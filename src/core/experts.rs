@@ -1,0 +1,264 @@
+//! Expert offload: llama.cpp's `--n-cpu-moe N` placement of a mixture-of-experts model.
+//!
+//! Mechanism (llama.cpp): `--n-cpu-moe N` (common/arg.cpp, the `-ncmoe/--n-cpu-moe` option's
+//! handler) pushes, for every layer `i < N`, a tensor buffer-type override
+//! `llm_ffn_exps_block_regex(i)` = `blk\.i\.ffn_(up|down|gate|gate_up)_(ch|)exps` (common/common.h,
+//! `LLM_FFN_EXPS_REGEX`) bound to `ggml_backend_cpu_buffer_type()`; `--cpu-moe` does the same for
+//! every layer (`llm_ffn_exps_cpu_override`). With `-ngl 99` everything else — attention, norms,
+//! router (`ffn_gate_inp`), shared experts (`ffn_*_shexp`, not matched), the KV cache and the
+//! output head — stays on the GPU; the token embedding stays in host RAM as with any `-ngl`.
+//!
+//! Speed: a generated token reads the GPU-resident weights at VRAM speed and, in each offloaded
+//! layer, its top-k routed experts from RAM on the CPU (the `MUL_MAT_ID` of one token runs where
+//! its weights are). In prefill, the CUDA backend takes an op whose weights sit in host memory
+//! when its batch is large enough (ggml/src/ggml-cuda/ggml-cuda.cu,
+//! `ggml_backend_cuda_device_offload_op`: `get_op_batch_size(op) >= min_batch_size`, 32 by
+//! default; for `MUL_MAT_ID` the batch is `ne[2]`, the ubatch's tokens): the scheduler then
+//! copies the layer's whole expert tensors over PCIe once per ubatch and multiplies on the GPU.
+//! Below 32 tokens the experts' matrix products run on the CPU.
+//!
+//! The speed of each part comes from the speed model ([`super::speed`]) through one callback, so
+//! this module adds only the split and the PCIe copy.
+
+use super::estimate::{Estimate, RoutedExperts, routed_experts};
+use super::model::ModelSpec;
+use super::precision::WeightPrecision;
+use super::speed::Speed;
+use super::units::Bytes;
+use serde::{Deserialize, Serialize};
+
+/// Smallest batch (tokens of a ubatch) for which the CUDA backend runs an op whose weights sit in
+/// host memory on the GPU, copying the weights (ggml-cuda.cu `ggml_backend_cuda_device_offload_op`,
+/// `min_batch_size = 32`; later builds read `GGML_OP_OFFLOAD_MIN_BATCH`, default 32).
+pub const OFFLOAD_MIN_BATCH: u64 = 32;
+
+/// Whether a GGUF tensor name is one `--n-cpu-moe` / `--cpu-moe` moves to RAM: the regex
+/// `\.ffn_(up|down|gate|gate_up)_(ch|)exps` searched in `blk.N.…` names (common/common.h
+/// `LLM_FFN_EXPS_REGEX`, `llm_ffn_exps_block_regex`). Matches `blk.3.ffn_up_exps.weight`,
+/// `blk.3.ffn_gate_up_exps.bias`, `blk.3.ffn_down_chexps.weight`; not the shared experts
+/// (`ffn_up_shexp`) nor the router (`ffn_gate_inp`).
+pub fn is_routed_expert_tensor(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix("blk.") else {
+        return false;
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return false;
+    }
+    let Some(rest) = rest[digits..].strip_prefix(".ffn_") else {
+        return false;
+    };
+    ["gate_up_", "up_", "down_", "gate_"].iter().any(|p| {
+        rest.strip_prefix(p).is_some_and(|r| {
+            let r = r.strip_prefix("ch").unwrap_or(r);
+            r.starts_with("exps")
+        })
+    })
+}
+
+/// The weights of an expert-offload placement: the routed experts of the first
+/// `cpu_moe_layers` layers in RAM, everything else where `-ngl 99` puts it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ExpertSplit {
+    /// llama.cpp `--n-cpu-moe N`: layers 0…N−1 keep their routed experts in RAM.
+    pub cpu_moe_layers: u64,
+    /// MoE layers among them (dense layers have no experts to move).
+    pub moe_layers_in_ram: u64,
+    /// Bytes of the routed experts in RAM.
+    pub ram_bytes: Bytes,
+    /// Bytes of them one token reads (its top-k experts in each offloaded layer).
+    pub ram_active_bytes: Bytes,
+    /// Elements one token multiplies with in RAM.
+    pub ram_active_elements: u64,
+    /// Bytes of all routed experts of the model.
+    pub all_expert_bytes: Bytes,
+}
+
+/// The routed experts of the model in layer order (see [`routed_experts`]).
+pub fn inventory(spec: &ModelSpec, p: WeightPrecision) -> Vec<RoutedExperts> {
+    routed_experts(spec, p)
+}
+
+/// The split with the experts of layers `0 … n_cpu_moe − 1` in RAM.
+pub fn split(inv: &[RoutedExperts], n_cpu_moe: u64) -> ExpertSplit {
+    let mut s = ExpertSplit {
+        cpu_moe_layers: n_cpu_moe,
+        ..ExpertSplit::default()
+    };
+    for r in inv {
+        s.all_expert_bytes = s.all_expert_bytes.saturating_add(Bytes(r.bytes));
+        if r.layer < n_cpu_moe {
+            s.moe_layers_in_ram += 1;
+            s.ram_bytes = s.ram_bytes.saturating_add(Bytes(r.bytes));
+            s.ram_active_bytes = s.ram_active_bytes.saturating_add(Bytes(r.active_bytes));
+            s.ram_active_elements = s.ram_active_elements.saturating_add(r.active_elements);
+        }
+    }
+    s
+}
+
+/// The smallest `n_cpu_moe` (0 … layers) for which `fits(split)` holds; `None` when even every
+/// layer's experts in RAM does not fit, or the model has no routed experts. `fits` must be
+/// monotone (more experts in RAM never needs more VRAM).
+pub fn smallest_fitting(
+    inv: &[RoutedExperts],
+    layers: u64,
+    mut fits: impl FnMut(&ExpertSplit) -> bool,
+) -> Option<ExpertSplit> {
+    if inv.is_empty() {
+        return None;
+    }
+    // Only the layers holding experts change the split: step through them.
+    let mut candidates: Vec<u64> = inv.iter().map(|r| r.layer + 1).collect();
+    candidates.retain(|&n| n <= layers);
+    candidates.insert(0, 0);
+    candidates
+        .into_iter()
+        .map(|n| split(inv, n))
+        .find(|s| fits(s))
+}
+
+/// The estimate's workload seen by the GPU: the RAM experts' bytes and FLOPs taken out.
+fn gpu_part(est: &Estimate, s: &ExpertSplit) -> Estimate {
+    let mut e = est.clone();
+    let w = &mut e.workload;
+    w.active_weight_bytes_per_token = w
+        .active_weight_bytes_per_token
+        .saturating_sub(s.ram_active_bytes);
+    w.layer_weights = w.layer_weights.saturating_sub(s.ram_bytes);
+    w.flops_per_token = (w.flops_per_token - 2.0 * s.ram_active_elements as f64).max(0.0);
+    e.params.active = e.params.active.saturating_sub(s.ram_active_elements);
+    e
+}
+
+/// The estimate's workload seen by the CPU: only the RAM experts (no KV, no output head).
+fn cpu_part(est: &Estimate, s: &ExpertSplit) -> Estimate {
+    let mut e = est.clone();
+    e.params.active = s.ram_active_elements;
+    e.params.total = s.ram_active_elements;
+    let w = &mut e.workload;
+    w.layers = s.moe_layers_in_ram.max(1);
+    w.layer_weights = s.ram_bytes;
+    w.outer_weights = Bytes::ZERO;
+    w.active_weight_bytes_per_token = s.ram_active_bytes;
+    w.kv_total = Bytes::ZERO;
+    w.kv_read_per_token = Bytes::ZERO;
+    w.flops_per_token = 2.0 * s.ram_active_elements as f64;
+    w.fixed_per_device = Bytes::ZERO;
+    e
+}
+
+/// Decode and prefill speed of an expert-offload placement.
+///
+/// `run(est, on_gpu)` is the speed model: the speed of `est` with every layer on the GPU(s)
+/// (`on_gpu`), or on the CPU alone. Decode: one step is the GPU part's time plus the CPU's time
+/// to read the active experts of the offloaded layers (they run one after the other, layer by
+/// layer). Prefill of a ubatch of `ubatch` tokens: at ≥ [`OFFLOAD_MIN_BATCH`] tokens the whole
+/// model's FLOPs on the GPU plus the RAM experts copied over the link (`link_bytes_per_s`, after
+/// its efficiency) once per ubatch; below, the GPU part plus the experts on the CPU.
+pub fn expert_offload_speed(
+    est: &Estimate,
+    s: &ExpertSplit,
+    batch: u64,
+    ubatch: u64,
+    link_bytes_per_s: f64,
+    run: &dyn Fn(&Estimate, bool) -> Speed,
+) -> Speed {
+    let b = batch.max(1) as f64;
+    let u = ubatch.max(1) as f64;
+    let inv = |rate: f64, n: f64| if rate > 0.0 { n / rate } else { f64::INFINITY };
+    let gpu = run(&gpu_part(est, s), true);
+    let (cpu_decode, cpu_prefill) = if s.ram_bytes.0 == 0 {
+        (0.0, 0.0)
+    } else {
+        let c = run(&cpu_part(est, s), false);
+        (
+            inv(c.decode_tokens_per_s, b),
+            inv(c.prefill_tokens_per_s, u),
+        )
+    };
+    let t_decode = inv(gpu.decode_tokens_per_s, b) + cpu_decode;
+    let t_prefill = if ubatch >= OFFLOAD_MIN_BATCH {
+        let full = run(est, true);
+        inv(full.prefill_tokens_per_s, u) + s.ram_bytes.as_f64() / link_bytes_per_s.max(1.0)
+    } else {
+        inv(gpu.prefill_tokens_per_s, u) + cpu_prefill
+    };
+    let rate = |n: f64, t: f64| {
+        let r = n / t;
+        if r.is_finite() && r > 0.0 { r } else { 0.0 }
+    };
+    Speed {
+        decode_tokens_per_s: rate(b, t_decode),
+        prefill_tokens_per_s: rate(u, t_prefill),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tensor_names_follow_llm_ffn_exps_regex() {
+        for n in [
+            "blk.0.ffn_up_exps.weight",
+            "blk.12.ffn_down_exps.weight",
+            "blk.3.ffn_gate_exps.weight",
+            "blk.3.ffn_gate_up_exps.weight",
+            "blk.3.ffn_gate_exps.bias",
+            "blk.7.ffn_down_chexps.weight",
+        ] {
+            assert!(is_routed_expert_tensor(n), "{n}");
+        }
+        for n in [
+            "blk.0.ffn_up_shexp.weight",
+            "blk.0.ffn_gate_inp.weight",
+            "blk.0.ffn_up.weight",
+            "blk.0.attn_q.weight",
+            "token_embd.weight",
+            "blk.x.ffn_up_exps.weight",
+            "blk..ffn_up_exps.weight",
+            "output.weight",
+            "blk.0.ffn_exp_probs_b.bias",
+        ] {
+            assert!(!is_routed_expert_tensor(n), "{n}");
+        }
+    }
+
+    fn inv() -> Vec<RoutedExperts> {
+        // Layer 0 dense; layers 1–3 with 100 bytes of experts, 10 read per token.
+        (1..4)
+            .map(|layer| RoutedExperts {
+                layer,
+                bytes: 100,
+                active_bytes: 10,
+                active_elements: 20,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn split_counts_only_the_first_n_layers() {
+        let v = inv();
+        assert_eq!(split(&v, 0).ram_bytes, Bytes(0));
+        // --n-cpu-moe 1 covers only the dense layer 0: nothing moves.
+        assert_eq!(split(&v, 1).ram_bytes, Bytes(0));
+        let s = split(&v, 3);
+        assert_eq!(
+            (s.moe_layers_in_ram, s.ram_bytes, s.ram_active_bytes),
+            (2, Bytes(200), Bytes(20))
+        );
+        assert_eq!(s.all_expert_bytes, Bytes(300));
+        assert_eq!(split(&v, 99).ram_bytes, Bytes(300));
+    }
+
+    #[test]
+    fn smallest_fitting_is_the_first_that_fits() {
+        let v = inv();
+        let s = smallest_fitting(&v, 4, |s| s.ram_bytes.0 >= 150).unwrap();
+        assert_eq!(s.cpu_moe_layers, 3);
+        assert!(smallest_fitting(&v, 4, |_| false).is_none());
+        assert_eq!(smallest_fitting(&v, 4, |_| true).unwrap().cpu_moe_layers, 0);
+        assert!(smallest_fitting(&[], 4, |_| true).is_none());
+    }
+}

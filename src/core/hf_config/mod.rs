@@ -1,0 +1,432 @@
+//! Parsing a Hugging Face `config.json` text into a [`ModelSpec`] (text in, spec out).
+//!
+//! Model types with their own rules (biases, norms, MoE layout, sliding windows, defaults):
+//! [`SUPPORTED_ARCHS`]. Any other `model_type` with the standard keys (`hidden_size`,
+//! `num_hidden_layers`, `num_attention_heads`, `intermediate_size`, `vocab_size`, optional
+//! `num_key_value_heads`, `head_dim`, `attention_bias`, `mlp_bias`, `tie_word_embeddings`, MoE and
+//! MLA keys) parses as a Llama-style decoder (gated MLP, two RMSNorms per layer).
+//!
+//! Missing keys: a top-level config.json written by `save_pretrained` holds every
+//! model-specific key, so a missing one is an error naming it. Nested sub-configs are written
+//! as a diff against their class defaults, so Gemma 3's `text_config` (and `vision_config`)
+//! take transformers' `Gemma3TextConfig` (`SiglipVisionConfig`) defaults for the keys they omit.
+//! `tie_word_embeddings` is left out by `save_pretrained` when it equals `PretrainedConfig`'s
+//! default (true) and the class default, so an absent key means true for Gemma and for unknown
+//! archs, and the class default (false) for the others listed.
+
+use super::model::{MlpKind, ModelSpec, ShapeSource};
+use serde_json::{Map, Value};
+
+/// What went wrong reading a config.json. Messages are written for users.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("line {line}:{column}: invalid JSON: {message}")]
+    Json {
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("missing key \"{0}\"")]
+    MissingKey(String),
+    #[error("key \"{key}\": {message}")]
+    BadValue { key: String, message: String },
+}
+
+/// `model_type`s with their own rules. Others parse as Llama-style decoders.
+pub const SUPPORTED_ARCHS: &[&str] = &[
+    "llama",
+    "mistral",
+    "mixtral",
+    "qwen2",
+    "qwen2_moe",
+    "qwen3",
+    "qwen3_moe",
+    "gemma",
+    "gemma2",
+    "gemma3",
+    "gemma3_text",
+    "phi3",
+    "deepseek_v2",
+    "deepseek_v3",
+    "gpt_oss",
+];
+
+// Sanity bounds: one set for every reader (core::model_limits).
+use super::model_limits::{
+    MAX_CONTEXT, MAX_FFN, MAX_HEAD_DIM, MAX_HEADS, MAX_HIDDEN, MAX_LAYERS, MAX_VOCAB,
+};
+/// No real model comes near 10^15 parameters (the largest published are ~10^12).
+const MAX_PARAMS: u64 = 1_000_000_000_000_000;
+
+/// transformers `Gemma3TextConfig.__init__` defaults (models/gemma3/configuration_gemma3.py),
+/// which the nested `text_config` of a Gemma 3 checkpoint leaves out (gemma-3-4b-it names only
+/// hidden_size, intermediate_size, num_hidden_layers, rope_scaling and sliding_window).
+const GEMMA3_TEXT_DEFAULTS: &[(&str, u64)] = &[
+    ("vocab_size", 262_208),
+    ("hidden_size", 2304),
+    ("intermediate_size", 9216),
+    ("num_hidden_layers", 26),
+    ("num_attention_heads", 8),
+    ("num_key_value_heads", 4),
+    ("head_dim", 256),
+    ("max_position_embeddings", 131_072),
+    ("sliding_window", 4096),
+    ("sliding_window_pattern", 6),
+];
+
+/// transformers `SiglipVisionConfig` defaults (models/siglip/configuration_siglip.py).
+const SIGLIP_VISION_DEFAULTS: &[(&str, u64)] = &[
+    ("hidden_size", 768),
+    ("intermediate_size", 3072),
+    ("num_hidden_layers", 12),
+    ("num_channels", 3),
+    ("image_size", 224),
+    ("patch_size", 16),
+];
+
+mod obj;
+mod parts;
+
+use obj::{Obj, bad, describe};
+use parts::{Family, parse_mla, parse_moe, parse_sliding, siglip_params};
+
+/// Parse a config.json text into an exact [`ModelSpec`] (see the module docs for the rules).
+///
+/// Errors: invalid JSON → [`ConfigError::Json`] with line:column; a required key absent →
+/// [`ConfigError::MissingKey`] naming it (`text_config.` prefixed when nested); a value of the
+/// wrong type, negative, fractional or absurd → [`ConfigError::BadValue`] naming the key.
+pub fn parse_hf_config(text: &str) -> Result<ModelSpec, ConfigError> {
+    let root: Value = serde_json::from_str(text).map_err(|e| {
+        let (line, column) = (e.line(), e.column());
+        let full = e.to_string();
+        let suffix = format!(" at line {line} column {column}");
+        let message = full.strip_suffix(&suffix).unwrap_or(&full).to_string();
+        ConfigError::Json {
+            line,
+            column,
+            message,
+        }
+    })?;
+    let Value::Object(root_map) = &root else {
+        return Err(bad(
+            "(top level)".into(),
+            format!("expected an object {{…}}, got {}", describe(&root)),
+        ));
+    };
+    let empty = Map::new();
+    let top = Obj {
+        map: root_map,
+        prefix: "",
+        defaults: &[],
+    };
+    let top_type = top.text("model_type")?.unwrap_or("").to_string();
+
+    // Multimodal wrappers nest the language model in `text_config`.
+    let text_cfg = top.object("text_config")?;
+    let nested: Option<&Map<String, Value>> = if top_type == "gemma3" {
+        // Gemma3Config builds a default Gemma3TextConfig when text_config is absent.
+        Some(text_cfg.unwrap_or(&empty))
+    } else if root_map.contains_key("num_hidden_layers") {
+        None
+    } else {
+        text_cfg
+    };
+    let (c, kind) = match nested {
+        Some(map) => {
+            let probe = Obj {
+                map,
+                prefix: "text_config.",
+                defaults: &[],
+            };
+            let kind = match probe.text("model_type")? {
+                Some(t) => t.to_string(),
+                None if top_type == "gemma3" => "gemma3_text".to_string(),
+                None => top_type.clone(),
+            };
+            let defaults = if kind == "gemma3_text" {
+                GEMMA3_TEXT_DEFAULTS
+            } else {
+                &[]
+            };
+            (
+                Obj {
+                    map,
+                    prefix: "text_config.",
+                    defaults,
+                },
+                kind,
+            )
+        }
+        None => (
+            Obj {
+                map: root_map,
+                prefix: "",
+                defaults: &[],
+            },
+            top_type.clone(),
+        ),
+    };
+    let fam = Family::of(&kind);
+
+    // Shape.
+    let hidden = c.req("hidden_size", 1, MAX_HIDDEN)?;
+    let layers = c.req("num_hidden_layers", 1, MAX_LAYERS)?;
+    let heads = c.req("num_attention_heads", 1, MAX_HEADS)?;
+    let kv_heads = c.count("num_key_value_heads", 1, heads)?.unwrap_or(heads);
+    if !heads.is_multiple_of(kv_heads) {
+        return Err(bad(
+            c.key("num_key_value_heads"),
+            format!("{kv_heads} does not divide the {heads} attention heads"),
+        ));
+    }
+    let mla = parse_mla(&c)?;
+    let head_dim = match c.count("head_dim", 1, MAX_HEAD_DIM)? {
+        Some(d) => d,
+        // MLA sizes its heads with qk_nope_head_dim + qk_rope_head_dim and v_head_dim.
+        None if mla.is_some() => 0,
+        None if hidden.is_multiple_of(heads) => hidden / heads,
+        None => {
+            return Err(bad(
+                c.key("num_attention_heads"),
+                format!(
+                    "hidden_size {hidden} is not a multiple of {heads} heads, and there is no head_dim"
+                ),
+            ));
+        }
+    };
+    let vocab = c.req("vocab_size", 1, MAX_VOCAB)?;
+    let intermediate = c.count("intermediate_size", 1, MAX_FFN)?;
+    let max_context = c
+        .count("max_position_embeddings", 1, MAX_CONTEXT)?
+        .unwrap_or(0);
+
+    // Embeddings: the text config's key, else the wrapper's, else the class default.
+    let tied = match c.flag("tie_word_embeddings")? {
+        Some(t) => t,
+        None => match nested {
+            Some(_) => top
+                .flag("tie_word_embeddings")?
+                .unwrap_or(fam.ties_by_default()),
+            None => fam.ties_by_default(),
+        },
+    };
+
+    // Biases and norms, as each modeling_*.py builds them.
+    let attention_bias = c.flag("attention_bias")?.unwrap_or(fam == Family::GptOss);
+    let (qkv_bias, o_bias) = match fam {
+        // Qwen2Attention: q/k/v Linear(bias=True), o_proj bias=False.
+        Family::Qwen2 | Family::Qwen2Moe => (true, false),
+        // Mistral, Mixtral and Phi-3 hard-code bias=False; DeepSeek's MLA projections have none.
+        Family::Mistral
+        | Family::Mixtral
+        | Family::Phi3
+        | Family::DeepseekV2
+        | Family::DeepseekV3 => (false, false),
+        // Llama, Qwen3, Gemma, gpt-oss and the rest: `attention_bias` on q, k, v and o.
+        _ => (attention_bias, attention_bias),
+    };
+    let mlp_bias = match fam {
+        // GptOssExperts: gate_up_proj_bias and down_proj_bias.
+        Family::GptOss => true,
+        Family::Llama | Family::Other => c.flag("mlp_bias")?.unwrap_or(false),
+        _ => false,
+    };
+    let qk_norm = matches!(fam, Family::Qwen3 | Family::Qwen3Moe | Family::Gemma3);
+    let norms_per_layer = if matches!(fam, Family::Gemma2 | Family::Gemma3) {
+        4
+    } else {
+        2
+    };
+
+    let moe = parse_moe(&c, fam, layers)?;
+    let sliding = parse_sliding(&c, fam, layers)?;
+
+    // A dense MLP exists somewhere: its width is required.
+    let spec_moe_layers = {
+        let probe = ModelSpec {
+            layers,
+            moe: moe.clone(),
+            ..ModelSpec::default()
+        };
+        probe.moe_layer_count()
+    };
+    let intermediate = match intermediate {
+        Some(i) => i,
+        None if spec_moe_layers < layers => {
+            return Err(ConfigError::MissingKey(c.key("intermediate_size")));
+        }
+        None => 0,
+    };
+
+    // Gemma 3's vision tower (SigLIP) and projector live in the same checkpoint.
+    let vision_params = if top_type == "gemma3" {
+        let v = Obj {
+            map: top.object("vision_config")?.unwrap_or(&empty),
+            prefix: "vision_config.",
+            defaults: SIGLIP_VISION_DEFAULTS,
+        };
+        siglip_params(&v, hidden)?
+    } else {
+        0
+    };
+
+    let mtp_layers = c
+        .count("num_nextn_predict_layers", 0, MAX_LAYERS)?
+        .unwrap_or(0);
+
+    let arch = if !top_type.is_empty() {
+        top_type.clone()
+    } else if !kind.is_empty() {
+        kind.clone()
+    } else {
+        "unknown".to_string()
+    };
+    let name = match top
+        .text("_name_or_path")?
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
+        Some(p) => display_name(p),
+        None => format!("{arch} (config.json)"),
+    };
+
+    let spec = ModelSpec {
+        name,
+        arch,
+        layers,
+        hidden,
+        heads,
+        kv_heads,
+        head_dim: match &mla {
+            Some(m) => m.qk_nope_head_dim + m.qk_rope_head_dim,
+            None => head_dim,
+        },
+        intermediate,
+        vocab,
+        tied_embeddings: tied,
+        qkv_bias,
+        o_bias,
+        mlp_bias,
+        qk_norm,
+        attn_sinks: fam == Family::GptOss,
+        norms_per_layer,
+        mlp: MlpKind::Gated,
+        moe,
+        mla,
+        sliding,
+        max_context,
+        vision_params,
+        mtp_layers,
+        source: ShapeSource::Exact,
+        nominal_params: None,
+        file_weights: None,
+    };
+    let total = spec.param_count().total;
+    if total > MAX_PARAMS {
+        return Err(bad(
+            c.key("num_hidden_layers"),
+            format!("this shape comes to {total} parameters, more than any real model (10^15)"),
+        ));
+    }
+    Ok(spec)
+}
+
+/// `_name_or_path` as a name: a hub id (`org/model`) as is, a local path by its last part.
+fn display_name(p: &str) -> String {
+    let local = p.starts_with('/')
+        || p.starts_with('.')
+        || p.starts_with('~')
+        || p.contains('\\')
+        || p.contains(':');
+    if local {
+        p.rsplit(['/', '\\'])
+            .find(|s| !s.is_empty())
+            .unwrap_or(p)
+            .to_string()
+    } else {
+        p.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::obj::as_count;
+    use super::parts::sliding_from_flags;
+    use super::*;
+    use crate::core::model::SlidingWindow;
+
+    #[test]
+    fn counts_accept_whole_floats_and_reject_the_rest() {
+        assert_eq!(as_count(&serde_json::json!(4096)), Ok(4096));
+        assert_eq!(as_count(&serde_json::json!(4096.0)), Ok(4096));
+        assert!(
+            as_count(&serde_json::json!(-1))
+                .unwrap_err()
+                .contains("negative")
+        );
+        assert!(
+            as_count(&serde_json::json!(-1.5))
+                .unwrap_err()
+                .contains("negative")
+        );
+        assert!(
+            as_count(&serde_json::json!(40.5))
+                .unwrap_err()
+                .contains("whole")
+        );
+        assert!(
+            as_count(&serde_json::json!("4096"))
+                .unwrap_err()
+                .contains("string")
+        );
+        assert!(
+            as_count(&serde_json::json!(true))
+                .unwrap_err()
+                .contains("true")
+        );
+    }
+
+    #[test]
+    fn sliding_flags_compress_to_a_period() {
+        // Gemma 3: five local then one global.
+        let f: Vec<bool> = (0..34u64).map(|i| !(i + 1).is_multiple_of(6)).collect();
+        assert_eq!(
+            sliding_from_flags(1024, &f),
+            Some(SlidingWindow {
+                window: 1024,
+                local_layers: 29,
+                period: 6
+            })
+        );
+        let all = vec![true; 32];
+        assert_eq!(
+            sliding_from_flags(4096, &all),
+            Some(SlidingWindow {
+                window: 4096,
+                local_layers: 32,
+                period: 0
+            })
+        );
+        assert_eq!(sliding_from_flags(4096, &[false; 8]), None);
+        // Irregular: exact count, no period.
+        let odd = [true, false, false, true, true, false];
+        assert_eq!(
+            sliding_from_flags(64, &odd),
+            Some(SlidingWindow {
+                window: 64,
+                local_layers: 3,
+                period: 0
+            })
+        );
+    }
+
+    #[test]
+    fn local_paths_become_their_last_part() {
+        assert_eq!(
+            display_name("meta-llama/Meta-Llama-3-8B"),
+            "meta-llama/Meta-Llama-3-8B"
+        );
+        assert_eq!(display_name("/home/me/models/my-llama/"), "my-llama");
+        assert_eq!(display_name("C:\\models\\qwen"), "qwen");
+    }
+}

@@ -1,0 +1,247 @@
+//! Model architecture (`ModelSpec`), its tensor inventory and exact parameter count.
+//!
+//! The parameter count is the sum of a tensor inventory (embedding, per-layer attention, MLP or
+//! experts, norms, output head), so the same inventory drives weight bytes for mixed-precision
+//! formats (GGUF k-quant mixes keep some tensors at higher types).
+//!
+//! The inventory follows the module structure of the Hugging Face `transformers` implementations
+//! (`modeling_llama.py`, `modeling_qwen2.py`, `modeling_gemma2.py`, `modeling_gemma3.py`,
+//! `modeling_mixtral.py`, `modeling_qwen2_moe.py`, `modeling_qwen3_moe.py`, `modeling_deepseek_v3.py`,
+//! `modeling_gpt_oss.py`), one entry per stored tensor. The totals match the published checkpoint
+//! sizes exactly (see the tests here and in `tests/hf_config.rs`, each citing its source):
+//! Llama-3-8B 8,030,261,248; Mistral-7B-v0.1 7,241,732,096; Mixtral-8x7B 46,702,792,704;
+//! DeepSeek-V3 671,026,419,200; gpt-oss-20b 20,914,757,184; …
+
+use super::precision::TensorClass;
+use serde::{Deserialize, Serialize};
+
+/// How a shape was obtained.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum ShapeSource {
+    /// From a config.json / GGUF / preset: exact.
+    #[default]
+    Exact,
+    /// Derived from a parameter count by [`ModelSpec::generic`]: plausible, not exact.
+    Estimated,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum MlpKind {
+    /// SwiGLU / GeGLU: gate, up and down projections (3 matrices).
+    #[default]
+    Gated,
+    /// GELU/ReLU MLP: up and down (2 matrices).
+    Plain,
+}
+
+/// Mixture of experts.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct MoeSpec {
+    /// Routed experts per MoE layer.
+    pub experts: u64,
+    /// Experts active per token (top-k).
+    pub active_experts: u64,
+    /// FFN width of one routed expert.
+    pub expert_ffn: u64,
+    /// Shared (always active) experts per MoE layer.
+    pub shared_experts: u64,
+    /// FFN width of one shared expert (0 = same as `expert_ffn`).
+    pub shared_ffn: u64,
+    /// A sigmoid gate on the shared expert output (Qwen2-MoE: `shared_expert_gate`, h → 1).
+    pub shared_expert_gate: bool,
+    /// The first k layers keep a dense MLP of `intermediate` width (DeepSeek `first_k_dense_replace`).
+    pub first_dense_layers: u64,
+    /// Router has a bias (gpt-oss) or a correction bias (DeepSeek-V3 `e_score_correction_bias`).
+    pub router_bias: bool,
+    /// Qwen2-MoE `decoder_sparse_step`: layer `i` (0-based) is sparse only when `(i + 1) % step == 0`.
+    /// 0 or 1 = every layer (past `first_dense_layers`).
+    pub sparse_step: u64,
+    /// Layers (0-based) that keep a dense MLP whatever the rules above say: Qwen2/3-MoE
+    /// `mlp_only_layers`; DeepSeek `moe_layer_freq` > 1 is expanded into this list by the parser.
+    pub dense_layers: Vec<u64>,
+}
+
+/// Multi-head latent attention (DeepSeek-V2/V3).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct MlaSpec {
+    pub kv_lora_rank: u64,
+    /// 0 = queries are not low-rank (DeepSeek-V2-Lite: `q_lora_rank: null`).
+    pub q_lora_rank: u64,
+    pub qk_rope_head_dim: u64,
+    pub qk_nope_head_dim: u64,
+    pub v_head_dim: u64,
+}
+
+/// Sliding-window attention: `local_layers` of the layers attend to at most `window` tokens.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct SlidingWindow {
+    pub window: u64,
+    /// How many layers are local (sliding). Mistral v0.1: all; Gemma 2: half; Gemma 3: 5 of 6.
+    /// Ignored when `period` > 0 (the period decides).
+    pub local_layers: u64,
+    /// Interleave period. When > 0, layer `i` (0-based) is global (full attention) when
+    /// `(i + 1) % period == 0` and local otherwise: Gemma 2 and gpt-oss 2 (local, global, …),
+    /// Gemma 3 6 (five local, then one global). 0 = the LAST `local_layers` layers are local
+    /// (Mistral v0.1: all of them; Qwen2 with `use_sliding_window`: those from `max_window_layers` on).
+    pub period: u64,
+}
+
+/// A decoder-only transformer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModelSpec {
+    pub name: String,
+    /// Hugging Face `model_type` (llama, qwen2, …) or GGUF `general.architecture`.
+    pub arch: String,
+    pub layers: u64,
+    pub hidden: u64,
+    pub heads: u64,
+    pub kv_heads: u64,
+    /// Per-head dimension, explicit (Gemma: 256 with hidden 3072 / 16 heads ≠ 192).
+    pub head_dim: u64,
+    /// Dense MLP width.
+    pub intermediate: u64,
+    pub vocab: u64,
+    pub tied_embeddings: bool,
+    /// Biases on q, k, v (Qwen2, gpt-oss).
+    pub qkv_bias: bool,
+    /// Bias on the attention output projection (gpt-oss).
+    pub o_bias: bool,
+    /// Biases on the MLP / expert projections (gpt-oss).
+    pub mlp_bias: bool,
+    /// Per-head RMSNorm on q and k (Qwen3, Gemma 3).
+    pub qk_norm: bool,
+    /// Learned attention sinks, one per head (gpt-oss).
+    pub attn_sinks: bool,
+    /// Norm vectors of size `hidden` per layer (2 for Llama; 4 for Gemma 2/3).
+    pub norms_per_layer: u64,
+    pub mlp: MlpKind,
+    pub moe: Option<MoeSpec>,
+    pub mla: Option<MlaSpec>,
+    pub sliding: Option<SlidingWindow>,
+    /// Longest context the model was trained for (`max_position_embeddings`); 0 = unknown.
+    pub max_context: u64,
+    /// Parameters of a vision encoder and projector stored in the same checkpoint (Gemma 3:
+    /// SigLIP-So400m + projector = 0.42 B). Loaded with the weights, so counted in the total;
+    /// not read per generated token, so not in the active count.
+    pub vision_params: u64,
+    /// Multi-token-prediction modules shipped in the checkpoint (DeepSeek-V3
+    /// `num_nextn_predict_layers` = 1). They are not part of the main model (DeepSeek-V3's
+    /// README_WEIGHTS: "Main Model Weights … 671B", MTP "11.5B unique parameters") and are
+    /// NOT counted; recorded so the difference to the file size can be explained.
+    pub mtp_layers: u64,
+    pub source: ShapeSource,
+    /// A parameter count given by the user (the slider); when set it is the total, and the shape is
+    /// only used for the KV cache and activations.
+    pub nominal_params: Option<u64>,
+    /// Exact weight bytes from a model file (GGUF/safetensors), overriding the precision estimate.
+    pub file_weights: Option<FileWeights>,
+}
+
+/// Weights read from a model file: exact bytes and parameter count.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct FileWeights {
+    /// The file (or folder) the numbers were read from, for provenance.
+    pub path: String,
+    /// Total bytes of all tensors as stored.
+    pub total_bytes: u64,
+    /// Total elements of all tensors.
+    pub params: u64,
+    /// Bytes of the repeated layer tensors (`blk.N.*` / `model.layers.N.*`), all layers together.
+    pub layer_bytes: u64,
+    /// Extra bytes the runtime allocates beyond the file (llama.cpp: a tied quantised embedding
+    /// loaded again as the output matrix on the GPU).
+    pub runtime_extra_bytes: u64,
+    /// A short description: "GGUF Q4_K_M (mostly Q4_K)", "safetensors BF16".
+    pub format: String,
+    /// Bytes of the routed experts in each layer (index = layer; 0 for a dense layer), summed
+    /// from the tensors llama.cpp's `--n-cpu-moe` moves: names matching
+    /// `blk\.N\.ffn_(up|down|gate|gate_up)_(ch|)exps` (common/common.h `LLM_FFN_EXPS_REGEX`).
+    /// Empty for dense files and formats that do not name experts this way.
+    pub expert_bytes_by_layer: Vec<u64>,
+}
+
+impl Default for ModelSpec {
+    fn default() -> Self {
+        // Llama-3-8B (meta-llama/Meta-Llama-3-8B config.json).
+        ModelSpec {
+            name: "Llama 3 8B".into(),
+            arch: "llama".into(),
+            layers: 32,
+            hidden: 4096,
+            heads: 32,
+            kv_heads: 8,
+            head_dim: 128,
+            intermediate: 14336,
+            vocab: 128256,
+            tied_embeddings: false,
+            qkv_bias: false,
+            o_bias: false,
+            mlp_bias: false,
+            qk_norm: false,
+            attn_sinks: false,
+            norms_per_layer: 2,
+            mlp: MlpKind::Gated,
+            moe: None,
+            mla: None,
+            sliding: None,
+            max_context: 8192,
+            vision_params: 0,
+            mtp_layers: 0,
+            source: ShapeSource::Exact,
+            nominal_params: None,
+            file_weights: None,
+        }
+    }
+}
+
+/// Total and active (per token, MoE) parameters.
+///
+/// `active` counts what one generated token reads: every layer tensor of a dense model, the
+/// attention, router, shared experts and top-k routed experts of a MoE layer, the final norm and
+/// output head, and ONE row of the input embedding (a lookup, not a matrix product; the whole
+/// matrix when it is tied, because it is then the output head too). This is DeepSeek's and
+/// OpenAI's convention (DeepSeek-V3 README_WEIGHTS: "Activation parameters: 36.6B (including
+/// 0.9B for the output Head)"; gpt-oss model card: 3.61B active of 20.91B); Mistral (Mixtral
+/// "12.9B") and Qwen (Qwen3-30B-A3B "3.3B") also count the whole input embedding, V·h − h more.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct ParamCount {
+    pub total: u64,
+    pub active: u64,
+}
+
+/// One class of tensors and how many elements it holds in one layer (or outside the layers).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct TensorGroup {
+    pub class: TensorClass,
+    /// Elements of this group in ONE layer (or in total for non-layer groups).
+    pub elements: u64,
+    /// Elements active per token (MoE: top-k experts only).
+    pub active_elements: u64,
+    /// A matrix's row length (for block-quant rounding); 0 = vector.
+    pub row: u64,
+    /// Routed experts' tensors (matrices and their biases): what llama.cpp names
+    /// `blk.N.ffn_{gate,up,down,gate_up}_exps.*` and what `--n-cpu-moe` moves to RAM. Shared
+    /// experts, the router and everything else are not routed.
+    pub routed: bool,
+}
+
+/// Layers that share one tensor inventory: `count` layers like layer `first`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct LayerGroup {
+    /// The first (0-based) layer of this kind; `layer_tensors(first)` is every member's inventory.
+    pub first: u64,
+    /// How many layers are of this kind.
+    pub count: u64,
+    /// Whether these layers carry the MoE block.
+    pub moe: bool,
+}
+
+mod generic;
+mod inventory;
+#[cfg(test)]
+mod tests;
