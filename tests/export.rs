@@ -48,6 +48,9 @@ fn acc(
         memory: Bytes::gib(gib),
         bandwidth: GbPerSec(bw),
         fp16_tflops: tf,
+        fp16_acc16_tflops: None,
+        vector_tflops: None,
+        compute_units: None,
         int8_tops: None,
         tdp_w: Some(350.0),
         pcie: pcie.map(|(generation, lanes)| PcieLink { generation, lanes }),
@@ -104,6 +107,7 @@ fn catalog() -> Catalog {
         source: "test".into(),
     };
     Catalog {
+        benchmarks: Vec::new(),
         accelerators: vec![
             acc(
                 "rtx-4090",
@@ -441,8 +445,9 @@ fn markdown_has_every_input_component_and_fit() {
         "FlashAttention",
         "KV-cache quantisation",
         "Speed model constants",
-        "GPU bandwidth efficiency",
-        "75 %",
+        // The speed formula with its constants (issue 10).
+        "llama.cpp CUDA",
+        "bytes ÷ min(0.92 × bandwidth, compute units × 14 GB/s)",
         "Launch settings for This machine",
         "llama-server -m",
         DATE,

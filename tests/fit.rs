@@ -1,6 +1,7 @@
 //! Verdicts anyone can check by hand, on the built-in catalog.
 
 use headroom::core::WeightPrecision;
+use headroom::core::catalog::MachineKind;
 use headroom::core::fit::{FitSettings, Verdict, fit_all, solve_min_gpus};
 use headroom::core::model::ModelSpec;
 use headroom::core::scenario::{Mode, Scenario};
@@ -164,7 +165,15 @@ fn every_machine_gets_a_verdict_and_finite_numbers() {
             }
             if r.fits() && !s.mode.is_training() {
                 assert!(r.decode_tokens_per_s > 0.0, "{}", r.machine);
-                assert!(r.usd_per_million_tokens.is_some(), "{}", r.machine);
+                // A cloud instance without a catalog price has no cost (issue 10).
+                let m = cat.machine(&r.machine).unwrap();
+                let unpriced_cloud = m.kind == MachineKind::Cloud && m.price.is_none();
+                assert_eq!(
+                    r.usd_per_million_tokens.is_some(),
+                    !unpriced_cloud,
+                    "{}",
+                    r.machine
+                );
             }
         }
     }

@@ -11,7 +11,10 @@ use crate::core::format;
 pub fn run(a: &FitArgs, cat: &mut Catalog) -> Result<String, CliError> {
     let s = build_scenario(&a.scenario, cat)?;
     let machines = select_machines(cat, &a.machines, a.kind.map(MachineKind::cli_name))?;
-    let mut st = FitSettings::default();
+    let mut st = FitSettings {
+        calibration: super::calibrate::stored(),
+        ..FitSettings::default()
+    };
     if let Some(e) = a.electricity {
         st.electricity_usd_per_kwh = e.max(0.0);
     }

@@ -9,7 +9,7 @@ use super::catalog::{Accelerator, Machine, MemoryKind, Vendor};
 use super::estimate::{ComponentKind, Estimate};
 use super::fit::{FitResult, FitSettings, Verdict, metal_default_limit};
 use super::scenario::{Runtime, Scenario};
-use super::speed::{Device, SpeedConstants};
+use super::speed::{CpuDevice, GpuDevice, SpeedConstants};
 use super::units::{Bytes, GbPerSec};
 
 /// RAM usable by a job on `m` and the OS reserve taken from it: the reserve is the larger of a
@@ -69,26 +69,15 @@ pub fn gpu_capacity(
     }
 }
 
-/// The machine's CPU as a speed-model device: RAM bandwidth, cores × assumed clock × FLOP/cycle.
-pub fn cpu_device(m: &Machine, k: &SpeedConstants) -> Device {
-    Device {
-        bandwidth: m.ram_bandwidth,
-        tflops: m.cpu_cores.max(1) as f64 * k.cpu_ghz * k.cpu_flops_per_cycle / 1000.0,
-        efficiency: k.cpu_bandwidth_efficiency,
-    }
+/// The machine's CPU as a speed-model device (unified chips: the CPU cluster's share of the
+/// bandwidth).
+pub fn cpu_device(m: &Machine, acc: Option<&Accelerator>, k: &SpeedConstants) -> CpuDevice {
+    CpuDevice::from_machine(m, acc, k)
 }
 
-/// The accelerator as a speed-model device (unified memory reaches a lower share of its peak).
-pub fn gpu_device(a: &Accelerator, k: &SpeedConstants) -> Device {
-    Device {
-        bandwidth: a.bandwidth,
-        tflops: a.fp16_tflops,
-        efficiency: if a.memory_kind == MemoryKind::Unified {
-            k.unified_bandwidth_efficiency
-        } else {
-            k.gpu_bandwidth_efficiency
-        },
-    }
+/// The accelerator as a speed-model device.
+pub fn gpu_device(a: &Accelerator) -> GpuDevice {
+    GpuDevice::from_accelerator(a)
 }
 
 /// The host link of the accelerator; PCIe 4.0 x8 (16 GB/s) when the catalog does not say.
@@ -331,6 +320,9 @@ mod tests {
             memory: Bytes::ZERO,
             bandwidth: GbPerSec(400.0),
             fp16_tflops: 13.6,
+            fp16_acc16_tflops: None,
+            vector_tflops: None,
+            compute_units: None,
             int8_tops: None,
             tdp_w: None,
             pcie: None,

@@ -13,7 +13,8 @@
 //!   DeepSpeed ZeRO-Infinity keeps optimiser states and parameters on NVMe
 //!   (`offload_optimizer`/`offload_param` with `device: nvme`, `nvme_path`; Rajbhandari et al.
 //!   2021, arXiv 2104.07857).
-//! - **Speed**: the resident part runs at the speed [`placement_speed`] gives; the bytes a token
+//! - **Speed**: the resident part runs at the speed the speed model (`speed::placement_speed`,
+//!   called through the fit engine) gives for the same split; the bytes a token
 //!   reads from the disk add `bytes ÷ sustained read rate`. Which bytes a token reads follows the
 //!   page cache's LRU-like eviction: see [`disk_reads`].
 //!
@@ -21,12 +22,12 @@
 
 use super::capacity::layers_that_fit;
 use super::catalog::{Accelerator, Machine, MachineKind, MemoryKind, PcieLink, Vendor};
-use super::estimate::ComponentKind;
+use super::estimate::{ComponentKind, Estimate};
 use super::fit::{EstimateCache, FitResult, FitSettings, TrainingSpeed, Verdict};
 use super::format;
 use super::model::{MlpKind, ModelSpec};
 use super::scenario::{Framework, Offload, Runtime};
-use super::speed::{Device, SplitStyle, placement_speed};
+use super::speed::{Backend, Speed};
 use super::units::{Bytes, GbPerSec, size_str};
 use serde::{Deserialize, Serialize};
 
@@ -378,13 +379,6 @@ pub fn with_disk(
     )
 }
 
-/// The machine's devices, as the fit engine builds them.
-pub struct Devices {
-    pub gpu: Option<Device>,
-    pub cpu: Device,
-    pub link: GbPerSec,
-}
-
 /// After GPU and RAM: put what is left on the disk, or say why it cannot be. Called by the fit
 /// engine when nothing else fits (`r.verdict == None`).
 pub fn place(
@@ -394,7 +388,7 @@ pub fn place(
     m: &Machine,
     acc: Option<&Accelerator>,
     st: &FitSettings,
-    dev: &Devices,
+    speed: &dyn Fn(&Estimate, u64) -> (Speed, Backend),
 ) {
     let s = cache.scenario();
     let disk = storage_of(m, acc);
@@ -417,7 +411,7 @@ pub fn place(
     // GPU layers: as many whole layers as the GPUs hold (as for offload).
     let w = &e1.workload;
     let l = w.layers.max(1);
-    let (k, est) = if discrete && dev.gpu.is_some() {
+    let (k, est) = if discrete {
         (layers_that_fit(e1, r.gpu_capacity, g), e1)
     } else {
         (0, e0)
@@ -479,23 +473,8 @@ pub fn place(
         on_disk.as_f64(),
         s.ubatch,
     );
-    let style = if s.runtime == Runtime::Transformers {
-        SplitStyle::Streaming
-    } else {
-        st.split_style
-    };
-    let sp = placement_speed(
-        est,
-        if k > 0 { dev.gpu } else { None },
-        if k > 0 { g } else { 0 },
-        dev.cpu,
-        dev.link,
-        k,
-        s.batch,
-        s.ubatch,
-        style,
-        &st.speed,
-    );
+    // The resident part at the speed model's rate for the same split (the page cache is RAM).
+    let (sp, backend) = speed(est, k);
     let (decode, prefill) = with_disk(
         sp.decode_tokens_per_s,
         sp.prefill_tokens_per_s,
@@ -505,6 +484,7 @@ pub fn place(
         disk.read(),
     );
     r.verdict = Verdict::Disk;
+    r.backend = Some(backend);
     r.gpu_layers = k;
     r.ram_required = anon.saturating_add(resident);
     r.disk_bytes = on_disk;

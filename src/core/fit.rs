@@ -1,15 +1,16 @@
 //! The fit engine: a scenario on a machine → a placement, a verdict, headroom, speed and cost.
 //! Solvers across the catalog: largest context, largest batch, lowest-bit precision, fewest GPUs.
 
-use super::capacity::{
-    cpu_device, gpu_capacity, gpu_device, host_link, layers_that_fit, offload_host_bytes,
-    ram_capacity,
-};
+use super::capacity::{gpu_capacity, layers_that_fit, offload_host_bytes, ram_capacity};
 use super::catalog::{Accelerator, Catalog, Machine, MachineKind, MemoryKind, Price, Vendor};
 use super::estimate::{ComponentKind, Estimate, estimate, estimate_with};
 use super::precision::WeightPrecision;
 use super::scenario::{Checkpointing, Mode, Runtime, Scenario};
-use super::speed::{Device, SpeedConstants, SplitStyle, placement_speed, training_tokens_per_s};
+use super::speed::bench::{Benchmark, Calibration, Measured, measured_for};
+use super::speed::{
+    Backend, MultiGpu, Speed, SpeedConstants, SpeedQuery, SplitStyle, placement_speed,
+    training_tokens_per_s,
+};
 use super::units::{Bytes, GbPerSec};
 use serde::{Deserialize, Serialize};
 
@@ -69,6 +70,11 @@ pub struct FitSettings {
     pub apu_gpu_fraction: f64,
     /// How CPU-resident layers run.
     pub split_style: SplitStyle,
+    /// How llama.cpp spreads a model over several GPUs (`--split-mode`); vLLM always runs
+    /// tensor parallel. `None` = llama.cpp's default, layer split.
+    pub llama_split: Option<MultiGpu>,
+    /// This machine's multipliers from `headroom calibrate` (applied to machine `calibration.machine`).
+    pub calibration: Option<Calibration>,
 }
 
 impl Default for FitSettings {
@@ -80,6 +86,8 @@ impl Default for FitSettings {
             os_reserve_fraction: 0.10,
             apu_gpu_fraction: 0.5,
             split_style: SplitStyle::CpuLayers,
+            llama_split: None,
+            calibration: None,
         }
     }
 }
@@ -125,6 +133,12 @@ pub struct FitResult {
     pub ttft_s: f64,
     pub usd_per_million_tokens: Option<f64>,
     pub training: Option<TrainingSpeed>,
+    /// The runtime/backend whose throughput profile gave the speeds (`None`: no speed).
+    #[serde(default)]
+    pub backend: Option<Backend>,
+    /// A published measurement of this model and precision on this machine, when there is one.
+    #[serde(default)]
+    pub measured: Option<Measured>,
     pub notes: Vec<String>,
 }
 
@@ -212,15 +226,18 @@ pub fn power_watts(m: &Machine, acc: Option<&Accelerator>) -> f64 {
     }
 }
 
-/// What an hour of the machine costs: cloud $/hour, owned power × electricity price.
-fn hourly_usd(m: &Machine, acc: Option<&Accelerator>, st: &FitSettings) -> f64 {
+/// What an hour of the machine costs: cloud $/hour, owned power × electricity price. A cloud
+/// instance without a catalog price has no cost (its electricity is not the user's bill).
+pub fn hourly_usd(m: &Machine, acc: Option<&Accelerator>, st: &FitSettings) -> Option<f64> {
     match &m.price {
-        Some(Price::Hourly { usd, .. }) => *usd,
-        _ => power_watts(m, acc) / 1000.0 * st.electricity_usd_per_kwh,
+        Some(Price::Hourly { usd, .. }) => Some(*usd),
+        _ if m.kind == MachineKind::Cloud => None,
+        _ => Some(power_watts(m, acc) / 1000.0 * st.electricity_usd_per_kwh),
     }
 }
 
-/// Cost per million generated tokens: cloud from $/hour, owned from power × electricity.
+/// Cost per million generated tokens at `tok_s` (the fit's decode rate, the same the speed
+/// column shows): cloud from $/hour, owned from power × electricity.
 pub fn usd_per_million(
     m: &Machine,
     acc: Option<&Accelerator>,
@@ -230,7 +247,7 @@ pub fn usd_per_million(
     if tok_s.is_nan() || tok_s <= 0.0 {
         return None;
     }
-    Some(hourly_usd(m, acc, st) * 1e6 / tok_s / 3600.0)
+    Some(hourly_usd(m, acc, st)? * 1e6 / tok_s / 3600.0)
 }
 
 /// Fit `s` on `m`. `cache` holds the scenario's estimates by GPU count.
@@ -242,7 +259,7 @@ pub fn fit_machine(
     st: &FitSettings,
 ) -> FitResult {
     let acc = m.gpu.as_deref().and_then(|id| cat.accelerator(id));
-    fit_on(s, cache, m, acc, st)
+    fit_on(s, cache, m, acc, &cat.benchmarks, st)
 }
 
 /// [`fit_machine`] with the machine's accelerator already looked up.
@@ -251,12 +268,13 @@ fn fit_on(
     cache: &mut EstimateCache,
     m: &Machine,
     acc: Option<&Accelerator>,
+    benchmarks: &[Benchmark],
     st: &FitSettings,
 ) -> FitResult {
     let k = &st.speed;
     let (ram_cap, os_reserve) = ram_capacity(m, st);
-    let cpu = cpu_device(m, k);
     let mut notes = Vec::new();
+    let calibration = st.calibration.as_ref().filter(|c| c.machine == m.id);
     // Every estimate this machine needs, made once per GPU count and shared across machines.
     let unified_acc = acc.is_some_and(|a| a.memory_kind == MemoryKind::Unified);
     let g_here = if unified_acc {
@@ -272,9 +290,27 @@ fn fit_on(
     let cache: &EstimateCache = cache;
     let s_cl = cache.scenario();
     let _ = s; // the cache holds the same scenario, clamped once
-    let batch = s_cl.batch;
-    let ubatch = s_cl.ubatch;
     let training = s_cl.mode.is_training();
+    // One speed call per placement: the runtime's profile on this machine, `gpu_layers` of the
+    // layers on the GPU(s) (0 = CPU only).
+    let speed_of = |est: &Estimate, gpu_layers: u64| {
+        let mut q = SpeedQuery::on_machine(s_cl, est, m, acc, k);
+        q.style = st.split_style;
+        if let Some(c) = calibration {
+            q.tuning = c.tuning;
+        }
+        if let Some(split) = st.llama_split
+            && q.backend != Backend::Vllm
+        {
+            q.multi = split;
+        }
+        if gpu_layers == 0 {
+            q = q.cpu_only();
+        } else {
+            q.gpu_layers = gpu_layers;
+        }
+        (placement_speed(&q, k), q.backend)
+    };
 
     // The CPU-only estimate (everything in RAM).
     let cpu_est = cache.peek(0).expect("ensured");
@@ -301,6 +337,9 @@ fn fit_on(
         ttft_s: 0.0,
         usd_per_million_tokens: None,
         training: None,
+        backend: None,
+        measured: measured_for(benchmarks, &m.id, s_cl.model_id.as_deref(), s_cl.weights)
+            .map(Measured::from_benchmark),
         notes: Vec::new(),
     };
 
@@ -338,8 +377,6 @@ fn fit_on(
         }
         r.gpu_capacity = cap;
         r.gpu_required = need;
-        let dev = gpu_device(a, k);
-        let link = host_link(a);
         // For unified memory, the host part and the GPU part share one pool.
         let host_ok = if unified {
             need.saturating_add(host_need) <= m.ram.saturating_sub(os_reserve)
@@ -358,18 +395,8 @@ fn fit_on(
             if training {
                 r.training = Some(train_speed(s_cl, est, g, a.fp16_tflops, m, acc, st));
             } else {
-                let sp = placement_speed(
-                    est,
-                    Some(dev),
-                    g,
-                    cpu,
-                    link,
-                    total_layers,
-                    batch,
-                    ubatch,
-                    st.split_style,
-                    k,
-                );
+                let (sp, b) = speed_of(est, total_layers.max(1));
+                r.backend = Some(b);
                 set_speed(
                     &mut r,
                     sp.decode_tokens_per_s,
@@ -390,18 +417,8 @@ fn fit_on(
                 r.gpu_layers = kfit;
                 r.ram_required = host_part;
                 r.headroom_bytes = ram_cap.signed_sub(host_part);
-                let sp = placement_speed(
-                    e1,
-                    Some(dev),
-                    g,
-                    cpu,
-                    link,
-                    kfit,
-                    batch,
-                    ubatch,
-                    st.split_style,
-                    k,
-                );
+                let (sp, b) = speed_of(e1, kfit);
+                r.backend = Some(b);
                 set_speed(
                     &mut r,
                     sp.decode_tokens_per_s,
@@ -422,17 +439,9 @@ fn fit_on(
         }
         // Neither the GPU nor offload: the CPU path, when everything fits in RAM.
         if r.verdict == Verdict::None && !training && cpu_need <= ram_cap {
-            cpu_verdict(
-                &mut r,
-                cpu_est,
-                cpu_need,
-                ram_cap,
-                cpu,
-                batch,
-                ubatch,
-                s_cl.prompt_tokens,
-                k,
-            );
+            let (sp, b) = speed_of(cpu_est, 0);
+            r.backend = Some(b);
+            cpu_verdict(&mut r, cpu_need, ram_cap, sp, s_cl.prompt_tokens);
         }
         if r.verdict == Verdict::None && host_need > ram_cap {
             notes.push(format!(
@@ -443,17 +452,9 @@ fn fit_on(
         }
     } else if !training {
         if cpu_need <= ram_cap {
-            cpu_verdict(
-                &mut r,
-                cpu_est,
-                cpu_need,
-                ram_cap,
-                cpu,
-                batch,
-                ubatch,
-                s_cl.prompt_tokens,
-                k,
-            );
+            let (sp, b) = speed_of(cpu_est, 0);
+            r.backend = Some(b);
+            cpu_verdict(&mut r, cpu_need, ram_cap, sp, s_cl.prompt_tokens);
         } else {
             r.headroom_bytes = ram_cap.signed_sub(cpu_need);
             r.ram_required = cpu_need;
@@ -465,15 +466,22 @@ fn fit_on(
     }
     // Neither VRAM nor RAM: the third tier, the disk.
     if r.verdict == Verdict::None {
-        let devices = super::disk::Devices {
-            gpu: acc.map(|a| gpu_device(a, k)),
-            cpu,
-            link: acc.map(host_link).unwrap_or(GbPerSec(16.0)),
-        };
-        super::disk::place(&mut r, &mut notes, cache, m, acc, st, &devices);
+        super::disk::place(&mut r, &mut notes, cache, m, acc, st, &speed_of);
     }
     if !training {
         r.usd_per_million_tokens = usd_per_million(m, acc, r.decode_tokens_per_s, st);
+        if r.usd_per_million_tokens.is_none()
+            && r.decode_tokens_per_s > 0.0
+            && m.kind == MachineKind::Cloud
+            && !matches!(m.price, Some(Price::Hourly { .. }))
+        {
+            notes.push("no hourly price in the catalog: no cost shown".into());
+        }
+    }
+    if let Some(c) = calibration
+        && r.decode_tokens_per_s > 0.0
+    {
+        notes.push(c.note());
     }
     r.notes = notes;
     r
@@ -491,34 +499,11 @@ pub(crate) fn training_speed(
     acc.map(|a| train_speed(s, est, g, a.fp16_tflops, m, acc, st))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn cpu_verdict(
-    r: &mut FitResult,
-    est: &Estimate,
-    need: Bytes,
-    cap: Bytes,
-    cpu: Device,
-    batch: u64,
-    ubatch: u64,
-    prompt: u64,
-    k: &SpeedConstants,
-) {
+fn cpu_verdict(r: &mut FitResult, need: Bytes, cap: Bytes, sp: Speed, prompt: u64) {
     r.verdict = Verdict::Cpu;
     r.gpu_layers = 0;
     r.ram_required = need;
     r.headroom_bytes = cap.signed_sub(need);
-    let sp = placement_speed(
-        est,
-        None,
-        0,
-        cpu,
-        GbPerSec(0.0),
-        0,
-        batch,
-        ubatch,
-        SplitStyle::CpuLayers,
-        k,
-    );
     set_speed(r, sp.decode_tokens_per_s, sp.prefill_tokens_per_s, prompt);
 }
 
@@ -594,7 +579,7 @@ fn train_speed(
         step_seconds: step,
         tokens_per_s,
         run_hours,
-        run_usd: Some(hourly_usd(m, acc, st) * run_hours),
+        run_usd: hourly_usd(m, acc, st).map(|h| h * run_hours),
     }
 }
 
@@ -616,7 +601,7 @@ pub fn fit_all<'a>(
         .into_iter()
         .map(|m| {
             let acc = m.gpu.as_deref().and_then(|id| accs.get(id).copied());
-            fit_on(s, &mut cache, m, acc, st)
+            fit_on(s, &mut cache, m, acc, &cat.benchmarks, st)
         })
         .collect()
 }
@@ -665,11 +650,13 @@ pub fn solve_max_context(
     if at(hi) {
         return Some(hi);
     }
+    // Steps of 16 tokens: `lo` (a multiple of 16) fits, `hi` does not; the answer fits and 16
+    // tokens more do not.
     while hi - lo > 16 {
-        let mid = lo + (hi - lo) / 2;
+        let mid = lo + ((hi - lo) / 2 / 16 * 16).max(16);
         if at(mid) { lo = mid } else { hi = mid }
     }
-    Some(lo / 16 * 16)
+    Some(lo)
 }
 
 /// The largest batch (concurrent sequences) that fits on the GPU(s) of `m`.
@@ -783,6 +770,9 @@ mod tests {
             memory: Bytes::gib(gib),
             bandwidth: GbPerSec(bw),
             fp16_tflops: tf,
+            fp16_acc16_tflops: None,
+            vector_tflops: None,
+            compute_units: None,
             int8_tops: None,
             tdp_w: Some(450.0),
             pcie: Some(PcieLink {
@@ -820,6 +810,7 @@ mod tests {
 
     fn cat() -> Catalog {
         Catalog {
+            benchmarks: Vec::new(),
             accelerators: vec![
                 acc("rtx-4090", 24, 1008.0, 165.2),
                 acc("rtx-4060-laptop", 8, 256.0, 30.0),

@@ -6,8 +6,7 @@
 //! ([`super::capacity`], [`super::speed::placement_speed`], [`super::fit::usd_per_million`]).
 
 use super::capacity::{
-    cpu_device, gpu_capacity, gpu_device, gpus_used, host_link, is_unified, layers_that_fit,
-    ram_capacity,
+    gpu_capacity, gpus_used, host_link, is_unified, layers_that_fit, ram_capacity,
 };
 use super::catalog::{Accelerator, Machine};
 use super::estimate::{ComponentKind, Estimate, estimate};
@@ -15,8 +14,8 @@ use super::fit::{FitResult, FitSettings, Verdict, usd_per_million};
 use super::model::ModelSpec;
 use super::precision::WeightPrecision;
 use super::scenario::{Mode, Scenario};
-use super::speed::{Device, SplitStyle, placement_speed};
-use super::units::{Bytes, GbPerSec};
+use super::speed::{SpeedQuery, SplitStyle, placement_speed};
+use super::units::Bytes;
 
 /// What a bar of the CPU vs GPU comparison stands for.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -104,19 +103,25 @@ pub fn effective_bits(model: &ModelSpec, p: WeightPrecision) -> f64 {
 /// A placement for the speed model: where the layers are and how the rest runs.
 struct Place<'a> {
     est: &'a Estimate,
-    gpu: Option<Device>,
-    gpus: u64,
-    cpu: Device,
-    link: GbPerSec,
+    m: &'a Machine,
+    acc: Option<&'a Accelerator>,
     style: SplitStyle,
 }
 
-/// Decode tokens/s with `k` layers on the GPU(s): the one place this module asks the speed model.
+/// Decode tokens/s with `k` layers on the GPU(s): the one place this module asks the speed model
+/// (the fit engine's query for this machine, with `k` GPU layers; `k = 0`: the CPU alone).
 fn decode_at(p: &Place<'_>, k: u64, s: &Scenario, st: &FitSettings) -> f64 {
-    placement_speed(
-        p.est, p.gpu, p.gpus, p.cpu, p.link, k, s.batch, s.ubatch, p.style, &st.speed,
-    )
-    .decode_tokens_per_s
+    let mut q = SpeedQuery::on_machine(s, p.est, p.m, p.acc, &st.speed);
+    q.style = p.style;
+    if let Some(c) = st.calibration.as_ref().filter(|c| c.machine == p.m.id) {
+        q.tuning = c.tuning;
+    }
+    if p.acc.is_none() || k == 0 {
+        q = q.cpu_only();
+    } else {
+        q.gpu_layers = k;
+    }
+    placement_speed(&q, &st.speed).decode_tokens_per_s
 }
 
 /// The CPU vs GPU curves of `scenario` on `m` (`acc`: its accelerator). `fits` are the
@@ -135,7 +140,6 @@ pub fn teach_curves(
     };
     let unified = is_unified(acc);
     let g = gpus_used(m, acc);
-    let cpu = cpu_device(m, &st.speed);
     let (ram_cap, _) = ram_capacity(m, st);
     let gpu_cap = gpu_capacity(m, acc, &s, st);
     let est_g = estimate(&Scenario {
@@ -162,10 +166,8 @@ pub fn teach_curves(
 
     let on_cpu = Place {
         est: &est_cpu,
-        gpu: None,
-        gpus: 0,
-        cpu,
-        link: GbPerSec(0.0),
+        m,
+        acc,
         style: SplitStyle::CpuLayers,
     };
     let cpu_tok = decode_at(&on_cpu, 0, &s, st);
@@ -183,10 +185,8 @@ pub fn teach_curves(
         t.link_bandwidth = link.0;
         let place = |style| Place {
             est: &est_g,
-            gpu: Some(gpu_device(a, &st.speed)),
-            gpus: g.max(1),
-            cpu,
-            link,
+            m,
+            acc,
             style,
         };
         // Where VRAM runs out, as the fit engine places whole layers.
@@ -290,6 +290,7 @@ mod tests {
     use super::*;
     use crate::core::catalog::{MachineKind, MemoryKind, PcieLink, Segment, Vendor};
     use crate::core::fit::fit_all;
+    use crate::core::units::GbPerSec;
 
     #[test]
     fn q4_k_m_averages_above_its_blocks() {
@@ -319,6 +320,9 @@ mod tests {
             memory: Bytes::gib(8),
             bandwidth: GbPerSec(256.0),
             fp16_tflops: 30.0,
+            fp16_acc16_tflops: None,
+            vector_tflops: None,
+            compute_units: None,
             int8_tops: None,
             tdp_w: Some(115.0),
             pcie: Some(PcieLink {
@@ -358,6 +362,7 @@ mod tests {
     fn curves_agree_with_the_fit_engine() {
         let (m, a) = rtx4060_laptop();
         let cat = crate::core::catalog::Catalog {
+            benchmarks: Vec::new(),
             accelerators: vec![a.clone()],
             machines: vec![m.clone()],
             models: vec![],

@@ -51,7 +51,9 @@ pub fn estimate_json(e: &Estimate) -> Value {
 }
 
 /// One machine's fit: `{"machine", "name", "kind", "verdict", "gpu_layers", "total_layers",
-/// "headroom_bytes", "decode_tokens_per_s", "prefill_tokens_per_s", "usd_per_million_tokens"}`.
+/// "headroom_bytes", "decode_tokens_per_s", "prefill_tokens_per_s", "usd_per_million_tokens"}`,
+/// plus `speed_backend` (the throughput profile used) and `measured` (a published measurement of
+/// this model and precision on this machine) when there is one.
 /// Speeds and TTFT are `null` where the scenario does not run (verdict "none") or is training.
 pub fn fit_json(r: &FitResult) -> Value {
     let runs = r.runs() && r.training.is_none();
@@ -83,6 +85,19 @@ pub fn fit_json(r: &FitResult) -> Value {
         "os_reserve_bytes": r.os_reserve.0,
         "notes": r.notes,
     });
+    if let Some(b) = r.backend {
+        v["speed_backend"] = json!(b.label());
+    }
+    if let Some(m) = &r.measured {
+        v["measured"] = json!({
+            "benchmark": m.benchmark,
+            "backend": m.backend.label(),
+            "decode_tokens_per_s": m.decode_tokens_per_s,
+            "prefill_tokens_per_s": m.prefill_tokens_per_s,
+            "source": m.source,
+            "date": m.date,
+        });
+    }
     if let Some(t) = &r.training {
         v["training"] = json!({
             "step_seconds": round4(t.step_seconds),

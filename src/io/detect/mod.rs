@@ -25,6 +25,7 @@ mod matching;
 pub mod nvidia;
 mod system;
 
+pub mod probe;
 pub use local::{LOCAL_GPU_ID, LOCAL_MACHINE_ID, catalog_with_local, local_machine};
 pub use matching::{NameTokens, match_accelerator, match_accelerator_with_vram, name_tokens};
 pub use system::SystemDetector;
@@ -261,6 +262,21 @@ impl FakeDetector {
             ..Default::default()
         });
         self
+    }
+
+    /// A desktop (64 GiB RAM, 48 GiB available) whose NVIDIA GPUs are what NVML answered in
+    /// `probe`, failures included: every NVML error can be injected without a driver. The notes
+    /// are the ones the real detector writes. `matched` stays `None` (see [`FakeDetector::matched`]).
+    pub fn nvml(probe: nvidia::NvmlProbe) -> Self {
+        let mut f = FakeDetector::cpu_only(Bytes::gib(64), Bytes::gib(48));
+        f.machine.notes.clear();
+        f.machine.gpus = nvidia::gpus_from_probe(probe, &mut f.machine.notes);
+        if f.machine.gpus.is_empty() {
+            f.machine
+                .notes
+                .push("No GPU detected: sizing for CPU only".into());
+        }
+        f
     }
 
     /// An Apple Silicon Mac: `chip` ("Apple M2"), `ram` installed, optional `iogpu.wired_limit_mb`.
