@@ -406,3 +406,32 @@ fn defaults_per_kind_are_sourced() {
         StorageKind::AppleInternal
     );
 }
+
+#[test]
+fn the_teaching_curve_shows_the_vram_ram_disk_cliff() {
+    use headroom::core::teach::teach_curves;
+    let cat = builtin();
+    let m = laptop();
+    let acc = cat.accelerator(m.gpu.as_deref().unwrap());
+    let t = teach_curves(&l70_q4km(), &FitSettings::default(), &m, acc, &[]);
+    let [vram, ram, ssd] = t.tier_rates;
+    // The three bandwidths, each far below the one above: VRAM (RTX 4060 Laptop, 256 GB/s peak)
+    // > RAM (dual-channel DDR5-5600, 89.6 GB/s peak) > the default laptop NVMe (7.0 GB/s).
+    assert!(vram > ram && ram > ssd, "{:?}", t.tier_rates);
+    assert!((ssd - 7.0).abs() < 1e-9);
+    // The edges: usable VRAM (8 GiB), then + usable RAM (28.8 GiB).
+    assert!((t.tier_edges[0] - 8.0).abs() < 0.01, "{:?}", t.tier_edges);
+    assert!((t.tier_edges[1] - 36.8).abs() < 0.01, "{:?}", t.tier_edges);
+    for w in t.tiers_mmap.windows(2) {
+        assert!(w[1][1] <= w[0][1] + 1e-12);
+    }
+    // Just past RAM, mmap re-reads the whole host part from disk (1 + RAM rate ÷ disk rate times
+    // slower) while reading only the overflow costs almost nothing yet.
+    let (mm, over) = t
+        .tiers_mmap
+        .iter()
+        .zip(&t.tiers_overflow)
+        .find(|(a, _)| a[0] > t.tier_edges[1])
+        .unwrap();
+    assert!(mm[1] < over[1] / 3.0, "{mm:?} vs {over:?}");
+}

@@ -67,6 +67,19 @@ pub struct Teach {
     pub per_kind: Vec<(ComponentKind, Vec<[f64; 2]>)>,
     pub total: Vec<[f64; 2]>,
     pub bars: Vec<SpeedBar>,
+    /// The memory hierarchy (issue 17): (GiB of weights read per token, tok/s) with the weights
+    /// filling VRAM, then RAM, then the disk — llama.cpp mmap (past RAM the page cache thrashes:
+    /// every host-side byte comes from disk) ...
+    pub tiers_mmap: Vec<[f64; 2]>,
+    /// ... and only the overflow read from disk (accelerate `offload_folder`).
+    pub tiers_overflow: Vec<[f64; 2]>,
+    /// Effective rates of the three tiers, GB/s (VRAM and RAM from the speed model's decode of
+    /// this model; the disk's sustained read).
+    pub tier_rates: [f64; 3],
+    /// Where VRAM and VRAM + RAM end on the x axis (GiB), and this model's size (GiB).
+    pub tier_edges: [f64; 3],
+    /// The disk, in words ("NVMe PCIe 4.0, 1.00 TB, 7.00 GB/s").
+    pub disk_label: String,
 }
 
 /// `count` context lengths spread evenly on a log scale from 256 to `max`.
@@ -231,6 +244,7 @@ pub fn teach_curves(
             fits: whole,
         });
     }
+    tiers(&mut t, &est_g, &est_cpu, m, acc, gpu_cap, ram_cap);
     // The best unified-memory machine in the catalog for this workload, when the scenario is
     // an inference one (the fits are for the real scenario).
     if !scenario.mode.is_training()
@@ -283,6 +297,66 @@ pub fn teach_curves(
     per_kind.retain(|(_, pts)| pts.iter().any(|p| p[1] > 0.0));
     t.per_kind = per_kind;
     t
+}
+
+/// The VRAM → RAM → disk curve of [`Teach::tiers_mmap`]: the effective VRAM and RAM rates are
+/// this model's active bytes per token ÷ the speed model's time for all layers on the GPU / on
+/// the CPU (the bars above); the disk's is its sustained read ([`super::disk`]).
+fn tiers(
+    t: &mut Teach,
+    est_g: &Estimate,
+    est_cpu: &Estimate,
+    m: &Machine,
+    acc: Option<&Accelerator>,
+    gpu_cap: Bytes,
+    ram_cap: Bytes,
+) {
+    let gib = 1024.0 * 1024.0 * 1024.0;
+    let rate_of = |kind: BarKind, est: &Estimate| {
+        t.bars.iter().find(|b| b.kind == kind).map_or(0.0, |b| {
+            b.tokens_per_s * est.workload.active_weight_bytes_per_token.as_f64()
+        })
+    };
+    let vram = if acc.is_some() {
+        rate_of(BarKind::AllGpu, est_g)
+    } else {
+        0.0
+    };
+    let ram = rate_of(BarKind::CpuOnly, est_cpu);
+    let disk = super::disk::storage_of(m, acc);
+    let ssd = disk.read().bytes_per_sec();
+    if ram <= 0.0 || ssd <= 0.0 {
+        return;
+    }
+    let v = if vram > 0.0 && !t.unified {
+        gpu_cap.as_f64()
+    } else {
+        0.0
+    };
+    let r = ram_cap.as_f64();
+    let here = est_g.workload.active_weight_bytes_per_token.as_f64();
+    t.tier_rates = [vram / 1e9, ram / 1e9, ssd / 1e9];
+    t.tier_edges = [v / gib, (v + r) / gib, here / gib];
+    t.disk_label = disk.describe();
+    let max = (2.0 * (v + r)).max(1.5 * here).max(1.0);
+    let n = 120;
+    for i in 1..=n {
+        let sz = max * i as f64 / n as f64;
+        let on_gpu = sz.min(v);
+        let rest = sz - on_gpu;
+        let t_fixed = if vram > 0.0 { on_gpu / vram } else { 0.0 };
+        let spill = (rest - r).max(0.0);
+        // mmap: once the host part exceeds RAM, all of it is read from disk every token.
+        let t_mmap = t_fixed
+            + if spill > 0.0 {
+                rest / ram + rest / ssd
+            } else {
+                rest / ram
+            };
+        let t_over = t_fixed + rest / ram + spill / ssd;
+        t.tiers_mmap.push([sz / gib, 1.0 / t_mmap]);
+        t.tiers_overflow.push([sz / gib, 1.0 / t_over]);
+    }
 }
 
 #[cfg(test)]
