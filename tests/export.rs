@@ -86,6 +86,7 @@ fn machine(
         gpu_memory_limit: None,
         price,
         power_w: Some(500.0),
+        storage: None,
         source: "test fixture".into(),
         notes: None,
     }
@@ -1026,7 +1027,7 @@ fn llama_cpp_lines_use_only_documented_flags() {
         let ngl = value_of(&ls.text, "-ngl").unwrap();
         match f.verdict {
             Verdict::Gpu | Verdict::Unified | Verdict::None => assert_eq!(ngl, "999"),
-            Verdict::Offload => assert_eq!(ngl, f.gpu_layers.to_string()),
+            Verdict::Offload | Verdict::Disk => assert_eq!(ngl, f.gpu_layers.to_string()),
             Verdict::Cpu => assert_eq!(ngl, "0"),
         }
         // -c holds every slot's context.

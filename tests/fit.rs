@@ -73,7 +73,10 @@ fn a_16gb_macbook_air_cannot_hold_70b_at_int4() {
         ..Scenario::default()
     };
     let r = verdict(&s, "macbook-air-m2-16gb");
-    assert_eq!(r.verdict, Verdict::None, "{r:?}");
+    // It does not fit in memory; since the disk tier (issue 17) it runs from the SSD instead of
+    // getting "none".
+    assert!(!r.fits(), "{r:?}");
+    assert_eq!(r.verdict, Verdict::Disk, "{r:?}");
     assert!(r.headroom_bytes < 0);
 }
 

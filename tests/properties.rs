@@ -159,7 +159,9 @@ proptest! {
             prop_assert!(v.is_finite() && v >= 0.0, "{} {} on {}", what, v, m.id);
         }
         prop_assert!(r.gpu_layers <= r.total_layers);
-        prop_assert_eq!(r.fits(), r.verdict != Verdict::None);
+        prop_assert_eq!(r.fits(), !matches!(r.verdict, Verdict::None | Verdict::Disk));
+        prop_assert_eq!(r.runs(), r.verdict != Verdict::None);
+        prop_assert_eq!(r.disk_bytes.0 > 0, r.verdict == Verdict::Disk);
         if r.fits() {
             prop_assert!(r.headroom_bytes >= 0, "{:?} with headroom {} on {}", r.verdict, r.headroom_bytes, m.id);
         }
@@ -189,6 +191,15 @@ proptest! {
                 prop_assert_eq!(r.ram_required, cpu_need);
                 prop_assert!(r.ram_required <= r.ram_capacity);
                 prop_assert_eq!(r.headroom_bytes, r.ram_capacity.signed_sub(cpu_need));
+            }
+            Verdict::Disk => {
+                // The disk tier opens only where memory is closed: RAM could not hold the job.
+                if !training {
+                    prop_assert!(cpu_need > r.ram_capacity, "{} fits in {} RAM", cpu_need, r.ram_capacity);
+                    prop_assert!(r.decode_tokens_per_s > 0.0);
+                }
+                prop_assert!(r.ram_required <= r.ram_capacity);
+                prop_assert!(r.gpu_layers <= r.total_layers);
             }
             Verdict::None => {
                 // The CPU path is always open to inference: it was closed by RAM.

@@ -48,7 +48,7 @@ pub fn fit_table(rs: &[FitResult]) -> String {
     for r in rs {
         let name: String = r.name.chars().take(w).collect();
         let usd = format::usd(r.usd_per_million_tokens);
-        let (d, p, t) = if r.fits() && r.training.is_none() {
+        let (d, p, t) = if r.runs() && r.training.is_none() {
             (
                 format::rate(r.decode_tokens_per_s),
                 format::rate(r.prefill_tokens_per_s),

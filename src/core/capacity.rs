@@ -136,6 +136,8 @@ pub struct MachineLoad {
     pub host: Vec<(ComponentKind, Bytes)>,
     pub gpu_capacity: Bytes,
     pub ram_capacity: Bytes,
+    /// Bytes left on the disk (verdict `Disk`): taken out of `host`.
+    pub disk: Bytes,
 }
 
 impl MachineLoad {
@@ -177,9 +179,16 @@ pub fn machine_load(
         host: Vec::new(),
         gpu_capacity: fit.gpu_capacity,
         ram_capacity: fit.ram_capacity,
+        disk: fit.disk_bytes,
     };
     let g = gpus_used(m, acc);
-    match fit.verdict {
+    // The disk tier splits like offload (or the CPU path) and leaves part of the host side on disk.
+    let shape = match fit.verdict {
+        Verdict::Disk if !training && fit.gpu_layers == 0 => Verdict::Cpu,
+        Verdict::Disk if !training => Verdict::Offload,
+        v => v,
+    };
+    match shape {
         Verdict::Cpu => {
             let e = est(0);
             load.host = kinds(|k| e.kind_total(k));
@@ -225,6 +234,23 @@ pub fn machine_load(
             load.host = kinds(|k| e.host_kind(k));
         }
     }
+    if fit.verdict == Verdict::Disk {
+        // What the disk holds comes out of the host side: weights first (mmap / offload_folder),
+        // then the optimiser states and master weights (ZeRO-Infinity).
+        let mut left = fit.disk_bytes;
+        for kind in [
+            ComponentKind::Weights,
+            ComponentKind::Optimizer,
+            ComponentKind::MasterWeights,
+        ] {
+            if let Some((_, b)) = load.host.iter_mut().find(|(k, _)| *k == kind) {
+                let take = (*b).min(left);
+                *b = b.saturating_sub(take);
+                left = left.saturating_sub(take);
+            }
+        }
+        load.host.retain(|(_, b)| b.0 > 0);
+    }
     load
 }
 
@@ -256,6 +282,10 @@ pub fn verdict_reason(f: &FitResult, training: bool) -> String {
         Verdict::Cpu => format!(
             "too big for the GPU ({} needed, {} usable) and too few layers fit to offload: runs on the CPU from RAM",
             f.gpu_required, f.gpu_capacity
+        ),
+        Verdict::Disk => format!(
+            "fits in neither VRAM nor RAM: {} of {} layers on the GPU, {} resident in RAM, {} read from the disk",
+            f.gpu_layers, f.total_layers, f.ram_required, f.disk_bytes
         ),
         Verdict::None if training && f.gpu_capacity.0 == 0 => {
             "training needs a GPU; this machine has none".to_string()
@@ -316,6 +346,7 @@ mod tests {
             gpu_memory_limit: None,
             price: None,
             power_w: None,
+            storage: None,
             source: "test".into(),
             notes: None,
         };

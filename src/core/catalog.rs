@@ -216,6 +216,9 @@ pub struct Machine {
     /// Typical power draw under load, W (owned machines).
     #[serde(default)]
     pub power_w: Option<f64>,
+    /// The disk the model files sit on; the kind's default (`disk::default_storage`) when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage: Option<super::disk::Storage>,
     pub source: String,
     #[serde(default)]
     pub notes: Option<String>,
@@ -352,6 +355,14 @@ impl Catalog {
             }
             if m.source.trim().is_empty() {
                 errs.push(format!("machine '{}': source is empty", m.id));
+            }
+            if let Some(d) = &m.storage
+                && (d.capacity.0 == 0 || d.read_gbs.is_some_and(|r| !(r > 0.0 && r.is_finite())))
+            {
+                errs.push(format!(
+                    "machine '{}': storage needs a positive capacity and read rate",
+                    m.id
+                ));
             }
         }
         for p in &self.models {

@@ -25,6 +25,9 @@ pub enum Verdict {
     Offload,
     /// Fits in RAM; runs on the CPU.
     Cpu,
+    /// Fits in neither VRAM nor RAM: the rest is read from the disk (llama.cpp mmap, accelerate
+    /// `offload_folder`, ZeRO-Infinity NVMe offload); see [`super::disk`].
+    Disk,
     /// Does not fit.
     None,
 }
@@ -36,6 +39,7 @@ impl Verdict {
             Verdict::Unified => "unified",
             Verdict::Offload => "offload",
             Verdict::Cpu => "CPU",
+            Verdict::Disk => "disk",
             Verdict::None => "no",
         }
     }
@@ -45,6 +49,7 @@ impl Verdict {
             Verdict::Unified => "unified",
             Verdict::Offload => "offload",
             Verdict::Cpu => "cpu",
+            Verdict::Disk => "disk",
             Verdict::None => "none",
         }
     }
@@ -118,6 +123,10 @@ pub struct FitResult {
     pub ram_required: Bytes,
     /// The OS reserve subtracted from RAM.
     pub os_reserve: Bytes,
+    /// Bytes left on the disk (verdict `Disk`): weights read through the page cache or
+    /// `offload_folder`, or ZeRO-Infinity's NVMe-offloaded states.
+    #[serde(default)]
+    pub disk_bytes: Bytes,
     pub decode_tokens_per_s: f64,
     pub prefill_tokens_per_s: f64,
     /// Time to first token for the scenario's prompt, seconds.
@@ -138,6 +147,7 @@ impl FitResult {
     pub fn verdict_text(&self) -> String {
         match self.verdict {
             Verdict::Offload => format!("offload {}/{}", self.gpu_layers, self.total_layers),
+            Verdict::Disk => format!("disk {}", super::format::bytes(self.disk_bytes)),
             v => v.label().to_string(),
         }
     }
@@ -145,7 +155,12 @@ impl FitResult {
     pub fn kind_name(&self) -> &'static str {
         self.kind.cli_name()
     }
+    /// Fits in memory: GPU, unified, offload or CPU (not the disk tier).
     pub fn fits(&self) -> bool {
+        !matches!(self.verdict, Verdict::None | Verdict::Disk)
+    }
+    /// Runs at all, the disk tier included.
+    pub fn runs(&self) -> bool {
         self.verdict != Verdict::None
     }
 }
@@ -316,6 +331,7 @@ fn fit_on(
         ram_capacity: ram_cap,
         ram_required: Bytes::ZERO,
         os_reserve,
+        disk_bytes: Bytes::ZERO,
         decode_tokens_per_s: 0.0,
         prefill_tokens_per_s: 0.0,
         ttft_s: 0.0,
@@ -448,6 +464,10 @@ fn fit_on(
         r.ram_required = cpu_need;
         notes.push("training needs a GPU in this model".into());
     }
+    // Neither VRAM nor RAM: the third tier, the disk.
+    if r.verdict == Verdict::None {
+        super::disk::place(&mut r, &mut notes, cache, m, acc, st, &speed_of);
+    }
     if !training {
         r.usd_per_million_tokens = usd_per_million(m, acc, r.decode_tokens_per_s, st);
         if r.usd_per_million_tokens.is_none()
@@ -465,6 +485,18 @@ fn fit_on(
     }
     r.notes = notes;
     r
+}
+
+/// Training speed of `s` over `g` GPUs of the machine's accelerator (none without one).
+pub(crate) fn training_speed(
+    s: &Scenario,
+    est: &Estimate,
+    g: u64,
+    m: &Machine,
+    acc: Option<&Accelerator>,
+    st: &FitSettings,
+) -> Option<TrainingSpeed> {
+    acc.map(|a| train_speed(s, est, g, a.fp16_tflops, m, acc, st))
 }
 
 fn cpu_verdict(r: &mut FitResult, need: Bytes, cap: Bytes, sp: Speed, prompt: u64) {
@@ -770,6 +802,7 @@ mod tests {
             gpu_memory_limit: None,
             price: None,
             power_w: Some(600.0),
+            storage: None,
             source: "test".into(),
             notes: None,
         }

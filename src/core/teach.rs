@@ -349,6 +349,7 @@ mod tests {
             gpu_memory_limit: None,
             price: None,
             power_w: Some(180.0),
+            storage: None,
             source: "test".into(),
             notes: None,
         };

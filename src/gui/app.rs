@@ -711,7 +711,7 @@ impl HeadroomApp {
                 ui.separator();
                 ui.label("This machine:");
                 style::verdict_badge(ui, f).on_hover_text(f.name.clone());
-                if f.fits() && !s.mode.is_training() {
+                if f.runs() && !s.mode.is_training() {
                     ui.label(format!("{} tok/s", style::rate(f.decode_tokens_per_s)));
                 }
             }

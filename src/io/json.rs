@@ -56,7 +56,7 @@ pub fn estimate_json(e: &Estimate) -> Value {
 /// this model and precision on this machine) when there is one.
 /// Speeds and TTFT are `null` where the scenario does not run (verdict "none") or is training.
 pub fn fit_json(r: &FitResult) -> Value {
-    let runs = r.fits() && r.training.is_none();
+    let runs = r.runs() && r.training.is_none();
     let speed = |x: f64, round: fn(f64) -> f64| {
         if runs && x.is_finite() && x > 0.0 {
             json!(round(x))
@@ -81,6 +81,7 @@ pub fn fit_json(r: &FitResult) -> Value {
         "gpu_required_bytes": r.gpu_required.0,
         "ram_capacity_bytes": r.ram_capacity.0,
         "ram_required_bytes": r.ram_required.0,
+        "disk_bytes": r.disk_bytes.0,
         "os_reserve_bytes": r.os_reserve.0,
         "notes": r.notes,
     });

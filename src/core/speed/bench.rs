@@ -127,6 +127,7 @@ pub fn bench_machine(b: &Benchmark, cat: &Catalog) -> Option<Machine> {
         gpu_memory_limit: None,
         price: None,
         power_w: None,
+        storage: None,
         source: b.source.clone(),
         notes: None,
     })

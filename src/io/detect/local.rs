@@ -125,6 +125,7 @@ fn base_machine(d: &DetectedMachine, name: String, kind: MachineKind) -> Machine
         gpu_memory_limit: None,
         price: None,
         power_w: None,
+        storage: d.storage.clone(),
         source: SOURCE.into(),
         notes: None,
     }

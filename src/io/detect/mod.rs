@@ -19,6 +19,7 @@
 
 pub mod amd;
 pub mod apple;
+pub mod disk;
 mod local;
 mod matching;
 pub mod nvidia;
@@ -49,6 +50,9 @@ pub struct DetectedMachine {
     pub gpus: Vec<DetectedGpu>,
     /// Apple Silicon: the unified pool and how much of it Metal lets the GPU wire.
     pub unified_memory: Option<UnifiedMemory>,
+    /// The disk behind the current folder (sysinfo: kind, size, free space).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub storage: Option<crate::core::disk::Storage>,
     /// What could not be read and what was assumed, in plain words.
     pub notes: Vec<String>,
 }
@@ -229,6 +233,7 @@ impl FakeDetector {
             os: "Fake OS".into(),
             gpus: Vec::new(),
             unified_memory: None,
+            storage: None,
             notes: vec!["NVML: not detected: fake detector (no NVIDIA driver)".into()],
         })
     }
@@ -288,6 +293,7 @@ impl FakeDetector {
             os: "macOS (fake)".into(),
             gpus: Vec::new(),
             unified_memory: Some(unified),
+            storage: None,
             notes: vec!["NVML: not detected: not available on macOS".into()],
         })
     }
