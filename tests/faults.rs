@@ -611,3 +611,36 @@ fn malformed_and_huge_dropped_files_are_refused_in_one_line() {
     drop_file(&mut h, &good);
     assert_eq!(h.state().state.scenario.context, 1234);
 }
+
+// ------------------------------------------------------------------------------ calibration
+
+#[test]
+fn a_calibration_that_cannot_be_stored_or_read_is_one_line_and_changes_nothing() {
+    use headroom::io::calibration::{FILE_NAME, load};
+    let tmp = tempfile::tempdir().unwrap();
+    let cat = headroom::io::catalog::builtin();
+    let m = cat.machine("desktop-rtx4090-64gb").unwrap();
+    let bench = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/llama-bench/rtx4090-llama2-7b-q4_0.json");
+    // The config folder cannot be created (below a regular file): one line, nothing stored.
+    let bad = under_a_file(tmp.path());
+    let e =
+        headroom::cli::calibrate::calibrate_file(&bench, m, cat, &bad, "2026-01-01").unwrap_err();
+    assert!(e.starts_with("cannot store the calibration: "), "{e}");
+    assert!(
+        e.contains(&bad.display().to_string()) && !e.contains('\n'),
+        "{e}"
+    );
+    // A stored file that is not a calibration, or is huge: an error naming it, never a panic.
+    let dir = tmp.path().join("config");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join(FILE_NAME), "{\"machine\": 3").unwrap();
+    let e = load(&dir).unwrap_err();
+    assert!(e.contains(FILE_NAME) && !e.contains('\n'), "{e}");
+    let f = std::fs::File::create(dir.join(FILE_NAME)).unwrap();
+    f.set_len(8 << 30).unwrap(); // 8 GiB of zeros on paper
+    let t0 = std::time::Instant::now();
+    let e = load(&dir).unwrap_err();
+    assert!(e.contains(FILE_NAME) && e.contains("the file is"), "{e}");
+    assert!(t0.elapsed() < Duration::from_secs(5));
+}

@@ -22,7 +22,7 @@ pub fn config_dir() -> Option<PathBuf> {
 /// The stored calibration in `dir`, `Ok(None)` when there is none.
 pub fn load(dir: &Path) -> Result<Option<Calibration>, String> {
     let path = dir.join(FILE_NAME);
-    let text = match std::fs::read_to_string(&path) {
+    let text = match crate::io::read_text_limited(&path, crate::io::limits::JSON_FILE) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("{}: {e}", path.display())),
