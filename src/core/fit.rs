@@ -7,6 +7,7 @@ use super::capacity::{
 };
 use super::catalog::{Accelerator, Catalog, Machine, MachineKind, MemoryKind, Price, Vendor};
 use super::estimate::{ComponentKind, Estimate, estimate, estimate_with};
+use super::experts::{self, ExpertSplit};
 use super::precision::WeightPrecision;
 use super::scenario::{Checkpointing, Mode, Runtime, Scenario};
 use super::speed::{Device, SpeedConstants, SplitStyle, placement_speed, training_tokens_per_s};
@@ -117,12 +118,50 @@ pub struct FitResult {
     pub usd_per_million_tokens: Option<f64>,
     pub training: Option<TrainingSpeed>,
     pub notes: Vec<String>,
+    /// How an offload verdict splits the model; `None` for the other verdicts.
+    #[serde(default)]
+    pub offload_style: Option<OffloadStyle>,
+    /// Expert offload (`offload_style` = experts): llama.cpp `--n-cpu-moe N` and the weights it
+    /// leaves in RAM.
+    #[serde(default)]
+    pub expert_split: Option<ExpertSplit>,
+}
+
+/// How an offload places what does not fit on the GPU.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OffloadStyle {
+    /// llama.cpp `-ngl k`: k whole layers on the GPU, the others run on the CPU from RAM.
+    Layers,
+    /// llama.cpp `-ngl 99 --n-cpu-moe N`: every layer on the GPU except the routed experts of
+    /// the first N layers, which the CPU runs from RAM ([`super::experts`]).
+    Experts,
+    /// accelerate / vLLM `--cpu-offload-gb`: the RAM layers' weights cross PCIe every step.
+    Streaming,
+}
+
+impl OffloadStyle {
+    pub const fn json_name(self) -> &'static str {
+        match self {
+            OffloadStyle::Layers => "layers",
+            OffloadStyle::Experts => "experts",
+            OffloadStyle::Streaming => "streaming",
+        }
+    }
 }
 
 impl FitResult {
-    /// "offload 20/32", "GPU", …
+    /// "offload 20/32", "expert offload 25/36", "GPU", …
     pub fn verdict_text(&self) -> String {
         match self.verdict {
+            Verdict::Offload if self.offload_style == Some(OffloadStyle::Experts) => {
+                let n = self.expert_split.as_ref().map_or(0, |x| x.cpu_moe_layers);
+                format!(
+                    "expert offload {}/{}",
+                    n.min(self.total_layers),
+                    self.total_layers
+                )
+            }
             Verdict::Offload => format!("offload {}/{}", self.gpu_layers, self.total_layers),
             v => v.label().to_string(),
         }
@@ -286,6 +325,8 @@ fn fit_on(
         usd_per_million_tokens: None,
         training: None,
         notes: Vec::new(),
+        offload_style: None,
+        expert_split: None,
     };
 
     if let Some(a) = acc {
@@ -364,28 +405,99 @@ fn fit_on(
         } else if !training && !unified {
             // Offload: as many whole layers as fit on the GPUs (llama.cpp splits layers across
             // GPUs), the rest in RAM. Per-GPU fixed costs (overhead, workspace) stay on each GPU.
+            // A mixture-of-experts model under llama.cpp may instead keep every layer on the GPU
+            // and only the routed experts of the first N layers in RAM (`--n-cpu-moe`), or
+            // stream; the placement with the fastest decode wins.
             let e1 = cache.peek(1).expect("ensured");
             let l = e1.workload.layers.max(1);
             let kfit = layers_that_fit(e1, cap, g);
             let kfit = if kfit == l { l - 1 } else { kfit }; // the whole model already failed above
             let host_part = offload_host_bytes(e1, kfit);
+            let moe = s_cl.model.moe.as_ref().is_some_and(|x| x.experts > 0);
+            let layer_speed = |style: SplitStyle| {
+                placement_speed(e1, Some(dev), g, cpu, link, kfit, batch, ubatch, style, k)
+            };
+            let mut best: Option<(OffloadStyle, crate::core::speed::Speed)> = None;
             if kfit >= 1 && host_part <= ram_cap {
-                r.verdict = Verdict::Offload;
-                r.gpu_layers = kfit;
-                r.ram_required = host_part;
-                r.headroom_bytes = ram_cap.signed_sub(host_part);
-                let sp = placement_speed(
-                    e1,
-                    Some(dev),
+                let style = st.split_style;
+                best = Some((
+                    match style {
+                        SplitStyle::CpuLayers => OffloadStyle::Layers,
+                        SplitStyle::Streaming => OffloadStyle::Streaming,
+                    },
+                    layer_speed(style),
+                ));
+                if moe {
+                    // Streaming holds the same bytes where layer offload does.
+                    let other = match style {
+                        SplitStyle::CpuLayers => (OffloadStyle::Streaming, SplitStyle::Streaming),
+                        SplitStyle::Streaming => (OffloadStyle::Layers, SplitStyle::CpuLayers),
+                    };
+                    let sp = layer_speed(other.1);
+                    if best.is_some_and(|(_, b)| sp.decode_tokens_per_s > b.decode_tokens_per_s) {
+                        best = Some((other.0, sp));
+                    }
+                }
+            }
+            let experts = if moe && expert_offload_runs(s_cl.runtime) {
+                expert_offload(
+                    s_cl,
+                    est,
                     g,
-                    cpu,
-                    link,
-                    kfit,
+                    cap,
+                    ram_cap,
+                    need,
+                    host_need,
+                    |e, on_gpu| {
+                        if on_gpu {
+                            placement_speed(
+                                e,
+                                Some(dev),
+                                g,
+                                cpu,
+                                link,
+                                e.workload.layers,
+                                batch,
+                                ubatch,
+                                SplitStyle::CpuLayers,
+                                k,
+                            )
+                        } else {
+                            placement_speed(
+                                e,
+                                None,
+                                0,
+                                cpu,
+                                GbPerSec(0.0),
+                                0,
+                                batch,
+                                ubatch,
+                                SplitStyle::CpuLayers,
+                                k,
+                            )
+                        }
+                    },
+                    link.bytes_per_sec() * k.pcie_efficiency,
                     batch,
                     ubatch,
-                    st.split_style,
-                    k,
-                );
+                )
+            } else {
+                None
+            };
+            let experts_win = experts.as_ref().is_some_and(|(_, sp)| {
+                best.is_none_or(|(_, b)| sp.decode_tokens_per_s > b.decode_tokens_per_s)
+            });
+            if let (true, Some((split, sp))) = (experts_win, experts) {
+                let ram = host_need.saturating_add(split.ram_bytes);
+                let gpu = need.saturating_sub(split.ram_bytes.div_ceil(g));
+                let split = ExpertSplit {
+                    gpu_required: gpu,
+                    ..split
+                };
+                r.verdict = Verdict::Offload;
+                r.gpu_layers = total_layers;
+                r.ram_required = ram;
+                r.headroom_bytes = cap.signed_sub(gpu).min(ram_cap.signed_sub(ram));
                 set_speed(
                     &mut r,
                     sp.decode_tokens_per_s,
@@ -393,10 +505,36 @@ fn fit_on(
                     s_cl.prompt_tokens,
                 );
                 notes.push(format!(
-                    "{} of {} layers on the GPU, {} on the CPU",
+                    "every layer on the GPU but the routed experts of layers 0-{} ({} MoE layers, {}) in RAM: llama.cpp -ngl 99 --n-cpu-moe {}",
+                    split.cpu_moe_layers.saturating_sub(1),
+                    split.moe_layers_in_ram,
+                    split.ram_bytes.display_gib(),
+                    split.cpu_moe_layers
+                ));
+                r.offload_style = Some(OffloadStyle::Experts);
+                r.expert_split = Some(split);
+            } else if let Some((style, sp)) = best {
+                r.verdict = Verdict::Offload;
+                r.gpu_layers = kfit;
+                r.ram_required = host_part;
+                r.headroom_bytes = ram_cap.signed_sub(host_part);
+                r.offload_style = Some(style);
+                set_speed(
+                    &mut r,
+                    sp.decode_tokens_per_s,
+                    sp.prefill_tokens_per_s,
+                    s_cl.prompt_tokens,
+                );
+                notes.push(format!(
+                    "{} of {} layers on the GPU, {} on the CPU{}",
                     kfit,
                     l,
-                    l - kfit
+                    l - kfit,
+                    if style == OffloadStyle::Streaming {
+                        " (weights streamed over PCIe)"
+                    } else {
+                        ""
+                    }
                 ));
             } else {
                 r.headroom_bytes = cap.signed_sub(need);
@@ -452,6 +590,43 @@ fn fit_on(
     }
     r.notes = notes;
     r
+}
+
+/// Whether the runtime can keep a MoE's routed experts in RAM and the rest on the GPU:
+/// llama.cpp (`--n-cpu-moe`, `--override-tensor`); the generic runtime is modelled on it.
+fn expert_offload_runs(r: Runtime) -> bool {
+    matches!(r, Runtime::LlamaCpp | Runtime::Generic)
+}
+
+/// The expert-offload placement with the fewest layers' experts in RAM (`--n-cpu-moe N`) that
+/// fits: one GPU holds `need` less its share of the RAM experts, host RAM `host_need` plus them.
+/// Its speed from [`experts::expert_offload_speed`] with the speed model `run`.
+#[allow(clippy::too_many_arguments)]
+fn expert_offload(
+    s: &Scenario,
+    est: &Estimate,
+    gpus: u64,
+    cap: Bytes,
+    ram_cap: Bytes,
+    need: Bytes,
+    host_need: Bytes,
+    run: impl Fn(&Estimate, bool) -> crate::core::speed::Speed,
+    link_bytes_per_s: f64,
+    batch: u64,
+    ubatch: u64,
+) -> Option<(ExpertSplit, crate::core::speed::Speed)> {
+    let inv = experts::inventory(&s.model, s.weights);
+    let split = experts::smallest_fitting(&inv, s.model.layers, |x| {
+        need.saturating_sub(x.ram_bytes.div_ceil(gpus.max(1))) <= cap
+            && host_need.saturating_add(x.ram_bytes) <= ram_cap
+    })?;
+    if split.ram_bytes.0 == 0 {
+        // Nothing moved and it fits: the whole-model path already said no, so this is only
+        // possible when the RAM check failed there; not an expert offload.
+        return None;
+    }
+    let sp = experts::expert_offload_speed(est, &split, batch, ubatch, link_bytes_per_s, &run);
+    Some((split, sp))
 }
 
 #[allow(clippy::too_many_arguments)]
