@@ -122,3 +122,175 @@ fn every_moe_preset_carries_its_expert_shapes() {
     let a = scout.param_count().active;
     assert_eq!(a, 48 * 314_664_960 + 202_048 * 5120 + 2 * 5120);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Expert offload in the fit engine.
+
+use headroom::core::catalog::{Catalog, Machine};
+use headroom::core::experts;
+use headroom::core::fit::{
+    FitResult, FitSettings, OffloadStyle, Verdict, expert_offload_at, fit_all,
+};
+use headroom::core::scenario::Runtime;
+use headroom::core::units::Bytes;
+
+fn fit_on(s: &Scenario, cat: &Catalog, machine: &str) -> FitResult {
+    let m = cat
+        .machine(machine)
+        .unwrap_or_else(|| panic!("machine {machine}"));
+    fit_all(s, [m], cat, &FitSettings::default()).remove(0)
+}
+
+#[test]
+fn gpt_oss_120b_on_a_24_gb_gpu_with_64_gb_keeps_24_layers_experts_in_ram() {
+    // desktop-rtx4090-64gb: 24 GiB = 25,769,803,776 bytes of VRAM; RAM 64 GiB less the OS
+    // reserve max(2 GiB, 10 %) = 61,847,529,062 usable.
+    // The whole model on one GPU (generic runtime, 8K context) needs
+    //   weights 65,248,815,744 (above) + KV 2 × 8 × 64 × 2 B × 36 layers × 8,192 tokens with
+    //   half the layers' windows of 128 = 306,708,480 + prefill activations 52,428,800 + logits
+    //   804,352 + runtime overhead 536,870,912 = 66,145,628,288 bytes.
+    // Expert offload: each layer's routed experts are 1,694,269,440 bytes; the GPU must shed
+    // 66,145,628,288 − 25,769,803,776 = 40,375,824,512 → ⌈23.83⌉ = 24 layers (--n-cpu-moe 24):
+    //   RAM  24 × 1,694,269,440 = 40,662,466,560 bytes (≤ 61,847,529,062),
+    //   GPU  66,145,628,288 − 40,662,466,560 = 25,483,161,728 bytes (≤ 25,769,803,776; with 23
+    //        layers it would be 27,177,431,168, too much).
+    let s = Scenario {
+        model: preset("gpt-oss-120b"),
+        weights: WeightPrecision::Mxfp4,
+        ..Scenario::default()
+    };
+    let r = fit_on(&s, builtin(), "desktop-rtx4090-64gb");
+    assert_eq!(r.gpu_required.0, 66_145_628_288, "{r:?}");
+    assert_eq!(r.verdict, Verdict::Offload, "{r:?}");
+    assert_eq!(r.offload_style, Some(OffloadStyle::Experts));
+    assert_eq!(r.gpu_layers, 36);
+    let x = r.expert_split.as_ref().unwrap();
+    assert_eq!(x.cpu_moe_layers, 24);
+    assert_eq!(x.moe_layers_in_ram, 24);
+    assert_eq!(x.ram_bytes, Bytes(24 * GPT_OSS_LAYER_EXPERTS));
+    assert_eq!(x.ram_bytes.0, 40_662_466_560);
+    assert_eq!(x.gpu_required.0, 25_483_161_728);
+    assert_eq!(r.ram_required.0, 40_662_466_560);
+    // Per token the CPU reads 4 of 128 experts in 24 layers: 24 × 52,945,920 = 1,270,702,080.
+    assert_eq!(x.ram_active_bytes.0, 1_270_702_080);
+    assert_eq!(r.verdict_text(), "expert offload 24/36");
+    // Faster than whole layers on the CPU would be (every offloaded layer then also reads its
+    // attention from RAM and the output head runs there).
+    assert!(r.decode_tokens_per_s > 10.0, "{}", r.decode_tokens_per_s);
+}
+
+#[test]
+fn qwen3_30b_a3b_q4_k_m_on_an_8_gb_laptop_gpu() {
+    // Qwen3-30B-A3B: 48 layers of 128 experts (width 768, hidden 2048), 8 per token. At Q4_K_M
+    // llama.cpp keeps gate/up at Q4_K (144 B per 256) and ffn_down at Q6_K (210 B per 256) in
+    // the "more bits" layers (i < 6, i ≥ 42, (i − 6) % 3 = 2), Q4_K elsewhere (llama-quant.cpp):
+    //   gate+up 2 × 2048 × 768 × 128 = 402,653,184 × 144/256 = 226,492,416 bytes a layer;
+    //   down 201,326,592 × 210/256 = 165,150,720 (Q6_K) or × 144/256 = 113,246,208 (Q4_K).
+    // A Q6_K layer holds 391,643,136 bytes of experts, a Q4_K layer 339,738,624.
+    let s = Scenario {
+        model: preset("qwen3-30b-a3b"),
+        weights: WeightPrecision::Q4KM,
+        ..Scenario::default()
+    };
+    let inv = routed_experts(&s.model, s.weights);
+    assert_eq!(inv.len(), 48);
+    assert_eq!(inv[0].bytes, 391_643_136);
+    assert_eq!(inv[6].bytes, 339_738_624);
+    assert_eq!(inv[8].bytes, 391_643_136);
+    let r = fit_on(&s, builtin(), "laptop-rtx4060-16gb");
+    assert_eq!(r.verdict, Verdict::Offload, "{r:?}");
+    assert_eq!(r.offload_style, Some(OffloadStyle::Experts));
+    let x = r.expert_split.as_ref().unwrap();
+    // The 8 GiB GPU (8,589,934,592 bytes) sheds the experts of the first N layers until what
+    // is left fits: N is the first with need − RAM(N) ≤ 8 GiB.
+    let need = r.gpu_required.0;
+    let ram = |n: u64| {
+        inv.iter()
+            .filter(|e| e.layer < n)
+            .map(|e| e.bytes)
+            .sum::<u64>()
+    };
+    let n = (0..=48).find(|&n| need - ram(n) <= 8 << 30).unwrap();
+    assert_eq!(x.cpu_moe_layers, n);
+    assert_eq!(n, 32);
+    // Layers 0–31: 14 in Q6_K (0–5, 8, 11, …, 29), 18 in Q4_K:
+    // 14 × 391,643,136 + 18 × 339,738,624 = 5,483,003,904 + 6,115,295,232 = 11,598,299,136.
+    assert_eq!(x.ram_bytes.0, 11_598_299_136);
+    assert_eq!(x.gpu_required.0, need - 11_598_299_136);
+    assert!(x.gpu_required.0 <= 8 << 30);
+    assert!(need - ram(31) > 8 << 30);
+}
+
+#[test]
+fn dense_models_never_get_expert_offload() {
+    for (id, w) in [
+        ("llama-3-70b", WeightPrecision::Q4KM),
+        ("qwen2.5-32b", WeightPrecision::Q4KM),
+        ("llama-3-8b", WeightPrecision::Bf16),
+    ] {
+        let s = Scenario {
+            model: preset(id),
+            weights: w,
+            ..Scenario::default()
+        };
+        let cat = builtin();
+        for r in fit_all(&s, &cat.machines, cat, &FitSettings::default()) {
+            assert!(r.expert_split.is_none(), "{id} on {}", r.machine);
+            assert_ne!(r.offload_style, Some(OffloadStyle::Experts), "{id}");
+            if r.verdict == Verdict::Offload {
+                assert_eq!(r.offload_style, Some(OffloadStyle::Layers), "{id}");
+            }
+        }
+        assert!(routed_experts(&s.model, w).is_empty());
+        assert!(
+            expert_offload_at(
+                &s,
+                cat.machine("desktop-rtx4090-64gb").unwrap(),
+                cat,
+                &FitSettings::default(),
+                10
+            )
+            .is_none()
+        );
+    }
+}
+
+#[test]
+fn vllm_does_not_offload_experts() {
+    let s = Scenario {
+        model: preset("gpt-oss-120b"),
+        weights: WeightPrecision::Mxfp4,
+        runtime: Runtime::Vllm,
+        ..Scenario::default()
+    };
+    let r = fit_on(&s, builtin(), "desktop-rtx4090-64gb");
+    assert!(r.expert_split.is_none(), "{r:?}");
+}
+
+#[test]
+fn a_sparse_gguf_splits_its_bytes_by_tensor_name() {
+    // tests/fixtures/import/tiny_moe.gguf (make_fixtures.py, make_moe): layer 0 dense; layer 1
+    // ffn_gate_exps MXFP4 8 rows × 17 = 136 + ffn_up_exps Q4_0 8 × 18 = 144 + ffn_down_exps
+    // Q8_0 8 × 34 = 272 → 552 bytes (its router ffn_gate_inp, 136, and shared expert
+    // ffn_up_shexp, 68, are not experts); layer 2 ffn_gate_up_exps Q4_0 16 × 18 = 288 +
+    // ffn_down_exps 144 + ffn_down_exps.bias F32 8 × 4 = 32 → 464 bytes.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/import/tiny_moe.gguf");
+    let m = headroom::io::import::import_path(&path).unwrap();
+    let fw = m.spec.file_weights.as_ref().unwrap();
+    assert_eq!(fw.expert_bytes_by_layer, vec![0, 552, 464]);
+    assert_eq!(fw.total_bytes, 2072);
+    let inv = routed_experts(&m.spec, m.weights.unwrap_or(WeightPrecision::Q8_0));
+    assert_eq!(
+        inv.iter().map(|r| (r.layer, r.bytes)).collect::<Vec<_>>(),
+        vec![(1, 552), (2, 464)]
+    );
+    // 2 of 4 experts per token: half of each layer's expert bytes.
+    assert_eq!(inv[0].active_bytes, 276);
+    assert_eq!(inv[1].active_bytes, 232);
+    // --n-cpu-moe 1 covers only the dense layer 0; 2 moves layer 1; 3 moves both.
+    assert_eq!(experts::split(&inv, 1).ram_bytes, Bytes(0));
+    assert_eq!(experts::split(&inv, 2).ram_bytes, Bytes(552));
+    assert_eq!(experts::split(&inv, 3).ram_bytes, Bytes(1016));
+    assert_eq!(experts::split(&inv, 3).all_expert_bytes, Bytes(1016));
+}

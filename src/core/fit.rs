@@ -10,7 +10,9 @@ use super::estimate::{ComponentKind, Estimate, estimate, estimate_with};
 use super::experts::{self, ExpertSplit};
 use super::precision::WeightPrecision;
 use super::scenario::{Checkpointing, Mode, Runtime, Scenario};
-use super::speed::{Device, SpeedConstants, SplitStyle, placement_speed, training_tokens_per_s};
+use super::speed::{
+    Device, Speed, SpeedConstants, SplitStyle, placement_speed, training_tokens_per_s,
+};
 use super::units::{Bytes, GbPerSec};
 use serde::{Deserialize, Serialize};
 
@@ -417,7 +419,7 @@ fn fit_on(
             let layer_speed = |style: SplitStyle| {
                 placement_speed(e1, Some(dev), g, cpu, link, kfit, batch, ubatch, style, k)
             };
-            let mut best: Option<(OffloadStyle, crate::core::speed::Speed)> = None;
+            let mut best: Option<(OffloadStyle, Speed)> = None;
             if kfit >= 1 && host_part <= ram_cap {
                 let style = st.split_style;
                 best = Some((
@@ -448,35 +450,7 @@ fn fit_on(
                     ram_cap,
                     need,
                     host_need,
-                    |e, on_gpu| {
-                        if on_gpu {
-                            placement_speed(
-                                e,
-                                Some(dev),
-                                g,
-                                cpu,
-                                link,
-                                e.workload.layers,
-                                batch,
-                                ubatch,
-                                SplitStyle::CpuLayers,
-                                k,
-                            )
-                        } else {
-                            placement_speed(
-                                e,
-                                None,
-                                0,
-                                cpu,
-                                GbPerSec(0.0),
-                                0,
-                                batch,
-                                ubatch,
-                                SplitStyle::CpuLayers,
-                                k,
-                            )
-                        }
-                    },
+                    speed_model(dev, g, cpu, link, batch, ubatch, k),
                     link.bytes_per_sec() * k.pcie_efficiency,
                     batch,
                     ubatch,
@@ -592,6 +566,103 @@ fn fit_on(
     r
 }
 
+/// The speed model as [`experts::expert_offload_speed`] calls it: an estimate with every layer
+/// on the `gpus` GPUs (`on_gpu`), or on the CPU alone. The one place expert offload meets the
+/// speed model.
+fn speed_model(
+    dev: Device,
+    gpus: u64,
+    cpu: Device,
+    link: GbPerSec,
+    batch: u64,
+    ubatch: u64,
+    k: &SpeedConstants,
+) -> impl Fn(&Estimate, bool) -> Speed + '_ {
+    move |e: &Estimate, on_gpu: bool| {
+        if on_gpu {
+            placement_speed(
+                e,
+                Some(dev),
+                gpus,
+                cpu,
+                link,
+                e.workload.layers,
+                batch,
+                ubatch,
+                SplitStyle::CpuLayers,
+                k,
+            )
+        } else {
+            placement_speed(
+                e,
+                None,
+                0,
+                cpu,
+                GbPerSec(0.0),
+                0,
+                batch,
+                ubatch,
+                SplitStyle::CpuLayers,
+                k,
+            )
+        }
+    }
+}
+
+/// Decode and prefill of the expert-offload placement of `s` on `m` with the routed experts of
+/// layers `0 … n_cpu_moe − 1` in RAM (llama.cpp `-ngl 99 --n-cpu-moe n_cpu_moe`), whether or not
+/// it fits; with the split. `None` without a discrete GPU or routed experts. The teaching curve
+/// of tok/s against `n_cpu_moe` and published measurements at a given `--n-cpu-moe` use it.
+pub fn expert_offload_at(
+    s: &Scenario,
+    m: &Machine,
+    cat: &Catalog,
+    st: &FitSettings,
+    n_cpu_moe: u64,
+) -> Option<(ExpertSplit, Speed)> {
+    let acc = m.gpu.as_deref().and_then(|id| cat.accelerator(id))?;
+    if acc.memory_kind == MemoryKind::Unified {
+        return None;
+    }
+    let sc = s.clamped();
+    let g = m.gpu_count.max(1) as u64;
+    let est = estimate_with(
+        &Scenario {
+            gpus: g,
+            ..sc.clone()
+        },
+        false,
+    );
+    let inv = experts::inventory(&sc.model, sc.weights);
+    if inv.is_empty() {
+        return None;
+    }
+    let k = &st.speed;
+    let link = host_link(acc);
+    let mut split = experts::split(&inv, n_cpu_moe.min(sc.model.layers));
+    split.gpu_required = est
+        .peak_reserved()
+        .saturating_sub(split.ram_bytes.div_ceil(g));
+    let run = speed_model(
+        gpu_device(acc, k),
+        g,
+        cpu_device(m, k),
+        link,
+        sc.batch,
+        sc.ubatch,
+        k,
+    );
+    let sp = experts::expert_offload_speed(
+        &est,
+        &split,
+        sc.batch,
+        sc.ubatch,
+        link.bytes_per_sec() * k.pcie_efficiency,
+        &run,
+    );
+    Some((split, sp))
+}
+
 /// Whether the runtime can keep a MoE's routed experts in RAM and the rest on the GPU:
 /// llama.cpp (`--n-cpu-moe`, `--override-tensor`); the generic runtime is modelled on it.
 fn expert_offload_runs(r: Runtime) -> bool {
@@ -610,11 +681,11 @@ fn expert_offload(
     ram_cap: Bytes,
     need: Bytes,
     host_need: Bytes,
-    run: impl Fn(&Estimate, bool) -> crate::core::speed::Speed,
+    run: impl Fn(&Estimate, bool) -> Speed,
     link_bytes_per_s: f64,
     batch: u64,
     ubatch: u64,
-) -> Option<(ExpertSplit, crate::core::speed::Speed)> {
+) -> Option<(ExpertSplit, Speed)> {
     let inv = experts::inventory(&s.model, s.weights);
     let split = experts::smallest_fitting(&inv, s.model.layers, |x| {
         need.saturating_sub(x.ram_bytes.div_ceil(gpus.max(1))) <= cap
