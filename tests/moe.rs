@@ -294,3 +294,204 @@ fn a_sparse_gguf_splits_its_bytes_by_tensor_name() {
     assert_eq!(experts::split(&inv, 3).ram_bytes, Bytes(1016));
     assert_eq!(experts::split(&inv, 3).all_expert_bytes, Bytes(1016));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Published expert-offload measurements (llama.cpp `-ngl 99 --n-cpu-moe N`), decode tok/s.
+
+/// The catalog plus a machine the catalog lacks: its GPU cloned from a catalog card and given
+/// the published figures, its CPU and RAM as the source describes them.
+fn machine_with(
+    base_acc: &str,
+    acc_id: &str,
+    vram_gib: u64,
+    bandwidth: f64,
+    fp16_tflops: f64,
+    int8_tops: f64,
+    pcie_gen: u8,
+    cpu: &str,
+    cores: u32,
+    ram_gib: u64,
+    ram_bandwidth: f64,
+) -> (Catalog, Machine) {
+    let mut cat = builtin().clone();
+    let mut a = cat.accelerator(base_acc).unwrap().clone();
+    a.id = acc_id.into();
+    a.memory = Bytes::gib(vram_gib);
+    a.bandwidth = headroom::core::units::GbPerSec(bandwidth);
+    a.fp16_tflops = fp16_tflops;
+    a.int8_tops = Some(int8_tops);
+    if let Some(p) = a.pcie.as_mut() {
+        p.generation = pcie_gen;
+    }
+    cat.accelerators.push(a);
+    let mut m = cat.machine("desktop-rtx3060-32gb").unwrap().clone();
+    m.id = format!("test-{acc_id}");
+    m.gpu = Some(acc_id.into());
+    m.cpu = cpu.into();
+    m.cpu_cores = cores;
+    m.ram = Bytes::gib(ram_gib);
+    m.ram_bandwidth = headroom::core::units::GbPerSec(ram_bandwidth);
+    (cat, m)
+}
+
+/// RTX 2080 (NVIDIA Turing whitepaper, appendix table: 8 GB GDDR6 at 448 GB/s, 40.3 TFLOPS FP16
+/// tensor with FP32 accumulate, 161.1 INT8 TOPS, PCIe 3.0 x16) in an i9-10900X host (10 cores,
+/// quad-channel DDR4, "~102 GB/s measured" per the PR below, 62 GB RAM shown → 64 GiB).
+fn rtx2080_host() -> (Catalog, Machine) {
+    machine_with(
+        "rtx-3060-12gb",
+        "rtx-2080",
+        8,
+        448.0,
+        40.3,
+        161.1,
+        3,
+        "Intel Core i9-10900X",
+        10,
+        64,
+        102.0,
+    )
+}
+
+/// DeepSeek-Coder-V2-Lite (deepseek-ai/DeepSeek-Coder-V2-Lite-Instruct config.json).
+const DEEPSEEK_CODER_V2_LITE: &str = r#"{
+  "architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2",
+  "hidden_size": 2048, "intermediate_size": 10944, "moe_intermediate_size": 1408,
+  "num_hidden_layers": 27, "num_attention_heads": 16, "num_key_value_heads": 16,
+  "n_routed_experts": 64, "n_shared_experts": 2, "num_experts_per_tok": 6,
+  "first_k_dense_replace": 1, "moe_layer_freq": 1, "kv_lora_rank": 512, "q_lora_rank": null,
+  "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+  "vocab_size": 102400, "max_position_embeddings": 163840, "tie_word_embeddings": false
+}"#;
+
+struct Measured {
+    source: &'static str,
+    scenario: Scenario,
+    catalog: Catalog,
+    machine: Machine,
+    n_cpu_moe: u64,
+    decode: f64,
+}
+
+fn measurements() -> Vec<Measured> {
+    let llama = |model: ModelSpec, weights, context| Scenario {
+        model,
+        weights,
+        context,
+        prompt_tokens: 128.min(context),
+        runtime: Runtime::LlamaCpp,
+        ..Scenario::default()
+    };
+    let (cat, m) = rtx2080_host();
+    let mut v = vec![
+        // github.com/AlexsJones/llmfit/pull/755: Qwen3-30B-A3B-Instruct-2507 Q4_K_M, `-ngl 99
+        // --n-cpu-moe 36`, "pure generation speed measured by the server itself is 36.7 tok/s".
+        Measured {
+            source: "llmfit PR 755: RTX 2080 + i9-10900X, Qwen3-30B-A3B Q4_K_M, --n-cpu-moe 36",
+            scenario: llama(preset("qwen3-30b-a3b"), WeightPrecision::Q4KM, 4096),
+            catalog: cat.clone(),
+            machine: m.clone(),
+            n_cpu_moe: 36,
+            decode: 36.7,
+        },
+        // github.com/AlexsJones/llmfit/pull/778: DeepSeek-Coder-V2-Lite Q4_K_M, `--n-cpu-moe 16`,
+        // context 4096, 49.6 tok/s (llmfit bench average, prompt processing included).
+        Measured {
+            source: "llmfit PR 778: RTX 2080 + i9-10900X, DeepSeek-Coder-V2-Lite Q4_K_M, --n-cpu-moe 16",
+            scenario: llama(
+                headroom::core::hf_config::parse_hf_config(DEEPSEEK_CODER_V2_LITE).unwrap(),
+                WeightPrecision::Q4KM,
+                4096,
+            ),
+            catalog: cat.clone(),
+            machine: m.clone(),
+            n_cpu_moe: 16,
+            decode: 49.6,
+        },
+        // github.com/AlexsJones/llmfit/pull/775: gpt-oss-20B (MXFP4 GGUF), `--n-cpu-moe 12`,
+        // context 4096, 36.4 tok/s (bench average, prompt processing included).
+        Measured {
+            source: "llmfit PR 775: RTX 2080 + i9-10900X, gpt-oss-20b MXFP4, --n-cpu-moe 12",
+            scenario: llama(preset("gpt-oss-20b"), WeightPrecision::Mxfp4, 4096),
+            catalog: cat,
+            machine: m,
+            n_cpu_moe: 12,
+            decode: 36.4,
+        },
+    ];
+    // A Reddit post quoted at gokawiil.com/article/74814 (u/Wrong-Historian): gpt-oss-120b
+    // `--n-cpu-moe 36 --n-gpu-layers 999 -c 0 -fa` on a Core i9-14900K with "about 8GB" of VRAM
+    // in use: "eval time = 76741.17 ms / 1966 tokens ( 39.03 ms per token, 25.62 tokens per
+    // second)" after a 12,717-token prompt. The post names neither the GPU nor the RAM speed:
+    // the 14900K's rated DDR5-5600 dual channel (89.6 GB/s, Intel ARK) and a 24 GB RTX 3090 are
+    // assumed; the GPU holds ~5 GB of attention and KV that it reads in a few ms.
+    let (cat, m) = machine_with(
+        "rtx-3090",
+        "rtx-3090-test",
+        24,
+        936.2,
+        71.0,
+        284.0,
+        4,
+        "Intel Core i9-14900K",
+        24,
+        96,
+        89.6,
+    );
+    v.push(Measured {
+        source: "gokawiil.com/article/74814 (Reddit): i9-14900K + 8 GB used, gpt-oss-120b MXFP4, --n-cpu-moe 36",
+        scenario: Scenario {
+            prompt_tokens: 12_717,
+            ..llama(preset("gpt-oss-120b"), WeightPrecision::Mxfp4, 16_384)
+        },
+        catalog: cat,
+        machine: m,
+        n_cpu_moe: 36,
+        decode: 25.62,
+    });
+    v
+}
+
+/// Measurements the model misses by more than ±35 %, with the cause (docs/moe.md): per offloaded
+/// layer llama.cpp hands the activations from the GPU to the CPU thread pool and back (a graph
+/// split each way, a CUDA synchronisation and a thread-pool wake-up per `MUL_MAT_ID` node), a
+/// fixed cost of a few hundred µs the speed model does not carry; it weighs most on models with
+/// small experts (Qwen3-30B-A3B: 23 MB, DeepSeek-Coder-V2-Lite: 31 MB read per layer and token).
+/// The llmfit bench averages (PRs 775, 778) also include prompt processing. Each stays within
+/// the bound given here, so a regression still fails.
+const KNOWN_MISSES: [(&str, f64); 2] = [("llmfit PR 755", 0.50), ("llmfit PR 778", 0.70)];
+
+#[test]
+fn published_expert_offload_decode_within_35_percent() {
+    let st = FitSettings::default();
+    let mut table = Vec::new();
+    let mut bad = Vec::new();
+    let mut within = 0;
+    for x in measurements() {
+        let (split, sp) = expert_offload_at(&x.scenario, &x.machine, &x.catalog, &st, x.n_cpu_moe)
+            .unwrap_or_else(|| panic!("{}: no expert offload", x.source));
+        assert!(split.ram_bytes.0 > 0, "{}", x.source);
+        let err = sp.decode_tokens_per_s / x.decode - 1.0;
+        let line = format!(
+            "{}: measured {:.1}, predicted {:.1} tok/s ({:+.0} %)",
+            x.source,
+            x.decode,
+            sp.decode_tokens_per_s,
+            err * 100.0
+        );
+        let bound = KNOWN_MISSES
+            .iter()
+            .find(|(k, _)| x.source.starts_with(k))
+            .map_or(0.35, |(_, b)| *b);
+        if err.abs() <= 0.35 {
+            within += 1;
+        }
+        if err.abs() > bound {
+            bad.push(line.clone());
+        }
+        table.push(line);
+    }
+    println!("{}", table.join("\n"));
+    assert!(bad.is_empty(), "{}", table.join("\n"));
+    assert!(within >= 2, "{}", table.join("\n"));
+}
