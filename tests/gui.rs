@@ -1091,3 +1091,23 @@ fn clicking_a_recommendation_card_ticks_the_machine() {
     assert!(recs.this_machine.as_ref().unwrap().upgrades.is_empty());
     assert!(h.query_by_label_contains("This machine: ").is_some());
 }
+
+/// The Parameters slider spans 0.1 B to 2 T on a log scale across the panel's width: a 25 px
+/// drag moves it by a small factor, not from 8 B to hundreds of billions.
+#[test]
+fn a_short_drag_on_the_parameters_slider_is_a_small_step() {
+    let mut h = harness(State::default());
+    let r = h.get_by_role_and_label(Role::Slider, "Parameters").rect();
+    assert!(r.width() > 200.0, "{r:?}");
+    let start = egui::pos2(r.left() + r.width() * 0.45, r.center().y);
+    h.drag_at(start);
+    h.run();
+    let before = h.state().state.scenario.model.param_count().total as f64;
+    h.hover_at(start + egui::vec2(25.0, 0.0));
+    h.run();
+    h.drop_at(start + egui::vec2(25.0, 0.0));
+    h.run();
+    let after = h.state().state.scenario.model.param_count().total as f64;
+    let ratio = after / before;
+    assert!(ratio > 1.0 && ratio < 3.0, "{before} -> {after}");
+}

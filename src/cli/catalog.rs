@@ -80,30 +80,8 @@ pub fn try_list(cat: &Catalog, kind: Option<&str>, json: bool) -> Result<String,
     }
     let header = ["ID", "NAME", "KIND", "GPU", "VRAM", "RAM", "PRICE"].map(String::from);
     let rows: Vec<[String; 7]> = machines.iter().map(|m| row(cat, m)).collect();
-    let mut width = [0usize; 7];
-    for r in std::iter::once(&header).chain(rows.iter()) {
-        for (w, c) in width.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let mut out = String::new();
-    for r in std::iter::once(&header).chain(rows.iter()) {
-        let mut line = String::new();
-        for (i, (c, w)) in r.iter().zip(width).enumerate() {
-            let pad = w - c.chars().count();
-            // Sizes and prices are right-aligned.
-            if i >= 4 {
-                line.push_str(&" ".repeat(pad));
-                line.push_str(c);
-            } else {
-                line.push_str(c);
-                line.push_str(&" ".repeat(pad));
-            }
-            line.push_str("  ");
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
+    // Sizes and prices are right-aligned.
+    let mut out = aligned_table(&header, &rows, 4);
     out.push_str(&format!(
         "{} machines (memory in GiB; VRAM = total over all GPUs)\n",
         rows.len()
@@ -179,19 +157,34 @@ pub fn models(cat: &Catalog, json: bool) -> String {
             ]
         })
         .collect();
-    let mut width = [0usize; 6];
-    for r in std::iter::once(&header).chain(rows.iter()) {
+    // Numbers are right-aligned.
+    let mut out = aligned_table(&header, &rows, 2);
+    out.push_str(&format!(
+        "{} presets (use the id with --model)\n",
+        rows.len()
+    ));
+    out
+}
+
+/// Columns padded to their widest cell, two spaces apart; columns from `right_from` on are
+/// right-aligned.
+fn aligned_table<const N: usize>(
+    header: &[String; N],
+    rows: &[[String; N]],
+    right_from: usize,
+) -> String {
+    let mut width = [0usize; N];
+    for r in std::iter::once(header).chain(rows) {
         for (w, c) in width.iter_mut().zip(r) {
             *w = (*w).max(c.chars().count());
         }
     }
     let mut out = String::new();
-    for r in std::iter::once(&header).chain(rows.iter()) {
+    for r in std::iter::once(header).chain(rows) {
         let mut line = String::new();
         for (i, (c, w)) in r.iter().zip(width).enumerate() {
             let pad = " ".repeat(w - c.chars().count());
-            // Numbers are right-aligned.
-            if i >= 2 {
+            if i >= right_from {
                 line.push_str(&pad);
                 line.push_str(c);
             } else {
@@ -203,10 +196,6 @@ pub fn models(cat: &Catalog, json: bool) -> String {
         out.push_str(line.trim_end());
         out.push('\n');
     }
-    out.push_str(&format!(
-        "{} presets (use the id with --model)\n",
-        rows.len()
-    ));
     out
 }
 

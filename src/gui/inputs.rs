@@ -376,28 +376,18 @@ impl InputsPanel {
         });
 
         // Parameters: dragging it turns the model into a generic one of that size. The slider
-        // is logarithmic (each decade gets the same length); the typed field reads "8.03B",
+        // is logarithmic over 0.1 B to 2 T and gets a row of its own, the panel's full width, so
+        // a short drag is a small step (each decade about 60 px); the typed field reads "8.03B",
         // "494M" and takes the same forms.
         let pc = v.state.scenario.model.param_count();
         let mut b = pc.total as f64 / 1e9;
-        let changed = ui
+        let (l, d) = ui
             .horizontal(|ui| {
                 let l = row_label(
                     ui,
                     "Parameters",
                     "Total parameters. Changing it replaces the model by a generic Llama-like shape of that size",
                 );
-                ui.spacing_mut().slider_width =
-                    (ui.available_width() - VALUE_W - ui.spacing().item_spacing.x - 16.0).max(40.0);
-                let s = ui
-                    .add(
-                        Slider::new(&mut b, 0.1..=2000.0)
-                            .clamping(egui::SliderClamping::Edits)
-                            .logarithmic(true)
-                            .smart_aim(true)
-                            .show_value(false),
-                    )
-                    .labelled_by(l.id);
                 let speed = (b * 0.005).max(0.001);
                 let d = ui
                     .push_id("Parameters", |ui| {
@@ -413,9 +403,23 @@ impl InputsPanel {
                     })
                     .inner
                     .labelled_by(l.id);
-                s.changed() || d.changed()
+                (l, d)
             })
             .inner;
+        let s = ui
+            .horizontal(|ui| {
+                ui.spacing_mut().slider_width = (ui.available_width() - 8.0).max(40.0);
+                ui.add(
+                    Slider::new(&mut b, 0.1..=2000.0)
+                        .clamping(egui::SliderClamping::Edits)
+                        .logarithmic(true)
+                        .smart_aim(true)
+                        .show_value(false),
+                )
+                .labelled_by(l.id)
+            })
+            .inner;
+        let changed = s.changed() || d.changed();
         if changed {
             let n = (b.clamp(0.001, 10_000.0) * 1e9).round() as u64;
             v.state.scenario.model = ModelSpec::generic(n);
