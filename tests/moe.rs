@@ -495,3 +495,94 @@ fn published_expert_offload_decode_within_35_percent() {
     assert!(bad.is_empty(), "{}", table.join("\n"));
     assert!(within >= 2, "{}", table.join("\n"));
 }
+
+#[test]
+fn teaching_curve_of_tok_s_against_n_cpu_moe() {
+    let cat = builtin();
+    let m = cat.machine("desktop-rtx4090-64gb").unwrap();
+    let acc = cat.accelerator(m.gpu.as_deref().unwrap());
+    let st = FitSettings::default();
+    let s = Scenario {
+        model: preset("gpt-oss-120b"),
+        weights: WeightPrecision::Mxfp4,
+        ..Scenario::default()
+    };
+    let t = headroom::core::teach::teach_curves(&s, &st, m, acc, &[]);
+    // One point per --n-cpu-moe 0 … 36; the first that fits is the fit engine's 24.
+    assert_eq!(t.expert_offload.len(), 37);
+    assert_eq!(t.n_cpu_moe_fit, Some(24));
+    let r = fit_on(&s, cat, "desktop-rtx4090-64gb");
+    assert!((t.expert_offload[24][1] - r.decode_tokens_per_s).abs() < 1e-9);
+    // More experts in RAM never decodes faster.
+    for w in t.expert_offload.windows(2) {
+        assert!(w[1][1] <= w[0][1] + 1e-9, "{w:?}");
+    }
+    // Dense: no curve.
+    let dense = Scenario {
+        model: preset("llama-3-70b"),
+        weights: WeightPrecision::Q4KM,
+        ..Scenario::default()
+    };
+    let t = headroom::core::teach::teach_curves(&dense, &st, m, acc, &[]);
+    assert!(t.expert_offload.is_empty() && t.n_cpu_moe_fit.is_none());
+}
+
+#[test]
+fn cli_fit_json_shows_the_style_and_split() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args([
+            "fit",
+            "--model",
+            "gpt-oss-120b",
+            "--weights",
+            "mxfp4",
+            "--kind",
+            "desktop",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v.as_array().unwrap();
+    let r = rows
+        .iter()
+        .find(|r| r["machine"] == "desktop-rtx4090-64gb")
+        .unwrap();
+    assert_eq!(r["verdict"], "offload");
+    assert_eq!(r["style"], "experts");
+    assert_eq!(r["cpu_moe_layers"], 24);
+    assert_eq!(r["gpu_layers"], 36);
+    assert_eq!(r["expert_split"]["ram_expert_bytes"], 40_662_466_560u64);
+    assert_eq!(r["expert_split"]["gpu_required_bytes"], 25_483_161_728u64);
+    // Rows without an offload carry no style.
+    assert!(
+        rows.iter()
+            .filter(|r| r["verdict"] != "offload")
+            .all(|r| r.get("style").is_none())
+    );
+}
+
+#[test]
+fn llama_cpp_launch_line_has_n_cpu_moe() {
+    let s = Scenario {
+        model: preset("gpt-oss-120b"),
+        weights: WeightPrecision::Mxfp4,
+        runtime: Runtime::LlamaCpp,
+        ..Scenario::default()
+    };
+    let r = fit_on(&s, builtin(), "desktop-rtx4090-64gb");
+    assert_eq!(r.offload_style, Some(OffloadStyle::Experts));
+    let n = r.expert_split.as_ref().unwrap().cpu_moe_layers;
+    let l = headroom::io::export::launch::llama_cpp(&s, &r);
+    assert!(
+        l.text.contains(&format!("-ngl 99 --n-cpu-moe {n}")),
+        "{}",
+        l.text
+    );
+    assert!(l.note.contains("ffn_*_exps"), "{}", l.note);
+}

@@ -75,6 +75,9 @@ pub struct ExpertSplit {
     /// What one GPU holds in this placement (set by the fit engine): everything the whole-model
     /// placement needs less this GPU's share of the RAM experts.
     pub gpu_required: Bytes,
+    /// What host RAM holds in this placement (set by the fit engine): the whole-model
+    /// placement's host part plus the RAM experts.
+    pub ram_required: Bytes,
 }
 
 /// The routed experts of the model in layer order (see [`routed_experts`]).

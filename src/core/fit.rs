@@ -466,6 +466,7 @@ fn fit_on(
                 let gpu = need.saturating_sub(split.ram_bytes.div_ceil(g));
                 let split = ExpertSplit {
                     gpu_required: gpu,
+                    ram_required: ram,
                     ..split
                 };
                 r.verdict = Verdict::Offload;
@@ -611,8 +612,8 @@ fn speed_model(
 
 /// Decode and prefill of the expert-offload placement of `s` on `m` with the routed experts of
 /// layers `0 … n_cpu_moe − 1` in RAM (llama.cpp `-ngl 99 --n-cpu-moe n_cpu_moe`), whether or not
-/// it fits; with the split. `None` without a discrete GPU or routed experts. The teaching curve
-/// of tok/s against `n_cpu_moe` and published measurements at a given `--n-cpu-moe` use it.
+/// it fits; with the split. `None` without a discrete GPU or routed experts. Published
+/// measurements at a given `--n-cpu-moe` are checked with it.
 pub fn expert_offload_at(
     s: &Scenario,
     m: &Machine,
@@ -621,10 +622,26 @@ pub fn expert_offload_at(
     n_cpu_moe: u64,
 ) -> Option<(ExpertSplit, Speed)> {
     let acc = m.gpu.as_deref().and_then(|id| cat.accelerator(id))?;
+    expert_offload_points(s, m, acc, st, &[n_cpu_moe]).pop()
+}
+
+/// [`expert_offload_at`] for several `n_cpu_moe` (the teaching curve: every value 0 … layers),
+/// with one estimate. Empty without routed experts or on a unified-memory GPU.
+pub fn expert_offload_points(
+    s: &Scenario,
+    m: &Machine,
+    acc: &Accelerator,
+    st: &FitSettings,
+    ns: &[u64],
+) -> Vec<(ExpertSplit, Speed)> {
     if acc.memory_kind == MemoryKind::Unified {
-        return None;
+        return Vec::new();
     }
     let sc = s.clamped();
+    let inv = experts::inventory(&sc.model, sc.weights);
+    if inv.is_empty() {
+        return Vec::new();
+    }
     let g = m.gpu_count.max(1) as u64;
     let est = estimate_with(
         &Scenario {
@@ -633,16 +650,8 @@ pub fn expert_offload_at(
         },
         false,
     );
-    let inv = experts::inventory(&sc.model, sc.weights);
-    if inv.is_empty() {
-        return None;
-    }
     let k = &st.speed;
     let link = host_link(acc);
-    let mut split = experts::split(&inv, n_cpu_moe.min(sc.model.layers));
-    split.gpu_required = est
-        .peak_reserved()
-        .saturating_sub(split.ram_bytes.div_ceil(g));
     let run = speed_model(
         gpu_device(acc, k),
         g,
@@ -652,15 +661,24 @@ pub fn expert_offload_at(
         sc.ubatch,
         k,
     );
-    let sp = experts::expert_offload_speed(
-        &est,
-        &split,
-        sc.batch,
-        sc.ubatch,
-        link.bytes_per_sec() * k.pcie_efficiency,
-        &run,
-    );
-    Some((split, sp))
+    ns.iter()
+        .map(|&n| {
+            let mut split = experts::split(&inv, n.min(sc.model.layers));
+            split.gpu_required = est
+                .peak_reserved()
+                .saturating_sub(split.ram_bytes.div_ceil(g));
+            split.ram_required = est.host_total().saturating_add(split.ram_bytes);
+            let sp = experts::expert_offload_speed(
+                &est,
+                &split,
+                sc.batch,
+                sc.ubatch,
+                link.bytes_per_sec() * k.pcie_efficiency,
+                &run,
+            );
+            (split, sp)
+        })
+        .collect()
 }
 
 /// Whether the runtime can keep a MoE's routed experts in RAM and the rest on the GPU:
