@@ -300,6 +300,7 @@ fn a_sparse_gguf_splits_its_bytes_by_tensor_name() {
 
 /// The catalog plus a machine the catalog lacks: its GPU cloned from a catalog card and given
 /// the published figures, its CPU and RAM as the source describes them.
+#[allow(clippy::too_many_arguments)]
 fn machine_with(
     base_acc: &str,
     acc_id: &str,
