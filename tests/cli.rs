@@ -230,11 +230,19 @@ fn fit_json_contract() {
             "decode_tokens_per_s",
             "prefill_tokens_per_s",
             "usd_per_million_tokens",
+            "disk_bytes",
         ] {
             assert!(r.get(k).is_some(), "missing {k} in {r}");
         }
         assert!(
-            ["gpu", "unified", "offload", "cpu", "none"].contains(&r["verdict"].as_str().unwrap())
+            ["gpu", "unified", "offload", "cpu", "disk", "none"]
+                .contains(&r["verdict"].as_str().unwrap())
+        );
+        // disk_bytes is non-zero exactly on verdict "disk".
+        assert_eq!(
+            r["disk_bytes"].as_u64().unwrap() > 0,
+            r["verdict"] == "disk",
+            "{r}"
         );
         assert!(r["headroom_bytes"].is_i64());
         assert_eq!(r["kind"], "laptop");

@@ -46,6 +46,9 @@ fn acc(
         memory,
         bandwidth: GbPerSec(bw),
         fp16_tflops: fp16,
+        fp16_acc16_tflops: None,
+        vector_tflops: None,
+        compute_units: None,
         int8_tops: None,
         tdp_w: None,
         pcie: Some(PcieLink {
@@ -65,6 +68,7 @@ fn catalog() -> Catalog {
     use Segment::{Consumer, Datacenter, Laptop, Workstation};
     use Vendor::{Amd, Nvidia};
     Catalog {
+        benchmarks: Vec::new(),
         accelerators: vec![
             acc(
                 "rtx-4090",

@@ -48,6 +48,9 @@ fn acc(
         memory: Bytes::gib(gib),
         bandwidth: GbPerSec(bw),
         fp16_tflops: tf,
+        fp16_acc16_tflops: None,
+        vector_tflops: None,
+        compute_units: None,
         int8_tops: None,
         tdp_w: Some(350.0),
         pcie: pcie.map(|(generation, lanes)| PcieLink { generation, lanes }),
@@ -83,6 +86,7 @@ fn machine(
         gpu_memory_limit: None,
         price,
         power_w: Some(500.0),
+        storage: None,
         source: "test fixture".into(),
         notes: None,
     }
@@ -103,6 +107,7 @@ fn catalog() -> Catalog {
         source: "test".into(),
     };
     Catalog {
+        benchmarks: Vec::new(),
         accelerators: vec![
             acc(
                 "rtx-4090",
@@ -440,8 +445,9 @@ fn markdown_has_every_input_component_and_fit() {
         "FlashAttention",
         "KV-cache quantisation",
         "Speed model constants",
-        "GPU bandwidth efficiency",
-        "75 %",
+        // The speed formula with its constants (issue 10).
+        "llama.cpp CUDA",
+        "bytes ÷ min(0.92 × bandwidth, compute units × 14 GB/s)",
         "Launch settings for This machine",
         "llama-server -m",
         DATE,
@@ -1021,7 +1027,7 @@ fn llama_cpp_lines_use_only_documented_flags() {
         let ngl = value_of(&ls.text, "-ngl").unwrap();
         match f.verdict {
             Verdict::Gpu | Verdict::Unified | Verdict::None => assert_eq!(ngl, "999"),
-            Verdict::Offload => assert_eq!(ngl, f.gpu_layers.to_string()),
+            Verdict::Offload | Verdict::Disk => assert_eq!(ngl, f.gpu_layers.to_string()),
             Verdict::Cpu => assert_eq!(ngl, "0"),
         }
         // -c holds every slot's context.

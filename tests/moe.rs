@@ -453,14 +453,13 @@ fn measurements() -> Vec<Measured> {
     v
 }
 
-/// Measurements the model misses by more than ±35 %, with the cause (docs/moe.md): per offloaded
-/// layer llama.cpp hands the activations from the GPU to the CPU thread pool and back (a graph
-/// split each way, a CUDA synchronisation and a thread-pool wake-up per `MUL_MAT_ID` node), a
-/// fixed cost of a few hundred µs the speed model does not carry; it weighs most on models with
-/// small experts (Qwen3-30B-A3B: 23 MB, DeepSeek-Coder-V2-Lite: 31 MB read per layer and token).
-/// The llmfit bench averages (PRs 775, 778) also include prompt processing. Each stays within
-/// the bound given here, so a regression still fails.
-const KNOWN_MISSES: [(&str, f64); 2] = [("llmfit PR 755", 0.50), ("llmfit PR 778", 0.70)];
+/// Measurements the model misses by more than ±35 %, with the cause (docs/moe.md): the llmfit
+/// bench average of PR 778 includes prompt processing, and per offloaded layer llama.cpp hands
+/// the activations from the GPU to the CPU thread pool and back (a graph split each way), a
+/// fixed cost the speed model carries only as its per-layer overhead; it weighs most on small
+/// experts (DeepSeek-Coder-V2-Lite: 6 of 64 experts of width 1408, ~31 MB a layer and token).
+/// It stays within the bound given here, so a regression still fails.
+const KNOWN_MISSES: [(&str, f64); 1] = [("llmfit PR 778", 0.60)];
 
 #[test]
 fn published_expert_offload_decode_within_35_percent() {
@@ -494,7 +493,7 @@ fn published_expert_offload_decode_within_35_percent() {
     }
     println!("{}", table.join("\n"));
     assert!(bad.is_empty(), "{}", table.join("\n"));
-    assert!(within >= 2, "{}", table.join("\n"));
+    assert!(within >= 3, "{}", table.join("\n"));
 }
 
 #[test]

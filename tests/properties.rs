@@ -1,13 +1,38 @@
 //! Property tests over the whole input domain: parameters up to 10^13, context up to 10^7,
-//! batch up to 4096, GPUs up to 65,536. No panic, no NaN; totals add up; monotone in the inputs.
+//! batch up to 4096, GPUs up to 65,536. No panic, no NaN; totals add up; monotone in the inputs;
+//! each machine's verdict agrees with its totals and capacities; each solver's answer fits and one
+//! step more does not.
+//!
+//! CI runs 400 cases per property. The long mode (README, "Long checks") runs any number:
+//! `PROPTEST_CASES=100000 cargo test --release --test properties`.
 
+use headroom::core::catalog::{Catalog, Machine, MemoryKind};
 use headroom::core::estimate::{ComponentKind, estimate};
+use headroom::core::fit::{
+    EstimateCache, FitResult, FitSettings, PRECISION_LADDER, Verdict, fit_machine, solve_max_batch,
+    solve_max_context, solve_min_gpus, solve_precision,
+};
 use headroom::core::model::ModelSpec;
 use headroom::core::precision::{KvPrecision, KvTypes, WeightPrecision};
 use headroom::core::scenario::{
     Checkpointing, KvAllocation, LoraTargets, Mode, Offload, Optimizer, Runtime, Scenario,
 };
 use proptest::prelude::*;
+use proptest::sample::Index;
+
+fn catalog() -> &'static Catalog {
+    headroom::io::catalog::builtin()
+}
+
+fn fit_on(s: &Scenario, m: &Machine) -> FitResult {
+    let mut cache = EstimateCache::new(s);
+    fit_machine(s, &mut cache, m, catalog(), &FitSettings::default())
+}
+
+/// What the solvers look for: the whole model on the GPU(s) or in the unified pool.
+fn fits_gpu(s: &Scenario, m: &Machine) -> bool {
+    matches!(fit_on(s, m).verdict, Verdict::Gpu | Verdict::Unified)
+}
 
 fn arb_weights() -> impl Strategy<Value = WeightPrecision> {
     prop::sample::select(WeightPrecision::ALL.to_vec())
@@ -122,6 +147,131 @@ proptest! {
                 prop_assert!(v <= prev, "stage {} {} > {}", z, v, prev);
             }
             last = Some(v);
+        }
+    }
+
+    #[test]
+    fn verdict_agrees_with_totals_and_capacities(s in arb_scenario(), pick in any::<Index>()) {
+        let m = pick.get(&catalog().machines);
+        let r = fit_on(&s, m);
+        let training = s.mode.is_training();
+        for (what, v) in [("decode", r.decode_tokens_per_s), ("prefill", r.prefill_tokens_per_s), ("ttft", r.ttft_s)] {
+            prop_assert!(v.is_finite() && v >= 0.0, "{} {} on {}", what, v, m.id);
+        }
+        prop_assert!(r.gpu_layers <= r.total_layers);
+        prop_assert_eq!(r.fits(), !matches!(r.verdict, Verdict::None | Verdict::Disk));
+        prop_assert_eq!(r.runs(), r.verdict != Verdict::None);
+        prop_assert_eq!(r.disk_bytes.0 > 0, r.verdict == Verdict::Disk);
+        if r.fits() {
+            prop_assert!(r.headroom_bytes >= 0, "{:?} with headroom {} on {}", r.verdict, r.headroom_bytes, m.id);
+        }
+        let mut cache = EstimateCache::new(&s);
+        let cpu_need = cache.get(0).total();
+        let acc = m.gpu.as_deref().and_then(|id| catalog().accelerator(id));
+        match r.verdict {
+            Verdict::Gpu | Verdict::Unified => {
+                prop_assert!(acc.is_some());
+                prop_assert!(r.gpu_required <= r.gpu_capacity, "{} > {}", r.gpu_required, r.gpu_capacity);
+                prop_assert_eq!(r.headroom_bytes, r.gpu_capacity.signed_sub(r.gpu_required));
+                prop_assert_eq!(r.gpu_layers, r.total_layers);
+                if r.verdict == Verdict::Gpu {
+                    prop_assert!(r.ram_required <= r.ram_capacity);
+                }
+            }
+            Verdict::Offload => {
+                prop_assert!(!training);
+                prop_assert!(r.gpu_layers >= 1 && r.gpu_layers < r.total_layers, "{} of {}", r.gpu_layers, r.total_layers);
+                prop_assert!(r.gpu_required > r.gpu_capacity, "offloaded although the whole model fits");
+                prop_assert!(r.ram_required <= r.ram_capacity);
+                prop_assert_eq!(r.headroom_bytes, r.ram_capacity.signed_sub(r.ram_required));
+            }
+            Verdict::Cpu => {
+                prop_assert!(!training);
+                prop_assert_eq!(r.gpu_layers, 0);
+                prop_assert_eq!(r.ram_required, cpu_need);
+                prop_assert!(r.ram_required <= r.ram_capacity);
+                prop_assert_eq!(r.headroom_bytes, r.ram_capacity.signed_sub(cpu_need));
+            }
+            Verdict::Disk => {
+                // The disk tier opens only where memory is closed: RAM could not hold the job.
+                if !training {
+                    prop_assert!(cpu_need > r.ram_capacity, "{} fits in {} RAM", cpu_need, r.ram_capacity);
+                    prop_assert!(r.decode_tokens_per_s > 0.0);
+                }
+                prop_assert!(r.ram_required <= r.ram_capacity);
+                prop_assert!(r.gpu_layers <= r.total_layers);
+            }
+            Verdict::None => {
+                // The CPU path is always open to inference: it was closed by RAM.
+                if !training {
+                    prop_assert!(cpu_need > r.ram_capacity, "{} fits in {} RAM", cpu_need, r.ram_capacity);
+                }
+                // A discrete GPU was too small, or the host part did not fit in RAM.
+                if let Some(a) = acc.filter(|a| a.memory_kind == MemoryKind::Discrete) {
+                    let g = (m.gpu_count.max(1)) as u64;
+                    let host = cache.get(g).host_total();
+                    prop_assert!(r.gpu_required > r.gpu_capacity || host > r.ram_capacity,
+                        "{} on {}: {} ≤ {} and host {} ≤ {}", a.id, m.id, r.gpu_required, r.gpu_capacity, host, r.ram_capacity);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn solvers_answer_a_fit_and_one_step_more_does_not(s in arb_scenario(), pick in any::<Index>()) {
+        use headroom::core::scenario::limits::{MAX_BATCH, MAX_CONTEXT};
+        let gpu_machines: Vec<&Machine> = catalog().machines.iter().filter(|m| m.gpu.is_some()).collect();
+        let m = *pick.get(&gpu_machines);
+        let st = FitSettings::default();
+        let s = s.clamped();
+
+        match solve_max_batch(&s, m, catalog(), &st) {
+            Some(b) => {
+                prop_assert!(fits_gpu(&Scenario { batch: b, ..s.clone() }, m), "batch {} on {}", b, m.id);
+                if b < MAX_BATCH {
+                    prop_assert!(!fits_gpu(&Scenario { batch: b + 1, ..s.clone() }, m), "batch {}+1 on {}", b, m.id);
+                }
+            }
+            None => prop_assert!(!fits_gpu(&Scenario { batch: 1, ..s.clone() }, m), "batch 1 fits on {}", m.id),
+        }
+
+        let at_context = |c: u64| Scenario { context: c, prompt_tokens: s.prompt_tokens.min(c), ..s.clone() };
+        let top = if s.model.max_context > 0 { s.model.max_context } else { MAX_CONTEXT };
+        match solve_max_context(&s, m, catalog(), &st) {
+            Some(c) => {
+                prop_assert!(c <= top);
+                prop_assert!(fits_gpu(&at_context(c), m), "context {} on {}", c, m.id);
+                if c < top {
+                    // The solver answers in steps of 16 tokens.
+                    prop_assert!(!fits_gpu(&at_context(c + 16), m), "context {}+16 on {}", c, m.id);
+                }
+            }
+            None => prop_assert!(!fits_gpu(&at_context(256.min(top)), m), "256 tokens fit on {}", m.id),
+        }
+
+        let ladder = PRECISION_LADDER;
+        match solve_precision(&s, m, catalog(), &st) {
+            Some(p) => {
+                let i = ladder.iter().position(|&q| q == p).expect("on the ladder");
+                prop_assert!(fits_gpu(&Scenario { weights: p, ..s.clone() }, m), "{:?} on {}", p, m.id);
+                if i > 0 {
+                    prop_assert!(!fits_gpu(&Scenario { weights: ladder[i - 1], ..s.clone() }, m), "{:?} fits before {:?}", ladder[i - 1], p);
+                }
+            }
+            None => prop_assert!(ladder.iter().all(|&q| !fits_gpu(&Scenario { weights: q, ..s.clone() }, m)), "a precision fits on {}", m.id),
+        }
+
+        let acc = m.gpu.as_deref().and_then(|id| catalog().accelerator(id)).expect("machine's accelerator");
+        if acc.memory_kind == MemoryKind::Discrete {
+            let cap = if s.runtime == Runtime::Vllm { acc.memory.scale(s.gpu_memory_utilization) } else { acc.memory };
+            let per_gpu = |n: u64| estimate(&Scenario { gpus: n, ..s.clone() }).per_gpu_total();
+            if let Some(n) = solve_min_gpus(&s, &acc.id, catalog(), 1024) {
+                prop_assert!(per_gpu(n) <= cap, "{} GPUs of {}", n, acc.id);
+                let before = if n <= 8 { n - 1 } else { n / 2 };
+                if before >= 1 {
+                    prop_assert!(per_gpu(before) > cap, "{} GPUs of {} already hold it", before, acc.id);
+                }
+            }
         }
     }
 }

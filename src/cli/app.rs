@@ -45,7 +45,8 @@ pub fn run(cli: Cli) -> Result<String, CliError> {
         Some(Command::Fit(a)) => super::fit::run(&a, &mut cat),
         Some(Command::Report(a)) => super::report::command(&a, &mut cat),
         Some(Command::Recommend(a)) => super::recommend::run(&a, &mut cat),
-        Some(Command::Detect { json }) => Ok(super::detect::run(&cat, json)),
+        Some(Command::Detect { json, bench }) => Ok(super::detect::run_with(&cat, json, bench)),
+        Some(Command::Calibrate { file }) => super::calibrate::command(&file, &cat),
         Some(Command::Catalog { command }) => match command {
             CatalogCommand::List { kind, json } => {
                 Ok(super::catalog::list(&cat, kind.map(|k| k.cli_name()), json))

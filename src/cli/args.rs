@@ -43,6 +43,14 @@ pub enum Command {
         /// Print the detection as JSON (sizes in bytes).
         #[arg(long)]
         json: bool,
+        /// Also measure memory bandwidth (≤ 300 ms) and report the CPU's SIMD width.
+        #[arg(long)]
+        bench: bool,
+    },
+    /// Fit this machine's speed constants to its own llama-bench output (JSON, CSV or table).
+    Calibrate {
+        /// llama-bench output: `-o json`, `-o csv` or its default Markdown table.
+        file: std::path::PathBuf,
     },
     /// The built-in and user catalogs.
     Catalog {

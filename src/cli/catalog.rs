@@ -203,8 +203,8 @@ fn aligned_table<const N: usize>(
 /// problems, one per line, each naming the file and position or entry.
 pub fn validate_file(path: &Path) -> Result<String, String> {
     let name = path.display().to_string();
-    let text =
-        std::fs::read_to_string(path).map_err(|e| format!("{name}: cannot read the file: {e}"))?;
+    let text = crate::io::read_text_limited(path, crate::io::limits::CATALOG_FILE)
+        .map_err(|e| format!("{name}: cannot read the file: {e}"))?;
     let cat = crate::io::catalog::parse_file(&name, &text).map_err(|e| e.to_string())?;
     Ok(format!(
         "{name}: {} accelerators, {} machines, {} models, valid",

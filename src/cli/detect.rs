@@ -14,6 +14,40 @@ pub fn run(catalog: &Catalog, json: bool) -> String {
     render(&SystemDetector::new(catalog.clone()).detect(), json)
 }
 
+/// [`run`], plus the memory-bandwidth probe with `bench` (JSON: a `bench` object beside the
+/// detection's keys).
+pub fn run_with(catalog: &Catalog, json: bool, bench: bool) -> String {
+    if !bench {
+        return run(catalog, json);
+    }
+    let d = SystemDetector::new(catalog.clone()).detect();
+    let p = crate::io::detect::probe::probe();
+    if json {
+        let mut v = serde_json::to_value(&d).unwrap_or_default();
+        v["bench"] = serde_json::to_value(&p).unwrap_or_default();
+        let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+        s.push('\n');
+        return s;
+    }
+    let mut s = table(&d);
+    s.push_str(&bench_lines(&p));
+    s
+}
+
+/// The probe's figures as text.
+pub fn bench_lines(p: &crate::io::detect::probe::ProbeResult) -> String {
+    format!(
+        "Measured\n  Memory    {:.1} GB/s read ({} threads, {} MiB, best of {} passes, {:.0} ms)\n  SIMD      {} ({}-bit)\n",
+        p.read_gbs,
+        p.threads,
+        p.buffer_bytes / (1024 * 1024),
+        p.passes,
+        p.elapsed_ms,
+        p.simd,
+        p.simd_bits
+    )
+}
+
 /// The detection as a readable table, or as the JSON contract (pretty, with a final newline).
 pub fn render(d: &DetectedMachine, json: bool) -> String {
     if json {

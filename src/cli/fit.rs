@@ -11,7 +11,10 @@ use crate::core::format;
 pub fn run(a: &FitArgs, cat: &mut Catalog) -> Result<String, CliError> {
     let s = build_scenario(&a.scenario, cat)?;
     let machines = select_machines(cat, &a.machines, a.kind.map(MachineKind::cli_name))?;
-    let mut st = FitSettings::default();
+    let mut st = FitSettings {
+        calibration: super::calibrate::stored(),
+        ..FitSettings::default()
+    };
     if let Some(e) = a.electricity {
         st.electricity_usd_per_kwh = e.max(0.0);
     }
@@ -45,7 +48,7 @@ pub fn fit_table(rs: &[FitResult]) -> String {
     for r in rs {
         let name: String = r.name.chars().take(w).collect();
         let usd = format::usd(r.usd_per_million_tokens);
-        let (d, p, t) = if r.fits() && r.training.is_none() {
+        let (d, p, t) = if r.runs() && r.training.is_none() {
             (
                 format::rate(r.decode_tokens_per_s),
                 format::rate(r.prefill_tokens_per_s),

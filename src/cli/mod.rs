@@ -11,6 +11,7 @@ pub const VERSION: &str = concat!(
 
 pub mod app;
 pub mod args;
+pub mod calibrate;
 pub mod catalog;
 pub mod detect;
 pub mod estimate;

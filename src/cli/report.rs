@@ -16,7 +16,10 @@ pub fn command(a: &ReportArgs, cat: &mut Catalog) -> Result<String, CliError> {
     let s = build_scenario(&a.scenario, cat)?;
     let format = format_for(a.format.as_deref(), &a.output)
         .map_err(|e| CliError::input(format!("--output: {e}")))?;
-    let st = FitSettings::default();
+    let st = FitSettings {
+        calibration: super::calibrate::stored(),
+        ..FitSettings::default()
+    };
     let machines = if a.machines.is_empty() && a.kind.is_none() {
         super::recommend::report_machines(&s, cat, &st)
     } else {

@@ -10,7 +10,7 @@ use crate::core::scenario::{KvAllocation, Runtime, Scenario};
 pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliError> {
     let mut s = match &a.scenario {
         Some(p) => {
-            let text = std::fs::read_to_string(p)
+            let text = crate::io::read_text_limited(p, crate::io::limits::SCENARIO_FILE)
                 .map_err(|e| CliError::input(format!("{}: {e}", p.display())))?;
             crate::io::export::load_scenario(&p.display().to_string(), &text)
                 .map_err(|e| CliError::input(e.to_string()))?
@@ -35,7 +35,7 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
         s.weights = p.default_weights();
     }
     if let Some(path) = &a.config {
-        let text = std::fs::read_to_string(path)
+        let text = crate::io::read_text_limited(path, crate::io::limits::JSON_FILE)
             .map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
         s.model = crate::core::hf_config::parse_hf_config(&text)
             .map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;

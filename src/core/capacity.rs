@@ -9,7 +9,7 @@ use super::catalog::{Accelerator, Machine, MemoryKind, Vendor};
 use super::estimate::{ComponentKind, Estimate};
 use super::fit::{FitResult, FitSettings, Verdict, metal_default_limit};
 use super::scenario::{Runtime, Scenario};
-use super::speed::{Device, SpeedConstants};
+use super::speed::{CpuDevice, GpuDevice, SpeedConstants};
 use super::units::{Bytes, GbPerSec};
 
 /// RAM usable by a job on `m` and the OS reserve taken from it: the reserve is the larger of a
@@ -69,26 +69,15 @@ pub fn gpu_capacity(
     }
 }
 
-/// The machine's CPU as a speed-model device: RAM bandwidth, cores × assumed clock × FLOP/cycle.
-pub fn cpu_device(m: &Machine, k: &SpeedConstants) -> Device {
-    Device {
-        bandwidth: m.ram_bandwidth,
-        tflops: m.cpu_cores.max(1) as f64 * k.cpu_ghz * k.cpu_flops_per_cycle / 1000.0,
-        efficiency: k.cpu_bandwidth_efficiency,
-    }
+/// The machine's CPU as a speed-model device (unified chips: the CPU cluster's share of the
+/// bandwidth).
+pub fn cpu_device(m: &Machine, acc: Option<&Accelerator>, k: &SpeedConstants) -> CpuDevice {
+    CpuDevice::from_machine(m, acc, k)
 }
 
-/// The accelerator as a speed-model device (unified memory reaches a lower share of its peak).
-pub fn gpu_device(a: &Accelerator, k: &SpeedConstants) -> Device {
-    Device {
-        bandwidth: a.bandwidth,
-        tflops: a.fp16_tflops,
-        efficiency: if a.memory_kind == MemoryKind::Unified {
-            k.unified_bandwidth_efficiency
-        } else {
-            k.gpu_bandwidth_efficiency
-        },
-    }
+/// The accelerator as a speed-model device.
+pub fn gpu_device(a: &Accelerator) -> GpuDevice {
+    GpuDevice::from_accelerator(a)
 }
 
 /// The host link of the accelerator; PCIe 4.0 x8 (16 GB/s) when the catalog does not say.
@@ -147,6 +136,8 @@ pub struct MachineLoad {
     pub host: Vec<(ComponentKind, Bytes)>,
     pub gpu_capacity: Bytes,
     pub ram_capacity: Bytes,
+    /// Bytes left on the disk (verdict `Disk`): taken out of `host`.
+    pub disk: Bytes,
 }
 
 impl MachineLoad {
@@ -188,9 +179,16 @@ pub fn machine_load(
         host: Vec::new(),
         gpu_capacity: fit.gpu_capacity,
         ram_capacity: fit.ram_capacity,
+        disk: fit.disk_bytes,
     };
     let g = gpus_used(m, acc);
-    match fit.verdict {
+    // The disk tier splits like offload (or the CPU path) and leaves part of the host side on disk.
+    let shape = match fit.verdict {
+        Verdict::Disk if !training && fit.gpu_layers == 0 => Verdict::Cpu,
+        Verdict::Disk if !training => Verdict::Offload,
+        v => v,
+    };
+    match shape {
         Verdict::Cpu => {
             let e = est(0);
             load.host = kinds(|k| e.kind_total(k));
@@ -251,6 +249,23 @@ pub fn machine_load(
             load.host = kinds(|k| e.host_kind(k));
         }
     }
+    if fit.verdict == Verdict::Disk {
+        // What the disk holds comes out of the host side: weights first (mmap / offload_folder),
+        // then the optimiser states and master weights (ZeRO-Infinity).
+        let mut left = fit.disk_bytes;
+        for kind in [
+            ComponentKind::Weights,
+            ComponentKind::Optimizer,
+            ComponentKind::MasterWeights,
+        ] {
+            if let Some((_, b)) = load.host.iter_mut().find(|(k, _)| *k == kind) {
+                let take = (*b).min(left);
+                *b = b.saturating_sub(take);
+                left = left.saturating_sub(take);
+            }
+        }
+        load.host.retain(|(_, b)| b.0 > 0);
+    }
     load
 }
 
@@ -290,6 +305,10 @@ pub fn verdict_reason(f: &FitResult, training: bool) -> String {
             "too big for the GPU ({} needed, {} usable) and too few layers fit to offload: runs on the CPU from RAM",
             f.gpu_required, f.gpu_capacity
         ),
+        Verdict::Disk => format!(
+            "fits in neither VRAM nor RAM: {} of {} layers on the GPU, {} resident in RAM, {} read from the disk",
+            f.gpu_layers, f.total_layers, f.ram_required, f.disk_bytes
+        ),
         Verdict::None if training && f.gpu_capacity.0 == 0 => {
             "training needs a GPU; this machine has none".to_string()
         }
@@ -323,6 +342,9 @@ mod tests {
             memory: Bytes::ZERO,
             bandwidth: GbPerSec(400.0),
             fp16_tflops: 13.6,
+            fp16_acc16_tflops: None,
+            vector_tflops: None,
+            compute_units: None,
             int8_tops: None,
             tdp_w: None,
             pcie: None,
@@ -346,6 +368,7 @@ mod tests {
             gpu_memory_limit: None,
             price: None,
             power_w: None,
+            storage: None,
             source: "test".into(),
             notes: None,
         };

@@ -3,6 +3,7 @@
 
 use super::model::ModelSpec;
 use super::precision::WeightPrecision;
+use super::speed::bench::Benchmark;
 use super::units::{Bytes, GbPerSec, size_str};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
@@ -79,8 +80,19 @@ pub struct Accelerator {
     pub memory: Bytes,
     /// Memory bandwidth, GB/s.
     pub bandwidth: GbPerSec,
-    /// Dense FP16/BF16 tensor TFLOPS (GeForce: the FP32-accumulate rate).
+    /// Dense FP16/BF16 tensor TFLOPS with FP32 accumulate (GeForce: half its FP16-accumulate rate).
     pub fp16_tflops: f64,
+    /// Dense FP16 tensor TFLOPS with FP16 accumulate, where it differs from `fp16_tflops`
+    /// (GeForce and laptop parts: twice). `None` = same as `fp16_tflops`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp16_acc16_tflops: Option<f64>,
+    /// FP32 TFLOPS of the ordinary (non-tensor) ALUs at boost clock: what dequantisation and
+    /// mat-vec dot products run on. `None` = unknown (the speed model assumes fp16_tflops / 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector_tflops: Option<f64>,
+    /// SMs (NVIDIA), CUs (AMD) or GPU cores (Apple).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compute_units: Option<u32>,
     #[serde(default)]
     pub int8_tops: Option<f64>,
     #[serde(default)]
@@ -204,6 +216,9 @@ pub struct Machine {
     /// Typical power draw under load, W (owned machines).
     #[serde(default)]
     pub power_w: Option<f64>,
+    /// The disk the model files sit on; the kind's default (`disk::default_storage`) when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage: Option<super::disk::Storage>,
     pub source: String,
     #[serde(default)]
     pub notes: Option<String>,
@@ -248,6 +263,9 @@ pub struct Catalog {
     pub accelerators: Vec<Accelerator>,
     pub machines: Vec<Machine>,
     pub models: Vec<ModelPreset>,
+    /// Published llama-bench measurements (`catalogs/benchmarks.ron`), shown beside predictions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub benchmarks: Vec<Benchmark>,
 }
 
 impl Catalog {
@@ -276,6 +294,7 @@ impl Catalog {
         over(&mut self.accelerators, other.accelerators, |a| &a.id);
         over(&mut self.machines, other.machines, |m| &m.id);
         over(&mut self.models, other.models, |m| &m.id);
+        over(&mut self.benchmarks, other.benchmarks, |b| &b.id);
     }
 
     /// Checks ids, references and ranges. Each problem is one message naming the entry.
@@ -337,6 +356,14 @@ impl Catalog {
             if m.source.trim().is_empty() {
                 errs.push(format!("machine '{}': source is empty", m.id));
             }
+            if let Some(d) = &m.storage
+                && (d.capacity.0 == 0 || d.read_gbs.is_some_and(|r| !(r > 0.0 && r.is_finite())))
+            {
+                errs.push(format!(
+                    "machine '{}': storage needs a positive capacity and read rate",
+                    m.id
+                ));
+            }
         }
         for p in &self.models {
             if !seen.insert(("model", p.id.as_str())) {
@@ -357,6 +384,49 @@ impl Catalog {
             }
             if p.source.trim().is_empty() {
                 errs.push(format!("model '{}': source is empty", p.id));
+            }
+        }
+        for b in &self.benchmarks {
+            if !seen.insert(("benchmark", b.id.as_str())) {
+                errs.push(format!("benchmark '{}': duplicate id", b.id));
+            }
+            match (&b.machine, &b.spec) {
+                (Some(m), _) if self.machine(m).is_none() => errs.push(format!(
+                    "benchmark '{}': machine '{m}' is not in the catalog",
+                    b.id
+                )),
+                (_, Some(sp)) => {
+                    if let Some(g) = &sp.gpu
+                        && self.accelerator(g).is_none()
+                    {
+                        errs.push(format!(
+                            "benchmark '{}': accelerator '{g}' is not in the catalog",
+                            b.id
+                        ));
+                    }
+                }
+                _ => {}
+            }
+            if self.model(&b.model).is_none() {
+                errs.push(format!(
+                    "benchmark '{}': model '{}' is not in the catalog",
+                    b.id, b.model
+                ));
+            }
+            if WeightPrecision::from_cli(&b.weights).is_none() {
+                errs.push(format!(
+                    "benchmark '{}': unknown weights '{}'",
+                    b.id, b.weights
+                ));
+            }
+            if !(b.pp512 > 0.0 && b.pp512.is_finite() && b.tg128 > 0.0 && b.tg128.is_finite()) {
+                errs.push(format!(
+                    "benchmark '{}': pp512 and tg128 must be positive",
+                    b.id
+                ));
+            }
+            if !b.source.starts_with("http") {
+                errs.push(format!("benchmark '{}': source must be a URL", b.id));
             }
         }
         errs

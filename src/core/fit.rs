@@ -1,17 +1,16 @@
 //! The fit engine: a scenario on a machine → a placement, a verdict, headroom, speed and cost.
 //! Solvers across the catalog: largest context, largest batch, lowest-bit precision, fewest GPUs.
 
-use super::capacity::{
-    cpu_device, gpu_capacity, gpu_device, host_link, layers_that_fit, offload_host_bytes,
-    ram_capacity,
-};
+use super::capacity::{gpu_capacity, host_link, layers_that_fit, offload_host_bytes, ram_capacity};
 use super::catalog::{Accelerator, Catalog, Machine, MachineKind, MemoryKind, Price, Vendor};
 use super::estimate::{ComponentKind, Estimate, estimate, estimate_with};
 use super::experts::{self, ExpertSplit};
 use super::precision::WeightPrecision;
 use super::scenario::{Checkpointing, Mode, Runtime, Scenario};
+use super::speed::bench::{Benchmark, Calibration, Measured, measured_for};
 use super::speed::{
-    Device, Speed, SpeedConstants, SplitStyle, placement_speed, training_tokens_per_s,
+    Backend, MultiGpu, Speed, SpeedConstants, SpeedQuery, SplitStyle, placement_speed,
+    training_tokens_per_s,
 };
 use super::units::{Bytes, GbPerSec};
 use serde::{Deserialize, Serialize};
@@ -27,6 +26,9 @@ pub enum Verdict {
     Offload,
     /// Fits in RAM; runs on the CPU.
     Cpu,
+    /// Fits in neither VRAM nor RAM: the rest is read from the disk (llama.cpp mmap, accelerate
+    /// `offload_folder`, ZeRO-Infinity NVMe offload); see [`super::disk`].
+    Disk,
     /// Does not fit.
     None,
 }
@@ -38,6 +40,7 @@ impl Verdict {
             Verdict::Unified => "unified",
             Verdict::Offload => "offload",
             Verdict::Cpu => "CPU",
+            Verdict::Disk => "disk",
             Verdict::None => "no",
         }
     }
@@ -47,6 +50,7 @@ impl Verdict {
             Verdict::Unified => "unified",
             Verdict::Offload => "offload",
             Verdict::Cpu => "cpu",
+            Verdict::Disk => "disk",
             Verdict::None => "none",
         }
     }
@@ -67,6 +71,11 @@ pub struct FitSettings {
     pub apu_gpu_fraction: f64,
     /// How CPU-resident layers run.
     pub split_style: SplitStyle,
+    /// How llama.cpp spreads a model over several GPUs (`--split-mode`); vLLM always runs
+    /// tensor parallel. `None` = llama.cpp's default, layer split.
+    pub llama_split: Option<MultiGpu>,
+    /// This machine's multipliers from `headroom calibrate` (applied to machine `calibration.machine`).
+    pub calibration: Option<Calibration>,
 }
 
 impl Default for FitSettings {
@@ -78,6 +87,8 @@ impl Default for FitSettings {
             os_reserve_fraction: 0.10,
             apu_gpu_fraction: 0.5,
             split_style: SplitStyle::CpuLayers,
+            llama_split: None,
+            calibration: None,
         }
     }
 }
@@ -113,12 +124,22 @@ pub struct FitResult {
     pub ram_required: Bytes,
     /// The OS reserve subtracted from RAM.
     pub os_reserve: Bytes,
+    /// Bytes left on the disk (verdict `Disk`): weights read through the page cache or
+    /// `offload_folder`, or ZeRO-Infinity's NVMe-offloaded states.
+    #[serde(default)]
+    pub disk_bytes: Bytes,
     pub decode_tokens_per_s: f64,
     pub prefill_tokens_per_s: f64,
     /// Time to first token for the scenario's prompt, seconds.
     pub ttft_s: f64,
     pub usd_per_million_tokens: Option<f64>,
     pub training: Option<TrainingSpeed>,
+    /// The runtime/backend whose throughput profile gave the speeds (`None`: no speed).
+    #[serde(default)]
+    pub backend: Option<Backend>,
+    /// A published measurement of this model and precision on this machine, when there is one.
+    #[serde(default)]
+    pub measured: Option<Measured>,
     pub notes: Vec<String>,
     /// How an offload verdict splits the model; `None` for the other verdicts.
     #[serde(default)]
@@ -143,6 +164,13 @@ pub enum OffloadStyle {
 }
 
 impl OffloadStyle {
+    /// The style of a layer offload run this way.
+    pub const fn of(s: SplitStyle) -> Self {
+        match s {
+            SplitStyle::CpuLayers => OffloadStyle::Layers,
+            SplitStyle::Streaming => OffloadStyle::Streaming,
+        }
+    }
     pub const fn json_name(self) -> &'static str {
         match self {
             OffloadStyle::Layers => "layers",
@@ -165,6 +193,7 @@ impl FitResult {
                 )
             }
             Verdict::Offload => format!("offload {}/{}", self.gpu_layers, self.total_layers),
+            Verdict::Disk => format!("disk {}", super::format::bytes(self.disk_bytes)),
             v => v.label().to_string(),
         }
     }
@@ -172,7 +201,12 @@ impl FitResult {
     pub fn kind_name(&self) -> &'static str {
         self.kind.cli_name()
     }
+    /// Fits in memory: GPU, unified, offload or CPU (not the disk tier).
     pub fn fits(&self) -> bool {
+        !matches!(self.verdict, Verdict::None | Verdict::Disk)
+    }
+    /// Runs at all, the disk tier included.
+    pub fn runs(&self) -> bool {
         self.verdict != Verdict::None
     }
 }
@@ -238,15 +272,18 @@ pub fn power_watts(m: &Machine, acc: Option<&Accelerator>) -> f64 {
     }
 }
 
-/// What an hour of the machine costs: cloud $/hour, owned power × electricity price.
-fn hourly_usd(m: &Machine, acc: Option<&Accelerator>, st: &FitSettings) -> f64 {
+/// What an hour of the machine costs: cloud $/hour, owned power × electricity price. A cloud
+/// instance without a catalog price has no cost (its electricity is not the user's bill).
+pub fn hourly_usd(m: &Machine, acc: Option<&Accelerator>, st: &FitSettings) -> Option<f64> {
     match &m.price {
-        Some(Price::Hourly { usd, .. }) => *usd,
-        _ => power_watts(m, acc) / 1000.0 * st.electricity_usd_per_kwh,
+        Some(Price::Hourly { usd, .. }) => Some(*usd),
+        _ if m.kind == MachineKind::Cloud => None,
+        _ => Some(power_watts(m, acc) / 1000.0 * st.electricity_usd_per_kwh),
     }
 }
 
-/// Cost per million generated tokens: cloud from $/hour, owned from power × electricity.
+/// Cost per million generated tokens at `tok_s` (the fit's decode rate, the same the speed
+/// column shows): cloud from $/hour, owned from power × electricity.
 pub fn usd_per_million(
     m: &Machine,
     acc: Option<&Accelerator>,
@@ -256,7 +293,7 @@ pub fn usd_per_million(
     if tok_s.is_nan() || tok_s <= 0.0 {
         return None;
     }
-    Some(hourly_usd(m, acc, st) * 1e6 / tok_s / 3600.0)
+    Some(hourly_usd(m, acc, st)? * 1e6 / tok_s / 3600.0)
 }
 
 /// Fit `s` on `m`. `cache` holds the scenario's estimates by GPU count.
@@ -268,7 +305,7 @@ pub fn fit_machine(
     st: &FitSettings,
 ) -> FitResult {
     let acc = m.gpu.as_deref().and_then(|id| cat.accelerator(id));
-    fit_on(s, cache, m, acc, st)
+    fit_on(s, cache, m, acc, &cat.benchmarks, st)
 }
 
 /// [`fit_machine`] with the machine's accelerator already looked up.
@@ -277,12 +314,13 @@ fn fit_on(
     cache: &mut EstimateCache,
     m: &Machine,
     acc: Option<&Accelerator>,
+    benchmarks: &[Benchmark],
     st: &FitSettings,
 ) -> FitResult {
     let k = &st.speed;
     let (ram_cap, os_reserve) = ram_capacity(m, st);
-    let cpu = cpu_device(m, k);
     let mut notes = Vec::new();
+    let calibration = st.calibration.as_ref().filter(|c| c.machine == m.id);
     // Every estimate this machine needs, made once per GPU count and shared across machines.
     let unified_acc = acc.is_some_and(|a| a.memory_kind == MemoryKind::Unified);
     let g_here = if unified_acc {
@@ -298,9 +336,13 @@ fn fit_on(
     let cache: &EstimateCache = cache;
     let s_cl = cache.scenario();
     let _ = s; // the cache holds the same scenario, clamped once
-    let batch = s_cl.batch;
-    let ubatch = s_cl.ubatch;
     let training = s_cl.mode.is_training();
+    // One speed call per placement: the runtime's profile on this machine, `gpu_layers` of the
+    // layers on the GPU(s) (0 = CPU only).
+    let speed_of = |est: &Estimate, gpu_layers: u64| {
+        let q = speed_query(s_cl, est, m, acc, st, gpu_layers);
+        (placement_speed(&q, k), q.backend)
+    };
 
     // The CPU-only estimate (everything in RAM).
     let cpu_est = cache.peek(0).expect("ensured");
@@ -321,11 +363,15 @@ fn fit_on(
         ram_capacity: ram_cap,
         ram_required: Bytes::ZERO,
         os_reserve,
+        disk_bytes: Bytes::ZERO,
         decode_tokens_per_s: 0.0,
         prefill_tokens_per_s: 0.0,
         ttft_s: 0.0,
         usd_per_million_tokens: None,
         training: None,
+        backend: None,
+        measured: measured_for(benchmarks, &m.id, s_cl.model_id.as_deref(), s_cl.weights)
+            .map(Measured::from_benchmark),
         notes: Vec::new(),
         offload_style: None,
         expert_split: None,
@@ -365,8 +411,6 @@ fn fit_on(
         }
         r.gpu_capacity = cap;
         r.gpu_required = need;
-        let dev = gpu_device(a, k);
-        let link = host_link(a);
         // For unified memory, the host part and the GPU part share one pool.
         let host_ok = if unified {
             need.saturating_add(host_need) <= m.ram.saturating_sub(os_reserve)
@@ -385,18 +429,8 @@ fn fit_on(
             if training {
                 r.training = Some(train_speed(s_cl, est, g, a.fp16_tflops, m, acc, st));
             } else {
-                let sp = placement_speed(
-                    est,
-                    Some(dev),
-                    g,
-                    cpu,
-                    link,
-                    total_layers,
-                    batch,
-                    ubatch,
-                    st.split_style,
-                    k,
-                );
+                let (sp, b) = speed_of(est, total_layers.max(1));
+                r.backend = Some(b);
                 set_speed(
                     &mut r,
                     sp.decode_tokens_per_s,
@@ -407,41 +441,39 @@ fn fit_on(
         } else if !training && !unified {
             // Offload: as many whole layers as fit on the GPUs (llama.cpp splits layers across
             // GPUs), the rest in RAM. Per-GPU fixed costs (overhead, workspace) stay on each GPU.
-            // A mixture-of-experts model under llama.cpp may instead keep every layer on the GPU
-            // and only the routed experts of the first N layers in RAM (`--n-cpu-moe`), or
-            // stream; the placement with the fastest decode wins.
             let e1 = cache.peek(1).expect("ensured");
             let l = e1.workload.layers.max(1);
             let kfit = layers_that_fit(e1, cap, g);
             let kfit = if kfit == l { l - 1 } else { kfit }; // the whole model already failed above
             let host_part = offload_host_bytes(e1, kfit);
+            // A mixture-of-experts model under llama.cpp may instead keep every layer on the GPU
+            // and only the routed experts of the first N layers in RAM (`--n-cpu-moe`), or
+            // stream; the placement with the fastest decode wins.
             let moe = s_cl.model.moe.as_ref().is_some_and(|x| x.experts > 0);
             let layer_speed = |style: SplitStyle| {
-                placement_speed(e1, Some(dev), g, cpu, link, kfit, batch, ubatch, style, k)
+                let mut q = speed_query(s_cl, e1, m, acc, st, kfit);
+                q.style = style;
+                (placement_speed(&q, k), q.backend)
             };
-            let mut best: Option<(OffloadStyle, Speed)> = None;
+            let mut best: Option<(OffloadStyle, (Speed, Backend))> = None;
             if kfit >= 1 && host_part <= ram_cap {
                 let style = st.split_style;
-                best = Some((
-                    match style {
-                        SplitStyle::CpuLayers => OffloadStyle::Layers,
-                        SplitStyle::Streaming => OffloadStyle::Streaming,
-                    },
-                    layer_speed(style),
-                ));
+                best = Some((OffloadStyle::of(style), layer_speed(style)));
                 if moe {
                     // Streaming holds the same bytes where layer offload does.
                     let other = match style {
-                        SplitStyle::CpuLayers => (OffloadStyle::Streaming, SplitStyle::Streaming),
-                        SplitStyle::Streaming => (OffloadStyle::Layers, SplitStyle::CpuLayers),
+                        SplitStyle::CpuLayers => SplitStyle::Streaming,
+                        SplitStyle::Streaming => SplitStyle::CpuLayers,
                     };
-                    let sp = layer_speed(other.1);
-                    if best.is_some_and(|(_, b)| sp.decode_tokens_per_s > b.decode_tokens_per_s) {
-                        best = Some((other.0, sp));
+                    let sp = layer_speed(other);
+                    if best.is_some_and(|(_, b)| sp.0.decode_tokens_per_s > b.0.decode_tokens_per_s)
+                    {
+                        best = Some((OffloadStyle::of(other), sp));
                     }
                 }
             }
             let experts = if moe && expert_offload_runs(s_cl.runtime) {
+                let link = host_link(a);
                 expert_offload(
                     s_cl,
                     est,
@@ -450,16 +482,14 @@ fn fit_on(
                     ram_cap,
                     need,
                     host_need,
-                    speed_model(dev, g, cpu, link, batch, ubatch, k),
+                    expert_speed_model(s_cl, m, acc, st),
                     link.bytes_per_sec() * k.pcie_efficiency,
-                    batch,
-                    ubatch,
                 )
             } else {
                 None
             };
             let experts_win = experts.as_ref().is_some_and(|(_, sp)| {
-                best.is_none_or(|(_, b)| sp.decode_tokens_per_s > b.decode_tokens_per_s)
+                best.is_none_or(|(_, b)| sp.decode_tokens_per_s > b.0.decode_tokens_per_s)
             });
             if let (true, Some((split, sp))) = (experts_win, experts) {
                 let ram = host_need.saturating_add(split.ram_bytes);
@@ -473,6 +503,7 @@ fn fit_on(
                 r.gpu_layers = total_layers;
                 r.ram_required = ram;
                 r.headroom_bytes = cap.signed_sub(gpu).min(ram_cap.signed_sub(ram));
+                r.backend = Some(speed_query(s_cl, est, m, acc, st, total_layers).backend);
                 set_speed(
                     &mut r,
                     sp.decode_tokens_per_s,
@@ -488,11 +519,12 @@ fn fit_on(
                 ));
                 r.offload_style = Some(OffloadStyle::Experts);
                 r.expert_split = Some(split);
-            } else if let Some((style, sp)) = best {
+            } else if let Some((style, (sp, b))) = best {
                 r.verdict = Verdict::Offload;
                 r.gpu_layers = kfit;
                 r.ram_required = host_part;
                 r.headroom_bytes = ram_cap.signed_sub(host_part);
+                r.backend = Some(b);
                 r.offload_style = Some(style);
                 set_speed(
                     &mut r,
@@ -519,17 +551,9 @@ fn fit_on(
         }
         // Neither the GPU nor offload: the CPU path, when everything fits in RAM.
         if r.verdict == Verdict::None && !training && cpu_need <= ram_cap {
-            cpu_verdict(
-                &mut r,
-                cpu_est,
-                cpu_need,
-                ram_cap,
-                cpu,
-                batch,
-                ubatch,
-                s_cl.prompt_tokens,
-                k,
-            );
+            let (sp, b) = speed_of(cpu_est, 0);
+            r.backend = Some(b);
+            cpu_verdict(&mut r, cpu_need, ram_cap, sp, s_cl.prompt_tokens);
         }
         if r.verdict == Verdict::None && host_need > ram_cap {
             notes.push(format!(
@@ -540,17 +564,9 @@ fn fit_on(
         }
     } else if !training {
         if cpu_need <= ram_cap {
-            cpu_verdict(
-                &mut r,
-                cpu_est,
-                cpu_need,
-                ram_cap,
-                cpu,
-                batch,
-                ubatch,
-                s_cl.prompt_tokens,
-                k,
-            );
+            let (sp, b) = speed_of(cpu_est, 0);
+            r.backend = Some(b);
+            cpu_verdict(&mut r, cpu_need, ram_cap, sp, s_cl.prompt_tokens);
         } else {
             r.headroom_bytes = ram_cap.signed_sub(cpu_need);
             r.ram_required = cpu_need;
@@ -560,52 +576,97 @@ fn fit_on(
         r.ram_required = cpu_need;
         notes.push("training needs a GPU in this model".into());
     }
+    // Neither VRAM nor RAM: the third tier, the disk.
+    if r.verdict == Verdict::None {
+        super::disk::place(&mut r, &mut notes, cache, m, acc, st, &speed_of);
+    }
     if !training {
         r.usd_per_million_tokens = usd_per_million(m, acc, r.decode_tokens_per_s, st);
+        if r.usd_per_million_tokens.is_none()
+            && r.decode_tokens_per_s > 0.0
+            && m.kind == MachineKind::Cloud
+            && !matches!(m.price, Some(Price::Hourly { .. }))
+        {
+            notes.push("no hourly price in the catalog: no cost shown".into());
+        }
+    }
+    if let Some(c) = calibration
+        && r.decode_tokens_per_s > 0.0
+    {
+        notes.push(c.note());
     }
     r.notes = notes;
     r
 }
 
-/// The speed model as [`experts::expert_offload_speed`] calls it: an estimate with every layer
-/// on the `gpus` GPUs (`on_gpu`), or on the CPU alone. The one place expert offload meets the
+/// Training speed of `s` over `g` GPUs of the machine's accelerator (none without one).
+pub(crate) fn training_speed(
+    s: &Scenario,
+    est: &Estimate,
+    g: u64,
+    m: &Machine,
+    acc: Option<&Accelerator>,
+    st: &FitSettings,
+) -> Option<TrainingSpeed> {
+    acc.map(|a| train_speed(s, est, g, a.fp16_tflops, m, acc, st))
+}
+
+/// The speed model's query for the scenario on `m` with `gpu_layers` of the layers on the GPU(s)
+/// (0 = CPU only): the runtime's profile, this machine's calibration and the llama.cpp split
+/// mode from the settings. Every speed the fit engine reports goes through it.
+fn speed_query<'a>(
+    s: &'a Scenario,
+    est: &'a Estimate,
+    m: &Machine,
+    acc: Option<&Accelerator>,
+    st: &FitSettings,
+    gpu_layers: u64,
+) -> SpeedQuery<'a> {
+    let k = &st.speed;
+    let mut q = SpeedQuery::on_machine(s, est, m, acc, k);
+    q.style = st.split_style;
+    if let Some(c) = st.calibration.as_ref().filter(|c| c.machine == m.id) {
+        q.tuning = c.tuning;
+    }
+    if let Some(split) = st.llama_split
+        && q.backend != Backend::Vllm
+    {
+        q.multi = split;
+    }
+    if gpu_layers == 0 {
+        q = q.cpu_only();
+    } else {
+        q.gpu_layers = gpu_layers;
+    }
+    q
+}
+
+/// The speed model as [`experts::expert_offload_speed`] calls it: an estimate with every layer on
+/// the GPU(s) (`on_gpu`), or on the CPU alone. The CPU part is the routed experts only, so its
+/// query sees a scenario without attention heads (no attention FLOPs on the CPU) and with the
+/// workload's layer count (the offloaded MoE layers). The one place expert offload meets the
 /// speed model.
-fn speed_model(
-    dev: Device,
-    gpus: u64,
-    cpu: Device,
-    link: GbPerSec,
-    batch: u64,
-    ubatch: u64,
-    k: &SpeedConstants,
-) -> impl Fn(&Estimate, bool) -> Speed + '_ {
+fn expert_speed_model<'a>(
+    s: &'a Scenario,
+    m: &'a Machine,
+    acc: Option<&'a Accelerator>,
+    st: &'a FitSettings,
+) -> impl Fn(&Estimate, bool) -> Speed + 'a {
     move |e: &Estimate, on_gpu: bool| {
         if on_gpu {
-            placement_speed(
-                e,
-                Some(dev),
-                gpus,
-                cpu,
-                link,
-                e.workload.layers,
-                batch,
-                ubatch,
-                SplitStyle::CpuLayers,
-                k,
-            )
+            let q = speed_query(s, e, m, acc, st, e.workload.layers.max(1));
+            placement_speed(&q, &st.speed)
         } else {
-            placement_speed(
-                e,
-                None,
-                0,
-                cpu,
-                GbPerSec(0.0),
-                0,
-                batch,
-                ubatch,
-                SplitStyle::CpuLayers,
-                k,
-            )
+            let experts_only = Scenario {
+                model: super::model::ModelSpec {
+                    heads: 0,
+                    layers: e.workload.layers,
+                    ..s.model.clone()
+                },
+                ..s.clone()
+            };
+            let q = speed_query(&experts_only, e, m, acc, st, 0);
+            placement_speed(&q, &st.speed)
         }
     }
 }
@@ -650,17 +711,8 @@ pub fn expert_offload_points(
         },
         false,
     );
-    let k = &st.speed;
     let link = host_link(acc);
-    let run = speed_model(
-        gpu_device(acc, k),
-        g,
-        cpu_device(m, k),
-        link,
-        sc.batch,
-        sc.ubatch,
-        k,
-    );
+    let run = expert_speed_model(&sc, m, Some(acc), st);
     ns.iter()
         .map(|&n| {
             let mut split = experts::split(&inv, n.min(sc.model.layers));
@@ -673,7 +725,7 @@ pub fn expert_offload_points(
                 &split,
                 sc.batch,
                 sc.ubatch,
-                link.bytes_per_sec() * k.pcie_efficiency,
+                link.bytes_per_sec() * st.speed.pcie_efficiency,
                 &run,
             );
             (split, sp)
@@ -701,8 +753,6 @@ fn expert_offload(
     host_need: Bytes,
     run: impl Fn(&Estimate, bool) -> Speed,
     link_bytes_per_s: f64,
-    batch: u64,
-    ubatch: u64,
 ) -> Option<(ExpertSplit, Speed)> {
     let inv = experts::inventory(&s.model, s.weights);
     let split = experts::smallest_fitting(&inv, s.model.layers, |x| {
@@ -710,42 +760,19 @@ fn expert_offload(
             && host_need.saturating_add(x.ram_bytes) <= ram_cap
     })?;
     if split.ram_bytes.0 == 0 {
-        // Nothing moved and it fits: the whole-model path already said no, so this is only
-        // possible when the RAM check failed there; not an expert offload.
+        // Nothing moved: the whole-model path already said no, so only its RAM check can have
+        // failed; that is not an expert offload.
         return None;
     }
-    let sp = experts::expert_offload_speed(est, &split, batch, ubatch, link_bytes_per_s, &run);
+    let sp = experts::expert_offload_speed(est, &split, s.batch, s.ubatch, link_bytes_per_s, &run);
     Some((split, sp))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn cpu_verdict(
-    r: &mut FitResult,
-    est: &Estimate,
-    need: Bytes,
-    cap: Bytes,
-    cpu: Device,
-    batch: u64,
-    ubatch: u64,
-    prompt: u64,
-    k: &SpeedConstants,
-) {
+fn cpu_verdict(r: &mut FitResult, need: Bytes, cap: Bytes, sp: Speed, prompt: u64) {
     r.verdict = Verdict::Cpu;
     r.gpu_layers = 0;
     r.ram_required = need;
     r.headroom_bytes = cap.signed_sub(need);
-    let sp = placement_speed(
-        est,
-        None,
-        0,
-        cpu,
-        GbPerSec(0.0),
-        0,
-        batch,
-        ubatch,
-        SplitStyle::CpuLayers,
-        k,
-    );
     set_speed(r, sp.decode_tokens_per_s, sp.prefill_tokens_per_s, prompt);
 }
 
@@ -821,7 +848,7 @@ fn train_speed(
         step_seconds: step,
         tokens_per_s,
         run_hours,
-        run_usd: Some(hourly_usd(m, acc, st) * run_hours),
+        run_usd: hourly_usd(m, acc, st).map(|h| h * run_hours),
     }
 }
 
@@ -843,7 +870,7 @@ pub fn fit_all<'a>(
         .into_iter()
         .map(|m| {
             let acc = m.gpu.as_deref().and_then(|id| accs.get(id).copied());
-            fit_on(s, &mut cache, m, acc, st)
+            fit_on(s, &mut cache, m, acc, &cat.benchmarks, st)
         })
         .collect()
 }
@@ -892,11 +919,13 @@ pub fn solve_max_context(
     if at(hi) {
         return Some(hi);
     }
+    // Steps of 16 tokens: `lo` (a multiple of 16) fits, `hi` does not; the answer fits and 16
+    // tokens more do not.
     while hi - lo > 16 {
-        let mid = lo + (hi - lo) / 2;
+        let mid = lo + ((hi - lo) / 2 / 16 * 16).max(16);
         if at(mid) { lo = mid } else { hi = mid }
     }
-    Some(lo / 16 * 16)
+    Some(lo)
 }
 
 /// The largest batch (concurrent sequences) that fits on the GPU(s) of `m`.
@@ -1010,6 +1039,9 @@ mod tests {
             memory: Bytes::gib(gib),
             bandwidth: GbPerSec(bw),
             fp16_tflops: tf,
+            fp16_acc16_tflops: None,
+            vector_tflops: None,
+            compute_units: None,
             int8_tops: None,
             tdp_w: Some(450.0),
             pcie: Some(PcieLink {
@@ -1039,6 +1071,7 @@ mod tests {
             gpu_memory_limit: None,
             price: None,
             power_w: Some(600.0),
+            storage: None,
             source: "test".into(),
             notes: None,
         }
@@ -1046,6 +1079,7 @@ mod tests {
 
     fn cat() -> Catalog {
         Catalog {
+            benchmarks: Vec::new(),
             accelerators: vec![
                 acc("rtx-4090", 24, 1008.0, 165.2),
                 acc("rtx-4060-laptop", 8, 256.0, 30.0),

@@ -5,6 +5,7 @@
 
 pub mod capacity;
 pub mod catalog;
+pub mod disk;
 pub mod estimate;
 pub mod experts;
 pub mod fit;

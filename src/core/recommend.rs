@@ -796,6 +796,10 @@ fn summary(f: &FitResult) -> String {
             f.gpu_layers, f.total_layers
         ),
         Verdict::Cpu => format!("runs it on the CPU only, at {sp} tok/s"),
+        Verdict::Disk => format!(
+            "runs it only by reading {} from the disk, at {sp} tok/s",
+            f.disk_bytes.display_gib()
+        ),
         Verdict::None => {
             if f.gpu_capacity.0 > 0 {
                 format!(
@@ -827,6 +831,7 @@ fn after(f: &FitResult) -> String {
             rate_text(speed(f))
         ),
         Verdict::Cpu => format!("runs on the CPU at {} tok/s", rate_text(speed(f))),
+        Verdict::Disk => format!("runs from the disk at {} tok/s", rate_text(speed(f))),
         Verdict::None => "still does not fit".into(),
     }
 }
@@ -913,7 +918,7 @@ fn this_machine(
             });
         }
         // 3. More RAM, so offload (or the CPU) can run it (discrete GPUs and CPU-only machines).
-        if f.verdict == Verdict::None
+        if !f.fits()
             && !training
             && !unified
             && let Some((ram, g)) = min_ram(s, m, cat, st)

@@ -6,8 +6,7 @@
 //! ([`super::capacity`], [`super::speed::placement_speed`], [`super::fit::usd_per_million`]).
 
 use super::capacity::{
-    cpu_device, gpu_capacity, gpu_device, gpus_used, host_link, is_unified, layers_that_fit,
-    ram_capacity,
+    gpu_capacity, gpus_used, host_link, is_unified, layers_that_fit, ram_capacity,
 };
 use super::catalog::{Accelerator, Machine};
 use super::estimate::{ComponentKind, Estimate, estimate};
@@ -15,8 +14,8 @@ use super::fit::{FitResult, FitSettings, Verdict, usd_per_million};
 use super::model::ModelSpec;
 use super::precision::WeightPrecision;
 use super::scenario::{Mode, Scenario};
-use super::speed::{Device, SplitStyle, placement_speed};
-use super::units::{Bytes, GbPerSec};
+use super::speed::{SpeedQuery, SplitStyle, placement_speed};
+use super::units::Bytes;
 
 /// What a bar of the CPU vs GPU comparison stands for.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -74,6 +73,19 @@ pub struct Teach {
     pub per_kind: Vec<(ComponentKind, Vec<[f64; 2]>)>,
     pub total: Vec<[f64; 2]>,
     pub bars: Vec<SpeedBar>,
+    /// The memory hierarchy (issue 17): (GiB of weights read per token, tok/s) with the weights
+    /// filling VRAM, then RAM, then the disk — llama.cpp mmap (past RAM the page cache thrashes:
+    /// every host-side byte comes from disk) ...
+    pub tiers_mmap: Vec<[f64; 2]>,
+    /// ... and only the overflow read from disk (accelerate `offload_folder`).
+    pub tiers_overflow: Vec<[f64; 2]>,
+    /// Effective rates of the three tiers, GB/s (VRAM and RAM from the speed model's decode of
+    /// this model; the disk's sustained read).
+    pub tier_rates: [f64; 3],
+    /// Where VRAM and VRAM + RAM end on the x axis (GiB), and this model's size (GiB).
+    pub tier_edges: [f64; 3],
+    /// The disk, in words ("NVMe PCIe 4.0, 1.00 TB, 7.00 GB/s").
+    pub disk_label: String,
 }
 
 /// `count` context lengths spread evenly on a log scale from 256 to `max`.
@@ -110,19 +122,25 @@ pub fn effective_bits(model: &ModelSpec, p: WeightPrecision) -> f64 {
 /// A placement for the speed model: where the layers are and how the rest runs.
 struct Place<'a> {
     est: &'a Estimate,
-    gpu: Option<Device>,
-    gpus: u64,
-    cpu: Device,
-    link: GbPerSec,
+    m: &'a Machine,
+    acc: Option<&'a Accelerator>,
     style: SplitStyle,
 }
 
-/// Decode tokens/s with `k` layers on the GPU(s): the one place this module asks the speed model.
+/// Decode tokens/s with `k` layers on the GPU(s): the one place this module asks the speed model
+/// (the fit engine's query for this machine, with `k` GPU layers; `k = 0`: the CPU alone).
 fn decode_at(p: &Place<'_>, k: u64, s: &Scenario, st: &FitSettings) -> f64 {
-    placement_speed(
-        p.est, p.gpu, p.gpus, p.cpu, p.link, k, s.batch, s.ubatch, p.style, &st.speed,
-    )
-    .decode_tokens_per_s
+    let mut q = SpeedQuery::on_machine(s, p.est, p.m, p.acc, &st.speed);
+    q.style = p.style;
+    if let Some(c) = st.calibration.as_ref().filter(|c| c.machine == p.m.id) {
+        q.tuning = c.tuning;
+    }
+    if p.acc.is_none() || k == 0 {
+        q = q.cpu_only();
+    } else {
+        q.gpu_layers = k;
+    }
+    placement_speed(&q, &st.speed).decode_tokens_per_s
 }
 
 /// The CPU vs GPU curves of `scenario` on `m` (`acc`: its accelerator). `fits` are the
@@ -141,7 +159,6 @@ pub fn teach_curves(
     };
     let unified = is_unified(acc);
     let g = gpus_used(m, acc);
-    let cpu = cpu_device(m, &st.speed);
     let (ram_cap, _) = ram_capacity(m, st);
     let gpu_cap = gpu_capacity(m, acc, &s, st);
     let est_g = estimate(&Scenario {
@@ -168,10 +185,8 @@ pub fn teach_curves(
 
     let on_cpu = Place {
         est: &est_cpu,
-        gpu: None,
-        gpus: 0,
-        cpu,
-        link: GbPerSec(0.0),
+        m,
+        acc,
         style: SplitStyle::CpuLayers,
     };
     let cpu_tok = decode_at(&on_cpu, 0, &s, st);
@@ -189,10 +204,8 @@ pub fn teach_curves(
         t.link_bandwidth = link.0;
         let place = |style| Place {
             est: &est_g,
-            gpu: Some(gpu_device(a, &st.speed)),
-            gpus: g.max(1),
-            cpu,
-            link,
+            m,
+            acc,
             style,
         };
         // Where VRAM runs out, as the fit engine places whole layers.
@@ -251,6 +264,7 @@ pub fn teach_curves(
             }
         }
     }
+    tiers(&mut t, &est_g, &est_cpu, m, acc, gpu_cap, ram_cap);
     // The best unified-memory machine in the catalog for this workload, when the scenario is
     // an inference one (the fits are for the real scenario).
     if !scenario.mode.is_training()
@@ -305,11 +319,72 @@ pub fn teach_curves(
     t
 }
 
+/// The VRAM → RAM → disk curve of [`Teach::tiers_mmap`]: the effective VRAM and RAM rates are
+/// this model's active bytes per token ÷ the speed model's time for all layers on the GPU / on
+/// the CPU (the bars above); the disk's is its sustained read ([`super::disk`]).
+fn tiers(
+    t: &mut Teach,
+    est_g: &Estimate,
+    est_cpu: &Estimate,
+    m: &Machine,
+    acc: Option<&Accelerator>,
+    gpu_cap: Bytes,
+    ram_cap: Bytes,
+) {
+    let gib = 1024.0 * 1024.0 * 1024.0;
+    let rate_of = |kind: BarKind, est: &Estimate| {
+        t.bars.iter().find(|b| b.kind == kind).map_or(0.0, |b| {
+            b.tokens_per_s * est.workload.active_weight_bytes_per_token.as_f64()
+        })
+    };
+    let vram = if acc.is_some() {
+        rate_of(BarKind::AllGpu, est_g)
+    } else {
+        0.0
+    };
+    let ram = rate_of(BarKind::CpuOnly, est_cpu);
+    let disk = super::disk::storage_of(m, acc);
+    let ssd = disk.read().bytes_per_sec();
+    if ram <= 0.0 || ssd <= 0.0 {
+        return;
+    }
+    let v = if vram > 0.0 && !t.unified {
+        gpu_cap.as_f64()
+    } else {
+        0.0
+    };
+    let r = ram_cap.as_f64();
+    let here = est_g.workload.active_weight_bytes_per_token.as_f64();
+    t.tier_rates = [vram / 1e9, ram / 1e9, ssd / 1e9];
+    t.tier_edges = [v / gib, (v + r) / gib, here / gib];
+    t.disk_label = disk.describe();
+    let max = (2.0 * (v + r)).max(1.5 * here).max(1.0);
+    let n = 120;
+    for i in 1..=n {
+        let sz = max * i as f64 / n as f64;
+        let on_gpu = sz.min(v);
+        let rest = sz - on_gpu;
+        let t_fixed = if vram > 0.0 { on_gpu / vram } else { 0.0 };
+        let spill = (rest - r).max(0.0);
+        // mmap: once the host part exceeds RAM, all of it is read from disk every token.
+        let t_mmap = t_fixed
+            + if spill > 0.0 {
+                rest / ram + rest / ssd
+            } else {
+                rest / ram
+            };
+        let t_over = t_fixed + rest / ram + spill / ssd;
+        t.tiers_mmap.push([sz / gib, 1.0 / t_mmap]);
+        t.tiers_overflow.push([sz / gib, 1.0 / t_over]);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::core::catalog::{MachineKind, MemoryKind, PcieLink, Segment, Vendor};
     use crate::core::fit::fit_all;
+    use crate::core::units::GbPerSec;
 
     #[test]
     fn q4_k_m_averages_above_its_blocks() {
@@ -339,6 +414,9 @@ mod tests {
             memory: Bytes::gib(8),
             bandwidth: GbPerSec(256.0),
             fp16_tflops: 30.0,
+            fp16_acc16_tflops: None,
+            vector_tflops: None,
+            compute_units: None,
             int8_tops: None,
             tdp_w: Some(115.0),
             pcie: Some(PcieLink {
@@ -365,6 +443,7 @@ mod tests {
             gpu_memory_limit: None,
             price: None,
             power_w: Some(180.0),
+            storage: None,
             source: "test".into(),
             notes: None,
         };
@@ -377,6 +456,7 @@ mod tests {
     fn curves_agree_with_the_fit_engine() {
         let (m, a) = rtx4060_laptop();
         let cat = crate::core::catalog::Catalog {
+            benchmarks: Vec::new(),
             accelerators: vec![a.clone()],
             machines: vec![m.clone()],
             models: vec![],

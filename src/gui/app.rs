@@ -93,7 +93,29 @@ impl HeadroomApp {
             app.data.tell(Status::error(format!("Catalog: {w}")));
         }
         app.data.catalog_warnings = warnings;
+        app.check_settings_dir(eframe::storage_dir("headroom").as_deref());
         app
+    }
+
+    /// Says in the status bar when the settings cannot be saved between runs (eframe keeps them in
+    /// `dir`; a folder that cannot be created or written only gets a log line there). Everything
+    /// else keeps working. Returns the message.
+    pub fn check_settings_dir(&mut self, dir: Option<&std::path::Path>) -> Option<String> {
+        let why = match dir {
+            None => "this system has no folder for them".to_string(),
+            Some(d) => {
+                let e = crate::io::check_writable_dir(d).err()?;
+                format!("{}: {e}", d.display())
+            }
+        };
+        let text = format!(
+            "Settings will not be saved between runs ({why}). Everything else works; Save scenario keeps your inputs in a file."
+        );
+        match &mut self.data.status {
+            Some(s) if s.error => s.text = format!("{} | {text}", s.text),
+            _ => self.data.tell(Status::error(text.clone())),
+        }
+        Some(text)
     }
 
     /// An app with an injected detector, catalog and state (tests use a `FakeDetector`).
@@ -292,14 +314,9 @@ impl HeadroomApp {
                     }) else {
                         return JobResult::NoFileChosen { action };
                     };
-                    let name = p.display().to_string();
-                    let result = std::fs::read_to_string(&p)
-                        .map_err(|e| format!("{name}: cannot read: {e}"))
-                        .and_then(|t| {
-                            crate::io::export::load_scenario(&name, &t)
-                                .map(Box::new)
-                                .map_err(|e| e.to_string())
-                        });
+                    let result = crate::io::export::read_scenario(&p)
+                        .map(Box::new)
+                        .map_err(|e| e.to_string());
                     JobResult::ScenarioOpened { path: p, result }
                 });
             }
@@ -694,7 +711,7 @@ impl HeadroomApp {
                 ui.separator();
                 ui.label("This machine:");
                 style::verdict_badge(ui, f).on_hover_text(f.name.clone());
-                if f.fits() && !s.mode.is_training() {
+                if f.runs() && !s.mode.is_training() {
                     ui.label(format!("{} tok/s", style::rate(f.decode_tokens_per_s)));
                 }
             }

@@ -75,11 +75,14 @@ pub(crate) fn load_texts(l: &MachineLoad) -> (String, String) {
             gib2(l.gpu_capacity)
         )
     };
-    let ram = if l.host_total().0 == 0 {
+    let mut ram = if l.host_total().0 == 0 {
         format!("RAM: not used ({} usable)", gib2(l.ram_capacity))
     } else {
         format!("RAM: {} of {}", gib2(l.host_total()), gib2(l.ram_capacity))
     };
+    if l.disk.0 > 0 {
+        ram.push_str(&format!("  Disk: {}", gib2(l.disk)));
+    }
     (vram, ram)
 }
 

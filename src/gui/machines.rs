@@ -344,15 +344,15 @@ impl MachinesTab {
                             let (a, b, c) = if training {
                                 let tr = f.training.as_ref();
                                 (
-                                    if f.fits() { style::rate(speed_of(f)) } else { MISSING.into() },
+                                    if f.runs() { style::rate(speed_of(f)) } else { MISSING.into() },
                                     tr.map(|t| style::duration(t.step_seconds)).unwrap_or_else(|| MISSING.into()),
                                     if cost_of(f).is_finite() { style::usd(Some(cost_of(f))) } else { MISSING.into() },
                                 )
                             } else {
                                 (
-                                    if f.fits() { style::rate(speed_of(f)) } else { MISSING.into() },
-                                    if f.fits() && latency_of(f).is_finite() { style::duration(latency_of(f)) } else { MISSING.into() },
-                                    if f.fits() { style::usd(f.usd_per_million_tokens) } else { MISSING.into() },
+                                    if f.runs() { style::rate(speed_of(f)) } else { MISSING.into() },
+                                    if f.runs() && latency_of(f).is_finite() { style::duration(latency_of(f)) } else { MISSING.into() },
+                                    if f.runs() { style::usd(f.usd_per_million_tokens) } else { MISSING.into() },
                                 )
                             };
                             right(&mut row, RichText::new(a));

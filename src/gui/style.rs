@@ -29,6 +29,7 @@ pub fn verdict_color(v: Verdict) -> Color32 {
         Verdict::Unified => Color32::from_rgb(0, 140, 160),
         Verdict::Offload => Color32::from_rgb(200, 130, 0),
         Verdict::Cpu => Color32::from_rgb(95, 105, 200),
+        Verdict::Disk => Color32::from_rgb(150, 110, 60),
         Verdict::None => Color32::from_rgb(200, 45, 45),
     }
 }

@@ -174,6 +174,58 @@ impl TeachTab {
             }
             ui.add_space(10.0);
 
+            // (1b) The memory hierarchy: VRAM → RAM → disk (issue 17).
+            if !t.tiers_mmap.is_empty() {
+                ui.label(RichText::new("1b. Tokens per second as the model spills from VRAM to RAM to the disk").strong());
+                let [vr, rr, sr] = t.tier_rates;
+                let [ve, re, here] = t.tier_edges;
+                let vram_label = format!("VRAM ends: {} GB/s", style::rate(vr));
+                let ram_label = format!("RAM ends: {} GB/s", style::rate(rr));
+                let ssd_label = format!("disk: {}", t.disk_label);
+                let here_label = "this model".to_string();
+                legend_row(
+                    ui,
+                    &[
+                        (BLUE, Swatch::Line, "llama.cpp mmap (past RAM every host byte comes from disk)"),
+                        (ORANGE, Swatch::Line, "only the overflow from disk (accelerate offload_folder)"),
+                        (RED, Swatch::Dashed, &vram_label),
+                        (machine_color(1), Swatch::Dashed, &ram_label),
+                        (Color32::GRAY, Swatch::Line, &here_label),
+                    ],
+                );
+                hint(ui, ssd_label.clone());
+                let log = |pts: &[[f64; 2]]| -> Vec<[f64; 2]> { pts.iter().filter(|q| q[1] > 0.0).map(|q| [q[0], q[1].log10()]).collect() };
+                Plot::new("speed-vs-tiers")
+                    .height(plot_h)
+                    .width(w)
+                    .allow_zoom(false)
+                    .allow_drag(false)
+                    .allow_scroll(false)
+                    .allow_boxed_zoom(false)
+                    .x_axis_label("GiB of weights read per token")
+                    .y_axis_label("tok/s (log scale)")
+                    .y_axis_formatter(|mark, _| style::rate(10f64.powf(mark.value)))
+                    .show(ui, |p| {
+                        p.line(Line::new("llama.cpp mmap", log(&t.tiers_mmap)).color(BLUE).width(2.5));
+                        p.line(Line::new("overflow only", log(&t.tiers_overflow)).color(ORANGE).width(2.0));
+                        if ve > 0.0 {
+                            p.vline(VLine::new(vram_label.clone(), ve).color(RED).width(2.0).style(LineStyle::dashed_loose()));
+                        }
+                        p.vline(VLine::new(ram_label.clone(), re).color(machine_color(1)).width(2.0).style(LineStyle::dashed_loose()));
+                        p.vline(VLine::new(here_label.clone(), here).color(Color32::GRAY).width(1.0));
+                    });
+                hint(
+                    ui,
+                    format!(
+                        "Each tier is an order of magnitude slower than the one above: VRAM {} GB/s, RAM {} GB/s, the disk {} GB/s (rates as this model decodes). Past RAM, llama.cpp still runs because it memory-maps the file, but the page cache evicts each page before the next token needs it, so every byte outside VRAM is read from the disk again: a token every few seconds.",
+                        style::rate(vr),
+                        style::rate(rr),
+                        style::rate(sr)
+                    ),
+                );
+                ui.add_space(10.0);
+            }
+
             // (2) Memory against context.
             let per_dev = if scenario.gpus == 0 { "RAM" } else { "one GPU" };
             ui.label(RichText::new(format!("2. Memory of {per_dev} against context length")).strong());

@@ -9,13 +9,14 @@
 //! built-ins in file-name order (same id = override); a broken user file is reported and skipped.
 
 use crate::core::catalog::{Accelerator, Catalog, Machine, MemoryKind, ModelPreset, Price};
+use crate::core::speed::bench::Benchmark;
 use serde::Deserialize;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// The built-in catalog files, embedded at compile time: (name used in messages, text).
-pub const BUILTIN_FILES: [(&str, &str); 6] = [
+pub const BUILTIN_FILES: [(&str, &str); 7] = [
     (
         "catalogs/accelerators.ron",
         include_str!("../../catalogs/accelerators.ron"),
@@ -39,6 +40,10 @@ pub const BUILTIN_FILES: [(&str, &str); 6] = [
     (
         "catalogs/models.ron",
         include_str!("../../catalogs/models.ron"),
+    ),
+    (
+        "catalogs/benchmarks.ron",
+        include_str!("../../catalogs/benchmarks.ron"),
     ),
 ];
 
@@ -108,6 +113,7 @@ struct CatalogFile {
     accelerators: Vec<Accelerator>,
     machines: Vec<Machine>,
     models: Vec<ModelPreset>,
+    benchmarks: Vec<Benchmark>,
 }
 
 /// A second, loose reading of the models, to see which spec keys are written (`ModelSpec` fills
@@ -150,6 +156,7 @@ pub fn builtin_checked() -> Result<Catalog, CatalogError> {
         all.accelerators.extend(c.accelerators);
         all.machines.extend(c.machines);
         all.models.extend(c.models);
+        all.benchmarks.extend(c.benchmarks);
     }
     let msgs = check(&all);
     if msgs.is_empty() {
@@ -217,10 +224,13 @@ pub fn load(user_dir: Option<&Path>) -> (Catalog, Vec<String>) {
 
 fn load_one(path: &Path, base: &Catalog) -> Result<Catalog, CatalogError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| CatalogError::Read {
-        file: name.clone(),
-        message: e.to_string(),
-    })?;
+    let text =
+        crate::io::read_text_limited(path, crate::io::limits::CATALOG_FILE).map_err(|e| {
+            CatalogError::Read {
+                file: name.clone(),
+                message: e.to_string(),
+            }
+        })?;
     let file_cat = parse_against(&name, &text, base)?;
     let mut merged = base.clone();
     merged.merge(file_cat);
@@ -242,6 +252,19 @@ fn parse_against(name: &str, text: &str, base: &Catalog) -> Result<Catalog, Cata
     for a in &base.accelerators {
         if ctx.accelerator(&a.id).is_none() {
             ctx.accelerators.push(a.clone());
+        }
+    }
+    // Benchmarks may name the base's machines and models.
+    if !cat.benchmarks.is_empty() {
+        for m in &base.machines {
+            if ctx.machine(&m.id).is_none() {
+                ctx.machines.push(m.clone());
+            }
+        }
+        for p in &base.models {
+            if ctx.model(&p.id).is_none() {
+                ctx.models.push(p.clone());
+            }
         }
     }
     let msgs = check(&ctx);
@@ -275,6 +298,7 @@ fn parse_raw(name: &str, text: &str) -> Result<Catalog, CatalogError> {
         accelerators: file.accelerators,
         machines: file.machines,
         models: file.models,
+        benchmarks: file.benchmarks,
     })
 }
 

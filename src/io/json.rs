@@ -51,10 +51,12 @@ pub fn estimate_json(e: &Estimate) -> Value {
 }
 
 /// One machine's fit: `{"machine", "name", "kind", "verdict", "gpu_layers", "total_layers",
-/// "headroom_bytes", "decode_tokens_per_s", "prefill_tokens_per_s", "usd_per_million_tokens"}`.
+/// "headroom_bytes", "decode_tokens_per_s", "prefill_tokens_per_s", "usd_per_million_tokens"}`,
+/// plus `speed_backend` (the throughput profile used) and `measured` (a published measurement of
+/// this model and precision on this machine) when there is one.
 /// Speeds and TTFT are `null` where the scenario does not run (verdict "none") or is training.
 pub fn fit_json(r: &FitResult) -> Value {
-    let runs = r.fits() && r.training.is_none();
+    let runs = r.runs() && r.training.is_none();
     let speed = |x: f64, round: fn(f64) -> f64| {
         if runs && x.is_finite() && x > 0.0 {
             json!(round(x))
@@ -79,6 +81,7 @@ pub fn fit_json(r: &FitResult) -> Value {
         "gpu_required_bytes": r.gpu_required.0,
         "ram_capacity_bytes": r.ram_capacity.0,
         "ram_required_bytes": r.ram_required.0,
+        "disk_bytes": r.disk_bytes.0,
         "os_reserve_bytes": r.os_reserve.0,
         "notes": r.notes,
     });
@@ -95,6 +98,19 @@ pub fn fit_json(r: &FitResult) -> Value {
             "ram_expert_bytes_per_token": x.ram_active_bytes.0,
             "all_expert_bytes": x.all_expert_bytes.0,
             "gpu_required_bytes": x.gpu_required.0,
+        });
+    }
+    if let Some(b) = r.backend {
+        v["speed_backend"] = json!(b.label());
+    }
+    if let Some(m) = &r.measured {
+        v["measured"] = json!({
+            "benchmark": m.benchmark,
+            "backend": m.backend.label(),
+            "decode_tokens_per_s": m.decode_tokens_per_s,
+            "prefill_tokens_per_s": m.prefill_tokens_per_s,
+            "source": m.source,
+            "date": m.date,
         });
     }
     if let Some(t) = &r.training {

@@ -87,6 +87,9 @@ fn accelerator_from(
             memory: Bytes::ZERO,
             bandwidth: GbPerSec(DEFAULT_BANDWIDTH_GBS),
             fp16_tflops: DEFAULT_FP16_TFLOPS,
+            fp16_acc16_tflops: None,
+            vector_tflops: None,
+            compute_units: None,
             int8_tops: None,
             tdp_w: None,
             pcie: None,
@@ -122,6 +125,7 @@ fn base_machine(d: &DetectedMachine, name: String, kind: MachineKind) -> Machine
         gpu_memory_limit: None,
         price: None,
         power_w: None,
+        storage: d.storage.clone(),
         source: SOURCE.into(),
         notes: None,
     }
@@ -343,6 +347,7 @@ pub fn catalog_with_local(d: &DetectedMachine, catalog: &Catalog) -> Catalog {
     let (m, accs) = local_machine(d, catalog);
     let mut c = catalog.clone();
     c.merge(Catalog {
+        benchmarks: Vec::new(),
         accelerators: accs,
         machines: vec![m],
         models: Vec::new(),
@@ -376,6 +381,9 @@ mod tests {
             memory: mem,
             bandwidth: GbPerSec(bw),
             fp16_tflops: 165.2,
+            fp16_acc16_tflops: None,
+            vector_tflops: None,
+            compute_units: None,
             int8_tops: Some(660.6),
             tdp_w: Some(450.0),
             pcie: Some(PcieLink {
@@ -392,6 +400,7 @@ mod tests {
 
     fn catalog() -> Catalog {
         Catalog {
+            benchmarks: Vec::new(),
             accelerators: vec![
                 part(
                     "rtx-4090",

@@ -328,6 +328,9 @@ mod tests {
             memory,
             bandwidth: GbPerSec(500.0),
             fp16_tflops: 50.0,
+            fp16_acc16_tflops: None,
+            vector_tflops: None,
+            compute_units: None,
             int8_tops: None,
             tdp_w: None,
             pcie: None,
@@ -343,6 +346,7 @@ mod tests {
     /// the token rules are what is tested.
     fn catalog() -> Catalog {
         Catalog {
+            benchmarks: Vec::new(),
             accelerators: vec![
                 acc("rtx-4090", "GeForce RTX 4090", Bytes::gib(24), &[]),
                 acc("rtx-4060", "GeForce RTX 4060", Bytes::gib(8), &[]),

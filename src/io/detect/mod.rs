@@ -19,11 +19,13 @@
 
 pub mod amd;
 pub mod apple;
+pub mod disk;
 mod local;
 mod matching;
 pub mod nvidia;
 mod system;
 
+pub mod probe;
 pub use local::{LOCAL_GPU_ID, LOCAL_MACHINE_ID, catalog_with_local, local_machine};
 pub use matching::{NameTokens, match_accelerator, match_accelerator_with_vram, name_tokens};
 pub use system::SystemDetector;
@@ -48,6 +50,9 @@ pub struct DetectedMachine {
     pub gpus: Vec<DetectedGpu>,
     /// Apple Silicon: the unified pool and how much of it Metal lets the GPU wire.
     pub unified_memory: Option<UnifiedMemory>,
+    /// The disk behind the current folder (sysinfo: kind, size, free space).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub storage: Option<crate::core::disk::Storage>,
     /// What could not be read and what was assumed, in plain words.
     pub notes: Vec<String>,
 }
@@ -228,6 +233,7 @@ impl FakeDetector {
             os: "Fake OS".into(),
             gpus: Vec::new(),
             unified_memory: None,
+            storage: None,
             notes: vec!["NVML: not detected: fake detector (no NVIDIA driver)".into()],
         })
     }
@@ -258,6 +264,21 @@ impl FakeDetector {
         self
     }
 
+    /// A desktop (64 GiB RAM, 48 GiB available) whose NVIDIA GPUs are what NVML answered in
+    /// `probe`, failures included: every NVML error can be injected without a driver. The notes
+    /// are the ones the real detector writes. `matched` stays `None` (see [`FakeDetector::matched`]).
+    pub fn nvml(probe: nvidia::NvmlProbe) -> Self {
+        let mut f = FakeDetector::cpu_only(Bytes::gib(64), Bytes::gib(48));
+        f.machine.notes.clear();
+        f.machine.gpus = nvidia::gpus_from_probe(probe, &mut f.machine.notes);
+        if f.machine.gpus.is_empty() {
+            f.machine
+                .notes
+                .push("No GPU detected: sizing for CPU only".into());
+        }
+        f
+    }
+
     /// An Apple Silicon Mac: `chip` ("Apple M2"), `ram` installed, optional `iogpu.wired_limit_mb`.
     pub fn apple(chip: &str, ram: Bytes, wired_limit_mb: Option<u64>) -> Self {
         let unified = apple::unified_memory(chip, ram, wired_limit_mb);
@@ -272,6 +293,7 @@ impl FakeDetector {
             os: "macOS (fake)".into(),
             gpus: Vec::new(),
             unified_memory: Some(unified),
+            storage: None,
             notes: vec!["NVML: not detected: not available on macOS".into()],
         })
     }

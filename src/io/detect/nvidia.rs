@@ -157,6 +157,71 @@ pub fn summary_note(
     s
 }
 
+/// What the probe got from NVML's library-level calls: each failure in words, or one entry per
+/// GPU index. The probe fills it; [`gpus_from_probe`] (pure) turns it into GPUs and notes, so every
+/// NVML failure can be injected in tests.
+#[derive(Clone, Debug, PartialEq)]
+pub enum NvmlProbe {
+    /// `nvmlInit` failed (no driver, no library, no permission): why.
+    InitFailed(String),
+    /// `nvmlDeviceGetCount` failed: why.
+    CountFailed(String),
+    /// The driver answered: its versions when readable, and per GPU index the reading or why
+    /// `nvmlDeviceGetHandleByIndex` failed (a GPU that fell off the bus after the count).
+    Devices {
+        driver: Option<String>,
+        cuda: Option<String>,
+        devices: Vec<Result<NvmlReading, String>>,
+    },
+}
+
+/// The GPUs and notes of one probe. Always exactly one summary note starting with `"NVML: "`
+/// (not `"NVML: GPU"`), then one note per value that could not be read.
+pub fn gpus_from_probe(p: NvmlProbe, notes: &mut Vec<String>) -> Vec<DetectedGpu> {
+    let (driver, cuda, devices) = match p {
+        NvmlProbe::InitFailed(why) => {
+            notes.push(format!("NVML: not detected: {why}"));
+            return Vec::new();
+        }
+        NvmlProbe::CountFailed(why) => {
+            notes.push(format!("NVML: not detected: could not count GPUs: {why}"));
+            return Vec::new();
+        }
+        NvmlProbe::Devices {
+            driver,
+            cuda,
+            devices,
+        } => (driver, cuda, devices),
+    };
+    let count = devices.len();
+    if count == 0 {
+        notes.push("NVML: not detected: the NVIDIA driver is loaded but reports no GPUs".into());
+        return Vec::new();
+    }
+    let mut gpus = Vec::new();
+    let mut detail = Vec::new();
+    for (i, d) in devices.into_iter().enumerate() {
+        match d {
+            Ok(reading) => gpus.push(gpu_from_nvml(
+                reading,
+                driver.as_deref(),
+                cuda.as_deref(),
+                &mut detail,
+            )),
+            Err(why) => detail.push(format!("NVML: GPU {i}: not readable: {why}")),
+        }
+    }
+    if gpus.is_empty() {
+        notes.push(format!(
+            "NVML: not detected: the driver lists {count} GPU(s) but none could be read"
+        ));
+    } else {
+        notes.push(summary_note(gpus.len(), driver.as_deref(), cuda.as_deref()));
+    }
+    notes.extend(detail);
+    gpus
+}
+
 /// Merges compute and graphics process lists (a process can be in both), keeping the larger figure.
 pub fn merge_processes(lists: impl IntoIterator<Item = GpuProcess>) -> Vec<GpuProcess> {
     let mut out: Vec<GpuProcess> = Vec::new();
@@ -255,67 +320,43 @@ mod probe {
     }
 
     pub(crate) fn probe(notes: &mut Vec<String>) -> Vec<DetectedGpu> {
+        gpus_from_probe(read(), notes)
+    }
+
+    fn read() -> NvmlProbe {
         let nvml = match Nvml::init() {
             Ok(n) => n,
-            Err(e) => {
-                notes.push(format!("NVML: not detected: {}", nvml_reason(&e)));
-                return Vec::new();
-            }
+            Err(e) => return NvmlProbe::InitFailed(nvml_reason(&e)),
         };
         let count = match nvml.device_count() {
             Ok(c) => c,
-            Err(e) => {
-                notes.push(format!(
-                    "NVML: not detected: could not count GPUs: {}",
-                    nvml_reason(&e)
-                ));
-                return Vec::new();
-            }
+            Err(e) => return NvmlProbe::CountFailed(nvml_reason(&e)),
         };
-        if count == 0 {
-            notes
-                .push("NVML: not detected: the NVIDIA driver is loaded but reports no GPUs".into());
-            return Vec::new();
-        }
         let driver = nvml.sys_driver_version().ok();
         let cuda = nvml.sys_cuda_driver_version().ok().map(format_cuda_version);
-        let mut gpus = Vec::new();
-        let mut detail = Vec::new();
-        for i in 0..count {
-            let reading = match nvml.device_by_index(i) {
-                Ok(dev) => NvmlReading {
-                    index: i,
-                    name: r(dev.name()),
-                    memory: r(dev.memory_info().map(|m| (m.total, m.free, m.used))),
-                    pcie_gen: r(dev.current_pcie_link_gen()),
-                    pcie_width: r(dev.current_pcie_link_width()),
-                    pcie_max_gen: r(dev.max_pcie_link_gen()),
-                    pcie_max_width: r(dev.max_pcie_link_width()),
-                    memory_bus_width: r(dev.memory_bus_width()),
-                    max_memory_clock_mhz: r(dev.max_clock_info(Clock::Memory)),
-                    processes: processes(&nvml, &dev),
-                },
-                Err(e) => {
-                    detail.push(format!("NVML: GPU {i}: not readable: {}", nvml_reason(&e)));
-                    continue;
-                }
-            };
-            gpus.push(gpu_from_nvml(
-                reading,
-                driver.as_deref(),
-                cuda.as_deref(),
-                &mut detail,
-            ));
+        let devices = (0..count)
+            .map(|i| {
+                nvml.device_by_index(i)
+                    .map(|dev| NvmlReading {
+                        index: i,
+                        name: r(dev.name()),
+                        memory: r(dev.memory_info().map(|m| (m.total, m.free, m.used))),
+                        pcie_gen: r(dev.current_pcie_link_gen()),
+                        pcie_width: r(dev.current_pcie_link_width()),
+                        pcie_max_gen: r(dev.max_pcie_link_gen()),
+                        pcie_max_width: r(dev.max_pcie_link_width()),
+                        memory_bus_width: r(dev.memory_bus_width()),
+                        max_memory_clock_mhz: r(dev.max_clock_info(Clock::Memory)),
+                        processes: processes(&nvml, &dev),
+                    })
+                    .map_err(|e| nvml_reason(&e))
+            })
+            .collect();
+        NvmlProbe::Devices {
+            driver,
+            cuda,
+            devices,
         }
-        if gpus.is_empty() {
-            notes.push(format!(
-                "NVML: not detected: the driver lists {count} GPU(s) but none could be read"
-            ));
-        } else {
-            notes.push(summary_note(gpus.len(), driver.as_deref(), cuda.as_deref()));
-        }
-        notes.extend(detail);
-        gpus
     }
 }
 

@@ -131,6 +131,7 @@ impl Detector for SystemDetector {
         let unified = super::apple::probe(&mut notes).1;
         #[cfg(not(target_os = "macos"))]
         let unified = None;
+        let storage = super::disk::probe(None, unified.is_some(), &mut notes);
         let mut d = DetectedMachine {
             ram_total: b.ram_total,
             ram_available: b.ram_available,
@@ -138,6 +139,7 @@ impl Detector for SystemDetector {
             os: b.os,
             gpus,
             unified_memory: unified,
+            storage,
             notes,
         };
         if d.gpus.is_empty() && d.unified_memory.is_none() {

@@ -19,7 +19,7 @@ const RED: &str = "#c62828";
 fn gpu_line_color(v: Verdict) -> &'static str {
     match v {
         Verdict::Gpu | Verdict::Unified => GREEN,
-        Verdict::Offload | Verdict::Cpu => AMBER,
+        Verdict::Offload | Verdict::Cpu | Verdict::Disk => AMBER,
         Verdict::None => RED,
     }
 }

@@ -63,6 +63,7 @@ fn verdict_class(v: Verdict) -> &'static str {
         Verdict::Unified => "v-unified",
         Verdict::Offload => "v-offload",
         Verdict::Cpu => "v-cpu",
+        Verdict::Disk => "v-disk",
         Verdict::None => "v-none",
     }
 }
@@ -195,7 +196,7 @@ pub(crate) fn render(input: &ReportInput) -> String {
         ),
     );
     if let Some(f) = input.fits.first() {
-        let verdict = if f.fits() {
+        let verdict = if f.runs() {
             f.verdict_text()
         } else {
             "does not fit".to_string()

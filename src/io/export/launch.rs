@@ -190,6 +190,17 @@ pub fn llama_cpp(s: &Scenario, fit: &FitResult) -> LaunchSetting {
             notes.push("-ngl 0: everything runs on the CPU from RAM.".into());
             "0".to_string()
         }
+        Verdict::Disk => {
+            // src/llama-mmap.cpp: the GGUF is memory-mapped by default, so pages RAM cannot hold
+            // are read again from the file; --no-mmap copies it into RAM and --mlock pins it.
+            notes.push(format!(
+                "-ngl {k}: {k} of {l} layers on the GPU, the rest from RAM; {} of weights stay on the disk and are read through the page cache (llama.cpp memory-maps the GGUF by default). Do not pass --no-mmap or --mlock: both need the whole model in RAM.",
+                crate::core::format::bytes(fit.disk_bytes),
+                k = fit.gpu_layers,
+                l = fit.total_layers
+            ));
+            fit.gpu_layers.to_string()
+        }
     };
     if fit.gpus > 1 && fit.verdict != Verdict::Cpu {
         notes.push(format!(
@@ -430,6 +441,14 @@ pub fn accelerate(s: &Scenario, fit: &FitResult) -> LaunchSetting {
     if fit.verdict == Verdict::Unified {
         notes.push("On Apple silicon PyTorch uses the \"mps\" device: device_map=\"mps\" loads the whole model there.".into());
     }
+    if fit.verdict == Verdict::Disk {
+        // accelerate big_modeling: modules mapped to "disk" are saved to offload_folder and
+        // loaded on every forward pass.
+        notes.push(format!(
+            "About {} of weights go to offload_folder (put it on the fastest SSD) and are read from disk on every forward pass.",
+            crate::core::format::bytes(fit.disk_bytes)
+        ));
+    }
     let mut imports = vec!["AutoModelForCausalLM"];
     let mut args = vec![
         py_str(&model),
@@ -499,12 +518,24 @@ pub fn deepspeed(s: &Scenario, fit: &FitResult) -> LaunchSetting {
         ));
     }
     let mut zero = json!({ "stage": stage });
+    // ZeRO-Infinity (verdict disk): the offloaded states go to NVMe at nvme_path (DeepSpeed
+    // config docs: offload_optimizer / offload_param, "device": "nvme").
+    let nvme = fit.verdict == Verdict::Disk;
+    let target = if nvme {
+        notes.push(format!(
+            "ZeRO-Infinity: {} of offloaded states live on NVMe; set nvme_path to a folder on the local NVMe drive (not network storage).",
+            crate::core::format::bytes(fit.disk_bytes)
+        ));
+        json!({ "device": "nvme", "nvme_path": "/local_nvme", "pin_memory": true })
+    } else {
+        json!({ "device": "cpu", "pin_memory": true })
+    };
     if sc.offload != Offload::None {
-        zero["offload_optimizer"] = json!({ "device": "cpu", "pin_memory": true });
+        zero["offload_optimizer"] = target.clone();
     }
     if sc.offload == Offload::OptimizerParams {
         if stage >= 3 {
-            zero["offload_param"] = json!({ "device": "cpu", "pin_memory": true });
+            zero["offload_param"] = target;
         } else {
             notes.push(
                 "Parameter offload (offload_param) needs ZeRO stage 3; it is left out.".into(),

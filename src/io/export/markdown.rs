@@ -74,16 +74,23 @@ pub(crate) fn render(input: &ReportInput) -> String {
             &rows,
         );
     }
-    for u in recommend_unmet(&rec) {
-        let _ = writeln!(out, "- {}", md(&u));
+    let unmet = recommend_unmet(&rec);
+    for u in &unmet {
+        let _ = writeln!(out, "- {}", md(u));
+    }
+    if !unmet.is_empty() {
+        out.push('\n');
     }
     if let Some(t) = &rec.this_machine {
-        let _ = writeln!(out, "\n**{}**: {}.\n", md(&t.title()), md(&t.summary));
+        let _ = writeln!(out, "**{}**: {}.", md(&t.title()), md(&t.summary));
+        if !t.upgrades.is_empty() {
+            out.push('\n');
+        }
         for (i, u) in t.upgrades.iter().enumerate() {
             let _ = writeln!(out, "{}. {}", i + 1, md(&u.text));
         }
+        out.push('\n');
     }
-    out.push('\n');
 
     // Scenario.
     out.push_str("## Scenario\n\n");

@@ -10,7 +10,7 @@ use crate::core::estimate::{Estimate, group_digits};
 use crate::core::fit::{FitResult, FitSettings};
 use crate::core::recommend::{Constraints, Recommendations, recommend};
 use crate::core::scenario::Scenario;
-use crate::core::speed::SplitStyle;
+use crate::core::speed::{Backend, SplitStyle, formula_text};
 use crate::io::json::{estimate_json, fit_json};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -185,21 +185,11 @@ pub(crate) use super::report_scenario::scenario_rows;
 pub(crate) fn settings_rows(st: &FitSettings) -> Vec<(&'static str, String, &'static str)> {
     let k = &st.speed;
     let pct = crate::core::format::percent;
-    vec![
-        (
-            "GPU bandwidth efficiency",
-            pct(k.gpu_bandwidth_efficiency),
-            "share of peak VRAM bandwidth decode reaches on a discrete GPU (rule of thumb 70–85 %)",
-        ),
-        (
-            "Unified-memory bandwidth efficiency",
-            pct(k.unified_bandwidth_efficiency),
-            "Apple/APU GPUs (llama.cpp on M1 Max: 55–58 % of 400 GB/s)",
-        ),
+    let mut rows = vec![
         (
             "CPU bandwidth efficiency",
             pct(k.cpu_bandwidth_efficiency),
-            "share of peak DRAM bandwidth a CPU decode reaches",
+            "share of peak DRAM bandwidth ZeRO-Offload's CPU Adam reaches",
         ),
         (
             "PCIe efficiency",
@@ -207,9 +197,9 @@ pub(crate) fn settings_rows(st: &FitSettings) -> Vec<(&'static str, String, &'st
             "share of one-direction PCIe bandwidth bulk copies reach",
         ),
         (
-            "Prefill MFU",
-            pct(k.prefill_mfu),
-            "model FLOPs utilisation during prefill",
+            "Unified CPU bandwidth share",
+            pct(k.unified_cpu_bandwidth_fraction),
+            "share of a unified-memory chip's bandwidth its CPU cores reach (M1 Max: ~243 of 400 GB/s, AnandTech)",
         ),
         (
             "Training MFU",
@@ -226,6 +216,20 @@ pub(crate) fn settings_rows(st: &FitSettings) -> Vec<(&'static str, String, &'st
             format!("{} GHz", k.cpu_ghz),
             "assumed for CPU FLOPS",
         ),
+        (
+            "Speed model",
+            "docs/speed.md".to_string(),
+            "bytes read per token ÷ achievable bandwidth + fixed per-layer cost; prefill FLOPs ÷ the kernel's rate",
+        ),
+    ];
+    for b in Backend::ALL {
+        rows.push((
+            b.label(),
+            formula_text(b, k),
+            "throughput profile (constants and sources: docs/speed.md)",
+        ));
+    }
+    rows.extend(vec![
         (
             "Electricity",
             format!("${}/kWh", st.electricity_usd_per_kwh),
@@ -255,5 +259,6 @@ pub(crate) fn settings_rows(st: &FitSettings) -> Vec<(&'static str, String, &'st
             },
             "how layers that do not fit on the GPU are run",
         ),
-    ]
+    ]);
+    rows
 }

@@ -5,7 +5,6 @@
 use super::ExportError;
 use crate::core::scenario::Scenario;
 use ron::ser::PrettyConfig;
-use std::fs;
 use std::path::Path;
 
 /// The first lines of every saved scenario.
@@ -51,15 +50,18 @@ pub fn load_scenario(file_name: &str, text: &str) -> Result<Scenario, ExportErro
 /// Read and parse a scenario file; errors name the file (and line and column when it parses
 /// badly).
 pub fn read_scenario(path: &Path) -> Result<Scenario, ExportError> {
-    let text = fs::read_to_string(path).map_err(|e| ExportError::Read {
-        path: path.display().to_string(),
-        reason: match e.kind() {
-            std::io::ErrorKind::NotFound => "no such file".to_string(),
-            std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
-            std::io::ErrorKind::InvalidData => "it is not UTF-8 text".to_string(),
-            _ => e.to_string(),
-        },
-    })?;
+    let text =
+        crate::io::read_text_limited(path, crate::io::limits::SCENARIO_FILE).map_err(|e| {
+            ExportError::Read {
+                path: path.display().to_string(),
+                reason: match e.kind() {
+                    std::io::ErrorKind::NotFound => "no such file".to_string(),
+                    std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+                    std::io::ErrorKind::InvalidData => "it is not UTF-8 text".to_string(),
+                    _ => e.to_string(),
+                },
+            }
+        })?;
     load_scenario(&path.display().to_string(), &text)
 }
 

@@ -27,7 +27,8 @@ fn shard_pattern(name: &str) -> Option<(&str, u64)> {
 }
 
 fn read_text(path: &Path) -> Result<String, ImportError> {
-    let bytes = std::fs::read(path).map_err(|e| ImportError::io(path, &e))?;
+    let bytes = crate::io::read_limited(path, crate::io::limits::JSON_FILE)
+        .map_err(|e| ImportError::io(path, &e))?;
     String::from_utf8(bytes).map_err(|e| {
         let (line, column) = super::error::line_col(e.as_bytes(), e.utf8_error().valid_up_to());
         ImportError {

@@ -1,0 +1,604 @@
+//! Speed model: decode and prefill tokens per second of a placement, per runtime and backend.
+//!
+//! Decode (one step, `B` sequences):
+//!   `t = bytes read ÷ achievable bandwidth + B · weights · dot cost ÷ vector rate + layers · fixed`
+//! where bytes read = active weights + `B` × KV at the current depth, achievable bandwidth =
+//! `min(efficiency × peak, compute units × per-unit rate)`. vLLM's batched decode is a roofline
+//! instead: `max(bytes ÷ bandwidth, B · FLOPs ÷ GEMM rate) + layers · fixed`.
+//! Prefill (one ubatch of `U` tokens at depth `d`):
+//!   `t = max(FLOPs ÷ rate of the kernel used, weight bytes touched ÷ bandwidth)`
+//! with FLOPs = `U · (2 · active params + 4 · layers · heads · head_dim · (d + U/2))` and the rate
+//! of the kernel the runtime uses for these weights (INT8/MMQ, FP16 tensor at its accumulate
+//! convention, Metal simdgroup, CPU SIMD). Constants per backend: [`profile`]; derivations and
+//! the check against published llama-bench results: docs/speed.md.
+
+pub mod bench;
+pub mod profile;
+
+use super::catalog::{Accelerator, Machine, MemoryKind};
+use super::estimate::Estimate;
+use super::precision::WeightPrecision;
+use super::scenario::Scenario;
+use super::units::{Bytes, GbPerSec};
+pub use profile::{Backend, Profile, Profiles, backend_for};
+use serde::{Deserialize, Serialize};
+
+/// The constants the speed model uses (all adjustable, all shown in reports).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SpeedConstants {
+    /// One throughput profile per runtime/backend.
+    pub profiles: Profiles,
+    /// Fraction of the peak DRAM bandwidth ZeRO-Offload's CPU Adam reaches (heuristic; CPU
+    /// inference uses the CPU profile's `bandwidth_efficiency`).
+    pub cpu_bandwidth_efficiency: f64,
+    /// Share of a unified-memory chip's bandwidth its CPU cluster can draw: an M1 Max's CPU
+    /// cores reach ~243 of 400 GB/s (AnandTech, "Apple's M1 Pro, M1 Max SoCs Investigated",
+    /// 2021-10-25, memory bandwidth test); the GPU is what saturates the rest.
+    pub unified_cpu_bandwidth_fraction: f64,
+    /// Fraction of the PCIe link's one-direction bandwidth reached by bulk host→device copies.
+    pub pcie_efficiency: f64,
+    /// Model FLOPs utilisation in training (heuristic 0.35; Megatron reports 0.4–0.55 at scale).
+    pub training_mfu: f64,
+    /// FP32 FLOP per cycle per core for a CPU (AVX2: 2 FMA units × 8 lanes × 2 = 32).
+    pub cpu_flops_per_cycle: f64,
+    /// CPU clock assumed for the CPU FLOPS estimate, GHz.
+    pub cpu_ghz: f64,
+    /// Latency of one small all-reduce over NVLink / over PCIe, µs (order of magnitude of
+    /// nccl-tests `all_reduce_perf` at 8 B–64 KiB; github.com/NVIDIA/nccl-tests).
+    pub allreduce_latency_nvlink_us: f64,
+    pub allreduce_latency_pcie_us: f64,
+}
+
+impl Default for SpeedConstants {
+    fn default() -> Self {
+        SpeedConstants {
+            profiles: Profiles::default(),
+            cpu_bandwidth_efficiency: 0.55,
+            unified_cpu_bandwidth_fraction: 0.6,
+            pcie_efficiency: 0.8,
+            training_mfu: 0.35,
+            cpu_flops_per_cycle: 32.0,
+            cpu_ghz: 3.0,
+            allreduce_latency_nvlink_us: 10.0,
+            allreduce_latency_pcie_us: 25.0,
+        }
+    }
+}
+
+/// A GPU as the speed model sees it (from a catalog [`Accelerator`]).
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GpuDevice {
+    pub bandwidth: GbPerSec,
+    /// Dense FP16 tensor TFLOPS with FP32 accumulate.
+    pub fp16_tflops: f64,
+    /// … with FP16 accumulate.
+    pub fp16_acc16_tflops: f64,
+    /// Dense INT8 tensor TOPS (the FP16-accumulate FP16 rate when the part has none).
+    pub int8_tops: f64,
+    /// FP32 vector (non-tensor) TFLOPS.
+    pub vector_tflops: f64,
+    pub compute_units: Option<u32>,
+    pub unified: bool,
+}
+
+impl GpuDevice {
+    pub fn from_accelerator(a: &Accelerator) -> GpuDevice {
+        let acc16 = a.fp16_acc16_tflops.unwrap_or(a.fp16_tflops);
+        GpuDevice {
+            bandwidth: a.bandwidth,
+            fp16_tflops: a.fp16_tflops,
+            fp16_acc16_tflops: acc16,
+            int8_tops: a.int8_tops.unwrap_or(acc16),
+            vector_tflops: a.vector_tflops.unwrap_or(a.fp16_tflops / 4.0),
+            compute_units: a.compute_units,
+            unified: a.memory_kind == MemoryKind::Unified,
+        }
+    }
+    /// Bandwidth the batch-1 kernels of profile `p` reach, bytes/s.
+    pub fn achievable_bps(&self, p: &Profile) -> f64 {
+        let eff = self.bandwidth.0 * p.bandwidth_efficiency.clamp(0.01, 1.0);
+        let cap = match (p.gbs_per_compute_unit, self.compute_units) {
+            (Some(per), Some(n)) if per > 0.0 && n > 0 => per * n as f64,
+            _ => f64::INFINITY,
+        };
+        (eff.min(cap) * 1e9).max(1.0)
+    }
+}
+
+/// The CPU of a machine as the speed model sees it.
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CpuDevice {
+    /// Peak bandwidth the CPU cores can draw (unified chips: their cluster's share).
+    pub bandwidth: GbPerSec,
+    pub cores: u32,
+    pub ghz: f64,
+    pub flops_per_cycle: f64,
+}
+
+impl CpuDevice {
+    /// The CPU of `m` (`acc`: its GPU, to know whether the memory is shared with it).
+    pub fn from_machine(m: &Machine, acc: Option<&Accelerator>, k: &SpeedConstants) -> CpuDevice {
+        let unified = acc.is_some_and(|a| a.memory_kind == MemoryKind::Unified);
+        let bw = if unified {
+            m.ram_bandwidth.0 * k.unified_cpu_bandwidth_fraction.clamp(0.05, 1.0)
+        } else {
+            m.ram_bandwidth.0
+        };
+        CpuDevice {
+            bandwidth: GbPerSec(bw),
+            cores: m.cpu_cores.max(1),
+            ghz: k.cpu_ghz,
+            flops_per_cycle: k.cpu_flops_per_cycle,
+        }
+    }
+    /// FP32 SIMD FLOP/s of all cores.
+    pub fn flops(&self) -> f64 {
+        (self.cores.max(1) as f64 * self.ghz.max(0.1) * 1e9 * self.flops_per_cycle.max(1.0))
+            .max(1.0)
+    }
+}
+
+/// How layers that do not fit on the GPU are run.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SplitStyle {
+    /// llama.cpp `-ngl k`: the other layers run on the CPU at system-RAM bandwidth.
+    CpuLayers,
+    /// accelerate `device_map="auto"` / vLLM `--cpu-offload-gb`: weights cross PCIe every step.
+    Streaming,
+}
+
+/// How a model spread over several GPUs runs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum MultiGpu {
+    /// llama.cpp `--split-mode layer` (its default): whole layers per GPU, run one after another,
+    /// so decode is no faster than one GPU (llama.cpp tools/main/README.md, "--split-mode").
+    #[default]
+    LayerSplit,
+    /// llama.cpp `--split-mode row`: each weight matrix split by rows, results gathered per layer.
+    RowSplit,
+    /// vLLM / Megatron tensor parallelism: bytes ÷ n per GPU, two all-reduces per layer
+    /// (Shoeybi et al. 2019, Megatron-LM §3).
+    TensorParallel,
+}
+
+/// Per-machine multipliers from the user's own llama-bench run (`headroom calibrate`).
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Tuning {
+    /// Multiplies the achievable bandwidth (decode).
+    pub bandwidth_factor: f64,
+    /// Multiplies the prefill rate.
+    pub prefill_factor: f64,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning {
+            bandwidth_factor: 1.0,
+            prefill_factor: 1.0,
+        }
+    }
+}
+
+/// Everything one speed call needs.
+#[derive(Clone, Debug)]
+pub struct SpeedQuery<'a> {
+    pub scenario: &'a Scenario,
+    pub est: &'a Estimate,
+    pub backend: Backend,
+    pub gpu: Option<GpuDevice>,
+    /// GPUs the GPU layers are spread over (unified: 1).
+    pub gpus: u64,
+    /// GPU↔GPU bandwidth, one direction, GB/s (NVLink, else the PCIe link).
+    pub gpu_link: GbPerSec,
+    /// Whether `gpu_link` is NVLink/Infinity Fabric (for the all-reduce latency).
+    pub nvlink: bool,
+    pub cpu: CpuDevice,
+    /// Host↔GPU link, one direction, GB/s.
+    pub link: GbPerSec,
+    pub gpu_layers: u64,
+    pub batch: u64,
+    pub ubatch: u64,
+    /// Tokens already in the KV cache when decoding / prefilling.
+    pub depth: u64,
+    pub style: SplitStyle,
+    pub multi: MultiGpu,
+    pub tuning: Tuning,
+}
+
+impl<'a> SpeedQuery<'a> {
+    /// The query for the scenario on machine `m` with accelerator `acc`, every layer on its GPU(s)
+    /// (CPU only without one), decoding after the scenario's prompt.
+    pub fn on_machine(
+        s: &'a Scenario,
+        est: &'a Estimate,
+        m: &Machine,
+        acc: Option<&Accelerator>,
+        k: &SpeedConstants,
+    ) -> SpeedQuery<'a> {
+        let backend = backend_for(s.runtime, acc);
+        let gpu = acc.map(GpuDevice::from_accelerator);
+        let unified = acc.is_some_and(|a| a.memory_kind == MemoryKind::Unified);
+        let gpus = match acc {
+            None => 0,
+            Some(_) if unified => 1,
+            Some(_) => m.gpu_count.max(1) as u64,
+        };
+        let link = acc
+            .and_then(|a| a.pcie)
+            .map(|p| p.bandwidth())
+            .unwrap_or(GbPerSec(16.0));
+        let (gpu_link, nvlink) = match acc.and_then(|a| a.gpu_link_gbs) {
+            // Catalog figures are both directions together.
+            Some(g) if g > 0.0 => (GbPerSec(g / 2.0), true),
+            _ => (link, false),
+        };
+        SpeedQuery {
+            scenario: s,
+            est,
+            backend,
+            gpu,
+            gpus,
+            gpu_link,
+            nvlink,
+            cpu: CpuDevice::from_machine(m, acc, k),
+            link,
+            gpu_layers: if acc.is_some() {
+                est.workload.layers
+            } else {
+                0
+            },
+            batch: s.batch.max(1),
+            ubatch: s.ubatch.max(1),
+            depth: s.prompt_tokens.min(s.context),
+            style: SplitStyle::CpuLayers,
+            multi: if backend == Backend::Vllm {
+                MultiGpu::TensorParallel
+            } else {
+                MultiGpu::LayerSplit
+            },
+            tuning: Tuning::default(),
+        }
+    }
+    /// The same query on the CPU alone.
+    pub fn cpu_only(mut self) -> Self {
+        self.gpu = None;
+        self.gpus = 0;
+        self.gpu_layers = 0;
+        self.backend = Backend::Cpu;
+        self
+    }
+}
+
+/// Decode and prefill speed of a placement.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Speed {
+    /// Generated tokens per second, all sequences together.
+    pub decode_tokens_per_s: f64,
+    /// Prompt tokens per second.
+    pub prefill_tokens_per_s: f64,
+}
+
+fn finite(x: f64) -> f64 {
+    if x.is_finite() && x > 0.0 { x } else { 0.0 }
+}
+
+/// Whether the weights run through integer (quantised) kernels.
+pub fn is_quantised(w: WeightPrecision) -> bool {
+    !matches!(
+        w,
+        WeightPrecision::Fp32 | WeightPrecision::Fp16 | WeightPrecision::Bf16
+    )
+}
+
+/// The shape numbers the model needs, from the scenario and its estimate.
+struct Shape {
+    layers: f64,
+    /// Weight bytes of the repeated layers read per decoded token (active experts only).
+    layer_read: f64,
+    /// Output head (and other outer weights) read per token.
+    outer_read: f64,
+    /// Layer weight bytes of the whole model (all experts).
+    layer_total: f64,
+    /// Active weights (elements) per token.
+    active_params: f64,
+    /// KV bytes read per token per sequence at the query depth.
+    kv_at_depth: f64,
+    /// Attention FLOPs per token per unit of depth: 4 · layers · heads · head_dim.
+    attn_per_depth: f64,
+    hidden: f64,
+    /// MoE: (experts, active per token).
+    moe: Option<(f64, f64)>,
+    quant: bool,
+    weights: WeightPrecision,
+}
+
+fn shape(q: &SpeedQuery) -> Shape {
+    let s = q.scenario;
+    let w = &q.est.workload;
+    let spec = &s.model;
+    let layer_read = w
+        .active_weight_bytes_per_token
+        .saturating_sub(w.outer_weights)
+        .as_f64()
+        .max(0.0);
+    let outer_read = (w.active_weight_bytes_per_token.as_f64() - layer_read).max(0.0);
+    let ctx = s.context.max(1) as f64;
+    let d = (q.depth as f64).min(ctx);
+    Shape {
+        layers: w.layers.max(1) as f64,
+        layer_read,
+        outer_read,
+        layer_total: w.layer_weights.as_f64(),
+        active_params: (q.est.params.active as f64).max(1.0),
+        kv_at_depth: w.kv_read_per_token.as_f64() * d / ctx,
+        attn_per_depth: 4.0 * spec.layers as f64 * (spec.heads * spec.head_dim) as f64,
+        hidden: spec.hidden.max(1) as f64,
+        moe: spec
+            .moe
+            .as_ref()
+            .filter(|m| m.experts > 0)
+            .map(|m| (m.experts as f64, m.active_experts.max(1) as f64)),
+        quant: is_quantised(s.weights),
+        weights: s.weights,
+    }
+}
+
+/// GEMM rate (FLOP/s) of the prefill kernel profile `p` uses on `g` for these weights.
+fn gpu_gemm_rate(p: &Profile, g: &GpuDevice, sh: &Shape) -> f64 {
+    let f16_rate = if p.f16_accumulate_fp16 {
+        g.fp16_acc16_tflops
+    } else {
+        g.fp16_tflops
+    } * 1e12
+        * p.f16_gemm_efficiency;
+    let rate = if sh.quant {
+        let t = p.quant_tensor_efficiency.map(|e| g.int8_tops * 1e12 * e);
+        let v = (p.quant_vector_multiple > 0.0)
+            .then_some(g.vector_tflops * 1e12 * p.quant_vector_multiple);
+        match (t, v) {
+            (Some(t), Some(v)) => 1.0 / (1.0 / t.max(1.0) + 1.0 / v.max(1.0)),
+            (Some(t), None) => t,
+            (None, Some(v)) => v,
+            (None, None) => f16_rate,
+        }
+    } else if sh.weights == WeightPrecision::Fp32 {
+        g.vector_tflops * 1e12 * p.f16_gemm_efficiency
+    } else {
+        f16_rate
+    };
+    let moe = if sh.moe.is_some() {
+        p.moe_gemm_efficiency.clamp(0.01, 1.0)
+    } else {
+        1.0
+    };
+    (rate * moe).max(1.0)
+}
+
+fn cpu_gemm_rate(p: &Profile, c: &CpuDevice, sh: &Shape) -> f64 {
+    let e = if sh.quant {
+        p.quant_tensor_efficiency.unwrap_or(p.f16_gemm_efficiency)
+    } else {
+        p.f16_gemm_efficiency
+    };
+    let moe = if sh.moe.is_some() {
+        p.moe_gemm_efficiency.clamp(0.01, 1.0)
+    } else {
+        1.0
+    };
+    (c.flops() * e * moe).max(1.0)
+}
+
+/// Share of all routed experts a ubatch of `u` tokens touches: `1 − (1 − k/E)^u`.
+fn experts_touched(moe: Option<(f64, f64)>, u: f64) -> f64 {
+    match moe {
+        Some((e, k)) if e > 0.0 => 1.0 - (1.0 - (k / e).min(1.0)).powf(u.max(1.0)),
+        _ => 1.0,
+    }
+}
+
+/// One all-reduce of `bytes` over `n` GPUs (ring: 2(n−1)/n of the message crosses each link).
+fn allreduce_s(q: &SpeedQuery, k: &SpeedConstants, n: f64, bytes: f64) -> f64 {
+    if n <= 1.0 {
+        return 0.0;
+    }
+    let lat = if q.nvlink {
+        k.allreduce_latency_nvlink_us
+    } else {
+        k.allreduce_latency_pcie_us
+    } * 1e-6;
+    lat + 2.0 * (n - 1.0) / n * bytes / (q.gpu_link.bytes_per_sec().max(1.0))
+}
+
+/// Speed of a placement: `q.gpu_layers` of the layers on `q.gpus` GPUs, the rest on the CPU.
+pub fn placement_speed(q: &SpeedQuery, k: &SpeedConstants) -> Speed {
+    let sh = shape(q);
+    let l = sh.layers;
+    let b = q.batch.max(1) as f64;
+    let d = q.depth as f64;
+    let cpu_p = &k.profiles.cpu;
+    let cpu_bps = (q.cpu.bandwidth.bytes_per_sec() * cpu_p.bandwidth_efficiency.clamp(0.01, 1.0))
+        .max(1.0)
+        * q.tuning.bandwidth_factor.max(0.01);
+    let link_bps = (q.link.bytes_per_sec() * k.pcie_efficiency).max(1.0);
+    let attn_tok = sh.attn_per_depth * d;
+    let kv = sh.kv_at_depth * b;
+
+    // Decode time of `frac` of the layers (and the outer weights when `outer`) on the CPU.
+    let cpu_decode = |frac: f64, outer: bool| -> f64 {
+        if frac <= 0.0 && !outer {
+            return 0.0;
+        }
+        let bytes = sh.layer_read * frac + kv * frac + if outer { sh.outer_read } else { 0.0 };
+        let weights = sh.active_params * frac;
+        bytes / cpu_bps
+            + b * (weights * cpu_p.dot_flops_per_weight + attn_tok * frac) / q.cpu.flops()
+            + l * frac * cpu_p.layer_overhead_us * 1e-6
+    };
+
+    let (gpu, n_gpus) = match q.gpu {
+        Some(g) if q.gpu_layers > 0 => (Some(g), q.gpus.max(1) as f64),
+        _ => (None, 1.0),
+    };
+
+    let decode = match gpu {
+        None => b / cpu_decode(1.0, true),
+        Some(g) => {
+            let p = k.profiles.get(q.backend);
+            let gl = q.gpu_layers.min(sh.layers as u64) as f64;
+            let frac = gl / l;
+            let outer_on_gpu = gl >= l;
+            let bps = g.achievable_bps(p) * q.tuning.bandwidth_factor.max(0.01);
+            let bytes =
+                sh.layer_read * frac + kv * frac + if outer_on_gpu { sh.outer_read } else { 0.0 };
+            let weights = sh.active_params * frac;
+            // Several GPUs: what runs in parallel, and what it costs per layer to combine.
+            let (par, comm) = match q.multi {
+                _ if n_gpus <= 1.0 => (1.0, 0.0),
+                MultiGpu::LayerSplit => (1.0, 0.0),
+                MultiGpu::RowSplit | MultiGpu::TensorParallel => {
+                    let msg = b * sh.hidden * 2.0;
+                    (n_gpus, 2.0 * gl * allreduce_s(q, k, n_gpus, msg))
+                }
+            };
+            let t_mem = bytes / (bps * par);
+            let fixed = gl * p.layer_overhead_us * 1e-6;
+            let t_gpu = if q.backend == Backend::Vllm || q.backend == Backend::Transformers {
+                // Batched decode is a roofline: the weights are read once for all B sequences.
+                let flops = b * (2.0 * weights + attn_tok * frac);
+                let rate = gpu_gemm_rate(p, &g, &sh) * par;
+                t_mem.max(flops / rate) + fixed + comm
+            } else {
+                // llama.cpp: mat-vec kernels up to 8 sequences (mmvq), then MMQ GEMMs.
+                let t_cmp = if b <= 8.0 {
+                    b * weights * p.dot_flops_per_weight / (g.vector_tflops.max(0.01) * 1e12 * par)
+                } else {
+                    b * 2.0 * weights / (gpu_gemm_rate(p, &g, &sh) * par)
+                };
+                t_mem + t_cmp + fixed + comm
+            };
+            let t_rest = match q.style {
+                _ if outer_on_gpu => 0.0,
+                SplitStyle::CpuLayers => cpu_decode(1.0 - frac, true),
+                // Streaming: weights (not KV, which stays on the GPU) cross the link each step.
+                SplitStyle::Streaming => {
+                    (sh.layer_read * (1.0 - frac) + sh.outer_read) / link_bps
+                        + kv * (1.0 - frac) / (bps * par)
+                }
+            };
+            b / (t_gpu + t_rest)
+        }
+    };
+
+    // Prefill of one ubatch-sized chunk at the query depth.
+    let u = q.ubatch.max(1) as f64;
+    let chunk_flops = u * (2.0 * sh.active_params + sh.attn_per_depth * (d + u / 2.0));
+    let touched =
+        sh.layer_read + (sh.layer_total - sh.layer_read).max(0.0) * experts_touched(sh.moe, u);
+    let prefill = match gpu {
+        None => {
+            let rate = cpu_gemm_rate(cpu_p, &q.cpu, &sh) * q.tuning.prefill_factor.max(0.01);
+            let t = (chunk_flops / rate).max((touched + sh.outer_read) / cpu_bps)
+                + l * cpu_p.layer_overhead_us * 1e-6;
+            u / t
+        }
+        Some(g) => {
+            let p = k.profiles.get(q.backend);
+            let gl = q.gpu_layers.min(sh.layers as u64) as f64;
+            let frac = gl / l;
+            let par = match q.multi {
+                _ if n_gpus <= 1.0 => 1.0,
+                // Layer split: one ubatch passes the GPUs one after another (llama.cpp pipelines
+                // only several ubatches of one batch, PR 6017).
+                MultiGpu::LayerSplit => 1.0,
+                MultiGpu::RowSplit | MultiGpu::TensorParallel => n_gpus,
+            };
+            let comm = if par > 1.0 {
+                2.0 * gl * allreduce_s(q, k, n_gpus, u * sh.hidden * 2.0)
+            } else {
+                0.0
+            };
+            let rate = gpu_gemm_rate(p, &g, &sh) * par * q.tuning.prefill_factor.max(0.01);
+            let bps = g.achievable_bps(p) * par;
+            // Every layer's FLOPs run on the GPU: with CPU layers llama.cpp copies their weights
+            // over PCIe for batches ≥ 32 tokens (llama.cpp PR 6083, GGML_CUDA_MIN_BATCH_OFFLOAD).
+            let t_cmp =
+                (chunk_flops / rate).max(touched * frac / bps) + gl * p.layer_overhead_us * 1e-6;
+            let off_bytes =
+                sh.layer_total * (1.0 - frac) + if gl >= l { 0.0 } else { sh.outer_read };
+            let t_copy = if u >= 32.0 {
+                off_bytes / link_bps
+            } else {
+                off_bytes / cpu_bps
+            };
+            u / (t_cmp + comm + t_copy)
+        }
+    };
+    Speed {
+        decode_tokens_per_s: finite(decode),
+        prefill_tokens_per_s: finite(prefill),
+    }
+}
+
+/// The speed formula of a backend with its constants, for reports.
+pub fn formula_text(b: Backend, k: &SpeedConstants) -> String {
+    let p = k.profiles.get(b);
+    let bw = match p.gbs_per_compute_unit {
+        Some(c) => format!(
+            "min({} × bandwidth, compute units × {c} GB/s)",
+            p.bandwidth_efficiency
+        ),
+        None => format!("({} × bandwidth)", p.bandwidth_efficiency),
+    };
+    let quant = match (p.quant_tensor_efficiency, p.quant_vector_multiple > 0.0) {
+        (Some(t), true) => format!(
+            "1 ÷ (1 ÷ ({t} × INT8 TOPS) + 1 ÷ ({} × vector TFLOPS))",
+            p.quant_vector_multiple
+        ),
+        (Some(t), false) if b == Backend::Cpu => format!("{t} × cores × GHz × FLOP/cycle"),
+        (Some(t), false) if b == Backend::Metal => format!("{t} × GPU FP32 TFLOPS"),
+        (Some(t), false) => format!("{t} × INT8 TOPS"),
+        (None, true) => format!("{} × vector TFLOPS", p.quant_vector_multiple),
+        (None, false) => "the F16 rate".into(),
+    };
+    let decode = if matches!(b, Backend::Vllm | Backend::Transformers) {
+        format!(
+            "decode step = max(bytes ÷ {bw}, batch × 2 × params ÷ GEMM rate) + layers × {} µs",
+            p.layer_overhead_us
+        )
+    } else {
+        format!(
+            "decode token = bytes ÷ {bw} + weights × {} FLOP ÷ vector rate + layers × {} µs",
+            p.dot_flops_per_weight, p.layer_overhead_us
+        )
+    };
+    format!(
+        "{}: {decode}; prefill = FLOPs ÷ rate, rate = quantised: {quant}; F16: {} × FP16 tensor rate ({} accumulate); MoE × {}",
+        b.label(),
+        p.f16_gemm_efficiency,
+        if p.f16_accumulate_fp16 {
+            "FP16"
+        } else {
+            "FP32"
+        },
+        p.moe_gemm_efficiency
+    )
+}
+
+/// Training throughput: `6·P` FLOPs per token for a full fine-tune (`8·P` with full recompute),
+/// `4·P` for LoRA/QLoRA (no weight gradients for the frozen base), over `gpus` at `training_mfu`.
+pub fn training_tokens_per_s(
+    flops_per_token: f64,
+    gpus: u64,
+    tflops: f64,
+    k: &SpeedConstants,
+) -> f64 {
+    let f = (tflops.max(0.0) * 1e12 * k.training_mfu * gpus.max(1) as f64).max(1.0);
+    finite(f / flops_per_token.max(1.0))
+}
+
+/// Seconds to move `bytes` over a link.
+pub fn transfer_seconds(bytes: Bytes, link: GbPerSec, k: &SpeedConstants) -> f64 {
+    bytes.as_f64() / (link.bytes_per_sec() * k.pcie_efficiency).max(1.0)
+}

@@ -1,0 +1,291 @@
+//! Throughput profiles: one per runtime and backend, each a handful of named constants with the
+//! physical reason and the source for its value. The derivations and the check against published
+//! measurements are in docs/speed.md; `tests/speed.rs` fails when they stop holding.
+
+use crate::core::catalog::{Accelerator, MemoryKind, Vendor};
+use crate::core::scenario::Runtime;
+use serde::{Deserialize, Serialize};
+
+/// The runtime and kernel family that runs a placement.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Backend {
+    /// llama.cpp, ggml-cuda (NVIDIA).
+    Cuda,
+    /// llama.cpp, ggml-cuda compiled with HIP (AMD discrete GPUs).
+    Rocm,
+    /// llama.cpp, ggml-vulkan (AMD APUs, Intel, any GPU without CUDA/HIP).
+    Vulkan,
+    /// llama.cpp, ggml-metal (Apple silicon).
+    Metal,
+    /// llama.cpp, ggml-cpu.
+    Cpu,
+    /// vLLM: CUDA graphs, continuous batching, tensor parallelism.
+    Vllm,
+    /// Hugging Face transformers in PyTorch eager mode.
+    Transformers,
+}
+
+impl Backend {
+    pub const ALL: [Backend; 7] = [
+        Backend::Cuda,
+        Backend::Rocm,
+        Backend::Vulkan,
+        Backend::Metal,
+        Backend::Cpu,
+        Backend::Vllm,
+        Backend::Transformers,
+    ];
+    pub const fn label(self) -> &'static str {
+        match self {
+            Backend::Cuda => "llama.cpp CUDA",
+            Backend::Rocm => "llama.cpp ROCm",
+            Backend::Vulkan => "llama.cpp Vulkan",
+            Backend::Metal => "llama.cpp Metal",
+            Backend::Cpu => "llama.cpp CPU",
+            Backend::Vllm => "vLLM",
+            Backend::Transformers => "transformers",
+        }
+    }
+    /// The name llama-bench prints in its `backend` column ("CUDA", "Metal", …).
+    pub fn from_llama_bench(s: &str) -> Option<Backend> {
+        let t = s.to_ascii_lowercase();
+        // llama-bench joins several ("CUDA,BLAS", "Metal,BLAS"): the GPU one decides.
+        if t.contains("cuda") {
+            Some(Backend::Cuda)
+        } else if t.contains("rocm") || t.contains("hip") {
+            Some(Backend::Rocm)
+        } else if t.contains("vulkan") {
+            Some(Backend::Vulkan)
+        } else if t.contains("metal") || t.contains("mtl") {
+            Some(Backend::Metal)
+        } else if t.contains("cpu") || t.contains("blas") {
+            Some(Backend::Cpu)
+        } else {
+            None
+        }
+    }
+    /// Whether llama.cpp runs it (the calibration set is llama.cpp only).
+    pub const fn is_llama_cpp(self) -> bool {
+        !matches!(self, Backend::Vllm | Backend::Transformers)
+    }
+}
+
+/// The backend a runtime uses on an accelerator (`None` = CPU only). llama.cpp (and the generic
+/// profile, which follows it) picks its GPU backend by vendor: CUDA on NVIDIA, Metal on Apple,
+/// HIP/ROCm on AMD discrete cards, Vulkan on AMD APUs and Intel (ROCm does not officially support
+/// the APUs' gfx1150/gfx1151; llama.cpp's own Strix Halo numbers come from Vulkan, discussion 10879).
+/// vLLM and transformers need CUDA or ROCm; on Apple they fall back to llama.cpp's Metal profile.
+pub fn backend_for(runtime: Runtime, acc: Option<&Accelerator>) -> Backend {
+    let Some(a) = acc else {
+        return Backend::Cpu;
+    };
+    let llama = match (a.vendor, a.memory_kind) {
+        (Vendor::Nvidia, _) => Backend::Cuda,
+        (Vendor::Apple, _) => Backend::Metal,
+        (Vendor::Amd, MemoryKind::Discrete) => Backend::Rocm,
+        (Vendor::Amd, MemoryKind::Unified) | (Vendor::Intel, _) => Backend::Vulkan,
+    };
+    match runtime {
+        Runtime::Generic | Runtime::LlamaCpp => llama,
+        Runtime::Vllm if matches!(llama, Backend::Cuda | Backend::Rocm) => Backend::Vllm,
+        Runtime::Transformers if matches!(llama, Backend::Cuda | Backend::Rocm) => {
+            Backend::Transformers
+        }
+        _ => llama,
+    }
+}
+
+/// The constants of one backend. Times are per token (decode) or per ubatch (prefill).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Profile {
+    /// Fraction of peak DRAM/VRAM bandwidth the batch-1 mat-vec kernels reach.
+    pub bandwidth_efficiency: f64,
+    /// Bandwidth one SM/CU can pull at batch 1, GB/s (Little's law: bytes in flight per SM ÷
+    /// memory latency); caps big-bandwidth, few-SM parts (A100, H100). `None` = no cap.
+    pub gbs_per_compute_unit: Option<f64>,
+    /// Fixed time per layer per decoded token, µs: kernel launches, barriers, synchronisation.
+    pub layer_overhead_us: f64,
+    /// Vector-ALU work per weight in the batch-1 mat-vec (dequantise + dot), in FP32-FLOP units
+    /// of `vector_tflops`. Adds to the memory time (batch 1 does not overlap them fully).
+    pub dot_flops_per_weight: f64,
+    /// Quantised prefill (MMQ-style integer kernels): fraction of the INT8 tensor rate.
+    /// `None` = the kernel does not use tensor/matrix units (the vector term alone).
+    pub quant_tensor_efficiency: Option<f64>,
+    /// Quantised prefill: the tile loading / dequantisation on the vector ALUs, as a multiple of
+    /// `vector_tflops`; combined with the tensor term harmonically (both must run).
+    pub quant_vector_multiple: f64,
+    /// Unquantised (F16/BF16) prefill GEMM: fraction of the FP16 tensor rate with the accumulate
+    /// convention the runtime uses (`f16_accumulate_fp16`).
+    pub f16_gemm_efficiency: f64,
+    /// Whether F16 GEMMs accumulate in FP16 (llama.cpp CUDA calls cuBLAS with
+    /// CUBLAS_COMPUTE_16F for F16 weights: ggml-cuda.cu, ggml_cuda_op_mul_mat_cublas).
+    pub f16_accumulate_fp16: bool,
+    /// MoE expert GEMMs (grouped / indirect `mul_mat_id`) relative to a dense GEMM.
+    pub moe_gemm_efficiency: f64,
+}
+
+impl Default for Profile {
+    fn default() -> Self {
+        Profiles::default().cuda
+    }
+}
+
+/// One profile per backend (all adjustable through settings; all shown in reports).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Profiles {
+    pub cuda: Profile,
+    pub rocm: Profile,
+    pub vulkan: Profile,
+    pub metal: Profile,
+    pub cpu: Profile,
+    pub vllm: Profile,
+    pub transformers: Profile,
+}
+
+impl Profiles {
+    pub fn get(&self, b: Backend) -> &Profile {
+        match b {
+            Backend::Cuda => &self.cuda,
+            Backend::Rocm => &self.rocm,
+            Backend::Vulkan => &self.vulkan,
+            Backend::Metal => &self.metal,
+            Backend::Cpu => &self.cpu,
+            Backend::Vllm => &self.vllm,
+            Backend::Transformers => &self.transformers,
+        }
+    }
+    pub fn get_mut(&mut self, b: Backend) -> &mut Profile {
+        match b {
+            Backend::Cuda => &mut self.cuda,
+            Backend::Rocm => &mut self.rocm,
+            Backend::Vulkan => &mut self.vulkan,
+            Backend::Metal => &mut self.metal,
+            Backend::Cpu => &mut self.cpu,
+            Backend::Vllm => &mut self.vllm,
+            Backend::Transformers => &mut self.transformers,
+        }
+    }
+}
+
+impl Default for Profiles {
+    fn default() -> Self {
+        // Values and their derivations: docs/speed.md §Constants. Each is one number per backend
+        // class, checked against the llama-bench scoreboards in catalogs/benchmarks.ron.
+        let cuda = Profile {
+            // STREAM-style reads on GDDR6X/HBM reach ~90 % of peak; the F16 and Q4_0 rows of the
+            // same RTX 4090 (llama.cpp PR 4766) separate bandwidth from fixed cost: 0.92.
+            bandwidth_efficiency: 0.92,
+            // Little's law per SM: A100 (108 SMs) and H100 (132 SMs) decode at ~1.3–1.5 TB/s
+            // (discussion 15013) although HBM offers 2–3.35 TB/s; consumer parts with ≤ 8 GB/s of
+            // peak per SM are never capped.
+            gbs_per_compute_unit: Some(14.0),
+            // ~1 ms per token for 32 layers with CUDA graphs (the intercept of the F16/Q4_0 pair
+            // above): ~20 graph nodes per layer at ~1.5 µs each.
+            layer_overhead_us: 31.0,
+            // mmvq: unpack nibbles, dp4a, scale: ~5 FP32-op equivalents per weight.
+            dot_flops_per_weight: 5.0,
+            // MMQ: int8 mma (ggml-cuda/mmq.cuh) fed by vector-ALU tile loads/dequantisation.
+            quant_tensor_efficiency: Some(0.9),
+            quant_vector_multiple: 3.0,
+            // cuBLAS FP16 GEMM at FP16 accumulate: 4090 F16 pp512 11 048 t/s (PR 4766) and A100
+            // F16 pp512 8 381 t/s (PR 6017) are 45 % and 36 % of that rate.
+            f16_gemm_efficiency: 0.40,
+            f16_accumulate_fp16: true,
+            // mul_mat_id gathers rows per expert: smaller, ragged GEMMs (ggml-cuda/mmq.cu,
+            // ggml_cuda_mul_mat_id).
+            moe_gemm_efficiency: 0.5,
+        };
+        Profiles {
+            rocm: Profile {
+                // HIP build of the same kernels. On RDNA3 MMQ runs on dp4a vector ALUs (the mma
+                // paths are for CDNA), and dual issue (counted in RDNA3's vector_tflops) is rarely
+                // reached: ~0.8 × vector rate.
+                quant_tensor_efficiency: None,
+                quant_vector_multiple: 0.8,
+                f16_accumulate_fp16: false,
+                ..cuda.clone()
+            },
+            vulkan: Profile {
+                bandwidth_efficiency: 0.92,
+                gbs_per_compute_unit: None,
+                // No graphs: one command buffer per ~N nodes plus pipeline barriers.
+                layer_overhead_us: 47.0,
+                dot_flops_per_weight: 5.0,
+                // Cooperative-matrix (KHR_cooperative_matrix) FP16 GEMMs with dequantise-on-load
+                // for quantised types too (ggml-vulkan.cpp, ggml_vk_mul_mat_q_f16).
+                quant_tensor_efficiency: None,
+                quant_vector_multiple: 0.0,
+                f16_gemm_efficiency: 0.30,
+                f16_accumulate_fp16: true,
+                moe_gemm_efficiency: 0.5,
+            },
+            metal: Profile {
+                // F16/Q8_0/Q4_0 rows of the same Macs (discussion 4167) give bandwidth fraction
+                // and intercept separately: 0.92 and ~5 ms per token for 32 layers.
+                bandwidth_efficiency: 0.92,
+                gbs_per_compute_unit: None,
+                // Metal encodes every graph node with a barrier (ggml-metal.m,
+                // ggml_metal_graph_compute): ~20 nodes × ~8 µs per layer.
+                layer_overhead_us: 156.0,
+                dot_flops_per_weight: 0.0,
+                // simdgroup-matrix kernels dequantise to half and multiply at the FP32 ALU rate:
+                // pp512 ≈ 0.68 × fp16_tflops on every M1–M4 in discussion 4167.
+                quant_tensor_efficiency: Some(0.68),
+                quant_vector_multiple: 0.0,
+                f16_gemm_efficiency: 0.68,
+                f16_accumulate_fp16: false,
+                moe_gemm_efficiency: 0.5,
+            },
+            cpu: Profile {
+                // Decode on DDR4/DDR5 reaches ~70 % of the channels' peak (13900K DDR5-6400:
+                // 69 of 102 GB/s, llama.cpp issue 34).
+                bandwidth_efficiency: 0.70,
+                gbs_per_compute_unit: None,
+                // ggml-cpu threads meet at a barrier after every node (ggml_graph_compute_thread).
+                layer_overhead_us: 20.0,
+                // AVX2 dequantise + int8 dot per weight, in FP32-FLOP units of the cores' rate.
+                dot_flops_per_weight: 3.0,
+                // The cores' FP32 SIMD rate × this (int8 dot products run ~ at that rate).
+                quant_tensor_efficiency: Some(0.9),
+                quant_vector_multiple: 0.0,
+                f16_gemm_efficiency: 0.6,
+                f16_accumulate_fp16: false,
+                moe_gemm_efficiency: 0.5,
+            },
+            vllm: Profile {
+                // CUDA graphs (vLLM captures decode graphs) leave tens of µs per layer; FP16/BF16
+                // weights stream at ~85 % of HBM bandwidth in its paged-attention decode (Kwon et
+                // al., SOSP 2023), Marlin 4-bit kernels near that up to batch 16–32 (Frantar et al.
+                // 2024, arXiv:2408.11743).
+                bandwidth_efficiency: 0.85,
+                gbs_per_compute_unit: None,
+                // Graph replay, sampling and the scheduler's Python step spread over the layers.
+                layer_overhead_us: 30.0,
+                dot_flops_per_weight: 0.0,
+                quant_tensor_efficiency: Some(0.5),
+                quant_vector_multiple: 0.0,
+                // PyTorch/cuBLAS BF16 GEMMs with FP32 accumulate at ~60 % of peak.
+                f16_gemm_efficiency: 0.6,
+                f16_accumulate_fp16: false,
+                moe_gemm_efficiency: 0.5,
+            },
+            transformers: Profile {
+                bandwidth_efficiency: 0.85,
+                gbs_per_compute_unit: None,
+                // Eager PyTorch: Llama-2-7B on an A100 decodes at 25.5 tok/s (pytorch.org/blog/
+                // accelerating-generative-ai-2, "GPT, Fast", baseline) against ~7 ms of weight
+                // reads: ~1 ms of CPU-side dispatch per layer.
+                layer_overhead_us: 1000.0,
+                dot_flops_per_weight: 0.0,
+                quant_tensor_efficiency: Some(0.3),
+                quant_vector_multiple: 0.0,
+                f16_gemm_efficiency: 0.5,
+                f16_accumulate_fp16: false,
+                moe_gemm_efficiency: 0.3,
+            },
+            cuda,
+        }
+    }
+}

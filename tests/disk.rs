@@ -1,0 +1,437 @@
+//! The third tier (issue 17): what fits in neither VRAM nor RAM runs from the disk. Hand-checkable
+//! placements, the reasons for "none", ZeRO-Infinity's published figures, and published
+//! measurements of llama.cpp running models larger than RAM.
+
+use headroom::core::WeightPrecision;
+use headroom::core::catalog::{Catalog, Machine, MachineKind};
+use headroom::core::disk::{
+    Storage, StorageKind, default_storage, zero_infinity_model_states, zero_infinity_working_memory,
+};
+use headroom::core::fit::{FitResult, FitSettings, Verdict, fit_all};
+use headroom::core::model::{MlpKind, ModelSpec, MoeSpec};
+use headroom::core::scenario::{Runtime, Scenario};
+use headroom::core::units::{Bytes, GbPerSec};
+use headroom::io::catalog::builtin;
+
+const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+
+fn preset(id: &str) -> ModelSpec {
+    builtin()
+        .model(id)
+        .unwrap_or_else(|| panic!("preset {id}"))
+        .spec
+        .clone()
+}
+
+fn fit_on(s: &Scenario, m: &Machine, cat: &Catalog) -> FitResult {
+    fit_all(s, [m], cat, &FitSettings::default()).remove(0)
+}
+
+fn laptop() -> Machine {
+    builtin()
+        .machine("laptop-rtx4060-32gb")
+        .expect("catalog laptop")
+        .clone()
+}
+
+fn l70_q4km() -> Scenario {
+    Scenario {
+        model: preset("llama-3.1-70b"),
+        weights: WeightPrecision::Q4KM,
+        runtime: Runtime::LlamaCpp,
+        context: 4096,
+        prompt_tokens: 512,
+        ..Scenario::default()
+    }
+}
+
+#[test]
+fn llama_70b_q4_k_m_on_a_32_gb_8_gb_laptop_runs_from_the_ssd() {
+    // RTX 4060 Laptop (8 GiB VRAM), 32 GiB RAM, no storage entry → the laptop default, a PCIe
+    // 4.0 NVMe at 7.0 GB/s (Samsung 980/990 PRO class).
+    let m = laptop();
+    assert!(m.storage.is_none());
+    let r = fit_on(&l70_q4km(), &m, builtin());
+    assert_eq!(r.verdict, Verdict::Disk, "{r:#?}");
+    assert!(!r.fits() && r.runs());
+    assert_eq!(
+        r.verdict_text(),
+        format!("disk {}", headroom::core::format::bytes(r.disk_bytes))
+    );
+    // Weights: Llama 3.1 70B at Q4_K_M ≈ 70.6e9 × 4.8 bits / 8 ≈ 39.6 GiB (the estimate's
+    // tensor-by-tensor figure is used below).
+    let e = headroom::core::estimate(&Scenario {
+        gpus: 1,
+        ..l70_q4km()
+    });
+    let w = &e.workload;
+    let file = (w.layer_weights.0 + w.outer_weights.0) as f64;
+    assert!((file / GIB - 39.6).abs() < 1.5, "{}", file / GIB);
+    // GPU: 8 GiB less the fixed buffers holds k whole layers of 80 (each ≈ 39 GiB / 80 ≈ 0.49 GiB
+    // of weights + 4096 × 320 KiB / 80 of KV): a handful (≤ 16).
+    assert!(r.gpu_layers >= 8 && r.gpu_layers <= 16, "{}", r.gpu_layers);
+    // RAM: 32 GiB − max(2 GiB, 10 %) = 28.8 GiB usable; the rest of the file sits on disk.
+    assert!((r.ram_capacity.0 as f64 / GIB - 28.8).abs() < 0.01);
+    let host_w =
+        w.layer_weights.0 as f64 * (80 - r.gpu_layers) as f64 / 80.0 + w.outer_weights.0 as f64;
+    // Split: GPU layers + RAM-resident + disk = the file (within rounding of the layer split).
+    let disk = r.disk_bytes.0 as f64;
+    assert!(disk > 0.0);
+    assert!(r.ram_required <= r.ram_capacity);
+    // Decode: a dense model's host weights (≈ 35 GiB) exceed the page cache (≈ 28 GiB), so the
+    // cyclic scan re-reads all of them each token: ≈ 35 GiB × 1.0737 GB/GiB ÷ 7.0 GB/s ≈ 5.4 s,
+    // plus the RAM/GPU part (≈ 35 GiB ÷ (89.6 × 0.55) GB/s ≈ 0.8 s): ≈ 0.16 tok/s.
+    let t_disk = host_w / 7.0e9;
+    let t = 1.0 / r.decode_tokens_per_s;
+    assert!(
+        t > t_disk && t < t_disk + 1.5,
+        "t {t:.2} s, disk part {t_disk:.2} s"
+    );
+    assert!(
+        r.decode_tokens_per_s > 0.1 && r.decode_tokens_per_s < 0.25,
+        "{}",
+        r.decode_tokens_per_s
+    );
+    assert!(
+        r.notes.iter().any(|n| n.starts_with("runs, but at")),
+        "{:?}",
+        r.notes
+    );
+    eprintln!(
+        "70B: k={} ram_req={:.2} GiB disk={:.2} GiB host_w={:.2} GiB decode={:.4} tok/s prefill={:.3} notes={:?}",
+        r.gpu_layers,
+        r.ram_required.0 as f64 / GIB,
+        disk / GIB,
+        host_w / GIB,
+        r.decode_tokens_per_s,
+        r.prefill_tokens_per_s,
+        r.notes
+    );
+}
+
+#[test]
+fn a_disk_too_small_for_the_file_gives_none_with_that_reason() {
+    // The same laptop with a 32 GB SATA SSD: the ≈ 39.6 GiB file does not fit.
+    let mut m = laptop();
+    m.storage = Some(Storage::new(StorageKind::Sata, Bytes::gb(32)));
+    let r = fit_on(&l70_q4km(), &m, builtin());
+    assert_eq!(r.verdict, Verdict::None);
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("does not fit on the disk either")),
+        "{:?}",
+        r.notes
+    );
+}
+
+#[test]
+fn vllm_has_no_disk_tier() {
+    let s = Scenario {
+        runtime: Runtime::Vllm,
+        ..l70_q4km()
+    };
+    let r = fit_on(&s, &laptop(), builtin());
+    assert_eq!(r.verdict, Verdict::None);
+    assert!(r.notes.iter().any(|n| n.contains("vLLM")), "{:?}", r.notes);
+}
+
+#[test]
+fn accelerate_reads_only_the_offloaded_part_each_pass() {
+    // accelerate keeps what max_memory puts on the CPU in RAM and loads only offload_folder's
+    // modules each forward pass: faster than llama.cpp's thrashing page cache on the same split.
+    let s = Scenario {
+        runtime: Runtime::Transformers,
+        ..l70_q4km()
+    };
+    let m = laptop();
+    let acc = fit_on(&s, &m, builtin());
+    let lcpp = fit_on(&l70_q4km(), &m, builtin());
+    assert_eq!(acc.verdict, Verdict::Disk);
+    assert!(acc.decode_tokens_per_s > lcpp.decode_tokens_per_s);
+}
+
+#[test]
+fn zero_infinity_paper_table_1_one_trillion_row() {
+    // ZeRO-Infinity (Rajbhandari et al. 2021, arXiv 2104.07857), §3 and Table 1, the 1T-parameter
+    // row: 128 layers, hidden 25K (25,600), 256 heads → 1.01 T parameters; model states 18.31 TB
+    // (= 240 · n_l · h² bytes, in binary TB) and a model-state working memory of 9.77 GB per GPU
+    // (4 · h · 4h bytes). Hand check: 12 × 128 × 25,600² = 1.0066e12 parameters; × 20 B =
+    // 2.0133e13 B = 18.31 TiB; 16 × 25,600² = 1.0486e10 B = 9.77 GiB.
+    let spec = ModelSpec {
+        name: "ZeRO-Infinity 1T".into(),
+        layers: 128,
+        hidden: 25_600,
+        heads: 256,
+        kv_heads: 256,
+        head_dim: 100,
+        intermediate: 4 * 25_600,
+        mlp: MlpKind::Plain,
+        vocab: 8,
+        tied_embeddings: true,
+        norms_per_layer: 0,
+        ..ModelSpec::default()
+    };
+    let p = spec.param_count().total;
+    assert!((p as f64 / 1e12 - 1.0066).abs() < 0.001, "{p}");
+    let states = zero_infinity_model_states(p).0 as f64 / (GIB * 1024.0);
+    assert!((states - 18.31).abs() < 0.01, "{states}");
+    let mswm = zero_infinity_working_memory(&spec).0 as f64 / GIB;
+    assert!((mswm - 9.77).abs() < 0.01, "{mswm}");
+}
+
+#[test]
+fn zero_infinity_puts_offloaded_states_on_nvme() {
+    use headroom::core::scenario::{Framework, Mode, Offload};
+    // Full fine-tune of a 7B model with ZeRO-3 + optimiser and parameter offload on one 24 GiB
+    // GPU and 32 GiB of RAM: the offloaded optimiser states and master weights (7e9 × 12 B =
+    // 84 GB) and the parameters fit no RAM, so DeepSpeed writes them to NVMe (device: nvme).
+    let s = Scenario {
+        model: ModelSpec::generic(7_000_000_000),
+        weights: WeightPrecision::Bf16,
+        mode: Mode::Full,
+        zero: 3,
+        offload: Offload::OptimizerParams,
+        framework: Framework::DeepSpeed,
+        checkpointing: headroom::core::scenario::Checkpointing::Full,
+        context: 1024,
+        ..Scenario::default()
+    };
+    let cat = builtin();
+    let mut m = cat.machine("desktop-rtx4090-64gb").unwrap().clone();
+    m.ram = Bytes::gib(32);
+    m.storage = Some(Storage::new(StorageKind::NvmeGen4, Bytes::gb(2000)));
+    let r = fit_on(&s, &m, cat);
+    assert_eq!(r.verdict, Verdict::Disk, "{r:#?}");
+    assert!(r.disk_bytes.0 as f64 >= 7e9 * 12.0, "{}", r.disk_bytes);
+    eprintln!("ZeRO-Infinity 7B: {:?} {:?}", r.disk_bytes, r.notes);
+    assert!(r.ram_required <= r.ram_capacity);
+    assert!(r.training.as_ref().is_some_and(|t| t.step_seconds > 0.0));
+    // FSDP offloads to CPU memory only: no disk tier, and it says so.
+    let f = fit_on(
+        &Scenario {
+            framework: Framework::Fsdp,
+            ..s
+        },
+        &m,
+        cat,
+    );
+    assert_eq!(f.verdict, Verdict::None);
+    assert!(
+        f.notes.iter().any(|n| n.contains("ZeRO-Infinity")),
+        "{:?}",
+        f.notes
+    );
+}
+
+/// A machine built for a published measurement.
+fn bench_machine(
+    id: &str,
+    gpu: Option<&str>,
+    ram_gib: u64,
+    ram_gbs: f64,
+    cores: u32,
+    disk: Storage,
+) -> Machine {
+    Machine {
+        id: id.into(),
+        name: id.into(),
+        kind: MachineKind::Desktop,
+        gpu: gpu.map(String::from),
+        gpu_count: 1,
+        ram: Bytes::gib(ram_gib),
+        ram_bandwidth: GbPerSec(ram_gbs),
+        cpu: "test".into(),
+        cpu_cores: cores,
+        vcpus: None,
+        gpu_memory_limit: None,
+        price: None,
+        power_w: None,
+        storage: Some(disk),
+        source: "test".into(),
+        notes: None,
+    }
+}
+
+#[test]
+fn llama_cpp_pr_711_30b_on_a_16_gb_laptop_within_2x() {
+    // github.com/ggml-org/llama.cpp/pull/711, comment by patrakov (2023-04-03): "I tried a 30B
+    // model (so, a 20 GB file) on a 16 GB 2-in-1 laptop. It works. But it also spends 20 seconds
+    // per token (with a crappy laptoppy NVMe that only boasts 1 GB/s sequential read speed)".
+    // LLaMA-30B shape (60 layers, hidden 6656, 52 heads, FFN 17920, vocab 32000), Q4_0, CPU
+    // only, dual-channel DDR4-3200 (51.2 GB/s), NVMe at 1 GB/s.
+    let spec = ModelSpec {
+        name: "LLaMA 30B".into(),
+        layers: 60,
+        hidden: 6656,
+        heads: 52,
+        kv_heads: 52,
+        head_dim: 128,
+        intermediate: 17920,
+        vocab: 32000,
+        max_context: 2048,
+        ..ModelSpec::default()
+    };
+    let s = Scenario {
+        model: spec,
+        weights: WeightPrecision::Q4_0,
+        runtime: Runtime::LlamaCpp,
+        context: 512,
+        prompt_tokens: 64,
+        gpus: 0,
+        ..Scenario::default()
+    };
+    let disk = Storage {
+        read_gbs: Some(1.0),
+        ..Storage::new(StorageKind::NvmeGen3, Bytes::gb(512))
+    };
+    let m = bench_machine("laptop-16gb", None, 16, 51.2, 4, disk);
+    let cat = Catalog::default();
+    let r = fit_on(&s, &m, &cat);
+    assert_eq!(r.verdict, Verdict::Disk, "{r:#?}");
+    // 32.5e9 × 4.5 bits / 8 = 18.3 GB of weights > 14.4 GiB usable RAM: the cyclic scan re-reads
+    // all 18.3 GB per token at 1 GB/s ≈ 18 s, plus ≈ 0.65 s from RAM: ≈ 19 s per token.
+    let s_per_token = 1.0 / r.decode_tokens_per_s;
+    eprintln!(
+        "PR 711: {s_per_token:.1} s/token (measured 20 s), notes {:?}",
+        r.notes
+    );
+    assert!(
+        (10.0..=40.0).contains(&s_per_token),
+        "{s_per_token} s/token vs 20 s measured"
+    );
+}
+
+#[test]
+fn llama_4_maverick_iq2_m_from_nvme_within_2x() {
+    // r/LocalLLaMA, u/brown2green, 13 Apr 2025, "You can preview quantizations of Llama 4
+    // Maverick 17Bx128E at acceptable speeds even without the necessary memory": IQ2_M GGUF of
+    // 143.06 GiB, 64 GB DDR4, RTX 3090 with -ngl 3, NVMe reading 5–6 GiB/s; llama-bench tg128
+    // 3.45 t/s, pp512 16.43 t/s. (Figures as quoted in issue 17's brief.)
+    // Shape: meta-llama/Llama-4-Maverick-17B-128E config.json (text_config): 48 layers, hidden
+    // 5120, 40 heads, 8 KV heads, head_dim 128, dense FFN 16384 (intermediate_size_mlp), 128
+    // routed experts of FFN 8192 + 1 shared, top-1, MoE every 2nd layer, vocab 202048.
+    let spec = ModelSpec {
+        name: "Llama 4 Maverick".into(),
+        layers: 48,
+        hidden: 5120,
+        heads: 40,
+        kv_heads: 8,
+        head_dim: 128,
+        intermediate: 16384,
+        vocab: 202_048,
+        moe: Some(MoeSpec {
+            experts: 128,
+            active_experts: 1,
+            expert_ffn: 8192,
+            shared_experts: 1,
+            sparse_step: 2,
+            ..MoeSpec::default()
+        }),
+        max_context: 1_048_576,
+        ..ModelSpec::default()
+    };
+    let p = spec.param_count().total as f64;
+    assert!((p / 1e9 - 400.0).abs() < 10.0, "{p}");
+    // IQ2_M: 143.06 GiB for ≈ 400e9 weights = 3.07 bits/weight on average; modelled as Q2_K
+    // scaled to the file size through the file-weights figures.
+    let file = (143.06 * GIB) as u64;
+    let outer = (202_048.0 * 5120.0 * 2.0 * 5.0 / 8.0) as u64; // embedding + output at ~5 bits
+    let spec = ModelSpec {
+        file_weights: Some(headroom::core::model::FileWeights {
+            path: "Llama-4-Maverick-17B-128E-Instruct-IQ2_M.gguf".into(),
+            total_bytes: file,
+            params: p as u64,
+            layer_bytes: file - outer,
+            runtime_extra_bytes: 0,
+            format: "GGUF IQ2_M".into(),
+            ..Default::default()
+        }),
+        ..spec
+    };
+    let s = Scenario {
+        model: spec,
+        weights: WeightPrecision::Q2K,
+        runtime: Runtime::LlamaCpp,
+        context: 4096,
+        prompt_tokens: 512,
+        ubatch: 512,
+        ..Scenario::default()
+    };
+    let disk = Storage {
+        read_gbs: Some(5.5 * GIB / 1e9),
+        ..Storage::new(StorageKind::NvmeGen4, Bytes::gb(2000))
+    };
+    let cat = builtin();
+    let m = bench_machine("ddr4-3090", Some("rtx-3090"), 64, 51.2, 8, disk);
+    // -ngl 3 in the measurement; the fit puts as many layers on the 3090 as hold — compare the
+    // prediction at the fit's own split.
+    let r = fit_on(&s, &m, cat);
+    assert_eq!(r.verdict, Verdict::Disk, "{r:#?}");
+    eprintln!(
+        "Maverick: k={} disk={:.1} GiB tg={:.2} (3.45) pp={:.2} (16.43) notes {:?}",
+        r.gpu_layers,
+        r.disk_bytes.0 as f64 / GIB,
+        r.decode_tokens_per_s,
+        r.prefill_tokens_per_s,
+        r.notes
+    );
+    let ratio = r.decode_tokens_per_s / 3.45;
+    assert!(
+        (0.5..=2.0).contains(&ratio),
+        "tg {} vs 3.45",
+        r.decode_tokens_per_s
+    );
+    let ratio = r.prefill_tokens_per_s / 16.43;
+    assert!(
+        (0.5..=2.0).contains(&ratio),
+        "pp {} vs 16.43",
+        r.prefill_tokens_per_s
+    );
+}
+
+#[test]
+fn defaults_per_kind_are_sourced() {
+    for k in MachineKind::ALL {
+        let d = default_storage(k, false);
+        assert!(d.capacity.0 > 0);
+        assert!(d.read().0 > 0.0 && !d.kind.source().is_empty());
+    }
+    assert_eq!(
+        default_storage(MachineKind::Cloud, false).kind,
+        StorageKind::NetworkBlock
+    );
+    assert_eq!(
+        default_storage(MachineKind::Laptop, true).kind,
+        StorageKind::AppleInternal
+    );
+}
+
+#[test]
+fn the_teaching_curve_shows_the_vram_ram_disk_cliff() {
+    use headroom::core::teach::teach_curves;
+    let cat = builtin();
+    let m = laptop();
+    let acc = cat.accelerator(m.gpu.as_deref().unwrap());
+    let t = teach_curves(&l70_q4km(), &FitSettings::default(), &m, acc, &[]);
+    let [vram, ram, ssd] = t.tier_rates;
+    // The three bandwidths, each far below the one above: VRAM (RTX 4060 Laptop, 256 GB/s peak)
+    // > RAM (dual-channel DDR5-5600, 89.6 GB/s peak) > the default laptop NVMe (7.0 GB/s).
+    assert!(vram > ram && ram > ssd, "{:?}", t.tier_rates);
+    assert!((ssd - 7.0).abs() < 1e-9);
+    // The edges: usable VRAM (8 GiB), then + usable RAM (28.8 GiB).
+    assert!((t.tier_edges[0] - 8.0).abs() < 0.01, "{:?}", t.tier_edges);
+    assert!((t.tier_edges[1] - 36.8).abs() < 0.01, "{:?}", t.tier_edges);
+    for w in t.tiers_mmap.windows(2) {
+        assert!(w[1][1] <= w[0][1] + 1e-12);
+    }
+    // Just past RAM, mmap re-reads the whole host part from disk (1 + RAM rate ÷ disk rate times
+    // slower) while reading only the overflow costs almost nothing yet.
+    let (mm, over) = t
+        .tiers_mmap
+        .iter()
+        .zip(&t.tiers_overflow)
+        .find(|(a, _)| a[0] > t.tier_edges[1])
+        .unwrap();
+    assert!(mm[1] < over[1] / 3.0, "{mm:?} vs {over:?}");
+}
