@@ -161,7 +161,16 @@ fn every_machine_gets_a_verdict_and_finite_numbers() {
                 r.machine
             );
             if r.verdict == Verdict::Offload {
-                assert!(r.gpu_layers > 0 && r.gpu_layers < r.total_layers);
+                match &r.expert_split {
+                    // Expert offload (MoE, llama.cpp --n-cpu-moe): every layer on the GPU, the
+                    // routed experts of 1 … L of them in RAM.
+                    Some(x) => {
+                        assert_eq!(r.gpu_layers, r.total_layers, "{}", r.machine);
+                        assert!(x.cpu_moe_layers >= 1 && x.cpu_moe_layers <= r.total_layers);
+                        assert!(x.gpu_required <= r.gpu_capacity, "{}", r.machine);
+                    }
+                    None => assert!(r.gpu_layers > 0 && r.gpu_layers < r.total_layers),
+                }
             }
             if r.fits() && !s.mode.is_training() {
                 assert!(r.decode_tokens_per_s > 0.0, "{}", r.machine);

@@ -198,6 +198,21 @@ pub fn machine_load(
             let e = est(0);
             load.host = kinds(|k| e.kind_total(k));
         }
+        Verdict::Offload if fit.expert_split.is_some() => {
+            // Expert offload: the whole-model placement less the RAM experts on each GPU.
+            let x = fit.expert_split.as_ref().expect("checked");
+            let e = est(g);
+            let moved = x.ram_bytes.div_ceil(g.max(1));
+            load.gpus = g;
+            load.gpu = kinds(|kind| match kind {
+                ComponentKind::Weights => e.per_gpu_kind(kind).saturating_sub(moved),
+                other => e.per_gpu_kind(other),
+            });
+            load.host = kinds(|kind| match kind {
+                ComponentKind::Weights => e.host_kind(kind).saturating_add(x.ram_bytes),
+                other => e.host_kind(other),
+            });
+        }
         Verdict::Offload => {
             let e1 = est(1);
             let w = &e1.workload;
@@ -272,6 +287,13 @@ pub fn verdict_reason(f: &FitResult, training: bool) -> String {
             "needs {} of the {} of unified memory the GPU may use",
             f.gpu_required, f.gpu_capacity
         ),
+        Verdict::Offload if f.expert_split.is_some() => {
+            let x = f.expert_split.as_ref().expect("checked");
+            format!(
+                "all {} layers{gpus} ({} each) but the routed experts of the first {} ({}), which the CPU runs from RAM",
+                f.total_layers, x.gpu_required, x.cpu_moe_layers, x.ram_bytes
+            )
+        }
         Verdict::Offload => format!(
             "{} of {} layers fit{gpus}; the other {} run on the CPU from RAM",
             f.gpu_layers,

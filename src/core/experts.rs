@@ -72,6 +72,12 @@ pub struct ExpertSplit {
     pub ram_active_elements: u64,
     /// Bytes of all routed experts of the model.
     pub all_expert_bytes: Bytes,
+    /// What one GPU holds in this placement (set by the fit engine): everything the whole-model
+    /// placement needs less this GPU's share of the RAM experts.
+    pub gpu_required: Bytes,
+    /// What host RAM holds in this placement (set by the fit engine): the whole-model
+    /// placement's host part plus the RAM experts.
+    pub ram_required: Bytes,
 }
 
 /// The routed experts of the model in layer order (see [`routed_experts`]).

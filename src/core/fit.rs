@@ -1,9 +1,10 @@
 //! The fit engine: a scenario on a machine → a placement, a verdict, headroom, speed and cost.
 //! Solvers across the catalog: largest context, largest batch, lowest-bit precision, fewest GPUs.
 
-use super::capacity::{gpu_capacity, layers_that_fit, offload_host_bytes, ram_capacity};
+use super::capacity::{gpu_capacity, host_link, layers_that_fit, offload_host_bytes, ram_capacity};
 use super::catalog::{Accelerator, Catalog, Machine, MachineKind, MemoryKind, Price, Vendor};
 use super::estimate::{ComponentKind, Estimate, estimate, estimate_with};
+use super::experts::{self, ExpertSplit};
 use super::precision::WeightPrecision;
 use super::scenario::{Checkpointing, Mode, Runtime, Scenario};
 use super::speed::bench::{Benchmark, Calibration, Measured, measured_for};
@@ -140,12 +141,57 @@ pub struct FitResult {
     #[serde(default)]
     pub measured: Option<Measured>,
     pub notes: Vec<String>,
+    /// How an offload verdict splits the model; `None` for the other verdicts.
+    #[serde(default)]
+    pub offload_style: Option<OffloadStyle>,
+    /// Expert offload (`offload_style` = experts): llama.cpp `--n-cpu-moe N` and the weights it
+    /// leaves in RAM.
+    #[serde(default)]
+    pub expert_split: Option<ExpertSplit>,
+}
+
+/// How an offload places what does not fit on the GPU.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OffloadStyle {
+    /// llama.cpp `-ngl k`: k whole layers on the GPU, the others run on the CPU from RAM.
+    Layers,
+    /// llama.cpp `-ngl 99 --n-cpu-moe N`: every layer on the GPU except the routed experts of
+    /// the first N layers, which the CPU runs from RAM ([`super::experts`]).
+    Experts,
+    /// accelerate / vLLM `--cpu-offload-gb`: the RAM layers' weights cross PCIe every step.
+    Streaming,
+}
+
+impl OffloadStyle {
+    /// The style of a layer offload run this way.
+    pub const fn of(s: SplitStyle) -> Self {
+        match s {
+            SplitStyle::CpuLayers => OffloadStyle::Layers,
+            SplitStyle::Streaming => OffloadStyle::Streaming,
+        }
+    }
+    pub const fn json_name(self) -> &'static str {
+        match self {
+            OffloadStyle::Layers => "layers",
+            OffloadStyle::Experts => "experts",
+            OffloadStyle::Streaming => "streaming",
+        }
+    }
 }
 
 impl FitResult {
-    /// "offload 20/32", "GPU", …
+    /// "offload 20/32", "expert offload 25/36", "GPU", …
     pub fn verdict_text(&self) -> String {
         match self.verdict {
+            Verdict::Offload if self.offload_style == Some(OffloadStyle::Experts) => {
+                let n = self.expert_split.as_ref().map_or(0, |x| x.cpu_moe_layers);
+                format!(
+                    "expert offload {}/{}",
+                    n.min(self.total_layers),
+                    self.total_layers
+                )
+            }
             Verdict::Offload => format!("offload {}/{}", self.gpu_layers, self.total_layers),
             Verdict::Disk => format!("disk {}", super::format::bytes(self.disk_bytes)),
             v => v.label().to_string(),
@@ -294,21 +340,7 @@ fn fit_on(
     // One speed call per placement: the runtime's profile on this machine, `gpu_layers` of the
     // layers on the GPU(s) (0 = CPU only).
     let speed_of = |est: &Estimate, gpu_layers: u64| {
-        let mut q = SpeedQuery::on_machine(s_cl, est, m, acc, k);
-        q.style = st.split_style;
-        if let Some(c) = calibration {
-            q.tuning = c.tuning;
-        }
-        if let Some(split) = st.llama_split
-            && q.backend != Backend::Vllm
-        {
-            q.multi = split;
-        }
-        if gpu_layers == 0 {
-            q = q.cpu_only();
-        } else {
-            q.gpu_layers = gpu_layers;
-        }
+        let q = speed_query(s_cl, est, m, acc, st, gpu_layers);
         (placement_speed(&q, k), q.backend)
     };
 
@@ -341,6 +373,8 @@ fn fit_on(
         measured: measured_for(benchmarks, &m.id, s_cl.model_id.as_deref(), s_cl.weights)
             .map(Measured::from_benchmark),
         notes: Vec::new(),
+        offload_style: None,
+        expert_split: None,
     };
 
     if let Some(a) = acc {
@@ -412,13 +446,64 @@ fn fit_on(
             let kfit = layers_that_fit(e1, cap, g);
             let kfit = if kfit == l { l - 1 } else { kfit }; // the whole model already failed above
             let host_part = offload_host_bytes(e1, kfit);
+            // A mixture-of-experts model under llama.cpp may instead keep every layer on the GPU
+            // and only the routed experts of the first N layers in RAM (`--n-cpu-moe`), or
+            // stream; the placement with the fastest decode wins.
+            let moe = s_cl.model.moe.as_ref().is_some_and(|x| x.experts > 0);
+            let layer_speed = |style: SplitStyle| {
+                let mut q = speed_query(s_cl, e1, m, acc, st, kfit);
+                q.style = style;
+                (placement_speed(&q, k), q.backend)
+            };
+            let mut best: Option<(OffloadStyle, (Speed, Backend))> = None;
             if kfit >= 1 && host_part <= ram_cap {
+                let style = st.split_style;
+                best = Some((OffloadStyle::of(style), layer_speed(style)));
+                if moe {
+                    // Streaming holds the same bytes where layer offload does.
+                    let other = match style {
+                        SplitStyle::CpuLayers => SplitStyle::Streaming,
+                        SplitStyle::Streaming => SplitStyle::CpuLayers,
+                    };
+                    let sp = layer_speed(other);
+                    if best.is_some_and(|(_, b)| sp.0.decode_tokens_per_s > b.0.decode_tokens_per_s)
+                    {
+                        best = Some((OffloadStyle::of(other), sp));
+                    }
+                }
+            }
+            let experts = if moe && expert_offload_runs(s_cl.runtime) {
+                let link = host_link(a);
+                expert_offload(
+                    s_cl,
+                    est,
+                    g,
+                    cap,
+                    ram_cap,
+                    need,
+                    host_need,
+                    expert_speed_model(s_cl, m, acc, st),
+                    link.bytes_per_sec() * k.pcie_efficiency,
+                )
+            } else {
+                None
+            };
+            let experts_win = experts.as_ref().is_some_and(|(_, sp)| {
+                best.is_none_or(|(_, b)| sp.decode_tokens_per_s > b.0.decode_tokens_per_s)
+            });
+            if let (true, Some((split, sp))) = (experts_win, experts) {
+                let ram = host_need.saturating_add(split.ram_bytes);
+                let gpu = need.saturating_sub(split.ram_bytes.div_ceil(g));
+                let split = ExpertSplit {
+                    gpu_required: gpu,
+                    ram_required: ram,
+                    ..split
+                };
                 r.verdict = Verdict::Offload;
-                r.gpu_layers = kfit;
-                r.ram_required = host_part;
-                r.headroom_bytes = ram_cap.signed_sub(host_part);
-                let (sp, b) = speed_of(e1, kfit);
-                r.backend = Some(b);
+                r.gpu_layers = total_layers;
+                r.ram_required = ram;
+                r.headroom_bytes = cap.signed_sub(gpu).min(ram_cap.signed_sub(ram));
+                r.backend = Some(speed_query(s_cl, est, m, acc, st, total_layers).backend);
                 set_speed(
                     &mut r,
                     sp.decode_tokens_per_s,
@@ -426,10 +511,37 @@ fn fit_on(
                     s_cl.prompt_tokens,
                 );
                 notes.push(format!(
-                    "{} of {} layers on the GPU, {} on the CPU",
+                    "every layer on the GPU but the routed experts of layers 0-{} ({} MoE layers, {}) in RAM: llama.cpp -ngl 99 --n-cpu-moe {}",
+                    split.cpu_moe_layers.saturating_sub(1),
+                    split.moe_layers_in_ram,
+                    split.ram_bytes.display_gib(),
+                    split.cpu_moe_layers
+                ));
+                r.offload_style = Some(OffloadStyle::Experts);
+                r.expert_split = Some(split);
+            } else if let Some((style, (sp, b))) = best {
+                r.verdict = Verdict::Offload;
+                r.gpu_layers = kfit;
+                r.ram_required = host_part;
+                r.headroom_bytes = ram_cap.signed_sub(host_part);
+                r.backend = Some(b);
+                r.offload_style = Some(style);
+                set_speed(
+                    &mut r,
+                    sp.decode_tokens_per_s,
+                    sp.prefill_tokens_per_s,
+                    s_cl.prompt_tokens,
+                );
+                notes.push(format!(
+                    "{} of {} layers on the GPU, {} on the CPU{}",
                     kfit,
                     l,
-                    l - kfit
+                    l - kfit,
+                    if style == OffloadStyle::Streaming {
+                        " (weights streamed over PCIe)"
+                    } else {
+                        ""
+                    }
                 ));
             } else {
                 r.headroom_bytes = cap.signed_sub(need);
@@ -497,6 +609,163 @@ pub(crate) fn training_speed(
     st: &FitSettings,
 ) -> Option<TrainingSpeed> {
     acc.map(|a| train_speed(s, est, g, a.fp16_tflops, m, acc, st))
+}
+
+/// The speed model's query for the scenario on `m` with `gpu_layers` of the layers on the GPU(s)
+/// (0 = CPU only): the runtime's profile, this machine's calibration and the llama.cpp split
+/// mode from the settings. Every speed the fit engine reports goes through it.
+fn speed_query<'a>(
+    s: &'a Scenario,
+    est: &'a Estimate,
+    m: &Machine,
+    acc: Option<&Accelerator>,
+    st: &FitSettings,
+    gpu_layers: u64,
+) -> SpeedQuery<'a> {
+    let k = &st.speed;
+    let mut q = SpeedQuery::on_machine(s, est, m, acc, k);
+    q.style = st.split_style;
+    if let Some(c) = st.calibration.as_ref().filter(|c| c.machine == m.id) {
+        q.tuning = c.tuning;
+    }
+    if let Some(split) = st.llama_split
+        && q.backend != Backend::Vllm
+    {
+        q.multi = split;
+    }
+    if gpu_layers == 0 {
+        q = q.cpu_only();
+    } else {
+        q.gpu_layers = gpu_layers;
+    }
+    q
+}
+
+/// The speed model as [`experts::expert_offload_speed`] calls it: an estimate with every layer on
+/// the GPU(s) (`on_gpu`), or on the CPU alone. The CPU part is the routed experts only, so its
+/// query sees a scenario without attention heads (no attention FLOPs on the CPU) and with the
+/// workload's layer count (the offloaded MoE layers). The one place expert offload meets the
+/// speed model.
+fn expert_speed_model<'a>(
+    s: &'a Scenario,
+    m: &'a Machine,
+    acc: Option<&'a Accelerator>,
+    st: &'a FitSettings,
+) -> impl Fn(&Estimate, bool) -> Speed + 'a {
+    move |e: &Estimate, on_gpu: bool| {
+        if on_gpu {
+            let q = speed_query(s, e, m, acc, st, e.workload.layers.max(1));
+            placement_speed(&q, &st.speed)
+        } else {
+            let experts_only = Scenario {
+                model: super::model::ModelSpec {
+                    heads: 0,
+                    layers: e.workload.layers,
+                    ..s.model.clone()
+                },
+                ..s.clone()
+            };
+            let q = speed_query(&experts_only, e, m, acc, st, 0);
+            placement_speed(&q, &st.speed)
+        }
+    }
+}
+
+/// Decode and prefill of the expert-offload placement of `s` on `m` with the routed experts of
+/// layers `0 … n_cpu_moe − 1` in RAM (llama.cpp `-ngl 99 --n-cpu-moe n_cpu_moe`), whether or not
+/// it fits; with the split. `None` without a discrete GPU or routed experts. Published
+/// measurements at a given `--n-cpu-moe` are checked with it.
+pub fn expert_offload_at(
+    s: &Scenario,
+    m: &Machine,
+    cat: &Catalog,
+    st: &FitSettings,
+    n_cpu_moe: u64,
+) -> Option<(ExpertSplit, Speed)> {
+    let acc = m.gpu.as_deref().and_then(|id| cat.accelerator(id))?;
+    expert_offload_points(s, m, acc, st, &[n_cpu_moe]).pop()
+}
+
+/// [`expert_offload_at`] for several `n_cpu_moe` (the teaching curve: every value 0 … layers),
+/// with one estimate. Empty without routed experts or on a unified-memory GPU.
+pub fn expert_offload_points(
+    s: &Scenario,
+    m: &Machine,
+    acc: &Accelerator,
+    st: &FitSettings,
+    ns: &[u64],
+) -> Vec<(ExpertSplit, Speed)> {
+    if acc.memory_kind == MemoryKind::Unified {
+        return Vec::new();
+    }
+    let sc = s.clamped();
+    let inv = experts::inventory(&sc.model, sc.weights);
+    if inv.is_empty() {
+        return Vec::new();
+    }
+    let g = m.gpu_count.max(1) as u64;
+    let est = estimate_with(
+        &Scenario {
+            gpus: g,
+            ..sc.clone()
+        },
+        false,
+    );
+    let link = host_link(acc);
+    let run = expert_speed_model(&sc, m, Some(acc), st);
+    ns.iter()
+        .map(|&n| {
+            let mut split = experts::split(&inv, n.min(sc.model.layers));
+            split.gpu_required = est
+                .peak_reserved()
+                .saturating_sub(split.ram_bytes.div_ceil(g));
+            split.ram_required = est.host_total().saturating_add(split.ram_bytes);
+            let sp = experts::expert_offload_speed(
+                &est,
+                &split,
+                sc.batch,
+                sc.ubatch,
+                link.bytes_per_sec() * st.speed.pcie_efficiency,
+                &run,
+            );
+            (split, sp)
+        })
+        .collect()
+}
+
+/// Whether the runtime can keep a MoE's routed experts in RAM and the rest on the GPU:
+/// llama.cpp (`--n-cpu-moe`, `--override-tensor`); the generic runtime is modelled on it.
+fn expert_offload_runs(r: Runtime) -> bool {
+    matches!(r, Runtime::LlamaCpp | Runtime::Generic)
+}
+
+/// The expert-offload placement with the fewest layers' experts in RAM (`--n-cpu-moe N`) that
+/// fits: one GPU holds `need` less its share of the RAM experts, host RAM `host_need` plus them.
+/// Its speed from [`experts::expert_offload_speed`] with the speed model `run`.
+#[allow(clippy::too_many_arguments)]
+fn expert_offload(
+    s: &Scenario,
+    est: &Estimate,
+    gpus: u64,
+    cap: Bytes,
+    ram_cap: Bytes,
+    need: Bytes,
+    host_need: Bytes,
+    run: impl Fn(&Estimate, bool) -> Speed,
+    link_bytes_per_s: f64,
+) -> Option<(ExpertSplit, Speed)> {
+    let inv = experts::inventory(&s.model, s.weights);
+    let split = experts::smallest_fitting(&inv, s.model.layers, |x| {
+        need.saturating_sub(x.ram_bytes.div_ceil(gpus.max(1))) <= cap
+            && host_need.saturating_add(x.ram_bytes) <= ram_cap
+    })?;
+    if split.ram_bytes.0 == 0 {
+        // Nothing moved: the whole-model path already said no, so only its RAM check can have
+        // failed; that is not an expert offload.
+        return None;
+    }
+    let sp = experts::expert_offload_speed(est, &split, s.batch, s.ubatch, link_bytes_per_s, &run);
+    Some((split, sp))
 }
 
 fn cpu_verdict(r: &mut FitResult, need: Bytes, cap: Bytes, sp: Speed, prompt: u64) {

@@ -55,6 +55,12 @@ pub struct Teach {
     pub cpu_layers: Vec<[f64; 2]>,
     /// (k, tok/s) with the other layers streamed over PCIe each token.
     pub streaming: Vec<[f64; 2]>,
+    /// Mixture-of-experts models on a discrete GPU: (n, tok/s) with every layer on the GPU but
+    /// the routed experts of the first n layers in RAM (llama.cpp `-ngl 99 --n-cpu-moe n`),
+    /// n = 0 … layers. Empty for dense models.
+    pub expert_offload: Vec<[f64; 2]>,
+    /// The smallest `--n-cpu-moe` that fits the GPU and RAM (`None`: none does, or dense).
+    pub n_cpu_moe_fit: Option<u64>,
     /// Peak bandwidths, GB/s.
     pub gpu_bandwidth: f64,
     pub ram_bandwidth: f64,
@@ -243,6 +249,20 @@ pub fn teach_curves(
             usd_per_million: cost(tok),
             fits: whole,
         });
+    }
+    // Expert offload (MoE): tok/s against the layers whose routed experts sit in RAM.
+    if let Some(a) = acc {
+        let ns: Vec<u64> = (0..=layers).collect();
+        for (split, sp) in super::fit::expert_offload_points(&s, m, a, st, &ns) {
+            let n = split.cpu_moe_layers;
+            t.expert_offload.push([n as f64, sp.decode_tokens_per_s]);
+            if t.n_cpu_moe_fit.is_none()
+                && split.gpu_required <= gpu_cap
+                && split.ram_required <= ram_cap
+            {
+                t.n_cpu_moe_fit = Some(n);
+            }
+        }
     }
     tiers(&mut t, &est_g, &est_cpu, m, acc, gpu_cap, ram_cap);
     // The best unified-memory machine in the catalog for this workload, when the scenario is

@@ -11,6 +11,7 @@ use egui_plot::{Bar, BarChart, GridMark, HLine, Line, LineStyle, Plot, PlotPoint
 const BLUE: Color32 = Color32::from_rgb(66, 133, 244);
 const ORANGE: Color32 = Color32::from_rgb(240, 140, 30);
 const RED: Color32 = Color32::from_rgb(200, 45, 45);
+const GREEN: Color32 = Color32::from_rgb(40, 160, 90);
 
 /// How a legend entry is drawn.
 #[derive(Copy, Clone)]
@@ -166,6 +167,9 @@ impl TeachTab {
                 );
                 if t.unified {
                     hint(ui, "Unified memory: CPU and GPU share one pool, so there is no PCIe cliff; the GPU may use a share of RAM (Metal's default 2/3 to 3/4).");
+                }
+                if !t.expert_offload.is_empty() {
+                    expert_offload_plot(ui, &t, w, plot_h);
                 }
             }
             ui.add_space(10.0);
@@ -409,4 +413,82 @@ fn short_label(s: &str, max: usize) -> String {
     } else {
         s.to_string()
     }
+}
+
+/// Mixture-of-experts models: tok/s against `--n-cpu-moe n` (the routed experts of the first n
+/// layers in RAM, everything else on the GPU) beside whole layers on the CPU, both against the
+/// layers that keep (some of) their weights in RAM.
+fn expert_offload_plot(ui: &mut Ui, t: &crate::core::teach::Teach, w: f32, plot_h: f32) {
+    ui.add_space(8.0);
+    ui.label(RichText::new("1b. Mixture of experts: only the experts in RAM").strong());
+    let fit_label = match t.n_cpu_moe_fit {
+        Some(n) => format!("fits from --n-cpu-moe {n}"),
+        None => "no --n-cpu-moe fits".to_string(),
+    };
+    legend_row(
+        ui,
+        &[
+            (
+                GREEN,
+                Swatch::Line,
+                "-ngl 99 --n-cpu-moe n: the experts of n layers in RAM",
+            ),
+            (BLUE, Swatch::Line, "-ngl L-n: n whole layers on the CPU"),
+            (RED, Swatch::Dashed, &fit_label),
+        ],
+    );
+    let l = t.layers as f64;
+    // The layer curve against the layers on the CPU, for the same x.
+    let layers_on_cpu: Vec<[f64; 2]> = t.cpu_layers.iter().map(|q| [l - q[0], q[1]]).collect();
+    Plot::new("speed-vs-n-cpu-moe")
+        .height(plot_h)
+        .width(w)
+        .allow_zoom(false)
+        .allow_drag(false)
+        .allow_scroll(false)
+        .allow_boxed_zoom(false)
+        .x_axis_label("layers with weights in RAM (n)")
+        .y_axis_label("tok/s")
+        .include_y(0.0)
+        .show(ui, |p| {
+            p.line(
+                Line::new("whole layers on the CPU", layers_on_cpu)
+                    .color(BLUE)
+                    .width(1.5),
+            );
+            p.line(
+                Line::new("experts in RAM", t.expert_offload.clone())
+                    .color(GREEN)
+                    .width(2.5),
+            );
+            if let Some(n) = t.n_cpu_moe_fit {
+                p.vline(
+                    VLine::new(fit_label.clone(), n as f64)
+                        .color(RED)
+                        .width(2.0)
+                        .style(LineStyle::dashed_loose()),
+                );
+            }
+        });
+    let at = |n: u64| {
+        t.expert_offload
+            .get(n as usize)
+            .map(|q| q[1])
+            .unwrap_or(0.0)
+    };
+    hint(
+        ui,
+        format!(
+            "A token uses only a few experts per layer, so with the experts of n layers in RAM the CPU reads just those few from RAM while attention, the router, the KV cache and the shared weights stay on the GPU: {} tok/s with every expert on the GPU, {} tok/s with all of them in RAM (--cpu-moe){}. Moving whole layers instead puts their attention and KV on the CPU as well.",
+            style::rate(at(0)),
+            style::rate(at(t.layers)),
+            match t.n_cpu_moe_fit {
+                Some(n) => format!(
+                    ", {} tok/s at --n-cpu-moe {n}, the fewest that fit",
+                    style::rate(at(n))
+                ),
+                None => String::new(),
+            }
+        ),
+    );
 }

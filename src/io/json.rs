@@ -6,7 +6,7 @@
 
 use crate::core::catalog::{Catalog, Machine, ModelPreset, Price};
 use crate::core::estimate::{ComponentKind, Estimate};
-use crate::core::fit::FitResult;
+use crate::core::fit::{FitResult, Verdict};
 use serde_json::{Map, Value, json};
 
 /// `{"params", "active_params", "memory": {...}, "per_gpu": {...}, "cpu": {...},
@@ -85,6 +85,21 @@ pub fn fit_json(r: &FitResult) -> Value {
         "os_reserve_bytes": r.os_reserve.0,
         "notes": r.notes,
     });
+    if let Some(style) = r.offload_style.filter(|_| r.verdict == Verdict::Offload) {
+        v["style"] = json!(style.json_name());
+    }
+    if let Some(x) = &r.expert_split {
+        // Expert offload (llama.cpp --n-cpu-moe): the weights split between one GPU and RAM.
+        v["cpu_moe_layers"] = json!(x.cpu_moe_layers);
+        v["expert_split"] = json!({
+            "cpu_moe_layers": x.cpu_moe_layers,
+            "moe_layers_in_ram": x.moe_layers_in_ram,
+            "ram_expert_bytes": x.ram_bytes.0,
+            "ram_expert_bytes_per_token": x.ram_active_bytes.0,
+            "all_expert_bytes": x.all_expert_bytes.0,
+            "gpu_required_bytes": x.gpu_required.0,
+        });
+    }
     if let Some(b) = r.backend {
         v["speed_backend"] = json!(b.label());
     }

@@ -164,6 +164,19 @@ pub fn llama_cpp(s: &Scenario, fit: &FitResult) -> LaunchSetting {
             notes.push("-ngl 999 puts every layer, and the output layer, on the GPU.".into());
             "999".to_string()
         }
+        Verdict::Offload if fit.expert_split.is_some() => {
+            let x = fit.expert_split.as_ref().expect("checked");
+            notes.push(format!(
+                "-ngl 99 keeps every layer, the KV cache and the output layer on the GPU; --n-cpu-moe {n} keeps the routed experts (ffn_*_exps) of layers 0-{last} — {m} MoE layers, {ram} — in RAM, where the CPU runs the {k} experts each token picks; attention, router and shared experts stay on the GPU ({gpu} per GPU).",
+                n = x.cpu_moe_layers,
+                last = x.cpu_moe_layers.saturating_sub(1),
+                m = x.moe_layers_in_ram,
+                ram = x.ram_bytes.display_gib(),
+                k = sc.model.moe.as_ref().map_or(0, |m| m.active_experts),
+                gpu = x.gpu_required.display_gib(),
+            ));
+            "99".to_string()
+        }
         Verdict::Offload => {
             notes.push(format!(
                 "-ngl {k} keeps {k} of {l} layers on the GPU; the other {} layers and the output layer run on the CPU from RAM.",
@@ -218,7 +231,13 @@ pub fn llama_cpp(s: &Scenario, fit: &FitResult) -> LaunchSetting {
     let b = ub.max(2048);
     let mut lines = vec![
         format!("llama-server -m {}", shell(&model)),
-        format!("-c {ctx} -ngl {ngl} -fa {fa}"),
+        match &fit.expert_split {
+            Some(x) if fit.verdict == Verdict::Offload => format!(
+                "-c {ctx} -ngl {ngl} --n-cpu-moe {} -fa {fa}",
+                x.cpu_moe_layers
+            ),
+            _ => format!("-c {ctx} -ngl {ngl} -fa {fa}"),
+        },
     ];
     let mut last = format!("-ctk {ctk} -ctv {ctv} -b {b} -ub {ub}");
     if sc.batch > 1 {
