@@ -207,14 +207,44 @@ fn machines_chart(ui: &mut Ui, loads: &[MachineLoad], size: egui::Vec2) {
                     .allow_hover(false),
                 );
             }
+            // The disk tier: what RAM cannot hold, stacked above the RAM bar in its own colour.
+            if what == "RAM" && l.disk.0 > 0 {
+                let h = share(l.disk, cap);
+                let lo = base.min(MAX_SHARE);
+                let hi = (base + h).min(MAX_SHARE);
+                base += h;
+                if hi > lo {
+                    segments.push(Segment {
+                        x,
+                        lo,
+                        hi,
+                        tip: format!(
+                            "{}\nOn the disk: {} (read from the SSD, beyond RAM)",
+                            l.name,
+                            gib2(l.disk)
+                        ),
+                    });
+                    let c = style::verdict_color(crate::core::fit::Verdict::Disk);
+                    charts.push(
+                        BarChart::new(
+                            format!("m{i}-disk"),
+                            vec![Bar::new(x, hi - lo).base_offset(lo).width(BAR_W).fill(c)],
+                        )
+                        .color(c)
+                        .allow_hover(false),
+                    );
+                }
+            }
             let pct = share(total, cap);
-            top = top.max(pct.min(MAX_SHARE));
+            top = top.max(base.min(MAX_SHARE));
             let label = if total.0 == 0 {
                 format!("{what}: none")
+            } else if what == "RAM" && l.disk.0 > 0 {
+                format!("RAM {pct:.0} % + disk")
             } else {
                 format!("{what} {pct:.0} %")
             };
-            texts.push((x, pct.min(MAX_SHARE), label));
+            texts.push((x, base.min(MAX_SHARE), label));
         }
     }
     let n = loads.len().max(1);
