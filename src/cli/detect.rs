@@ -95,6 +95,16 @@ fn table(d: &DetectedMachine) -> String {
         "  RAM       {} total, {} available",
         d.ram_total, d.ram_available
     );
+    if let Some(disk) = &d.storage {
+        let _ = writeln!(
+            s,
+            "  Disk      {}{}",
+            disk.describe(),
+            disk.free
+                .map(|f| format!(", {} free", crate::core::format::bytes(f)))
+                .unwrap_or_default()
+        );
+    }
     if let Some(u) = &d.unified_memory {
         let _ = writeln!(
             s,

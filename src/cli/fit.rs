@@ -72,6 +72,16 @@ pub fn fit_table(rs: &[FitResult]) -> String {
             t,
             usd
         );
+        if r.verdict == crate::core::fit::Verdict::Disk {
+            // The disk tier says plainly what it costs ("runs, but at 0.18 tok/s").
+            for n in r.notes.iter().filter(|n| {
+                n.contains("on the disk")
+                    || n.starts_with("runs, but")
+                    || n.starts_with("ZeRO-Infinity")
+            }) {
+                let _ = writeln!(o, "{:<w$}  {n}", "");
+            }
+        }
         if let Some(tr) = &r.training {
             let _ = writeln!(
                 o,

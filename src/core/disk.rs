@@ -188,6 +188,10 @@ impl Storage {
             None => r,
         })
     }
+    /// "7.00 GB/s".
+    pub fn describe_rate(&self) -> String {
+        format!("{} GB/s", format::rate(self.read().0))
+    }
     /// Room for model files: the free space where known, else the capacity.
     pub fn room(&self) -> Bytes {
         self.free.unwrap_or(self.capacity)
@@ -198,7 +202,7 @@ impl Storage {
             "{}, {}, {}",
             self.kind.label(),
             format::bytes(self.capacity),
-            format::bandwidth(self.read())
+            self.describe_rate()
         )
     }
 }
@@ -501,11 +505,11 @@ pub fn place(
         _ => "llama.cpp mmap: read through the page cache",
     };
     notes.push(format!(
-        "{} on the disk ({how}); {} of it read per token from the {} at {}",
+        "{} on the disk ({how}); each token reads {} from the {} at {}",
         format::bytes(on_disk),
         format::bytes(Bytes::from_f64(reads.per_token)),
         disk.kind.label(),
-        format::bandwidth(disk.read()),
+        disk.describe_rate(),
     ));
     notes.push(slow_note(decode));
 }
