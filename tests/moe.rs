@@ -585,4 +585,11 @@ fn llama_cpp_launch_line_has_n_cpu_moe() {
         l.text
     );
     assert!(l.note.contains("ffn_*_exps"), "{}", l.note);
+    // The GGUF gpt-oss ships in (ggml-org: experts in MXFP4), not a "pick a 4-bit GGUF" hint.
+    assert!(l.text.contains("MXFP4.gguf"), "{}", l.text);
+    assert!(!l.note.contains("pick a GGUF"), "{}", l.note);
+    assert_eq!(
+        r.offload_split_text(),
+        format!("the experts of {n} of 36 layers in RAM")
+    );
 }

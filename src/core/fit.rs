@@ -197,6 +197,21 @@ impl FitResult {
             v => v.label().to_string(),
         }
     }
+    /// How an offload splits the model, for sentences: "20 of 32 layers on the GPU", or for an
+    /// expert offload "the experts of 24 of 36 layers in RAM".
+    pub fn offload_split_text(&self) -> String {
+        match &self.expert_split {
+            Some(x) => format!(
+                "the experts of {} of {} layers in RAM",
+                x.cpu_moe_layers.min(self.total_layers),
+                self.total_layers
+            ),
+            None => format!(
+                "{} of {} layers on the GPU",
+                self.gpu_layers, self.total_layers
+            ),
+        }
+    }
     /// The machine kind's CLI name ("laptop", "cloud", …).
     pub fn kind_name(&self) -> &'static str {
         self.kind.cli_name()

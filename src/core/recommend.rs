@@ -625,10 +625,7 @@ fn group_picks(group: Group, cands: &[Cand], s: &Scenario, k: &Constraints) -> G
             let how = if c.f.verdict == Verdict::Cpu {
                 "on the CPU".to_string()
             } else {
-                format!(
-                    "with offload ({} of {} layers on the GPU)",
-                    c.f.gpu_layers, c.f.total_layers
-                )
+                format!("with offload ({})", c.f.offload_split_text())
             };
             picks.push(pick(
                 Role::CheapestOffload,
@@ -792,8 +789,8 @@ fn summary(f: &FitResult) -> String {
         Verdict::Gpu => format!("runs it on the GPU at {sp} tok/s"),
         Verdict::Unified => format!("runs it in unified memory at {sp} tok/s"),
         Verdict::Offload => format!(
-            "runs it with offload ({} of {} layers on the GPU) at {sp} tok/s",
-            f.gpu_layers, f.total_layers
+            "runs it with offload ({}) at {sp} tok/s",
+            f.offload_split_text()
         ),
         Verdict::Cpu => format!("runs it on the CPU only, at {sp} tok/s"),
         Verdict::Disk => format!(
@@ -825,9 +822,8 @@ fn after(f: &FitResult) -> String {
         Verdict::Gpu => format!("runs on the GPU at {} tok/s", rate_text(speed(f))),
         Verdict::Unified => format!("runs in unified memory at {} tok/s", rate_text(speed(f))),
         Verdict::Offload => format!(
-            "runs with offload ({}/{} layers on the GPU) at {} tok/s",
-            f.gpu_layers,
-            f.total_layers,
+            "runs with offload ({}) at {} tok/s",
+            f.offload_split_text(),
             rate_text(speed(f))
         ),
         Verdict::Cpu => format!("runs on the CPU at {} tok/s", rate_text(speed(f))),

@@ -104,7 +104,11 @@ fn model_arg(s: &Scenario, gguf: bool) -> (String, bool) {
             WeightPrecision::Fp32 => "F32".to_string(),
             WeightPrecision::Fp16 => "F16".to_string(),
             WeightPrecision::Bf16 => "BF16".to_string(),
-            WeightPrecision::Fp8 | WeightPrecision::Int8 => "Q8_0".to_string(),
+            WeightPrecision::Fp8 | WeightPrecision::Fp8Block | WeightPrecision::Int8 => {
+                "Q8_0".to_string()
+            }
+            // ggml-org's gpt-oss GGUFs keep the experts in MXFP4 (file type MXFP4_MOE).
+            WeightPrecision::Mxfp4 => "MXFP4".to_string(),
             p if p.is_gguf() => p.cli_name().to_ascii_uppercase(),
             _ => "Q4_K_M".to_string(),
         };
@@ -151,7 +155,11 @@ pub fn llama_cpp(s: &Scenario, fit: &FitResult) -> LaunchSetting {
         s.weights,
         WeightPrecision::Fp32 | WeightPrecision::Fp16 | WeightPrecision::Bf16
     );
-    if !s.weights.is_gguf() && !plain && s.model.file_weights.is_none() {
+    if !s.weights.is_gguf()
+        && !plain
+        && s.weights != WeightPrecision::Mxfp4
+        && s.model.file_weights.is_none()
+    {
         notes.push(format!(
             "llama.cpp runs GGUF files; the estimate is for {} weights, so pick a GGUF of the same size (8-bit → Q8_0, 4-bit → Q4_K_M).",
             s.weights.label()
