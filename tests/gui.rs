@@ -1111,3 +1111,23 @@ fn a_short_drag_on_the_parameters_slider_is_a_small_step() {
     let ratio = after / before;
     assert!(ratio > 1.0 && ratio < 3.0, "{before} -> {after}");
 }
+
+#[test]
+fn framework_picker_shows_in_training_and_changes_the_estimate() {
+    use headroom::core::estimate::estimate;
+    use headroom::core::scenario::Framework;
+    let mut h = harness(mha_state());
+    // Inference has no framework picker.
+    assert!(
+        h.query_by_role_and_label(Role::ComboBox, "Framework")
+            .is_none()
+    );
+    pick(&mut h, "Mode", "QLoRA");
+    let before = h.state().state.scenario.clone();
+    assert_eq!(before.framework, Framework::Transformers);
+    pick(&mut h, "Framework", "Unsloth");
+    let after = h.state().state.scenario.clone();
+    assert_eq!(after.framework, Framework::Unsloth);
+    // The pick reaches the estimate (Unsloth's QLoRA path differs from transformers').
+    assert_ne!(estimate(&before).total(), estimate(&after).total());
+}
