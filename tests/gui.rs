@@ -1131,3 +1131,39 @@ fn framework_picker_shows_in_training_and_changes_the_estimate() {
     // The pick reaches the estimate (Unsloth's QLoRA path differs from transformers').
     assert_ne!(estimate(&before).total(), estimate(&after).total());
 }
+
+#[test]
+fn machine_tooltip_shows_the_published_measurement() {
+    let cat = catalog();
+    let preset = cat.model("llama-2-7b").expect("llama-2-7b preset").clone();
+    let s = State {
+        scenario: Scenario {
+            model: preset.spec.clone(),
+            model_id: Some("llama-2-7b".into()),
+            weights: WeightPrecision::Q4_0,
+            ..Scenario::default()
+        },
+        tab: Tab::Machines,
+        filter: headroom::gui::MachineFilter {
+            search: "MacBook Air M1".into(),
+            ..Default::default()
+        },
+        ..State::default()
+    };
+    let mut h = harness(s);
+    // The fit carries the llama-bench row of catalogs/benchmarks.ron (discussion 4167: 14.15 tok/s).
+    let f = h.state_mut().fit_of("macbook-air-m1-16gb").expect("fit");
+    let m = f.measured.clone().expect("a measured reference point");
+    assert!((m.decode_tokens_per_s - 14.15).abs() < 1e-9);
+    h.get_by_label(&f.name).hover();
+    for _ in 0..20 {
+        h.step();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    h.run();
+    assert!(
+        h.query_by_label_contains("measured 14 tok/s decode")
+            .is_some(),
+        "the row tooltip names the measurement"
+    );
+}
