@@ -1167,3 +1167,45 @@ fn machine_tooltip_shows_the_published_measurement() {
         "the row tooltip names the measurement"
     );
 }
+
+#[test]
+fn a_budget_below_every_machine_empties_the_strip_and_says_why() {
+    let s = State {
+        selected: vec![],
+        ..State::default()
+    };
+    let mut h = harness(s);
+    let cloud = headroom::core::recommend::Group::Cloud;
+    let group = |h: &mut Harness<'static, HeadroomApp>, g| {
+        h.state_mut()
+            .recommendations()
+            .groups
+            .iter()
+            .find(|x| x.group == g)
+            .cloned()
+            .unwrap()
+    };
+    assert!(group(&mut h, cloud).best().is_some());
+    // One cent per hour rents nothing in the catalog.
+    type_into(&mut h, "Max $/hour", "0.01", true);
+    assert_eq!(h.state().state.constraints.max_usd_per_hour, Some(0.01));
+    let g = group(&mut h, cloud);
+    assert!(g.best().is_none(), "{g:#?}");
+    assert!(!g.unmet.is_empty());
+    assert!(
+        h.query_by_label_contains(&g.unmet[0]).is_some(),
+        "the card says what would have to give: {:?}",
+        g.unmet
+    );
+    assert!(
+        g.unmet
+            .iter()
+            .any(|u| u.starts_with("nothing fits under $0.0100/h")),
+        "{:?}",
+        g.unmet
+    );
+    // Clearing it (0 = no limit) brings the pick back.
+    type_into(&mut h, "Max $/hour", "0", true);
+    assert_eq!(h.state().state.constraints.max_usd_per_hour, None);
+    assert!(group(&mut h, cloud).best().is_some());
+}
