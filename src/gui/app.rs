@@ -291,8 +291,9 @@ impl HeadroomApp {
             Command::ProbeBandwidth => {
                 self.data
                     .tell(Status::info("Measuring memory bandwidth..."));
-                self.jobs
-                    .spawn("probe", || JobResult::Probed(crate::io::detect::probe::probe()));
+                self.jobs.spawn("probe", || {
+                    JobResult::Probed(crate::io::detect::probe::probe())
+                });
             }
             Command::ResetScenario => {
                 self.state.scenario = Scenario::default();
@@ -381,21 +382,25 @@ impl HeadroomApp {
                     let Some(p) = path.or_else(|| {
                         open_dialog(
                             "Calibrate from llama-bench output (-o json)",
-                            &[("llama-bench JSON", &["json", "jsonl"]), ("All files", &["*"])],
+                            &[
+                                ("llama-bench JSON", &["json", "jsonl"]),
+                                ("All files", &["*"]),
+                            ],
                         )
                     }) else {
                         return JobResult::NoFileChosen { action };
                     };
                     let today = crate::cli::app::today();
-                    let result = crate::cli::calibrate::calibrate_file(&p, &m, &catalog, &dir, &today)
-                        .and_then(|_| {
-                            crate::io::calibration::load(&dir)?
-                                .ok_or_else(|| format!("{}: nothing was stored", dir.display()))
-                        })
-                        .map(|c| {
-                            let line = format!("{} {}", m.name, c.note());
-                            (Box::new(c), line)
-                        });
+                    let result =
+                        crate::cli::calibrate::calibrate_file(&p, &m, &catalog, &dir, &today)
+                            .and_then(|_| {
+                                crate::io::calibration::load(&dir)?
+                                    .ok_or_else(|| format!("{}: nothing was stored", dir.display()))
+                            })
+                            .map(|c| {
+                                let line = format!("{} {}", m.name, c.note());
+                                (Box::new(c), line)
+                            });
                     JobResult::Calibrated(result)
                 });
             }
@@ -624,20 +629,6 @@ impl HeadroomApp {
             {
                 cmds.push(Command::Redetect);
             }
-            if ui
-                .button("Measure memory bandwidth")
-                .on_hover_text("Read a 64 MiB buffer with every core for about 0.3 s and show the GB/s")
-                .clicked()
-            {
-                cmds.push(Command::ProbeBandwidth);
-            }
-            if ui
-                .button("Calibrate...")
-                .on_hover_text("Fit this machine's speeds to your llama-bench -o json run (as headroom calibrate)")
-                .clicked()
-            {
-                cmds.push(Command::Dialog(FileAction::Calibrate));
-            }
             ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
                 let mut pref = ui.ctx().options(|o| o.theme_preference);
                 let before = pref;
@@ -692,7 +683,7 @@ impl HeadroomApp {
         }
     }
 
-    fn status_bar(&mut self, ui: &mut Ui) {
+    fn status_bar(&mut self, ui: &mut Ui, cmds: &mut Vec<Command>) {
         ui.horizontal(|ui| {
             if self.jobs.running() > 0 {
                 ui.spinner();
@@ -718,14 +709,42 @@ impl HeadroomApp {
                     ))
                     .weak(),
                 );
-                // What detection could not read and what it assumed (as `headroom detect` says).
-                if let Some(d) = &self.data.detected
-                    && (!d.notes.is_empty() || self.probed.is_some())
-                {
+                // What detection could not read and what it assumed (as `headroom detect` says),
+                // the bandwidth probe and calibration from a llama-bench run.
+                if let Some(d) = &self.data.detected {
                     let mut notes = d.notes.clone();
                     notes.extend(self.probed.clone());
-                    ui.menu_button(format!("Detection notes ({})", notes.len()), |ui| {
+                    let label = if notes.is_empty() {
+                        "Measure / calibrate".to_string()
+                    } else {
+                        format!("Detection notes ({})", notes.len())
+                    };
+                    ui.menu_button(label, |ui| {
                         ui.set_max_width(520.0);
+                        if ui
+                            .button("Measure memory bandwidth")
+                            .on_hover_text(
+                                "Read a 64 MiB buffer with every core for about 0.3 s and show the GB/s",
+                            )
+                            .clicked()
+                        {
+                            cmds.push(Command::ProbeBandwidth);
+                            ui.close();
+                        }
+                        if ui
+                            .button("Calibrate from llama-bench output...")
+                            .on_hover_text(
+                                "Fit this machine's speeds to your llama-bench -o json run (as headroom calibrate)",
+                            )
+                            .clicked()
+                        {
+                            cmds.push(Command::Dialog(FileAction::Calibrate));
+                            ui.close();
+                        }
+                        if let Some(c) = &self.state.calibration {
+                            ui.add(egui::Label::new(c.note()).wrap());
+                        }
+                        ui.separator();
                         for n in &notes {
                             ui.add(egui::Label::new(n).wrap());
                         }
@@ -871,7 +890,7 @@ impl eframe::App for HeadroomApp {
         if self.path_prompt.is_some() {
             egui::Panel::top("path-prompt").show(ui, |ui| self.path_prompt_bar(ui, &mut cmds));
         }
-        egui::Panel::bottom("status-bar").show(ui, |ui| self.status_bar(ui));
+        egui::Panel::bottom("status-bar").show(ui, |ui| self.status_bar(ui, &mut cmds));
         // Narrow windows give the inputs less of the width (1024 px: 290 px).
         let panel_w = (ui.available_width() * 0.28).clamp(290.0, 330.0);
         egui::Panel::left("inputs")
