@@ -386,7 +386,7 @@ fn param_counts_match_published_totals() {
 
 #[test]
 fn exact_counts_for_reference_checkpoints() {
-    // Exact safetensors totals (keras-hub presets; domain.md): the dense shapes must be exact.
+    // Exact safetensors totals (keras-hub presets, https://keras.io/api/keras_hub/models/): the dense shapes must be exact.
     for (id, n) in [
         ("llama-3-8b", 8_030_261_248u64),
         ("mistral-7b", 7_241_732_096),

@@ -58,12 +58,12 @@ fn acc(
         gpu_link: None,
         gpu_link_gbs: None,
         aliases: aliases.iter().map(|s| s.to_string()).collect(),
-        source: "hardware.md".into(),
+        source: "test fixture (figures from the vendors' spec pages)".into(),
         notes: None,
     }
 }
 
-/// A small catalog named as hardware.md names the parts (figures from its tables).
+/// A small catalog naming the parts as NVIDIA and AMD name them (figures from their spec pages).
 fn catalog() -> Catalog {
     use Segment::{Consumer, Datacenter, Laptop, Workstation};
     use Vendor::{Amd, Nvidia};

@@ -199,7 +199,7 @@ fn gguf_sizes_match_llama_cpp() {
         };
         estimate(&s).kind_total(ComponentKind::Weights).as_gib()
     };
-    // llama.cpp tools/quantize/README.md: Llama-3.1-8B Q4_K_M = 4.58 GiB (domain.md §1).
+    // llama.cpp tools/quantize/README.md: Llama-3.1-8B Q4_K_M = 4.58 GiB.
     assert!(
         (w(WeightPrecision::Q4KM) - 4.58).abs() < 0.02,
         "{}",

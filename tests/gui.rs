@@ -1111,3 +1111,101 @@ fn a_short_drag_on_the_parameters_slider_is_a_small_step() {
     let ratio = after / before;
     assert!(ratio > 1.0 && ratio < 3.0, "{before} -> {after}");
 }
+
+#[test]
+fn framework_picker_shows_in_training_and_changes_the_estimate() {
+    use headroom::core::estimate::estimate;
+    use headroom::core::scenario::Framework;
+    let mut h = harness(mha_state());
+    // Inference has no framework picker.
+    assert!(
+        h.query_by_role_and_label(Role::ComboBox, "Framework")
+            .is_none()
+    );
+    pick(&mut h, "Mode", "QLoRA");
+    let before = h.state().state.scenario.clone();
+    assert_eq!(before.framework, Framework::Transformers);
+    pick(&mut h, "Framework", "Unsloth");
+    let after = h.state().state.scenario.clone();
+    assert_eq!(after.framework, Framework::Unsloth);
+    // The pick reaches the estimate (Unsloth's QLoRA path differs from transformers').
+    assert_ne!(estimate(&before).total(), estimate(&after).total());
+}
+
+#[test]
+fn machine_tooltip_shows_the_published_measurement() {
+    let cat = catalog();
+    let preset = cat.model("llama-2-7b").expect("llama-2-7b preset").clone();
+    let s = State {
+        scenario: Scenario {
+            model: preset.spec.clone(),
+            model_id: Some("llama-2-7b".into()),
+            weights: WeightPrecision::Q4_0,
+            ..Scenario::default()
+        },
+        tab: Tab::Machines,
+        filter: headroom::gui::MachineFilter {
+            search: "MacBook Air M1".into(),
+            ..Default::default()
+        },
+        ..State::default()
+    };
+    let mut h = harness(s);
+    // The fit carries the llama-bench row of catalogs/benchmarks.ron (discussion 4167: 14.15 tok/s).
+    let f = h.state_mut().fit_of("macbook-air-m1-16gb").expect("fit");
+    let m = f.measured.clone().expect("a measured reference point");
+    assert!((m.decode_tokens_per_s - 14.15).abs() < 1e-9);
+    h.get_by_label(&f.name).hover();
+    for _ in 0..20 {
+        h.step();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    h.run();
+    assert!(
+        h.query_by_label_contains("measured 14 tok/s decode")
+            .is_some(),
+        "the row tooltip names the measurement"
+    );
+}
+
+#[test]
+fn a_budget_below_every_machine_empties_the_strip_and_says_why() {
+    let s = State {
+        selected: vec![],
+        ..State::default()
+    };
+    let mut h = harness(s);
+    let cloud = headroom::core::recommend::Group::Cloud;
+    let group = |h: &mut Harness<'static, HeadroomApp>, g| {
+        h.state_mut()
+            .recommendations()
+            .groups
+            .iter()
+            .find(|x| x.group == g)
+            .cloned()
+            .unwrap()
+    };
+    assert!(group(&mut h, cloud).best().is_some());
+    // One cent per hour rents nothing in the catalog.
+    type_into(&mut h, "Max $/hour", "0.01", true);
+    assert_eq!(h.state().state.constraints.max_usd_per_hour, Some(0.01));
+    let g = group(&mut h, cloud);
+    assert!(g.best().is_none(), "{g:#?}");
+    assert!(!g.unmet.is_empty());
+    assert!(
+        h.query_by_label_contains(&g.unmet[0]).is_some(),
+        "the card says what would have to give: {:?}",
+        g.unmet
+    );
+    assert!(
+        g.unmet
+            .iter()
+            .any(|u| u.starts_with("nothing fits under $0.0100/h")),
+        "{:?}",
+        g.unmet
+    );
+    // Clearing it (0 = no limit) brings the pick back.
+    type_into(&mut h, "Max $/hour", "0", true);
+    assert_eq!(h.state().state.constraints.max_usd_per_hour, None);
+    assert!(group(&mut h, cloud).best().is_some());
+}

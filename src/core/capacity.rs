@@ -334,25 +334,10 @@ mod tests {
 
     fn mac(ram_gib: u64) -> (Machine, Accelerator) {
         let a = Accelerator {
-            id: "m".into(),
-            name: "M".into(),
-            vendor: Vendor::Apple,
-            segment: Segment::Apple,
-            memory_kind: MemoryKind::Unified,
-            memory: Bytes::ZERO,
             bandwidth: GbPerSec(400.0),
             fp16_tflops: 13.6,
-            fp16_acc16_tflops: None,
-            vector_tflops: None,
-            compute_units: None,
-            int8_tops: None,
-            tdp_w: None,
-            pcie: None,
-            gpu_link: None,
-            gpu_link_gbs: None,
-            aliases: vec![],
             source: "test".into(),
-            notes: None,
+            ..Accelerator::new("m", "M", Vendor::Apple, Segment::Apple, MemoryKind::Unified)
         };
         let m = Machine {
             id: "mac".into(),

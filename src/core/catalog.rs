@@ -112,6 +112,41 @@ pub struct Accelerator {
     pub notes: Option<String>,
 }
 
+impl Accelerator {
+    /// A part with only its identity set: no memory, bandwidth or compute figures, no optional facts.
+    /// Callers fill in what they know with struct-update syntax (`Accelerator { memory, ..new(..) }`),
+    /// so the list of optional fields is written once.
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        vendor: Vendor,
+        segment: Segment,
+        memory_kind: MemoryKind,
+    ) -> Self {
+        Accelerator {
+            id: id.into(),
+            name: name.into(),
+            vendor,
+            segment,
+            memory_kind,
+            memory: Bytes::ZERO,
+            bandwidth: GbPerSec(0.0),
+            fp16_tflops: 0.0,
+            fp16_acc16_tflops: None,
+            vector_tflops: None,
+            compute_units: None,
+            int8_tops: None,
+            tdp_w: None,
+            pcie: None,
+            gpu_link: None,
+            gpu_link_gbs: None,
+            aliases: Vec::new(),
+            source: String::new(),
+            notes: None,
+        }
+    }
+}
+
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum MachineKind {
     Laptop,

@@ -406,28 +406,22 @@ mod tests {
 
     fn rtx4060_laptop() -> (Machine, Accelerator) {
         let a = Accelerator {
-            id: "rtx-4060-laptop".into(),
-            name: "RTX 4060 Laptop".into(),
-            vendor: Vendor::Nvidia,
-            segment: Segment::Laptop,
-            memory_kind: MemoryKind::Discrete,
             memory: Bytes::gib(8),
             bandwidth: GbPerSec(256.0),
             fp16_tflops: 30.0,
-            fp16_acc16_tflops: None,
-            vector_tflops: None,
-            compute_units: None,
-            int8_tops: None,
             tdp_w: Some(115.0),
             pcie: Some(PcieLink {
                 generation: 4,
                 lanes: 8,
             }),
-            gpu_link: None,
-            gpu_link_gbs: None,
-            aliases: vec![],
             source: "test".into(),
-            notes: None,
+            ..Accelerator::new(
+                "rtx-4060-laptop",
+                "RTX 4060 Laptop",
+                Vendor::Nvidia,
+                Segment::Laptop,
+                MemoryKind::Discrete,
+            )
         };
         let m = Machine {
             id: "l4060".into(),

@@ -11,7 +11,8 @@ use crate::core::format_params;
 use crate::core::model::ModelSpec;
 use crate::core::precision::{KvPrecision, WeightPrecision};
 use crate::core::scenario::{
-    Checkpointing, KvAllocation, LoraTargets, Mode, Offload, Optimizer, Runtime, Scenario,
+    Checkpointing, Framework, KvAllocation, LoraTargets, Mode, Offload, Optimizer, Runtime,
+    Scenario,
 };
 use crate::core::speed::SplitStyle;
 use crate::core::teach::effective_bits;
@@ -732,6 +733,14 @@ fn techniques_section(ui: &mut Ui, v: &mut View<'_>) {
             &mut s.optimizer,
             &Optimizer::ALL,
             |o| o.label().into(),
+        );
+        combo(
+            ui,
+            "Framework",
+            "Training framework: decides the loss path, 4-bit activation handling, sharding buffers and allocator settings (docs/memory.md)",
+            &mut s.framework,
+            &Framework::ALL,
+            |f| f.label().into(),
         );
         if matches!(s.mode, Mode::Lora | Mode::Qlora) {
             slider_u64(

@@ -106,6 +106,9 @@ fn machine_tooltip(m: &Machine, f: &FitResult, t: &MachineText, reason: &str) ->
         None => {}
     }
     s.push_str(&format!("{}: {reason}\n", f.verdict_text()));
+    if let Some(me) = &f.measured {
+        s.push_str(&format!("{}\n", me.text()));
+    }
     s.push_str(&format!(
         "RAM: {} usable after a {} OS reserve\n",
         style::gib2(f.ram_capacity),

@@ -20,7 +20,7 @@ const CARD_W: f32 = 176.0;
 /// catalog) and this machine.
 #[derive(Default)]
 pub(crate) struct RecommendStrip {
-    key: Option<(u64, Option<String>)>,
+    key: Option<(u64, Option<String>, Constraints)>,
     recs: Recommendations,
 }
 
@@ -28,7 +28,11 @@ impl RecommendStrip {
     /// The recommendations for the current scenario (cached; `data` must be refreshed).
     pub fn recommendations(&mut self, state: &State, data: &Data) -> &Recommendations {
         let local = data.local_id();
-        let key = (data.derived.generation, local.clone());
+        let key = (
+            data.derived.generation,
+            local.clone(),
+            state.constraints.clone(),
+        );
         if self.key.as_ref() != Some(&key) {
             let this = local.as_deref().and_then(|id| data.machine(id));
             let settings = state.fit_settings();
@@ -39,7 +43,7 @@ impl RecommendStrip {
                 this,
                 &data.catalog,
                 &settings,
-                &Constraints::default(),
+                &state.constraints,
             );
             self.key = Some(key);
         }
@@ -55,6 +59,7 @@ impl RecommendStrip {
             .id_salt("recommend-strip")
             .default_open(true)
             .show(ui, |ui| {
+                constraint_inputs(ui, &mut v.state.constraints);
                 egui::ScrollArea::horizontal()
                     .id_salt("recommend-cards")
                     .show(ui, |ui| {
@@ -73,6 +78,36 @@ impl RecommendStrip {
             open_pick(v.state, v.data, &id);
         }
     }
+}
+
+/// The strip's constraint inputs; 0 means "no limit".
+fn constraint_inputs(ui: &mut Ui, c: &mut Constraints) {
+    ui.horizontal_wrapped(|ui| {
+        opt_drag(ui, "Budget $", "Most a machine may cost to buy, USD (0 = no limit)", &mut c.budget_usd, 50.0);
+        opt_drag(ui, "Max $/hour", "Most a cloud instance may cost per hour, USD (0 = no limit)", &mut c.max_usd_per_hour, 0.1);
+        opt_drag(ui, "Min tok/s", "Slowest acceptable decode (inference) or training throughput, tokens/s (0 = no limit)", &mut c.min_tokens_per_s, 1.0);
+        let mut ctx = c.min_context.map_or(0.0, |v| v as f64);
+        let mut o = (ctx > 0.0).then_some(ctx);
+        if opt_drag(ui, "Min context", "Shortest acceptable context, tokens: machines are fitted at max(this, the scenario's) (0 = the scenario's)", &mut o, 256.0) {
+            ctx = o.unwrap_or(0.0);
+            c.min_context = (ctx >= 1.0).then_some(ctx as u64);
+        }
+    });
+}
+
+/// A number input for an optional limit (0 = none); returns whether it changed.
+fn opt_drag(ui: &mut Ui, label: &str, help: &str, value: &mut Option<f64>, speed: f64) -> bool {
+    let l = ui.label(label).on_hover_text(help);
+    let mut v = value.unwrap_or(0.0);
+    let r = ui
+        .add(egui::DragValue::new(&mut v).range(0.0..=1e9).speed(speed))
+        .on_hover_text(help)
+        .labelled_by(l.id);
+    if r.changed() {
+        *value = (v > 0.0).then_some(v);
+        return true;
+    }
+    false
 }
 
 /// Ticks machine `id` onto the chart, puts it in focus and shows it in the Machines table

@@ -5,6 +5,7 @@
 
 use crate::core::catalog::MachineKind;
 use crate::core::fit::FitSettings;
+use crate::core::recommend::Constraints;
 use crate::core::scenario::Scenario;
 use crate::core::speed::SplitStyle;
 use serde::{Deserialize, Serialize};
@@ -92,6 +93,8 @@ pub struct State {
     pub electricity_usd_per_kwh: f64,
     /// How layers that do not fit on the GPU run (llama.cpp CPU layers, or streamed over PCIe).
     pub split_style: SplitStyle,
+    /// What the recommendation strip must respect (budget, $/hour, speed, context).
+    pub constraints: Constraints,
 }
 
 impl Default for State {
@@ -112,6 +115,7 @@ impl Default for State {
             filter: MachineFilter::default(),
             electricity_usd_per_kwh: FitSettings::default().electricity_usd_per_kwh,
             split_style: SplitStyle::CpuLayers,
+            constraints: Constraints::default(),
         }
     }
 }

@@ -79,25 +79,10 @@ fn accelerator_from(
             ..p.clone()
         },
         None => Accelerator {
-            id: LOCAL_GPU_ID.into(),
-            name: name.into(),
-            vendor,
-            segment,
-            memory_kind: MemoryKind::Discrete,
-            memory: Bytes::ZERO,
             bandwidth: GbPerSec(DEFAULT_BANDWIDTH_GBS),
             fp16_tflops: DEFAULT_FP16_TFLOPS,
-            fp16_acc16_tflops: None,
-            vector_tflops: None,
-            compute_units: None,
-            int8_tops: None,
-            tdp_w: None,
-            pcie: None,
-            gpu_link: None,
-            gpu_link_gbs: None,
-            aliases: Vec::new(),
             source: format!("{SOURCE}; not in the catalog, conservative defaults"),
-            notes: None,
+            ..Accelerator::new(LOCAL_GPU_ID, name, vendor, segment, MemoryKind::Discrete)
         },
     }
 }

@@ -315,30 +315,18 @@ mod tests {
     use crate::core::units::GbPerSec;
 
     fn acc(id: &str, name: &str, memory: Bytes, aliases: &[&str]) -> Accelerator {
+        let kind = if memory.0 == 0 {
+            MemoryKind::Unified
+        } else {
+            MemoryKind::Discrete
+        };
         Accelerator {
-            id: id.into(),
-            name: name.into(),
-            vendor: Vendor::Nvidia,
-            segment: Segment::Consumer,
-            memory_kind: if memory.0 == 0 {
-                MemoryKind::Unified
-            } else {
-                MemoryKind::Discrete
-            },
             memory,
             bandwidth: GbPerSec(500.0),
             fp16_tflops: 50.0,
-            fp16_acc16_tflops: None,
-            vector_tflops: None,
-            compute_units: None,
-            int8_tops: None,
-            tdp_w: None,
-            pcie: None,
-            gpu_link: None,
-            gpu_link_gbs: None,
             aliases: aliases.iter().map(|s| s.to_string()).collect(),
             source: "test".into(),
-            notes: None,
+            ..Accelerator::new(id, name, Vendor::Nvidia, Segment::Consumer, kind)
         }
     }
 
