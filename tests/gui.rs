@@ -1209,3 +1209,112 @@ fn a_budget_below_every_machine_empties_the_strip_and_says_why() {
     assert_eq!(h.state().state.constraints.max_usd_per_hour, None);
     assert!(group(&mut h, cloud).best().is_some());
 }
+
+/// Llama-2-7B Q4_0 on llama.cpp: the workload of the llama-bench fixture below.
+fn llama2_q4_state() -> State {
+    let c = catalog();
+    State {
+        scenario: Scenario {
+            model: c.model("llama-2-7b").unwrap().spec.clone(),
+            model_id: Some("llama-2-7b".into()),
+            weights: WeightPrecision::Q4_0,
+            runtime: headroom::core::scenario::Runtime::LlamaCpp,
+            context: 4096,
+            prompt_tokens: 64,
+            ..Scenario::default()
+        },
+        ..State::default()
+    }
+}
+
+#[test]
+fn calibrate_action_marks_this_machines_speeds_calibrated() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = harness(llama2_q4_state());
+    h.state_mut().config_dir = Some(dir.path().to_path_buf());
+    let before = h.state_mut().fit_of("local").expect("local fit");
+    assert!(before.decode_tokens_per_s > 0.0);
+    assert!(!before.notes.iter().any(|n| n.contains("calibrated from")));
+    run_command(
+        &mut h,
+        Command::AtPath(
+            FileAction::Calibrate,
+            "tests/fixtures/llama-bench/rtx4090-llama2-7b-q4_0.json".into(),
+        ),
+    );
+    let status = h.state().status_text().unwrap_or_default().to_string();
+    assert!(
+        status.contains("calibrated from your run of 2025-08-06"),
+        "{status}"
+    );
+    // Stored where `headroom calibrate` stores it, and used by the next fit.
+    let stored = headroom::io::calibration::load(dir.path()).unwrap();
+    assert_eq!(stored.map(|c| c.machine), Some("local".to_string()));
+    let after = h.state_mut().fit_of("local").expect("local fit");
+    assert!(
+        after
+            .notes
+            .iter()
+            .any(|n| n.contains("calibrated from your run of 2025-08-06")),
+        "{:?}",
+        after.notes
+    );
+    // The run is slower than the uncalibrated prediction (as in tests/calibrate.rs).
+    assert!(
+        after.decode_tokens_per_s < 0.95 * before.decode_tokens_per_s,
+        "{} vs {}",
+        after.decode_tokens_per_s,
+        before.decode_tokens_per_s
+    );
+    h.run();
+}
+
+#[test]
+fn calibrate_action_with_a_bad_file_is_a_one_line_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "[{\"model_type\": \"llama 7B Q4_0\"").unwrap();
+    let mut h = harness(llama2_q4_state());
+    h.state_mut().config_dir = Some(dir.path().join("config"));
+    let before = h.state_mut().fit_of("local").unwrap().decode_tokens_per_s;
+    run_command(&mut h, Command::AtPath(FileAction::Calibrate, bad));
+    let status = h.state().status_text().unwrap_or_default().to_string();
+    assert!(
+        status.starts_with("Calibration failed") && status.contains("bad.json"),
+        "{status}"
+    );
+    assert!(!status.contains('\n'), "{status}");
+    assert!(!dir.path().join("config").join("calibration.json").exists());
+    let after = h.state_mut().fit_of("local").unwrap().decode_tokens_per_s;
+    assert_eq!(before, after);
+}
+
+#[test]
+fn probe_action_shows_a_bandwidth_in_the_status() {
+    let mut h = harness(State::default());
+    // Through the status bar's menu, as a user does (never at start-up).
+    assert!(
+        h.state()
+            .status_text()
+            .is_some_and(|s| !s.contains("GB/s read"))
+    );
+    h.get_by_label_contains("Detection notes").click();
+    h.run();
+    h.get_by_label("Measure memory bandwidth").click();
+    h.step();
+    h.state_mut().wait_for_jobs(Duration::from_secs(10));
+    h.run();
+    let status = h.state().status_text().unwrap_or_default().to_string();
+    assert!(
+        status.starts_with("Measured memory bandwidth: "),
+        "{status}"
+    );
+    // "<whole number> GB/s read": the probe is real, so only its form and sign are known.
+    let figure = status
+        .trim_start_matches("Measured memory bandwidth: ")
+        .split(" GB/s")
+        .next()
+        .unwrap();
+    let gbs: f64 = figure.parse().unwrap_or_else(|_| panic!("{status}"));
+    assert!(gbs > 0.0 && status.contains(" GB/s read"), "{status}");
+}

@@ -320,7 +320,9 @@ pub fn fit_machine(
     st: &FitSettings,
 ) -> FitResult {
     let acc = m.gpu.as_deref().and_then(|id| cat.accelerator(id));
-    fit_on(s, cache, m, acc, &cat.benchmarks, st)
+    let sc = cache.scenario();
+    let measured = measured_for(&cat.benchmarks, &m.id, sc.model_id.as_deref(), sc.weights);
+    fit_on(s, cache, m, acc, measured, st)
 }
 
 /// [`fit_machine`] with the machine's accelerator already looked up.
@@ -329,7 +331,7 @@ fn fit_on(
     cache: &mut EstimateCache,
     m: &Machine,
     acc: Option<&Accelerator>,
-    benchmarks: &[Benchmark],
+    measured: Option<&Benchmark>,
     st: &FitSettings,
 ) -> FitResult {
     let k = &st.speed;
@@ -385,8 +387,7 @@ fn fit_on(
         usd_per_million_tokens: None,
         training: None,
         backend: None,
-        measured: measured_for(benchmarks, &m.id, s_cl.model_id.as_deref(), s_cl.weights)
-            .map(Measured::from_benchmark),
+        measured: measured.map(Measured::from_benchmark),
         notes: Vec::new(),
         offload_style: None,
         expert_split: None,
@@ -875,6 +876,21 @@ pub fn fit_all<'a>(
     st: &FitSettings,
 ) -> Vec<FitResult> {
     let mut cache = EstimateCache::new(s);
+    // The published measurements of this model at this precision, matched once (the model and
+    // precision are the same on every machine); each machine then looks only among these.
+    let sc = cache.scenario();
+    let bench: Vec<&Benchmark> = match sc.model_id.as_deref() {
+        Some(model) => cat
+            .benchmarks
+            .iter()
+            .filter(|b| {
+                b.machine.is_some()
+                    && b.model.eq_ignore_ascii_case(model)
+                    && WeightPrecision::from_cli(&b.weights) == Some(sc.weights)
+            })
+            .collect(),
+        None => Vec::new(),
+    };
     // One id → accelerator map for the whole catalog instead of a linear search per machine.
     let accs: std::collections::HashMap<&str, &Accelerator> = cat
         .accelerators
@@ -885,7 +901,12 @@ pub fn fit_all<'a>(
         .into_iter()
         .map(|m| {
             let acc = m.gpu.as_deref().and_then(|id| accs.get(id).copied());
-            fit_on(s, &mut cache, m, acc, &cat.benchmarks, st)
+            // The first match in catalog order, as `measured_for` picks it.
+            let measured = bench
+                .iter()
+                .find(|b| b.machine.as_deref() == Some(m.id.as_str()))
+                .copied();
+            fit_on(s, &mut cache, m, acc, measured, st)
         })
         .collect()
 }

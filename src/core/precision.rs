@@ -107,17 +107,25 @@ impl WeightPrecision {
         }
     }
 
+    /// The precision a CLI/catalog name gives: case-insensitive, `-` and `_` alike, surrounding
+    /// blanks ignored. Compares in place (no allocation: the fit engine matches every
+    /// benchmark's precision through it).
     pub fn from_cli(s: &str) -> Option<Self> {
-        let t = s.trim().to_ascii_lowercase().replace('-', "_");
+        let t = s.trim();
         Self::ALL
             .into_iter()
-            .find(|p| p.cli_name().replace('-', "_") == t)
-            .or(match t.as_str() {
-                "nf4_double_quant" | "nf4dq" => Some(WeightPrecision::Nf4DoubleQuant),
-                "gptq" => Some(WeightPrecision::Gptq4),
-                "awq" => Some(WeightPrecision::Awq4),
-                "mxfp4_moe" => Some(WeightPrecision::Mxfp4),
-                _ => None,
+            .find(|p| cli_name_eq(t, p.cli_name()))
+            .or_else(|| {
+                [
+                    ("nf4_double_quant", WeightPrecision::Nf4DoubleQuant),
+                    ("nf4dq", WeightPrecision::Nf4DoubleQuant),
+                    ("gptq", WeightPrecision::Gptq4),
+                    ("awq", WeightPrecision::Awq4),
+                    ("mxfp4_moe", WeightPrecision::Mxfp4),
+                ]
+                .into_iter()
+                .find(|(alias, _)| cli_name_eq(t, alias))
+                .map(|(_, p)| p)
             })
     }
 
@@ -391,6 +399,18 @@ impl KvTypes {
             format!("{}/{}", self.k.cli_name(), self.v.cli_name())
         }
     }
+}
+
+/// `a` and `b` equal up to ASCII case, with `-` and `_` the same character.
+fn cli_name_eq(a: &str, b: &str) -> bool {
+    let norm = |c: u8| {
+        if c == b'-' {
+            b'_'
+        } else {
+            c.to_ascii_lowercase()
+        }
+    };
+    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| norm(x) == norm(y))
 }
 
 #[cfg(test)]

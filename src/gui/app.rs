@@ -40,6 +40,8 @@ pub enum Command {
     AtPath(FileAction, PathBuf),
     /// Detect this machine again.
     Redetect,
+    /// Measure this machine's memory bandwidth (`io::detect::probe`, on a job thread).
+    ProbeBandwidth,
     ResetScenario,
     /// Put text on the clipboard.
     Copy(String),
@@ -66,6 +68,11 @@ pub struct HeadroomApp {
     pub recomputes: u64,
     /// "Open from Hugging Face...".
     pub hub: HubDialog,
+    /// Where "Calibrate from llama-bench output" stores its constants (`None`: nowhere to store).
+    /// `new` uses `io::calibration::config_dir()`; tests point it at a temporary folder.
+    pub config_dir: Option<PathBuf>,
+    /// The last memory-bandwidth probe, as shown ("31 GB/s read, ...").
+    probed: Option<String>,
 }
 
 impl HeadroomApp {
@@ -89,6 +96,13 @@ impl HeadroomApp {
         let (catalog, warnings) = super::load_catalog();
         let detector = crate::io::detect::SystemDetector::new(catalog.clone());
         let mut app = HeadroomApp::new_with(Arc::new(detector), catalog, state);
+        app.config_dir = crate::io::calibration::config_dir();
+        if let Some(d) = &app.config_dir {
+            match crate::io::calibration::load(d) {
+                Ok(c) => app.state.calibration = c,
+                Err(e) => app.data.tell(Status::failed("Calibration ignored", e)),
+            }
+        }
         if let Some(w) = warnings.first() {
             app.data.tell(Status::error(format!("Catalog: {w}")));
         }
@@ -137,6 +151,8 @@ impl HeadroomApp {
             stats: FrameStats::from_env(),
             recomputes: 0,
             hub: HubDialog::default(),
+            config_dir: None,
+            probed: None,
         };
         app.start_detection();
         app
@@ -272,6 +288,13 @@ impl HeadroomApp {
                 self.data.tell(Status::info("Detecting this machine..."));
                 self.start_detection();
             }
+            Command::ProbeBandwidth => {
+                self.data
+                    .tell(Status::info("Measuring memory bandwidth..."));
+                self.jobs.spawn("probe", || {
+                    JobResult::Probed(crate::io::detect::probe::probe())
+                });
+            }
             Command::ResetScenario => {
                 self.state.scenario = Scenario::default();
                 self.data.notices = Notices::default();
@@ -340,6 +363,45 @@ impl HeadroomApp {
                         what: "Scenario",
                         result,
                     }
+                });
+            }
+            FileAction::Calibrate => {
+                let local = self
+                    .data
+                    .catalog
+                    .machine(crate::io::detect::LOCAL_MACHINE_ID)
+                    .cloned();
+                let (Some(m), Some(dir)) = (local, self.config_dir.clone()) else {
+                    self.data.tell(Status::error(
+                        "Cannot calibrate: this machine is not detected yet, or there is no config directory (set HEADROOM_CONFIG_DIR).",
+                    ));
+                    return;
+                };
+                let catalog = self.data.catalog.clone();
+                self.jobs.spawn("calibrate", move || {
+                    let Some(p) = path.or_else(|| {
+                        open_dialog(
+                            "Calibrate from llama-bench output (-o json)",
+                            &[
+                                ("llama-bench JSON", &["json", "jsonl"]),
+                                ("All files", &["*"]),
+                            ],
+                        )
+                    }) else {
+                        return JobResult::NoFileChosen { action };
+                    };
+                    let today = crate::cli::app::today();
+                    let result =
+                        crate::cli::calibrate::calibrate_file(&p, &m, &catalog, &dir, &today)
+                            .and_then(|_| {
+                                crate::io::calibration::load(&dir)?
+                                    .ok_or_else(|| format!("{}: nothing was stored", dir.display()))
+                            })
+                            .map(|c| {
+                                let line = format!("{} {}", m.name, c.note());
+                                (Box::new(c), line)
+                            });
+                    JobResult::Calibrated(result)
                 });
             }
             FileAction::ExportReport => {
@@ -449,6 +511,26 @@ impl HeadroomApp {
                 Err(e) => self
                     .data
                     .tell(Status::failed(&format!("{what} not saved"), e)),
+            },
+            JobResult::Probed(r) => {
+                let text = format!(
+                    "Measured memory bandwidth: {} read ({} threads, {} passes over {}, {} ms, {})",
+                    crate::core::format::bandwidth(crate::core::units::GbPerSec(r.read_gbs)),
+                    r.threads,
+                    r.passes,
+                    crate::core::units::Bytes(r.buffer_bytes),
+                    r.elapsed_ms.round(),
+                    r.simd
+                );
+                self.probed = Some(text.clone());
+                self.data.tell(Status::info(text));
+            }
+            JobResult::Calibrated(result) => match result {
+                Ok((c, line)) => {
+                    self.state.calibration = Some(*c);
+                    self.data.tell(Status::info(line));
+                }
+                Err(e) => self.data.tell(Status::failed("Calibration failed", e)),
             },
             JobResult::NoFileChosen { action } => {
                 self.data.tell(Status::info("No file was chosen: the dialog was cancelled, or no file dialog is available on this system (it needs xdg-desktop-portal or zenity). You can type a path instead."));
@@ -601,7 +683,7 @@ impl HeadroomApp {
         }
     }
 
-    fn status_bar(&mut self, ui: &mut Ui) {
+    fn status_bar(&mut self, ui: &mut Ui, cmds: &mut Vec<Command>) {
         ui.horizontal(|ui| {
             if self.jobs.running() > 0 {
                 ui.spinner();
@@ -627,13 +709,42 @@ impl HeadroomApp {
                     ))
                     .weak(),
                 );
-                // What detection could not read and what it assumed (as `headroom detect` says).
-                if let Some(d) = &self.data.detected
-                    && !d.notes.is_empty()
-                {
-                    let notes = d.notes.clone();
-                    ui.menu_button(format!("Detection notes ({})", notes.len()), |ui| {
+                // What detection could not read and what it assumed (as `headroom detect` says),
+                // the bandwidth probe and calibration from a llama-bench run.
+                if let Some(d) = &self.data.detected {
+                    let mut notes = d.notes.clone();
+                    notes.extend(self.probed.clone());
+                    let label = if notes.is_empty() {
+                        "Measure / calibrate".to_string()
+                    } else {
+                        format!("Detection notes ({})", notes.len())
+                    };
+                    ui.menu_button(label, |ui| {
                         ui.set_max_width(520.0);
+                        if ui
+                            .button("Measure memory bandwidth")
+                            .on_hover_text(
+                                "Read a 64 MiB buffer with every core for about 0.3 s and show the GB/s",
+                            )
+                            .clicked()
+                        {
+                            cmds.push(Command::ProbeBandwidth);
+                            ui.close();
+                        }
+                        if ui
+                            .button("Calibrate from llama-bench output...")
+                            .on_hover_text(
+                                "Fit this machine's speeds to your llama-bench -o json run (as headroom calibrate)",
+                            )
+                            .clicked()
+                        {
+                            cmds.push(Command::Dialog(FileAction::Calibrate));
+                            ui.close();
+                        }
+                        if let Some(c) = &self.state.calibration {
+                            ui.add(egui::Label::new(c.note()).wrap());
+                        }
+                        ui.separator();
                         for n in &notes {
                             ui.add(egui::Label::new(n).wrap());
                         }
@@ -779,7 +890,7 @@ impl eframe::App for HeadroomApp {
         if self.path_prompt.is_some() {
             egui::Panel::top("path-prompt").show(ui, |ui| self.path_prompt_bar(ui, &mut cmds));
         }
-        egui::Panel::bottom("status-bar").show(ui, |ui| self.status_bar(ui));
+        egui::Panel::bottom("status-bar").show(ui, |ui| self.status_bar(ui, &mut cmds));
         // Narrow windows give the inputs less of the width (1024 px: 290 px).
         let panel_w = (ui.available_width() * 0.28).clamp(290.0, 330.0);
         egui::Panel::left("inputs")

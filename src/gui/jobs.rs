@@ -28,6 +28,11 @@ pub enum JobResult {
         what: &'static str,
         result: Result<PathBuf, String>,
     },
+    /// The memory-bandwidth probe finished.
+    Probed(crate::io::detect::probe::ProbeResult),
+    /// A llama-bench file was calibrated and stored: the stored constants and the status line,
+    /// or a one-line error.
+    Calibrated(Result<(Box<crate::core::speed::bench::Calibration>, String), String>),
     /// A file dialog returned nothing: cancelled, or no dialog backend on this system.
     NoFileChosen {
         action: FileAction,
@@ -41,6 +46,8 @@ pub enum FileAction {
     OpenScenario,
     SaveScenario,
     ExportReport,
+    /// Read llama-bench `-o json` output and calibrate this machine (as `headroom calibrate`).
+    Calibrate,
 }
 
 impl FileAction {
@@ -50,6 +57,7 @@ impl FileAction {
             FileAction::OpenScenario => "Open scenario",
             FileAction::SaveScenario => "Save scenario",
             FileAction::ExportReport => "Export report",
+            FileAction::Calibrate => "Calibrate from llama-bench output",
         }
     }
 }

@@ -82,6 +82,10 @@ impl Default for MachineFilter {
 #[serde(default)]
 pub struct State {
     pub scenario: Scenario,
+    /// This machine's stored calibration (`headroom calibrate` or the GUI's "Calibrate from
+    /// llama-bench output"); read from the config directory, never saved with the state.
+    #[serde(skip)]
+    pub calibration: Option<crate::core::speed::bench::Calibration>,
     pub tab: Tab,
     /// Machine ids whose capacity is drawn next to the Breakdown bars and listed in the report.
     pub selected: Vec<String>,
@@ -100,6 +104,7 @@ pub struct State {
 impl Default for State {
     fn default() -> Self {
         State {
+            calibration: None,
             scenario: Scenario::default(),
             tab: Tab::Breakdown,
             // A first look: an 8 GB laptop GPU, a 24 GB desktop card and a 48 GB Mac, so the
@@ -131,6 +136,7 @@ impl State {
         FitSettings {
             electricity_usd_per_kwh: price,
             split_style: self.split_style,
+            calibration: self.calibration.clone(),
             ..FitSettings::default()
         }
     }
