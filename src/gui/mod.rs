@@ -68,8 +68,6 @@ pub fn run_app() -> eframe::Result<()> {
             .with_icon(icon::window_icon())
             .with_inner_size(size)
             .with_min_inner_size([960.0, 600.0]),
-        // A size asked for explicitly wins over the one remembered from the last session.
-        persist_window: std::env::var_os("HEADROOM_WINDOW_SIZE").is_none(),
         ..Default::default()
     };
     eframe::run_native(
