@@ -4,5 +4,6 @@
 
 pub mod cli;
 pub mod core;
+#[cfg(feature = "gui")]
 pub mod gui;
 pub mod io;

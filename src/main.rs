@@ -24,6 +24,14 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
     };
+    #[cfg(not(feature = "gui"))]
+    if cli.command.is_none() {
+        eprintln!(
+            "headroom: this build has no window (built without the `gui` feature): headroom --help"
+        );
+        return ExitCode::from(2);
+    }
+    #[cfg(feature = "gui")]
     if cli.command.is_none() {
         return match headroom::gui::run_app() {
             Ok(()) => ExitCode::SUCCESS,

@@ -732,3 +732,24 @@ fn validate_file_summarises_or_reports() {
         assert!(s.ends_with("valid"), "{s}");
     }
 }
+
+/// Found by the catalog fuzz target (`fuzz/fuzz_targets/catalog.rs`): a quoted value holding a
+/// newline or NUL was echoed verbatim, so the "one line per problem, naming the file" message
+/// broke over two lines. Control characters are now written as escapes.
+#[test]
+fn control_characters_in_values_keep_errors_on_one_line() {
+    let text = "(\n    accelerators: [\n        (\n            id: \"empty-gpu\",\n            name: \"Empty GPU\",\n            vendor: Nvidia,\n            segment: Consumer,\n            memory_kind: Discrete,\n            memory: \"0\u{1}\0\0\n\",\n            bandwidth: 500.0,\n            fp16_tflops: 50.0,\n            source: \"fixture\",\n        ),\n    ],\n)\n";
+    let e = catalog::parse_file("user.ron", text)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(e.starts_with("user.ron:"), "{e}");
+    assert!(e.contains("\\n' is not a size"), "{e}");
+    let id = text
+        .replace("empty-gpu", "bad\nid")
+        .replace("\"0\u{1}\0\0\n\"", "\"0 GB\"");
+    let e = catalog::parse_file("user.ron", &id)
+        .unwrap_err()
+        .to_string();
+    assert!(e.lines().all(|l| l.starts_with("user.ron")), "{e}");
+}

@@ -870,6 +870,7 @@ fn cli_estimate_with_hf_and_url() {
 
 // ---- The GUI dialog -------------------------------------------------------------------------------
 
+#[cfg(feature = "gui")]
 #[test]
 fn gui_dialog_lists_quants_and_reads_one() {
     use egui_kittest::Harness;

@@ -234,10 +234,38 @@ pub fn slug(s: &str) -> String {
     if t.is_empty() { "model".into() } else { t }
 }
 
+/// Text from a user's file made safe for a one-line message: control characters (a newline or a
+/// NUL inside a quoted value) are written as escapes (`\n`, `\u{0}`), everything else is kept.
+pub fn one_line(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::core::units::{GIB, MIB};
+
+    #[test]
+    fn one_line_escapes_control_characters_only() {
+        assert_eq!(one_line("'24 GiB' is fine"), "'24 GiB' is fine");
+        assert_eq!(
+            one_line("'0\u{1}\0\n' is not a size"),
+            "'0\\u{1}\\u{0}\\n' is not a size"
+        );
+        assert!(!one_line("a\r\nb\tc").contains(['\n', '\r', '\t']));
+        assert_eq!(one_line("Grüße 8×H100"), "Grüße 8×H100");
+    }
 
     #[test]
     fn sizes() {

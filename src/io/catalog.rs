@@ -9,6 +9,7 @@
 //! built-ins in file-name order (same id = override); a broken user file is reported and skipped.
 
 use crate::core::catalog::{Accelerator, Catalog, Machine, MemoryKind, ModelPreset, Price};
+use crate::core::format::one_line;
 use crate::core::speed::bench::Benchmark;
 use serde::Deserialize;
 use std::fmt;
@@ -71,8 +72,10 @@ pub struct Problem {
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.position {
-            Some((line, col)) => write!(f, "{}:{line}:{col}: {}", self.file, self.message),
-            None => write!(f, "{}: {}", self.file, self.message),
+            Some((line, col)) => {
+                write!(f, "{}:{line}:{col}: {}", self.file, one_line(&self.message))
+            }
+            None => write!(f, "{}: {}", self.file, one_line(&self.message)),
         }
     }
 }
@@ -80,10 +83,10 @@ impl fmt::Display for Problem {
 /// What went wrong with a catalog file. Messages are written for users.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CatalogError {
-    #[error("{file}: cannot read the file: {message}")]
+    #[error("{file}: cannot read the file: {}", one_line(.message))]
     Read { file: String, message: String },
     /// Not valid RON, or not the catalog's shape (wrong type, unknown field, bad size string).
-    #[error("{file}:{line}:{col}: {message}")]
+    #[error("{file}:{line}:{col}: {}", one_line(.message))]
     Syntax {
         file: String,
         line: usize,
