@@ -58,12 +58,10 @@ fn json_fixture_round_trips_into_stored_constants_and_slower_speeds() {
         plain.decode_tokens_per_s
     );
     assert!(tuned.prefill_tokens_per_s < plain.prefill_tokens_per_s);
-    assert!(
-        tuned
-            .notes
-            .iter()
-            .any(|n| n.contains("calibrated from your run of 2025-08-06"))
-    );
+    assert!(tuned.notes.iter().any(|n| {
+        n.to_string()
+            .contains("calibrated from your run of 2025-08-06")
+    }));
     // Close to what the run measured (147.46 tok/s at depth ≤ 128; the fit decodes at depth 64).
     assert!(
         (tuned.decode_tokens_per_s / 147.46 - 1.0).abs() < 0.05,

@@ -401,7 +401,11 @@ fn amd_desktop_sysfs() {
     assert_eq!(g.vram_total, Bytes(25_753_026_560));
     assert_eq!(g.vram_free, Bytes(25_753_026_560 - 1_134_555_136));
     assert_eq!((g.pcie_max_gen, g.pcie_max_width), (Some(4), Some(16)));
-    assert!(notes.iter().any(|n| n.contains("Intel graphics")));
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.to_string().contains("Intel graphics"))
+    );
     assert!(
         notes
             .iter()
@@ -419,7 +423,11 @@ fn amd_apu_sysfs_is_sized_as_unified() {
         (None, None),
         "'Unknown' and 255 are no link"
     );
-    assert!(notes.iter().any(|n| n.contains("looks like an APU")));
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.to_string().contains("looks like an APU"))
+    );
     let mut d = FakeDetector::cpu_only(Bytes::gib(30), Bytes::gib(20)).machine;
     d.gpus = gpus;
     let (m, accs) = local_machine(&d, &catalog());
@@ -601,7 +609,11 @@ fn fixture_cpu_only_linux_keeps_the_contract() {
     assert!(v["unified_memory"].is_null());
     // It still deserialises into today's type.
     let d: DetectedMachine = serde_json::from_value(v).unwrap();
-    assert!(d.notes.iter().any(|n| n.starts_with("NVML: not detected")));
+    assert!(
+        d.notes
+            .iter()
+            .any(|n| n.to_string().starts_with("NVML: not detected"))
+    );
 }
 
 // ---------------------------------------------------------------- the built-in catalog

@@ -102,7 +102,9 @@ fn llama_70b_q4_k_m_on_a_32_gb_8_gb_laptop_runs_from_the_ssd() {
         r.decode_tokens_per_s
     );
     assert!(
-        r.notes.iter().any(|n| n.starts_with("runs, but at 0.1")),
+        r.notes
+            .iter()
+            .any(|n| n.to_string().starts_with("runs, but at 0.1")),
         "{:?}",
         r.notes
     );
@@ -118,7 +120,7 @@ fn a_disk_too_small_for_the_file_gives_none_with_that_reason() {
     assert!(
         r.notes
             .iter()
-            .any(|n| n.contains("does not fit on the disk either")),
+            .any(|n| n.to_string().contains("does not fit on the disk either")),
         "{:?}",
         r.notes
     );
@@ -132,7 +134,11 @@ fn vllm_has_no_disk_tier() {
     };
     let r = fit_on(&s, &laptop(), builtin());
     assert_eq!(r.verdict, Verdict::None);
-    assert!(r.notes.iter().any(|n| n.contains("vLLM")), "{:?}", r.notes);
+    assert!(
+        r.notes.iter().any(|n| n.to_string().contains("vLLM")),
+        "{:?}",
+        r.notes
+    );
 }
 
 #[test]
@@ -217,7 +223,9 @@ fn zero_infinity_puts_offloaded_states_on_nvme() {
     );
     assert_eq!(f.verdict, Verdict::None);
     assert!(
-        f.notes.iter().any(|n| n.contains("ZeRO-Infinity")),
+        f.notes
+            .iter()
+            .any(|n| n.to_string().contains("ZeRO-Infinity")),
         "{:?}",
         f.notes
     );

@@ -201,18 +201,30 @@ fn nvml_failing_at_each_call_gives_notes_and_a_usable_machine() {
                 // Unnamed: cannot be matched, still sized from its memory.
                 assert_eq!(d.gpus[0].name, "NVIDIA GPU 0");
                 assert_eq!(d.gpus[0].vram_total, Bytes(25_757_220_864));
-                assert!(d.notes.iter().any(|n| n.contains("name not readable")));
+                assert!(
+                    d.notes
+                        .iter()
+                        .any(|n| n.to_string().contains("name not readable"))
+                );
             }
             "nvmlDeviceGetMemoryInfo" => {
                 // The catalog's 24 GiB stands in for the unreadable memory.
                 assert_eq!(d.gpus[0].matched.as_deref(), Some("rtx-4090"));
                 let (_, accs) = local_machine(&d, &cat);
                 assert_eq!(accs[0].memory, Bytes::gib(24));
-                assert!(d.notes.iter().any(|n| n.contains("memory not readable")));
+                assert!(
+                    d.notes
+                        .iter()
+                        .any(|n| n.to_string().contains("memory not readable"))
+                );
             }
             "every call of GPU 0" => {
                 assert_eq!(d.gpus.len(), 2);
-                assert!(d.notes.iter().any(|n| n.starts_with("NVML: 2 GPUs")));
+                assert!(
+                    d.notes
+                        .iter()
+                        .any(|n| n.to_string().starts_with("NVML: 2 GPUs"))
+                );
             }
             "nvmlSystemGetDriverVersion and nvmlSystemGetCudaDriverVersion" => {
                 assert_eq!(d.gpus[0].driver_version, None);
@@ -222,7 +234,9 @@ fn nvml_failing_at_each_call_gives_notes_and_a_usable_machine() {
                 assert_eq!(d.gpus.len(), 1, "{call}");
                 assert_eq!(d.gpus[0].matched.as_deref(), Some("rtx-4090"), "{call}");
                 assert!(
-                    d.notes.iter().any(|n| n.contains("not readable")),
+                    d.notes
+                        .iter()
+                        .any(|n| n.to_string().contains("not readable")),
                     "{call}: {:?}",
                     d.notes
                 );

@@ -1234,7 +1234,12 @@ fn calibrate_action_marks_this_machines_speeds_calibrated() {
     h.state_mut().config_dir = Some(dir.path().to_path_buf());
     let before = h.state_mut().fit_of("local").expect("local fit");
     assert!(before.decode_tokens_per_s > 0.0);
-    assert!(!before.notes.iter().any(|n| n.contains("calibrated from")));
+    assert!(
+        !before
+            .notes
+            .iter()
+            .any(|n| n.to_string().contains("calibrated from"))
+    );
     run_command(
         &mut h,
         Command::AtPath(
@@ -1252,10 +1257,9 @@ fn calibrate_action_marks_this_machines_speeds_calibrated() {
     assert_eq!(stored.map(|c| c.machine), Some("local".to_string()));
     let after = h.state_mut().fit_of("local").expect("local fit");
     assert!(
-        after
-            .notes
-            .iter()
-            .any(|n| n.contains("calibrated from your run of 2025-08-06")),
+        after.notes.iter().any(|n| n
+            .to_string()
+            .contains("calibrated from your run of 2025-08-06")),
         "{:?}",
         after.notes
     );

@@ -602,7 +602,9 @@ fn mtp_layers_are_not_loaded_by_llama_cpp() {
     );
     assert_eq!((m.spec.layers, m.spec.mtp_layers), (2, 1));
     assert!(
-        m.notes.iter().any(|n| n.contains("multi-token-prediction")),
+        m.notes
+            .iter()
+            .any(|n| n.to_string().contains("multi-token-prediction")),
         "{:?}",
         m.notes
     );
@@ -803,7 +805,9 @@ fn tiny_safetensors_exact_bytes_and_inferred_shape() {
     assert!(s.tied_embeddings && s.qk_norm);
     assert_eq!(s.norms_per_layer, 2);
     assert!(
-        m.notes.iter().any(|n| n.contains("no config.json")),
+        m.notes
+            .iter()
+            .any(|n| n.to_string().contains("no config.json")),
         "{:?}",
         m.notes
     );

@@ -74,11 +74,7 @@ pub fn fit_table(rs: &[FitResult]) -> String {
         );
         if r.verdict == crate::core::fit::Verdict::Disk {
             // The disk tier says plainly what it costs ("runs, but at 0.18 tok/s").
-            for n in r.notes.iter().filter(|n| {
-                n.contains("on the disk")
-                    || n.starts_with("runs, but")
-                    || n.starts_with("ZeRO-Infinity")
-            }) {
+            for n in r.notes.iter().filter(|n| n.is_disk_tier()) {
                 let _ = writeln!(o, "{:<w$}  {n}", "");
             }
         }

@@ -26,6 +26,7 @@ use super::estimate::{ComponentKind, Estimate};
 use super::fit::{EstimateCache, FitResult, FitSettings, TrainingSpeed, Verdict};
 use super::format;
 use super::model::{MlpKind, ModelSpec};
+use super::note::{DiskReader, Note};
 use super::scenario::{Framework, Offload, Runtime};
 use super::speed::{Backend, Speed};
 use super::units::{Bytes, GbPerSec, size_str};
@@ -387,7 +388,7 @@ pub fn with_disk(
 /// engine when nothing else fits (`r.verdict == None`).
 pub fn place(
     r: &mut FitResult,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<Note>,
     cache: &EstimateCache,
     m: &Machine,
     acc: Option<&Accelerator>,
@@ -401,10 +402,7 @@ pub fn place(
         return;
     }
     if s.runtime == Runtime::Vllm {
-        notes.push(
-            "no disk tier: vLLM keeps weights in GPU memory (and --cpu-offload-gb in RAM), never on disk"
-                .into(),
-        );
+        notes.push(Note::NoDiskTierVllm);
         return;
     }
     let discrete = acc.is_some_and(|a| a.memory_kind == MemoryKind::Discrete);
@@ -440,20 +438,18 @@ pub fn place(
         est.host_total().saturating_add(w.kv_total.scale(host_frac))
     };
     if anon > r.ram_capacity {
-        notes.push(format!(
-            "no disk tier: RAM cannot hold even the KV cache and buffers ({} needed, {} usable)",
-            format::bytes(anon),
-            format::bytes(r.ram_capacity)
-        ));
+        notes.push(Note::NoDiskTierRam {
+            need: anon,
+            usable: r.ram_capacity,
+        });
         return;
     }
     if file > disk.room() {
-        notes.push(format!(
-            "does not fit on the disk either: the model file is {} but the {} has {}",
-            format::bytes(file),
-            disk.kind.label(),
-            format::bytes(disk.room())
-        ));
+        notes.push(Note::DiskTooSmall {
+            file,
+            disk: disk.kind,
+            room: disk.room(),
+        });
         return;
     }
     let cache_room = r.ram_capacity.saturating_sub(anon);
@@ -500,31 +496,19 @@ pub fn place(
     } else {
         0.0
     };
-    let how = match s.runtime {
-        Runtime::Transformers => "accelerate offload_folder: loaded from disk every forward pass",
-        _ => "llama.cpp mmap: read through the page cache",
-    };
-    notes.push(format!(
-        "{} on the disk ({how}); each token reads {} from the {} at {}",
-        format::bytes(on_disk),
-        format::bytes(Bytes::from_f64(reads.per_token)),
-        disk.kind.label(),
-        disk.describe_rate(),
-    ));
-    notes.push(slow_note(decode));
-}
-
-/// "runs, but at 0.21 tok/s (a token every 4.80 s)".
-pub fn slow_note(decode: f64) -> String {
-    if decode > 0.0 && decode.is_finite() {
-        format!(
-            "runs, but at {} (a token every {})",
-            format::tokens_per_s(decode),
-            format::duration(1.0 / decode)
-        )
-    } else {
-        "runs, but too slowly to rate".into()
-    }
+    notes.push(Note::OnDisk {
+        bytes: on_disk,
+        reader: match s.runtime {
+            Runtime::Transformers => DiskReader::OffloadFolder,
+            _ => DiskReader::Mmap,
+        },
+        per_token: Bytes::from_f64(reads.per_token),
+        disk: disk.kind,
+        read: disk.read(),
+    });
+    notes.push(Note::Slow {
+        decode_tokens_per_s: decode,
+    });
 }
 
 /// ZeRO-Infinity: the GPU part fits, host RAM does not hold the offloaded optimiser states (and
@@ -533,7 +517,7 @@ pub fn slow_note(decode: f64) -> String {
 #[allow(clippy::too_many_arguments)]
 fn place_training(
     r: &mut FitResult,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<Note>,
     cache: &EstimateCache,
     m: &Machine,
     acc: Option<&Accelerator>,
@@ -548,10 +532,7 @@ fn place_training(
         s.framework,
         Framework::Fsdp | Framework::Torchtune | Framework::Unsloth
     ) {
-        notes.push(format!(
-            "no disk tier: {} offloads to CPU memory only; NVMe offload needs DeepSpeed ZeRO-Infinity",
-            s.framework.label()
-        ));
+        notes.push(Note::NoDiskTierFramework(s.framework));
         return;
     }
     let g = m.gpu_count.max(1) as u64;
@@ -574,15 +555,14 @@ fn place_training(
         return;
     }
     if on_nvme > disk.room() {
-        notes.push(format!(
-            "does not fit on the disk either: ZeRO-Infinity needs {} on NVMe but the {} has {}",
-            format::bytes(on_nvme),
-            disk.kind.label(),
-            format::bytes(disk.room())
-        ));
+        notes.push(Note::NvmeTooSmall {
+            need: on_nvme,
+            disk: disk.kind,
+            room: disk.room(),
+        });
         return;
     }
-    notes.retain(|n| !n.starts_with("host RAM needs"));
+    notes.retain(|n| !matches!(n, Note::HostRamShort { .. }));
     r.verdict = Verdict::Disk;
     r.gpu_layers = r.total_layers;
     r.ram_required = ram;
@@ -597,17 +577,12 @@ fn place_training(
     if let Some(t) = super::fit::training_speed(s, est, g, m, acc, st) {
         r.training = Some(add_step_time(t, extra));
     }
-    notes.push(format!(
-        "ZeRO-Infinity: {} of optimiser states{} on NVMe ({}); {} moved per step",
-        format::bytes(on_nvme),
-        if params_offloaded {
-            " and parameters"
-        } else {
-            ""
-        },
-        disk.kind.label(),
-        format::bytes(Bytes::from_f64(moved)),
-    ));
+    notes.push(Note::ZeroInfinity {
+        on_nvme,
+        params: params_offloaded,
+        disk: disk.kind,
+        moved_per_step: Bytes::from_f64(moved),
+    });
 }
 
 /// A training speed with `extra` seconds added to every step.

@@ -5,6 +5,7 @@ use super::capacity::{gpu_capacity, host_link, layers_that_fit, offload_host_byt
 use super::catalog::{Accelerator, Catalog, Machine, MachineKind, MemoryKind, Price, Vendor};
 use super::estimate::{ComponentKind, Estimate, estimate, estimate_with};
 use super::experts::{self, ExpertSplit};
+use super::note::{Note, UnifiedLimit};
 use super::precision::WeightPrecision;
 use super::scenario::{Checkpointing, Mode, Runtime, Scenario};
 use super::speed::bench::{Benchmark, Calibration, Measured, measured_for};
@@ -140,7 +141,7 @@ pub struct FitResult {
     /// A published measurement of this model and precision on this machine, when there is one.
     #[serde(default)]
     pub measured: Option<Measured>,
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
     /// How an offload verdict splits the model; `None` for the other verdicts.
     #[serde(default)]
     pub offload_style: Option<OffloadStyle>,
@@ -407,23 +408,21 @@ fn fit_on(
         // Capacity per GPU.
         let cap = gpu_capacity(m, acc, s_cl, st);
         if unified {
-            notes.push(format!(
-                "GPU may use {} of {} unified memory{}",
-                cap.display_gib(),
-                m.ram.display_gib(),
-                if m.gpu_memory_limit.is_some() {
-                    " (configured limit)"
+            notes.push(Note::UnifiedShare {
+                gpu: cap,
+                ram: m.ram,
+                limit: if m.gpu_memory_limit.is_some() {
+                    UnifiedLimit::Configured
                 } else if a.vendor == Vendor::Apple {
-                    " (Metal default: 2/3 up to 32 GB, 3/4 above)"
+                    UnifiedLimit::MetalDefault
                 } else {
-                    " (APU default share, heuristic)"
-                }
-            ));
+                    UnifiedLimit::ApuDefault
+                },
+            });
         } else if s.runtime == Runtime::Vllm {
-            notes.push(format!(
-                "vLLM uses {:.0} % of VRAM",
-                s_cl.gpu_memory_utilization * 100.0
-            ));
+            notes.push(Note::VllmShare {
+                utilization: s_cl.gpu_memory_utilization,
+            });
         }
         r.gpu_capacity = cap;
         r.gpu_required = need;
@@ -526,13 +525,11 @@ fn fit_on(
                     sp.prefill_tokens_per_s,
                     s_cl.prompt_tokens,
                 );
-                notes.push(format!(
-                    "every layer on the GPU but the routed experts of layers 0-{} ({} MoE layers, {}) in RAM: llama.cpp -ngl 99 --n-cpu-moe {}",
-                    split.cpu_moe_layers.saturating_sub(1),
-                    split.moe_layers_in_ram,
-                    split.ram_bytes.display_gib(),
-                    split.cpu_moe_layers
-                ));
+                notes.push(Note::ExpertOffload {
+                    cpu_moe_layers: split.cpu_moe_layers,
+                    moe_layers_in_ram: split.moe_layers_in_ram,
+                    ram_bytes: split.ram_bytes,
+                });
                 r.offload_style = Some(OffloadStyle::Experts);
                 r.expert_split = Some(split);
             } else if let Some((style, (sp, b))) = best {
@@ -548,17 +545,11 @@ fn fit_on(
                     sp.prefill_tokens_per_s,
                     s_cl.prompt_tokens,
                 );
-                notes.push(format!(
-                    "{} of {} layers on the GPU, {} on the CPU{}",
-                    kfit,
-                    l,
-                    l - kfit,
-                    if style == OffloadStyle::Streaming {
-                        " (weights streamed over PCIe)"
-                    } else {
-                        ""
-                    }
-                ));
+                notes.push(Note::LayerOffload {
+                    gpu: kfit,
+                    layers: l,
+                    streamed: style == OffloadStyle::Streaming,
+                });
             } else {
                 r.headroom_bytes = cap.signed_sub(need);
             }
@@ -572,11 +563,10 @@ fn fit_on(
             cpu_verdict(&mut r, cpu_need, ram_cap, sp, s_cl.prompt_tokens);
         }
         if r.verdict == Verdict::None && host_need > ram_cap {
-            notes.push(format!(
-                "host RAM needs {} but {} is usable",
-                host_need.display_gib(),
-                ram_cap.display_gib()
-            ));
+            notes.push(Note::HostRamShort {
+                need: host_need,
+                usable: ram_cap,
+            });
         }
     } else if !training {
         if cpu_need <= ram_cap {
@@ -590,7 +580,7 @@ fn fit_on(
     } else {
         r.headroom_bytes = ram_cap.signed_sub(cpu_need);
         r.ram_required = cpu_need;
-        notes.push("training needs a GPU in this model".into());
+        notes.push(Note::TrainingNeedsGpu);
     }
     // Neither VRAM nor RAM: the third tier, the disk.
     if r.verdict == Verdict::None {
@@ -603,13 +593,13 @@ fn fit_on(
             && m.kind == MachineKind::Cloud
             && !matches!(m.price, Some(Price::Hourly { .. }))
         {
-            notes.push("no hourly price in the catalog: no cost shown".into());
+            notes.push(Note::NoHourlyPrice);
         }
     }
     if let Some(c) = calibration
         && r.decode_tokens_per_s > 0.0
     {
-        notes.push(c.note());
+        notes.push(Note::Text(c.note()));
     }
     r.notes = notes;
     r

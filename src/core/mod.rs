@@ -14,6 +14,7 @@ pub mod ggml;
 pub mod hf_config;
 pub mod model;
 pub mod model_limits;
+pub mod note;
 pub mod precision;
 pub mod recommend;
 pub mod scenario;

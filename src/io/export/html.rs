@@ -319,7 +319,7 @@ pub(crate) fn render(input: &ReportInput) -> String {
         if !with_notes.is_empty() {
             o.push_str("<ul class=\"notes\">\n");
             for f in with_notes {
-                let notes: Vec<String> = f.notes.iter().map(|n| html(n)).collect();
+                let notes: Vec<String> = f.notes.iter().map(|n| html(&n.to_string())).collect();
                 let _ = writeln!(
                     o,
                     "<li><strong>{}</strong>: {}</li>",

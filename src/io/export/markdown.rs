@@ -175,7 +175,7 @@ pub(crate) fn render(input: &ReportInput) -> String {
         let with_notes: Vec<_> = input.fits.iter().filter(|f| !f.notes.is_empty()).collect();
         if !with_notes.is_empty() {
             for f in with_notes {
-                let notes: Vec<String> = f.notes.iter().map(|n| md(n)).collect();
+                let notes: Vec<String> = f.notes.iter().map(|n| md(&n.to_string())).collect();
                 let _ = writeln!(out, "- **{}**: {}", md(&f.name), notes.join("; "));
             }
             out.push('\n');

@@ -1,0 +1,313 @@
+//! The notes the fit engine attaches to a machine's result ("20 of 32 layers on the GPU, 12 on
+//! the CPU", "runs, but at 0.18 tok/s …"). A note keeps its numbers and becomes text only when a
+//! surface shows or serialises it, so fitting the whole catalog formats nothing (issue 15: the
+//! fit engine does no per-machine string work on the numbers path).
+//!
+//! Every note renders through [`std::fmt::Display`]; in JSON a note is its text.
+
+use super::disk::StorageKind;
+use super::format;
+use super::scenario::Framework;
+use super::units::{Bytes, GbPerSec};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+
+/// Why a unified-memory GPU may use the share it may.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum UnifiedLimit {
+    /// The machine's catalog entry (or the user) sets the limit.
+    Configured,
+    /// Apple's Metal `recommendedMaxWorkingSetSize` default.
+    MetalDefault,
+    /// An AMD APU's default GTT share (heuristic).
+    ApuDefault,
+}
+
+/// Where the disk tier reads weights from.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum DiskReader {
+    /// llama.cpp maps the file; pages come through the page cache.
+    Mmap,
+    /// accelerate's `offload_folder`: loaded from disk every forward pass.
+    OffloadFolder,
+}
+
+/// One note on a fit result.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Note {
+    /// "GPU may use 21.33 GiB of 32.00 GiB unified memory (Metal default: …)".
+    UnifiedShare {
+        gpu: Bytes,
+        ram: Bytes,
+        limit: UnifiedLimit,
+    },
+    /// "vLLM uses 90 % of VRAM" (`--gpu-memory-utilization`).
+    VllmShare {
+        utilization: f64,
+    },
+    /// llama.cpp `-ngl 99 --n-cpu-moe N`.
+    ExpertOffload {
+        cpu_moe_layers: u64,
+        moe_layers_in_ram: u64,
+        ram_bytes: Bytes,
+    },
+    /// `gpu` of `layers` whole layers on the GPU, the rest on the CPU (or streamed over PCIe).
+    LayerOffload {
+        gpu: u64,
+        layers: u64,
+        streamed: bool,
+    },
+    /// Host RAM cannot hold what stays on the host.
+    HostRamShort {
+        need: Bytes,
+        usable: Bytes,
+    },
+    TrainingNeedsGpu,
+    NoHourlyPrice,
+    NoDiskTierVllm,
+    /// The disk tier would need more RAM than usable for the KV cache and buffers.
+    NoDiskTierRam {
+        need: Bytes,
+        usable: Bytes,
+    },
+    /// The model file does not fit on the disk.
+    DiskTooSmall {
+        file: Bytes,
+        disk: StorageKind,
+        room: Bytes,
+    },
+    /// The disk tier's placement and what a token reads.
+    OnDisk {
+        bytes: Bytes,
+        reader: DiskReader,
+        per_token: Bytes,
+        disk: StorageKind,
+        read: GbPerSec,
+    },
+    /// "runs, but at 0.21 tok/s (a token every 4.80 s)".
+    Slow {
+        decode_tokens_per_s: f64,
+    },
+    /// A training framework that offloads to CPU memory only.
+    NoDiskTierFramework(Framework),
+    /// ZeRO-Infinity's NVMe part does not fit on the disk.
+    NvmeTooSmall {
+        need: Bytes,
+        disk: StorageKind,
+        room: Bytes,
+    },
+    /// ZeRO-Infinity: optimiser states (and parameters) on NVMe.
+    ZeroInfinity {
+        on_nvme: Bytes,
+        params: bool,
+        disk: StorageKind,
+        moved_per_step: Bytes,
+    },
+    /// Any other text (a calibration, a note read back from JSON).
+    Text(String),
+}
+
+impl Note {
+    /// Whether the CLI repeats the note under a disk-tier row.
+    pub fn is_disk_tier(&self) -> bool {
+        matches!(
+            self,
+            Note::OnDisk { .. } | Note::Slow { .. } | Note::ZeroInfinity { .. }
+        )
+    }
+}
+
+impl fmt::Display for Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Note::UnifiedShare { gpu, ram, limit } => write!(
+                f,
+                "GPU may use {} of {} unified memory{}",
+                gpu.display_gib(),
+                ram.display_gib(),
+                match limit {
+                    UnifiedLimit::Configured => " (configured limit)",
+                    UnifiedLimit::MetalDefault => " (Metal default: 2/3 up to 32 GB, 3/4 above)",
+                    UnifiedLimit::ApuDefault => " (APU default share, heuristic)",
+                }
+            ),
+            Note::VllmShare { utilization } => {
+                write!(f, "vLLM uses {:.0} % of VRAM", utilization * 100.0)
+            }
+            Note::ExpertOffload {
+                cpu_moe_layers,
+                moe_layers_in_ram,
+                ram_bytes,
+            } => write!(
+                f,
+                "every layer on the GPU but the routed experts of layers 0-{} ({} MoE layers, {}) in RAM: llama.cpp -ngl 99 --n-cpu-moe {}",
+                cpu_moe_layers.saturating_sub(1),
+                moe_layers_in_ram,
+                ram_bytes.display_gib(),
+                cpu_moe_layers
+            ),
+            Note::LayerOffload {
+                gpu,
+                layers,
+                streamed,
+            } => write!(
+                f,
+                "{gpu} of {layers} layers on the GPU, {} on the CPU{}",
+                layers.saturating_sub(*gpu),
+                if *streamed {
+                    " (weights streamed over PCIe)"
+                } else {
+                    ""
+                }
+            ),
+            Note::HostRamShort { need, usable } => write!(
+                f,
+                "host RAM needs {} but {} is usable",
+                need.display_gib(),
+                usable.display_gib()
+            ),
+            Note::TrainingNeedsGpu => f.write_str("training needs a GPU in this model"),
+            Note::NoHourlyPrice => f.write_str("no hourly price in the catalog: no cost shown"),
+            Note::NoDiskTierVllm => f.write_str(
+                "no disk tier: vLLM keeps weights in GPU memory (and --cpu-offload-gb in RAM), never on disk",
+            ),
+            Note::NoDiskTierRam { need, usable } => write!(
+                f,
+                "no disk tier: RAM cannot hold even the KV cache and buffers ({} needed, {} usable)",
+                format::bytes(*need),
+                format::bytes(*usable)
+            ),
+            Note::DiskTooSmall { file, disk, room } => write!(
+                f,
+                "does not fit on the disk either: the model file is {} but the {} has {}",
+                format::bytes(*file),
+                disk.label(),
+                format::bytes(*room)
+            ),
+            Note::OnDisk {
+                bytes,
+                reader,
+                per_token,
+                disk,
+                read,
+            } => write!(
+                f,
+                "{} on the disk ({}); each token reads {} from the {} at {} GB/s",
+                format::bytes(*bytes),
+                match reader {
+                    DiskReader::OffloadFolder => {
+                        "accelerate offload_folder: loaded from disk every forward pass"
+                    }
+                    DiskReader::Mmap => "llama.cpp mmap: read through the page cache",
+                },
+                format::bytes(*per_token),
+                disk.label(),
+                format::rate(read.0)
+            ),
+            Note::Slow {
+                decode_tokens_per_s: d,
+            } => {
+                if *d > 0.0 && d.is_finite() {
+                    write!(
+                        f,
+                        "runs, but at {} (a token every {})",
+                        format::tokens_per_s(*d),
+                        format::duration(1.0 / d)
+                    )
+                } else {
+                    f.write_str("runs, but too slowly to rate")
+                }
+            }
+            Note::NoDiskTierFramework(fw) => write!(
+                f,
+                "no disk tier: {} offloads to CPU memory only; NVMe offload needs DeepSpeed ZeRO-Infinity",
+                fw.label()
+            ),
+            Note::NvmeTooSmall { need, disk, room } => write!(
+                f,
+                "does not fit on the disk either: ZeRO-Infinity needs {} on NVMe but the {} has {}",
+                format::bytes(*need),
+                disk.label(),
+                format::bytes(*room)
+            ),
+            Note::ZeroInfinity {
+                on_nvme,
+                params,
+                disk,
+                moved_per_step,
+            } => write!(
+                f,
+                "ZeRO-Infinity: {} of optimiser states{} on NVMe ({}); {} moved per step",
+                format::bytes(*on_nvme),
+                if *params { " and parameters" } else { "" },
+                disk.label(),
+                format::bytes(*moved_per_step)
+            ),
+            Note::Text(t) => f.write_str(t),
+        }
+    }
+}
+
+impl Serialize for Note {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Note {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(Note::Text)
+    }
+}
+
+impl From<String> for Note {
+    fn from(s: String) -> Self {
+        Note::Text(s)
+    }
+}
+
+impl PartialEq<str> for Note {
+    fn eq(&self, other: &str) -> bool {
+        self.to_string() == other
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notes_read_as_before() {
+        let n = Note::LayerOffload {
+            gpu: 20,
+            layers: 32,
+            streamed: false,
+        };
+        assert_eq!(n.to_string(), "20 of 32 layers on the GPU, 12 on the CPU");
+        let n = Note::LayerOffload {
+            gpu: 20,
+            layers: 32,
+            streamed: true,
+        };
+        assert!(
+            n.to_string()
+                .ends_with("12 on the CPU (weights streamed over PCIe)")
+        );
+        assert_eq!(
+            Note::VllmShare { utilization: 0.9 }.to_string(),
+            "vLLM uses 90 % of VRAM"
+        );
+        assert_eq!(
+            Note::Slow {
+                decode_tokens_per_s: 0.0
+            }
+            .to_string(),
+            "runs, but too slowly to rate"
+        );
+        // JSON carries the text; reading it back keeps the text.
+        let j = serde_json::to_string(&Note::TrainingNeedsGpu).unwrap();
+        assert_eq!(j, "\"training needs a GPU in this model\"");
+        let back: Note = serde_json::from_str(&j).unwrap();
+        assert_eq!(back.to_string(), "training needs a GPU in this model");
+    }
+}
