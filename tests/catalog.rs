@@ -560,7 +560,7 @@ fn user_files_merge_over_builtins_and_broken_ones_are_skipped() {
     let (merged, warnings) = catalog::load(Some(dir.path()));
     // The override replaced the built-in entry in place.
     let m = merged.machine("desktop-rtx4090-64gb").unwrap();
-    assert_eq!(m.name, "My 4090 box");
+    assert_eq!(&*m.name, "My 4090 box");
     assert_eq!(m.ram.0, 96 * GIB);
     assert_ne!(m, &original);
     assert_eq!(

@@ -571,7 +571,7 @@ fn real_detector_on_this_machine() {
     assert_eq!(again.ram_total, d.ram_total);
     // And as a catalog machine.
     let (m, _) = local_machine(&d, &catalog());
-    assert_eq!(m.id, "local");
+    assert_eq!(&*m.id, "local");
     assert!(m.ram.0 > 0);
 }
 

@@ -411,7 +411,7 @@ fn fixtures_cover_every_verdict() {
     ] {
         assert!(verdicts.contains(&v), "{v:?} missing from {verdicts:?}");
     }
-    assert_eq!(inf.fits[0].name, "This machine");
+    assert_eq!(&*inf.fits[0].name, "This machine");
     let tr = training();
     assert!(tr.fits[0].training.is_none() || tr.fits[0].verdict != Verdict::None);
     assert!(
@@ -462,7 +462,7 @@ fn markdown_has_every_input_component_and_fit() {
         .expect("an offload fit");
     assert!(md.contains(&format!("offload {}/{}", off.gpu_layers, off.total_layers)));
     for f in &o.fits {
-        assert!(md.contains(&f.name), "{}", f.name);
+        assert!(md.contains(&*f.name), "{}", f.name);
     }
 }
 

@@ -139,7 +139,7 @@ fn check_detection(call: &str, d: &DetectedMachine, cat: &Catalog) {
         d.notes
     );
     let (m, accs) = local_machine(d, cat);
-    assert_eq!(m.id, LOCAL_MACHINE_ID);
+    assert_eq!(&*m.id, LOCAL_MACHINE_ID);
     assert!(m.notes.as_deref().is_some_and(|n| !n.is_empty()), "{call}");
     let with_local = catalog_with_local(d, cat);
     let fits = fit_all(
@@ -147,7 +147,7 @@ fn check_detection(call: &str, d: &DetectedMachine, cat: &Catalog) {
         with_local
             .machines
             .iter()
-            .filter(|x| x.id == LOCAL_MACHINE_ID),
+            .filter(|x| *x.id == *LOCAL_MACHINE_ID),
         &with_local,
         &FitSettings::default(),
     );

@@ -326,7 +326,7 @@ fn machine_with(
     }
     cat.accelerators.push(a);
     let mut m = cat.machine("desktop-rtx3060-32gb").unwrap().clone();
-    m.id = format!("test-{acc_id}");
+    m.id = format!("test-{acc_id}").into();
     m.gpu = Some(acc_id.into());
     m.cpu = cpu.into();
     m.cpu_cores = cores;

@@ -73,7 +73,7 @@ fn llama3_8b_q4km_8k_picks_the_cheapest_laptop_that_holds_it_on_its_gpu() {
     );
     assert!(p.reason.contains("tok/s"), "{}", p.reason);
     let rows = rows(&s, cat);
-    let (pm, pf) = rows.iter().find(|(m, _)| m.id == p.machine).unwrap();
+    let (pm, pf) = rows.iter().find(|(m, _)| *m.id == *p.machine).unwrap();
     assert_eq!(pm.kind, MachineKind::Laptop);
     assert!(on_gpu(pf), "{pf:?}");
     let pick_price = price(pm).unwrap();
@@ -94,7 +94,7 @@ fn llama3_8b_q4km_8k_picks_the_cheapest_laptop_that_holds_it_on_its_gpu() {
     // The 8 GB MacBook Air does not hold it on the GPU (5.33 GiB usable < ~6 GiB).
     let air8 = rows
         .iter()
-        .find(|(m, _)| m.id == "macbook-air-m1-8gb")
+        .find(|(m, _)| &*m.id == "macbook-air-m1-8gb")
         .unwrap();
     assert!(!on_gpu(&air8.1), "{:?}", air8.1);
 }
@@ -109,7 +109,7 @@ fn llama31_70b_q4km_picks_a_64gb_mac_and_the_lowest_cost_cloud_instance() {
     let st = FitSettings::default();
     let r = recommend(&s, &cat.machines, None, cat, &st, &Constraints::default());
     let rows = rows(&s, cat);
-    let fit_of = |id: &str| rows.iter().find(|(m, _)| m.id == id).unwrap();
+    let fit_of = |id: &str| rows.iter().find(|(m, _)| &*m.id == id).unwrap();
 
     let apple = group(&r, Group::Apple).best().expect("an Apple pick");
     let (am, af) = fit_of(&apple.machine);
@@ -209,7 +209,7 @@ fn a_budget_below_every_fitting_machine_says_what_would_have_to_give() {
         msg.starts_with("nothing fits under $500; the cheapest is "),
         "{msg}"
     );
-    assert!(msg.contains(&cheapest.0.name), "{msg}");
+    assert!(msg.contains(&*cheapest.0.name), "{msg}");
 }
 
 #[test]
@@ -252,7 +252,7 @@ fn this_machine_gets_its_verdict_and_the_changes_that_make_it_fit() {
         &Constraints::default(),
     );
     assert!(
-        r.machine_ids().iter().all(|id| id != &me.id),
+        r.machine_ids().iter().all(|id| **id != *me.id),
         "never a pick"
     );
     let t = r.this_machine.as_ref().unwrap();

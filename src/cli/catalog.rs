@@ -109,8 +109,8 @@ fn row(cat: &Catalog, m: &Machine) -> [String; 7] {
             .display_gib(),
     };
     [
-        m.id.clone(),
-        m.name.clone(),
+        m.id.to_string(),
+        m.name.to_string(),
         m.kind.label().to_string(),
         gpu,
         vram,

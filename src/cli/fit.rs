@@ -144,7 +144,7 @@ pub fn find_machine<'a>(cat: &'a Catalog, id: &str) -> Option<&'a Machine> {
     let mut hits = cat
         .machines
         .iter()
-        .filter(|m| m.id == norm || m.id.ends_with(&suffix));
+        .filter(|m| *m.id == *norm || m.id.ends_with(&suffix));
     let first = hits.next()?;
     if hits.next().is_some() {
         None

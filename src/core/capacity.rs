@@ -169,8 +169,8 @@ pub fn machine_load(
     mut est: impl FnMut(u64) -> Estimate,
 ) -> MachineLoad {
     let mut load = MachineLoad {
-        machine: fit.machine.clone(),
-        name: fit.name.clone(),
+        machine: fit.machine.to_string(),
+        name: fit.name.to_string(),
         verdict: fit.verdict,
         verdict_text: fit.verdict_text(),
         reason: verdict_reason(fit, training),

@@ -7,6 +7,7 @@ use super::speed::bench::Benchmark;
 use super::units::{Bytes, GbPerSec, size_str};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
+use std::sync::Arc;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Vendor {
@@ -221,8 +222,8 @@ impl Price {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Machine {
-    pub id: String,
-    pub name: String,
+    pub id: Arc<str>,
+    pub name: Arc<str>,
     pub kind: MachineKind,
     /// Accelerator id from the accelerator catalog; `None` = CPU only.
     #[serde(default)]
@@ -308,7 +309,7 @@ impl Catalog {
         self.accelerators.iter().find(|a| a.id == id)
     }
     pub fn machine(&self, id: &str) -> Option<&Machine> {
-        self.machines.iter().find(|m| m.id == id)
+        self.machines.iter().find(|m| *m.id == *id)
     }
     pub fn model(&self, id: &str) -> Option<&ModelPreset> {
         let t = id.to_ascii_lowercase();
@@ -360,7 +361,7 @@ impl Catalog {
             }
         }
         for m in &self.machines {
-            if !seen.insert(("machine", m.id.as_str())) {
+            if !seen.insert(("machine", &*m.id)) {
                 errs.push(format!("machine '{}': duplicate id", m.id));
             }
             if let Some(g) = &m.gpu

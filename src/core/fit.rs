@@ -15,6 +15,7 @@ use super::speed::{
 };
 use super::units::{Bytes, GbPerSec};
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "snake_case")]
@@ -105,8 +106,8 @@ pub struct TrainingSpeed {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FitResult {
-    pub machine: String,
-    pub name: String,
+    pub machine: Arc<str>,
+    pub name: Arc<str>,
     pub kind: MachineKind,
     pub verdict: Verdict,
     pub gpu_layers: u64,
@@ -338,7 +339,7 @@ fn fit_on(
     let k = &st.speed;
     let (ram_cap, os_reserve) = ram_capacity(m, st);
     let mut notes = Vec::new();
-    let calibration = st.calibration.as_ref().filter(|c| c.machine == m.id);
+    let calibration = st.calibration.as_ref().filter(|c| *c.machine == *m.id);
     // Every estimate this machine needs, made once per GPU count and shared across machines.
     let unified_acc = acc.is_some_and(|a| a.memory_kind == MemoryKind::Unified);
     let g_here = if unified_acc {
@@ -631,7 +632,7 @@ fn speed_query<'a>(
     let k = &st.speed;
     let mut q = SpeedQuery::on_machine(s, est, m, acc, k);
     q.style = st.split_style;
-    if let Some(c) = st.calibration.as_ref().filter(|c| c.machine == m.id) {
+    if let Some(c) = st.calibration.as_ref().filter(|c| *c.machine == *m.id) {
         q.tuning = c.tuning;
     }
     if let Some(split) = st.llama_split
@@ -894,7 +895,7 @@ pub fn fit_all<'a>(
             // The first match in catalog order, as `measured_for` picks it.
             let measured = bench
                 .iter()
-                .find(|b| b.machine.as_deref() == Some(m.id.as_str()))
+                .find(|b| b.machine.as_deref() == Some(&*m.id))
                 .copied();
             fit_on(s, &mut cache, m, acc, measured, st)
         })

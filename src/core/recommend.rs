@@ -434,8 +434,8 @@ fn limit_text(group: Group, k: &Constraints) -> Option<String> {
 fn pick(role: Role, c: &Cand, s: &Scenario, reason: String) -> Pick {
     Pick {
         role,
-        machine: c.f.machine.clone(),
-        name: c.f.name.clone(),
+        machine: c.f.machine.to_string(),
+        name: c.f.name.to_string(),
         price_usd: c.price,
         hourly: c.hourly,
         verdict: c.f.verdict,
@@ -698,7 +698,7 @@ pub fn recommend_from_fits(
     st: &FitSettings,
     k: &Constraints,
 ) -> Recommendations {
-    let this_id = this.map(|m| m.id.as_str());
+    let this_id = this.map(|m| &*m.id);
     let groups: Vec<Group> = if k.kinds.is_empty() {
         Group::ALL.to_vec()
     } else {
@@ -712,7 +712,7 @@ pub fn recommend_from_fits(
         let cands: Vec<Cand> = machines
             .iter()
             .zip(fits)
-            .filter(|(m, _)| Some(m.id.as_str()) != this_id)
+            .filter(|(m, _)| Some(&*m.id) != this_id)
             .filter(|(m, _)| {
                 let apple = is_apple_gpu(m, cat);
                 g.contains(m, apple)
@@ -1016,8 +1016,8 @@ fn this_machine(
         sum.push_str(&format!("; smallest change: {}", u.text));
     }
     ThisMachine {
-        machine: m.id.clone(),
-        name: m.name.clone(),
+        machine: m.id.to_string(),
+        name: m.name.to_string(),
         verdict: f.verdict,
         verdict_text: f.verdict_text(),
         tokens_per_s: speed(f),

@@ -132,7 +132,7 @@ struct Place<'a> {
 fn decode_at(p: &Place<'_>, k: u64, s: &Scenario, st: &FitSettings) -> f64 {
     let mut q = SpeedQuery::on_machine(s, p.est, p.m, p.acc, &st.speed);
     q.style = p.style;
-    if let Some(c) = st.calibration.as_ref().filter(|c| c.machine == p.m.id) {
+    if let Some(c) = st.calibration.as_ref().filter(|c| *c.machine == *p.m.id) {
         q.tuning = c.tuning;
     }
     if p.acc.is_none() || k == 0 {
@@ -173,7 +173,7 @@ pub fn teach_curves(
     let cost = |tok_s: f64| usd_per_million(m, acc, tok_s, st);
 
     let mut t = Teach {
-        machine: m.name.clone(),
+        machine: m.name.to_string(),
         has_gpu: acc.is_some(),
         unified,
         layers,

@@ -188,7 +188,7 @@ impl HeadroomApp {
             .shown
             .clone();
         rows.into_iter()
-            .map(|i| self.data.machines[i].id.clone())
+            .map(|i| self.data.machines[i].id.to_string())
             .collect()
     }
 
@@ -821,7 +821,7 @@ impl HeadroomApp {
             {
                 ui.separator();
                 ui.label("This machine:");
-                style::verdict_badge(ui, f).on_hover_text(f.name.clone());
+                style::verdict_badge(ui, f).on_hover_text(f.name.to_string());
                 if f.runs() && !s.mode.is_training() {
                     ui.label(format!("{} tok/s", style::rate(f.decode_tokens_per_s)));
                 }

@@ -98,7 +98,7 @@ impl Data {
             self.catalog
                 .machines
                 .iter()
-                .filter(|m| m.id != LOCAL_MACHINE_ID)
+                .filter(|m| *m.id != *LOCAL_MACHINE_ID)
                 .cloned(),
         );
         self.search_keys = ms
@@ -118,15 +118,15 @@ impl Data {
     }
 
     pub fn machine(&self, id: &str) -> Option<&Machine> {
-        self.machines.iter().find(|m| m.id == id)
+        self.machines.iter().find(|m| *m.id == *id)
     }
 
     /// "This machine"'s id once detected.
     pub fn local_id(&self) -> Option<String> {
         self.machines
             .first()
-            .filter(|m| m.id == LOCAL_MACHINE_ID)
-            .map(|m| m.id.clone())
+            .filter(|m| *m.id == *LOCAL_MACHINE_ID)
+            .map(|m| m.id.to_string())
     }
 
     /// Brings the derived data up to date with the state (a no-op when nothing changed).
@@ -148,7 +148,7 @@ impl Data {
         if let Some(m) = state.focus.as_deref().and_then(|id| self.machine(id)) {
             return Some(m);
         }
-        let local = self.machines.first().filter(|m| m.id == LOCAL_MACHINE_ID);
+        let local = self.machines.first().filter(|m| *m.id == *LOCAL_MACHINE_ID);
         if let Some(l) = local.filter(|m| m.gpu.is_some()) {
             return Some(l);
         }

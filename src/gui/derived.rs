@@ -94,7 +94,7 @@ impl Derived {
 
     /// The fit of machine `id`.
     pub fn fit(&self, id: &str) -> Option<&FitResult> {
-        self.fits.iter().find(|f| f.machine == id)
+        self.fits.iter().find(|f| *f.machine == *id)
     }
 
     /// Solver answers for `m` (cached per machine and generation).
@@ -106,7 +106,7 @@ impl Derived {
         catalog: &Catalog,
     ) -> &Solvers {
         let fresh =
-            matches!(&self.solvers, Some((g, id, _)) if *g == self.generation && *id == m.id);
+            matches!(&self.solvers, Some((g, id, _)) if *g == self.generation && **id == *m.id);
         if !fresh {
             let acc = m.gpu.as_deref().and_then(|id| catalog.accelerator(id));
             let discrete = acc.is_some_and(|a| a.memory_kind == MemoryKind::Discrete);
@@ -132,7 +132,7 @@ impl Derived {
                 },
                 gpu_name: acc.map(|a| a.name.clone()),
             };
-            self.solvers = Some((self.generation, m.id.clone(), s));
+            self.solvers = Some((self.generation, m.id.to_string(), s));
         }
         &self.solvers.as_ref().expect("just set").2
     }
@@ -145,11 +145,12 @@ impl Derived {
         m: &Machine,
         catalog: &Catalog,
     ) -> &Teach {
-        let fresh = matches!(&self.teach, Some((g, id, _)) if *g == self.generation && *id == m.id);
+        let fresh =
+            matches!(&self.teach, Some((g, id, _)) if *g == self.generation && **id == *m.id);
         if !fresh {
             let acc = m.gpu.as_deref().and_then(|id| catalog.accelerator(id));
             let t = teach_curves(scenario, settings, m, acc, &self.fits);
-            self.teach = Some((self.generation, m.id.clone(), t));
+            self.teach = Some((self.generation, m.id.to_string(), t));
         }
         &self.teach.as_ref().expect("just set").2
     }
@@ -172,8 +173,8 @@ impl Derived {
             let loads = ids
                 .iter()
                 .filter_map(|id| {
-                    let m = machines.iter().find(|m| &m.id == id)?;
-                    let f = self.fits.iter().find(|f| &f.machine == id)?;
+                    let m = machines.iter().find(|m| *m.id == **id)?;
+                    let f = self.fits.iter().find(|f| *f.machine == **id)?;
                     let acc = m.gpu.as_deref().and_then(|g| catalog.accelerator(g));
                     Some(machine_load(f, m, acc, training, |g| cache.get(g).clone()))
                 })
@@ -199,7 +200,7 @@ impl Derived {
             let mut rest = Vec::new();
             let (mut fitting, mut fitting_hidden) = (0, 0);
             for (i, m) in machines.iter().enumerate() {
-                if Some(m.id.as_str()) == local_id {
+                if Some(&*m.id) == local_id {
                     pinned.push(i);
                     continue;
                 }

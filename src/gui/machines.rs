@@ -170,7 +170,7 @@ impl MachinesTab {
         let others = rows
             .shown
             .iter()
-            .filter(|&&i| Some(d.machines[i].id.as_str()) != local.as_deref())
+            .filter(|&&i| Some(&*d.machines[i].id) != local.as_deref())
             .count();
         let shown: Vec<usize> = rows.shown.clone();
         self.table(ui, v, &shown, local.as_deref(), others == 0);
@@ -212,7 +212,7 @@ impl MachinesTab {
             .data
             .scroll_to
             .take()
-            .and_then(|id| shown.iter().position(|&i| v.data.machines[i].id == id));
+            .and_then(|id| shown.iter().position(|&i| *v.data.machines[i].id == *id));
         let data = &*v.data;
         let state = &*v.state;
         let max_h = if short { 60.0 } else { ui.available_height() };
@@ -281,7 +281,7 @@ impl MachinesTab {
                             let Some(f) = data.derived.fits.get(i) else {
                                 return;
                             };
-                            let is_local = local == Some(m.id.as_str());
+                            let is_local = local == Some(&*m.id);
                             let t = machine_text(m, f, &data.catalog);
                             let reason = crate::core::capacity::verdict_reason(f, training);
                             let mut selected = state.is_selected(&m.id);
@@ -290,16 +290,16 @@ impl MachinesTab {
                                     .add(egui::Checkbox::without_text(&mut selected))
                                     .accessible_name(format!("Compare {}", m.name));
                                 if r.on_hover_text("Draw this machine on the Breakdown chart and add it to the report").changed() {
-                                    toggles.push((m.id.clone(), selected));
+                                    toggles.push((m.id.to_string(), selected));
                                 }
                             });
                             row.col(|ui| {
                                 let text = if is_local {
-                                    RichText::new(&m.name).strong()
+                                    RichText::new(&*m.name).strong()
                                 } else {
-                                    RichText::new(&m.name)
+                                    RichText::new(&*m.name)
                                 };
-                                let on = focus.as_deref() == Some(m.id.as_str());
+                                let on = focus.as_deref() == Some(&*m.id);
                                 let r = ui
                                     .add(egui::Button::selectable(on, text).truncate())
                                     .on_hover_ui(|ui| {
@@ -307,7 +307,7 @@ impl MachinesTab {
                                         ui.label(machine_tooltip(m, f, &t, &reason));
                                     });
                                 if r.clicked() {
-                                    new_focus = Some(m.id.clone());
+                                    new_focus = Some(m.id.to_string());
                                 }
                             });
                             row.col(|ui| {

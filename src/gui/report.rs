@@ -51,7 +51,7 @@ impl ReportTab {
             };
             let text = crate::io::export::render(&input, self.format);
             let launch = input.launch();
-            let launch_machine = input.launch_fit().map(|f| f.name.clone());
+            let launch_machine = input.launch_fit().map(|f| f.name.to_string());
             self.cache = Some(ReportCache {
                 key,
                 text,
@@ -85,7 +85,7 @@ impl ReportTab {
             .data
             .compared_fits(v.state)
             .into_iter()
-            .map(|f| f.name)
+            .map(|f| f.name.to_string())
             .collect();
         let format = self.format;
         let r = self.refresh(v);

@@ -80,13 +80,13 @@ impl TeachTab {
             let l = ui.label("Machine:");
             let mut chosen = None;
             let r = egui::ComboBox::from_id_salt("teach-machine")
-                .selected_text(&m.name)
+                .selected_text(&*m.name)
                 .width(360.0)
                 .height(400.0)
                 .show_ui(ui, |ui| {
                     for mm in v.data.machines.iter() {
-                        if ui.selectable_label(mm.id == m.id, &mm.name).clicked() {
-                            chosen = Some(mm.id.clone());
+                        if ui.selectable_label(mm.id == m.id, &*mm.name).clicked() {
+                            chosen = Some(mm.id.to_string());
                         }
                     }
                 });

@@ -114,8 +114,8 @@ pub fn bench_machine(b: &Benchmark, cat: &Catalog) -> Option<Machine> {
     }
     let sp = b.spec.as_ref()?;
     Some(Machine {
-        id: b.id.clone(),
-        name: b.published_machine.clone(),
+        id: b.id.as_str().into(),
+        name: b.published_machine.as_str().into(),
         kind: MachineKind::Desktop,
         gpu: sp.gpu.clone(),
         gpu_count: 1,
@@ -236,7 +236,7 @@ pub fn check_benchmarks(
             };
             Some(BenchCheck {
                 id: b.id.clone(),
-                machine: m.id.clone(),
+                machine: m.id.to_string(),
                 group,
                 backend: b.backend,
                 measured_tg: b.tg128,
@@ -441,7 +441,7 @@ pub fn calibrate(
         .find(|d| !d.is_empty())
         .unwrap_or_else(|| today.to_string());
     Ok(Calibration {
-        machine: m.id.clone(),
+        machine: m.id.to_string(),
         backend,
         tuning: Tuning {
             bandwidth_factor: median(bw).unwrap_or(1.0),

@@ -90,7 +90,7 @@ fn accelerator_from(
 fn base_machine(d: &DetectedMachine, name: String, kind: MachineKind) -> Machine {
     Machine {
         id: LOCAL_MACHINE_ID.into(),
-        name,
+        name: name.into(),
         kind,
         gpu: None,
         gpu_count: 1,
@@ -288,7 +288,7 @@ fn with_gpus(
     } else {
         String::new()
     };
-    m.name = format!("This machine ({count}{}, {} RAM)", first.name, d.ram_total);
+    m.name = format!("This machine ({count}{}, {} RAM)", first.name, d.ram_total).into();
     notes.push(format!(
         "System RAM = available now: {} of {}",
         d.ram_available, d.ram_total
@@ -425,7 +425,7 @@ mod tests {
         )
         .machine;
         let (m, accs) = local_machine(&d, &catalog());
-        assert_eq!(m.id, "local");
+        assert_eq!(&*m.id, "local");
         assert_eq!(m.kind, MachineKind::Desktop);
         assert_eq!(m.gpu.as_deref(), Some(LOCAL_GPU_ID));
         assert_eq!(m.ram, Bytes::gib(48)); // available, not total

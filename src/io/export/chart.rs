@@ -135,7 +135,13 @@ pub(crate) fn svg(input: &ReportInput) -> String {
             .iter()
             .filter(|f| f.gpus > 0 && f.gpu_capacity.0 > 0)
             .take(MAX_LINES)
-            .map(|f| (f.name.clone(), f.gpu_capacity.0, gpu_line_color(f.verdict)))
+            .map(|f| {
+                (
+                    f.name.to_string(),
+                    f.gpu_capacity.0,
+                    gpu_line_color(f.verdict),
+                )
+            })
             .collect();
         let label = if e.gpus > 1 {
             format!("Each GPU (× {})", e.gpus)
@@ -160,7 +166,7 @@ pub(crate) fn svg(input: &ReportInput) -> String {
             .take(MAX_LINES)
             .map(|f| {
                 (
-                    f.name.clone(),
+                    f.name.to_string(),
                     f.ram_capacity.0,
                     if f.fits() { GREEN } else { RED },
                 )

@@ -177,7 +177,7 @@ pub(crate) fn fit_row(input: &ReportInput, f: &FitResult, training: bool) -> Vec
     };
     let ram = format!("{ram_need} / {}", f.ram_capacity.display_gib());
     let mut r = vec![
-        f.name.clone(),
+        f.name.to_string(),
         hardware(input, f),
         f.verdict_text(),
         gpu,
