@@ -1158,3 +1158,29 @@ proptest! {
         }
     }
 }
+
+/// Found by the gguf fuzz target: `general.architecture` and `general.name` are the file's own
+/// strings, and a "\r\n" in them broke the one-line summary (and the notes that quote the
+/// architecture). They are kept for key lookups but shown with control characters escaped.
+#[test]
+fn control_characters_in_gguf_strings_stay_on_one_line() {
+    let arch = "llama\r\n";
+    let bytes = G::default()
+        .s("general.architecture", arch)
+        .s("general.name", "My\nModel")
+        .u32(&format!("{arch}.block_count"), 2)
+        .u32(&format!("{arch}.embedding_length"), 256)
+        .u32(&format!("{arch}.attention.head_count"), 2)
+        .t("token_embd.weight", &[256, 8], 0, 256 * 8 * 4)
+        .build();
+    let h = headroom::io::import::gguf::read_header(&bytes[..], bytes.len() as u64).unwrap();
+    let m = headroom::io::import::gguf::to_model(&h, "x.gguf", "x").unwrap();
+    assert_eq!(m.spec.name, "My\\nModel");
+    assert_eq!(m.spec.arch, "llama\\r\\n");
+    // The keys under the raw architecture name were found: the shape is the file's.
+    assert_eq!((m.spec.layers, m.spec.hidden, m.spec.heads), (2, 256, 2));
+    assert!(!m.summary.contains(['\n', '\r']), "{}", m.summary);
+    for n in &m.notes {
+        assert!(!n.contains(['\n', '\r']), "{n}");
+    }
+}

@@ -3,6 +3,7 @@
 //! [`ModelSpec`] with the file's exact weight bytes.
 
 use super::{GgufHeader, Value, file_type_name};
+use crate::core::format::one_line;
 use crate::core::model::{
     FileWeights, MlaSpec, MlpKind, ModelSpec, MoeSpec, ShapeSource, SlidingWindow,
 };
@@ -309,7 +310,8 @@ pub fn to_model(
             let active = get_u("expert_used_count").unwrap_or(0);
             if active == 0 {
                 notes.push(format!(
-                    "{arch}.expert_used_count is missing: speed assumes every expert is active"
+                    "{}.expert_used_count is missing: speed assumes every expert is active",
+                    one_line(&arch)
                 ));
             }
             Some(MoeSpec {
@@ -445,20 +447,22 @@ pub fn to_model(
         notes.push("the file has no tensors (a vocabulary-only GGUF?)".into());
     }
     if !exact && !arch.is_empty() {
-        notes.push(format!("some of {arch}.block_count / embedding_length / attention.head_count are missing: the shape is partly inferred"));
+        notes.push(format!("some of {}.block_count / embedding_length / attention.head_count are missing: the shape is partly inferred", one_line(&arch)));
     }
+    // Strings from the file go into one-line messages and labels: control characters escaped.
 
-    let name = h
-        .get_str("general.name")
-        .filter(|s| !s.trim().is_empty())
-        .unwrap_or(name_hint)
-        .to_string();
+    let name = one_line(
+        h.get_str("general.name")
+            .filter(|s| !s.trim().is_empty())
+            .unwrap_or(name_hint),
+    )
+    .into_owned();
     let spec = ModelSpec {
         name,
         arch: if arch.is_empty() {
             "unknown".into()
         } else {
-            arch.clone()
+            one_line(&arch).into_owned()
         },
         layers,
         hidden,
@@ -498,7 +502,7 @@ pub fn to_model(
         ..ModelSpec::default()
     };
     if spec.max_context == 0 {
-        notes.push(format!("{arch}.context_length is missing"));
+        notes.push(format!("{}.context_length is missing", one_line(&arch)));
     }
     if let Some((field, v)) = implausible(&spec) {
         // Point at the metadata entry the value came from, else at the tensors it was read from.
