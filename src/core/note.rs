@@ -266,12 +266,6 @@ impl From<String> for Note {
     }
 }
 
-impl PartialEq<str> for Note {
-    fn eq(&self, other: &str) -> bool {
-        self.to_string() == other
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
