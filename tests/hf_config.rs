@@ -413,6 +413,13 @@ fn names_come_from_name_or_path_or_the_arch() {
     let local = r#"{"_name_or_path": "/data/models/my-finetune", "model_type": "llama", "hidden_size": 64,
         "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100}"#;
     assert_eq!(parse_hf_config(local).unwrap().name, "my-finetune");
+    // A JSON escape decodes to a newline: shown escaped, so labels and summaries stay one line.
+    let odd = local
+        .replace("/data/models/my-finetune", "my\\nmodel")
+        .replace("\"llama\"", "\"lla\\u0000ma\"");
+    let spec = parse_hf_config(&odd).unwrap();
+    assert_eq!(spec.name, "my\\nmodel");
+    assert_eq!(spec.arch, "lla\\u{0}ma");
 }
 
 #[test]

@@ -290,9 +290,10 @@ pub fn parse_hf_config(text: &str) -> Result<ModelSpec, ConfigError> {
         None => format!("{arch} (config.json)"),
     };
 
+    // The file's own strings become labels and one-line summaries: control characters escaped.
     let spec = ModelSpec {
-        name,
-        arch,
+        name: crate::core::format::one_line(&name).into_owned(),
+        arch: crate::core::format::one_line(&arch).into_owned(),
         layers,
         hidden,
         heads,
