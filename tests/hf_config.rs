@@ -703,3 +703,20 @@ proptest! {
         }
     }
 }
+
+/// Found by the hf_config fuzz target: a top-level JSON string holding "\n" was quoted raw in the
+/// error, which then ran over two lines in the CLI and the import dialog.
+#[test]
+fn strings_quoted_in_errors_stay_on_one_line() {
+    let err = parse_hf_config(r#""a\nb""#).unwrap_err();
+    let msg = err.to_string();
+    assert_eq!(
+        msg,
+        "key \"(top level)\": expected an object {…}, got the string \"a\\nb\""
+    );
+    let text = r#"{"model_type": "llama", "hidden_size": "4096\r\n", "num_hidden_layers": 32,
+        "num_attention_heads": 32, "intermediate_size": 11008, "vocab_size": 32000}"#;
+    let msg = parse_hf_config(text).unwrap_err().to_string();
+    assert!(!msg.contains(char::is_control), "{msg}");
+    assert!(msg.contains("4096\\r\\n"), "{msg}");
+}

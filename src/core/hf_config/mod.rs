@@ -14,6 +14,7 @@
 //! default (true) and the class default, so an absent key means true for Gemma and for unknown
 //! archs, and the class default (false) for the others listed.
 
+use super::format::one_line;
 use super::model::{MlpKind, ModelSpec, ShapeSource};
 use serde_json::{Map, Value};
 
@@ -26,9 +27,10 @@ pub enum ConfigError {
         column: usize,
         message: String,
     },
-    #[error("missing key \"{0}\"")]
+    #[error("missing key \"{}\"", one_line(.0))]
     MissingKey(String),
-    #[error("key \"{key}\": {message}")]
+    // The message may quote the file's own strings: shown escaped, on one line.
+    #[error("key \"{}\": {}", one_line(.key), one_line(.message))]
     BadValue { key: String, message: String },
 }
 
@@ -292,8 +294,8 @@ pub fn parse_hf_config(text: &str) -> Result<ModelSpec, ConfigError> {
 
     // The file's own strings become labels and one-line summaries: control characters escaped.
     let spec = ModelSpec {
-        name: crate::core::format::one_line(&name).into_owned(),
-        arch: crate::core::format::one_line(&arch).into_owned(),
+        name: one_line(&name).into_owned(),
+        arch: one_line(&arch).into_owned(),
         layers,
         hidden,
         heads,
