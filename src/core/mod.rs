@@ -18,6 +18,7 @@ pub mod note;
 pub mod precision;
 pub mod recommend;
 pub mod scenario;
+pub mod serving;
 pub mod speed;
 pub mod teach;
 pub mod units;

@@ -2,6 +2,7 @@
 
 use super::model::ModelSpec;
 use super::precision::{KvTypes, WeightPrecision};
+use super::serving::ServingInputs;
 use super::units::Bytes;
 use serde::{Deserialize, Serialize};
 
@@ -283,6 +284,8 @@ pub struct Scenario {
     pub prompt_tokens: u64,
     /// Tokens in a training run, for its time and cost.
     pub train_tokens: u64,
+    /// Serving many users: the traffic, the target and the engine (`core::serving`).
+    pub serving: ServingInputs,
 }
 
 impl Default for Scenario {
@@ -312,6 +315,7 @@ impl Default for Scenario {
             overhead_override: None,
             prompt_tokens: 1024,
             train_tokens: 100_000_000,
+            serving: ServingInputs::default(),
         }
     }
 }

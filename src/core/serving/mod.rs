@@ -1,0 +1,651 @@
+//! Serving many users: per machine, how many requests the engine's KV pool holds at the
+//! traffic's lengths, throughput and per-user speed against load, time to first token at the
+//! 95th percentile, the largest load that meets the target, the replicas an asked load needs and
+//! what a million tokens cost at that load.
+//!
+//! Scenario → Estimate → Fit → **serving plan**: a plan starts from the machine's fit (its
+//! usable GPU memory) and builds, per tensor-parallel size, the engine's settings
+//! ([`engine`]), its KV pool ([`pool`]), the step-time model ([`step`]) and the steady state
+//! under load ([`load`]). The mechanism, its constants and the published measurements it is
+//! checked against are in docs/serving.md.
+
+pub mod engine;
+pub mod inputs;
+pub mod load;
+pub mod pool;
+pub mod step;
+
+pub use engine::EngineSettings;
+pub use inputs::{Engine, Load, Mix, ServingInputs, Target};
+pub use load::LoadPoint;
+pub use pool::KvPool;
+pub use step::Kernel;
+
+use crate::core::catalog::{Accelerator, Catalog, Machine, MachineKind, MemoryKind, Price};
+use crate::core::estimate::estimate_with;
+use crate::core::fit::{FitResult, FitSettings, Verdict, hourly_usd};
+use crate::core::scenario::{KvAllocation, Runtime, Scenario};
+use crate::core::speed::{Backend, GpuDevice, backend_for};
+use crate::core::units::GbPerSec;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use step::{StepCosts, StepInputs, StepModel};
+
+/// Years an owned machine's purchase price is spread over for its cost per token (heuristic:
+/// the three-year straight-line depreciation common for servers and GPUs; stated in reports).
+pub const AMORTISATION_YEARS: f64 = 3.0;
+const HOURS_PER_YEAR: f64 = 8766.0;
+
+/// Engine costs outside the layers, per scheduler step.
+/// - vLLM V1: the scheduler, input preparation and output processing between two CUDA-graph
+///   replays. vLLM's v0.6.0 post measured 38 % of the time on the GPU for Llama 3 8B on an H100
+///   before its CPU work was overlapped (blog.vllm.ai 2024-09-05); V1 overlaps the API server
+///   and detokenising (blog.vllm.ai 2025-01-27) and leaves ~0.5 ms per step plus per-request
+///   bookkeeping.
+/// - SGLang: its overlap scheduler hides most of the CPU step (lmsys.org blog 2024-12-04,
+///   "SGLang v0.4"): half of vLLM's.
+/// - llama-server: one C++ loop over the slots; sampling per slot.
+/// - transformers `generate()`: its per-layer Python dispatch is the profile's
+///   `layer_overhead_us`; the step adds the logits processors.
+pub fn step_costs(engine: Engine) -> StepCosts {
+    match engine {
+        Engine::Vllm | Engine::Auto => StepCosts {
+            step_us: 500.0,
+            per_seq_us: 10.0,
+        },
+        Engine::Sglang => StepCosts {
+            step_us: 250.0,
+            per_seq_us: 5.0,
+        },
+        Engine::LlamaServer => StepCosts {
+            step_us: 200.0,
+            per_seq_us: 20.0,
+        },
+        Engine::Transformers => StepCosts {
+            step_us: 300.0,
+            per_seq_us: 10.0,
+        },
+    }
+}
+
+/// Why a machine gets no serving plan.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Blocker {
+    /// The model does not fit in GPU (or unified) memory: the fit's verdict is offload, CPU,
+    /// disk or none.
+    DoesNotFitGpu,
+    /// No GPU: serving many users is planned on GPUs only.
+    NoGpu,
+    /// The weights fit but leave no room for one request's KV cache.
+    NoKvRoom,
+    /// Training scenario.
+    Training,
+}
+
+impl std::fmt::Display for Blocker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Blocker::DoesNotFitGpu => "the model does not fit in GPU memory here",
+            Blocker::NoGpu => "no GPU: serving is planned on GPUs and unified memory",
+            Blocker::NoKvRoom => "the weights leave no room for one request's KV cache",
+            Blocker::Training => "a training scenario has no serving plan",
+        })
+    }
+}
+
+/// The asked load and what it takes.
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AskedLoad {
+    pub load: Load,
+    /// Engine replicas needed (each `tp` GPUs).
+    pub replicas: u64,
+    /// Machines needed (each runs `replicas_per_machine` replicas).
+    pub machines: u64,
+    /// One replica's state at its share of the load.
+    pub per_replica: LoadPoint,
+    /// Whether that state meets the target.
+    pub meets_target: bool,
+}
+
+/// What a million tokens cost at a load.
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ServeCost {
+    /// The machine's hour: cloud price, or power × electricity + purchase ÷ amortisation.
+    pub usd_per_hour: f64,
+    /// All of the hour charged to the generated tokens (the fit's `$ / 1M tok` convention).
+    pub usd_per_million_output: f64,
+    /// The hour split by the time spent on prompts and on decoding.
+    pub usd_per_million_input_split: f64,
+    pub usd_per_million_output_split: f64,
+    /// Which load it is for.
+    pub basis: CostBasis,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CostBasis {
+    /// The largest load that meets the target.
+    Target,
+    /// The asked load.
+    Asked,
+    /// One user (the target is not met by any load).
+    SingleUser,
+}
+
+/// One machine's serving plan.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ServingPlan {
+    pub machine: Arc<str>,
+    pub name: Arc<str>,
+    pub kind: MachineKind,
+    pub engine: Engine,
+    pub blocker: Option<Blocker>,
+    pub settings: Option<EngineSettings>,
+    pub kernel: Option<Kernel>,
+    pub backend: Option<Backend>,
+    /// GPUs per replica (tensor parallel) and replicas on one machine (data parallel).
+    pub tp: u64,
+    pub replicas_per_machine: u64,
+    pub pool: Option<KvPool>,
+    /// Requests of the full context length the pool holds at once (vLLM's "Maximum concurrency
+    /// for N tokens per request").
+    pub max_seqs_at_context: u64,
+    /// Requests of the traffic's mean length that run at once (pool and `max_num_seqs`).
+    pub slots: u64,
+    /// One user alone.
+    pub single: Option<LoadPoint>,
+    /// The largest load per replica that meets the target.
+    pub best_users: Option<u64>,
+    pub best: Option<LoadPoint>,
+    pub asked: Option<AskedLoad>,
+    pub cost: Option<ServeCost>,
+    /// Throughput and latency against users in flight (one replica), for the charts.
+    pub curve: Vec<LoadPoint>,
+}
+
+impl ServingPlan {
+    fn blocked(m: &Machine, engine: Engine, b: Blocker) -> ServingPlan {
+        ServingPlan {
+            machine: m.id.clone(),
+            name: m.name.clone(),
+            kind: m.kind,
+            engine,
+            blocker: Some(b),
+            settings: None,
+            kernel: None,
+            backend: None,
+            tp: 0,
+            replicas_per_machine: 0,
+            pool: None,
+            max_seqs_at_context: 0,
+            slots: 0,
+            single: None,
+            best_users: None,
+            best: None,
+            asked: None,
+            cost: None,
+            curve: Vec::new(),
+        }
+    }
+    /// Users one machine holds at the target (all its replicas).
+    pub fn machine_users(&self) -> Option<u64> {
+        self.best_users
+            .map(|u| u.saturating_mul(self.replicas_per_machine.max(1)))
+    }
+    /// The machine's output tokens/s at the load the cost is for.
+    pub fn machine_output_tokens_per_s(&self) -> Option<f64> {
+        let pt = match self.cost?.basis {
+            CostBasis::Asked => self.asked?.per_replica,
+            CostBasis::Target => self.best?,
+            CostBasis::SingleUser => self.single?,
+        };
+        Some(pt.output_tokens_per_s * self.replicas_per_machine.max(1) as f64)
+    }
+}
+
+/// Curve points (users in flight) drawn for each plan.
+const CURVE_USERS: [u64; 12] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048];
+
+/// Plan serving `s` on machine `m`, whose fit is `fit`.
+pub fn plan(
+    s: &Scenario,
+    fit: &FitResult,
+    m: &Machine,
+    acc: Option<&Accelerator>,
+    st: &FitSettings,
+) -> ServingPlan {
+    let s = s.clamped();
+    let inputs = s.serving.clamped();
+    let engine = engine::resolve_engine(&s, &inputs, acc);
+    if s.mode.is_training() {
+        return ServingPlan::blocked(m, engine, Blocker::Training);
+    }
+    let Some(acc) = acc else {
+        return ServingPlan::blocked(m, engine, Blocker::NoGpu);
+    };
+    if !matches!(fit.verdict, Verdict::Gpu | Verdict::Unified) {
+        return ServingPlan::blocked(m, engine, Blocker::DoesNotFitGpu);
+    }
+    let mut best: Option<ServingPlan> = None;
+    let tps = match inputs.tensor_parallel {
+        Some(tp) => vec![tp],
+        None => tp_candidates(&s, m, acc, engine),
+    };
+    for tp in tps {
+        let Some(p) = plan_at(&s, fit, m, acc, st, tp) else {
+            continue;
+        };
+        let better = match &best {
+            None => true,
+            Some(b) => score(&p) > score(b),
+        };
+        if better {
+            best = Some(p);
+        }
+    }
+    best.unwrap_or_else(|| ServingPlan::blocked(m, engine, Blocker::NoKvRoom))
+}
+
+/// What the tensor-parallel choice maximises: users per machine at the target, then output
+/// throughput at one user (lower TP wins ties: fewer all-reduces).
+fn score(p: &ServingPlan) -> (u64, u64) {
+    let users = p.machine_users().unwrap_or(0);
+    let single = p.single.map_or(0.0, |x| {
+        x.output_tokens_per_s * p.replicas_per_machine as f64
+    });
+    (users, single as u64)
+}
+
+/// Tensor-parallel sizes to try: powers of two up to the machine's GPUs that divide the GPU
+/// count and the attention heads (vLLM requires `num_attention_heads % tp == 0`). llama.cpp and
+/// transformers split layers over every GPU (one replica, memory pooled, no speed-up).
+fn tp_candidates(s: &Scenario, m: &Machine, acc: &Accelerator, engine: Engine) -> Vec<u64> {
+    let n = if acc.memory_kind == MemoryKind::Unified {
+        1
+    } else {
+        m.gpu_count.max(1) as u64
+    };
+    if matches!(engine, Engine::LlamaServer | Engine::Transformers) {
+        return vec![n];
+    }
+    let heads = s.model.heads.max(1);
+    (0..8)
+        .map(|k| 1_u64 << k)
+        .filter(|tp| *tp <= n && n % tp == 0 && heads % tp == 0)
+        .collect()
+}
+
+/// The scenario as the engine's memory arithmetic sees it at `gpus` GPUs.
+fn engine_scenario(s: &Scenario, engine: Engine, gpus: u64) -> Scenario {
+    let mut e = s.clone();
+    e.gpus = gpus;
+    e.batch = 1;
+    e.runtime = match engine {
+        Engine::Vllm | Engine::Sglang | Engine::Auto => Runtime::Vllm,
+        Engine::LlamaServer => Runtime::LlamaCpp,
+        Engine::Transformers => Runtime::Transformers,
+    };
+    e.kv_allocation = if e.runtime == Runtime::Vllm {
+        KvAllocation::Paged
+    } else {
+        KvAllocation::Contiguous
+    };
+    e
+}
+
+/// One replica's engine, pool and step model on a machine: what a plan is made from (and what
+/// the published-measurement tests query directly).
+#[derive(Clone, Debug)]
+pub struct Built {
+    pub engine: Engine,
+    pub settings: EngineSettings,
+    pub kernel: Kernel,
+    pub backend: Backend,
+    pub step: StepModel,
+    pub pool: KvPool,
+    /// GPUs per replica (layer split: all of them, pooled).
+    pub tp: u64,
+    pub replicas_per_machine: u64,
+    pub prompt: f64,
+    pub prompt_computed: f64,
+    pub output: f64,
+    pub slots: u64,
+    pub max_seqs_at_context: u64,
+}
+
+impl Built {
+    pub fn replica(&self) -> load::Replica<'_> {
+        load::Replica {
+            step: &self.step,
+            prompt: self.prompt,
+            prompt_computed: self.prompt_computed,
+            output: self.output,
+            slots: self.slots as f64,
+            budget: self.settings.max_num_batched_tokens.min(1 << 40) as f64,
+            continuous: self.engine.continuous(),
+        }
+    }
+    /// A static batch of `b` requests run start to finish (vLLM's latency benchmark, a batched
+    /// `generate()`), whatever the engine's own scheduling.
+    pub fn static_batch(&self, b: u64) -> LoadPoint {
+        let r = load::Replica {
+            continuous: false,
+            slots: b.max(1) as f64,
+            ..self.replica()
+        };
+        r.at_users(b.max(1) as f64)
+    }
+}
+
+/// Build the replica of `s` on `m` at tensor-parallel size `tp` (`None`: the weights or one
+/// request do not fit).
+pub fn build(
+    s: &Scenario,
+    fit: &FitResult,
+    m: &Machine,
+    acc: &Accelerator,
+    st: &FitSettings,
+    tp: u64,
+) -> Option<Built> {
+    let s = s.clamped();
+    let inputs = s.serving.clamped();
+    let engine = engine::resolve_engine(&s, &inputs, Some(acc));
+    let layer_split = matches!(engine, Engine::LlamaServer | Engine::Transformers);
+    // Layer split pools the GPUs' memory behind one GPU's speed.
+    let est_gpus = if layer_split { 1 } else { tp.max(1) };
+    let es = engine_scenario(&s, engine, est_gpus);
+    let est = estimate_with(&es, false);
+    let backend = backend_for(es.runtime, Some(acc));
+    let profile = st.speed.profiles.get(backend);
+    let gpu = GpuDevice::from_accelerator(acc);
+    let kernel = if backend.is_llama_cpp() {
+        Kernel::Ggml
+    } else {
+        Kernel::for_weights(s.weights, supports_fp8(acc))
+    };
+    let (gpu_link, nvlink) = match acc.gpu_link_gbs {
+        Some(g) if g > 0.0 => (GbPerSec(g / 2.0), true),
+        _ => (
+            acc.pcie.map(|p| p.bandwidth()).unwrap_or(GbPerSec(16.0)),
+            false,
+        ),
+    };
+    let bandwidth_factor = st
+        .calibration
+        .as_ref()
+        .filter(|c| c.machine.as_str() == &*m.id)
+        .map_or(1.0, |c| c.tuning.bandwidth_factor);
+    let mut step = StepModel::new(&StepInputs {
+        scenario: &es,
+        est: &est,
+        gpu,
+        profile,
+        kernel,
+        costs: step_costs(engine),
+        tp: est_gpus,
+        gpu_link,
+        nvlink,
+        consts: &st.speed,
+        bandwidth_factor,
+    });
+    step.dispatch_bound = engine == Engine::Transformers;
+    if kernel == Kernel::Ggml {
+        step.vector_s_per_token = est.params.active as f64 * profile.dot_flops_per_weight
+            / (gpu.vector_tflops.max(0.01) * 1e12);
+    }
+    let gpus_in_machine = if acc.memory_kind == MemoryKind::Unified {
+        1
+    } else {
+        m.gpu_count.max(1) as u64
+    };
+    let (memory, usable) = if layer_split {
+        (
+            acc.memory.saturating_mul(gpus_in_machine),
+            fit.gpu_capacity.saturating_mul(gpus_in_machine),
+        )
+    } else {
+        (acc.memory, fit.gpu_capacity)
+    };
+    let settings = engine::settings(engine, &inputs, acc);
+    let kv_pool = pool::pool(
+        &settings,
+        &es.model,
+        &est,
+        &step,
+        memory,
+        usable,
+        est_gpus,
+        es.gpu_memory_utilization,
+        inputs.mem_fraction_static,
+    );
+    let context = s.context.max(1);
+    let prompt = s.prompt_tokens.clamp(1, context) as f64;
+    let output = (inputs.output_tokens as f64).min((context as f64 - prompt).max(1.0));
+    let prefix = if settings.prefix_caching {
+        inputs.prefix_share
+    } else {
+        0.0
+    };
+    let slots = slots_for(&settings, &kv_pool, &step, prompt, output, prefix, context);
+    if slots == 0 {
+        return None;
+    }
+    Some(Built {
+        engine,
+        max_seqs_at_context: kv_pool.sequences_at(&step, context),
+        settings,
+        kernel,
+        backend,
+        step,
+        pool: kv_pool,
+        tp: est_gpus,
+        replicas_per_machine: if layer_split {
+            1
+        } else {
+            (gpus_in_machine / tp.max(1)).max(1)
+        },
+        prompt,
+        prompt_computed: (prompt * (1.0 - prefix)).max(1.0),
+        output,
+        slots,
+    })
+}
+
+fn plan_at(
+    s: &Scenario,
+    fit: &FitResult,
+    m: &Machine,
+    acc: &Accelerator,
+    st: &FitSettings,
+    tp: u64,
+) -> Option<ServingPlan> {
+    let b = build(s, fit, m, acc, st, tp)?;
+    let inputs = s.serving.clamped();
+    let replica = b.replica();
+    let target = inputs.target;
+    let single = replica.at_users(1.0);
+    let best = replica.max_users(&target);
+    let asked = inputs
+        .load
+        .map(|load| asked_load(&replica, load, &target, best, b.replicas_per_machine));
+    let hourly = machine_hourly_usd(m, Some(acc), st);
+    let (basis, point) = match (&asked, &best) {
+        (Some(a), _) => (CostBasis::Asked, a.per_replica),
+        (None, Some((_, p))) => (CostBasis::Target, *p),
+        (None, None) => (CostBasis::SingleUser, single),
+    };
+    let cost = hourly.map(|h| cost_at(h, &point, b.replicas_per_machine, basis));
+    let curve = CURVE_USERS
+        .iter()
+        .take_while(|u| **u <= b.slots.saturating_mul(2).max(8))
+        .map(|u| replica.at_users(*u as f64))
+        .collect();
+    let settings = EngineSettings {
+        max_num_seqs: if b.settings.seqs_fixed {
+            b.settings.max_num_seqs
+        } else {
+            b.settings.max_num_seqs.min(b.slots.max(1))
+        },
+        ..b.settings
+    };
+    Some(ServingPlan {
+        machine: m.id.clone(),
+        name: m.name.clone(),
+        kind: m.kind,
+        engine: b.engine,
+        blocker: None,
+        settings: Some(settings),
+        kernel: Some(b.kernel),
+        backend: Some(b.backend),
+        tp: b.tp,
+        replicas_per_machine: b.replicas_per_machine,
+        max_seqs_at_context: b.max_seqs_at_context,
+        slots: b.slots,
+        pool: Some(b.pool.clone()),
+        single: Some(single),
+        best_users: best.map(|x| x.0),
+        best: best.map(|x| x.1),
+        asked,
+        cost,
+        curve,
+    })
+}
+
+/// Whether the GPU has FP8 tensor cores (Ada, Hopper, Blackwell; CDNA3): the catalog's
+/// architecture names.
+fn supports_fp8(acc: &Accelerator) -> bool {
+    let id = acc.id.to_ascii_lowercase();
+    [
+        "h100",
+        "h200",
+        "h20",
+        "b200",
+        "b100",
+        "gb200",
+        "l40s",
+        "l4",
+        "rtx-40",
+        "rtx-50",
+        "rtx-6000-ada",
+        "rtx-pro-6000",
+        "mi300",
+        "mi325",
+        "mi355",
+    ]
+    .iter()
+    .any(|k| id.starts_with(k) || id.contains(k))
+        || id.ends_with("-laptop") && (id.starts_with("rtx-40") || id.starts_with("rtx-50"))
+}
+
+/// Requests that run at once: the pool at the traffic's mean occupancy (a shared prefix kept
+/// once) and the engine's `max_num_seqs`. llama-server slots reserve the whole context each.
+fn slots_for(
+    set: &EngineSettings,
+    kv_pool: &KvPool,
+    step: &StepModel,
+    prompt: f64,
+    output: f64,
+    prefix: f64,
+    context: u64,
+) -> u64 {
+    let kv = kv_pool.kv_per_gpu.as_f64();
+    let by_pool = match set.engine {
+        Engine::LlamaServer | Engine::Transformers => {
+            let per = step.kv_seq_bytes(context as f64);
+            if per > 0.0 { (kv / per).floor() } else { 0.0 }
+        }
+        _ => {
+            let shared = step.kv_seq_bytes(prompt * prefix);
+            let own = step.kv_seq_bytes(prompt * (1.0 - prefix) + output / 2.0);
+            if own > 0.0 && kv > shared {
+                ((kv - shared) / own).floor()
+            } else {
+                0.0
+            }
+        }
+    };
+    // Every request must fit at its longest.
+    if step.kv_seq_bytes(prompt + output) > kv {
+        return 0;
+    }
+    (by_pool as u64).min(set.max_num_seqs)
+}
+
+fn asked_load(
+    replica: &load::Replica,
+    load: Load,
+    target: &Target,
+    best: Option<(u64, LoadPoint)>,
+    per_machine: u64,
+) -> AskedLoad {
+    let replicas = match (load, best) {
+        (Load::Users(n), Some((u, _))) => n.div_ceil(u.max(1)),
+        (Load::RequestsPerSecond(r), Some((_, b))) => {
+            (r / b.requests_per_s.max(1e-12)).ceil().max(1.0) as u64
+        }
+        // No load meets the target: as many replicas as it takes to run every request at once.
+        (Load::Users(n), None) => n.div_ceil(replica.slots.max(1.0) as u64),
+        (Load::RequestsPerSecond(r), None) => {
+            let full = replica.at_users(replica.slots.max(1.0));
+            (r / full.requests_per_s.max(1e-12)).ceil().max(1.0) as u64
+        }
+    }
+    .max(1);
+    let share = match load {
+        Load::Users(n) => Load::Users(n.div_ceil(replicas)),
+        Load::RequestsPerSecond(r) => Load::RequestsPerSecond(r / replicas as f64),
+    };
+    let per_replica = replica.at(share);
+    AskedLoad {
+        load,
+        replicas,
+        machines: replicas.div_ceil(per_machine.max(1)),
+        meets_target: per_replica.meets(target),
+        per_replica,
+    }
+}
+
+/// An hour of the machine: the cloud price, or for an owned machine its power at the
+/// electricity price plus its purchase price over [`AMORTISATION_YEARS`].
+pub fn machine_hourly_usd(m: &Machine, acc: Option<&Accelerator>, st: &FitSettings) -> Option<f64> {
+    let running = hourly_usd(m, acc, st)?;
+    Some(match &m.price {
+        Some(Price::Purchase { usd, .. }) => running + usd / (AMORTISATION_YEARS * HOURS_PER_YEAR),
+        _ => running,
+    })
+}
+
+fn cost_at(hourly: f64, pt: &LoadPoint, replicas: u64, basis: CostBasis) -> ServeCost {
+    let n = replicas.max(1) as f64;
+    let per_million = |share: f64, tok_s: f64| {
+        if tok_s > 0.0 {
+            hourly * share * 1e6 / (tok_s * n * 3600.0)
+        } else {
+            f64::INFINITY
+        }
+    };
+    ServeCost {
+        usd_per_hour: hourly,
+        usd_per_million_output: per_million(1.0, pt.output_tokens_per_s),
+        usd_per_million_input_split: per_million(pt.prefill_share, pt.input_tokens_per_s),
+        usd_per_million_output_split: per_million(1.0 - pt.prefill_share, pt.output_tokens_per_s),
+        basis,
+    }
+}
+
+/// Plans for every fitted machine (same order as `fits`).
+pub fn plan_all(
+    s: &Scenario,
+    fits: &[FitResult],
+    cat: &Catalog,
+    st: &FitSettings,
+) -> Vec<ServingPlan> {
+    fits.iter()
+        .filter_map(|f| {
+            let m = cat.machine(&f.machine)?;
+            let acc = m.gpu.as_deref().and_then(|id| cat.accelerator(id));
+            Some(plan(s, f, m, acc, st))
+        })
+        .collect()
+}

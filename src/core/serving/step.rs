@@ -1,0 +1,297 @@
+//! The time of one scheduler step of a continuous-batching engine: `d` sequences decode one
+//! token each at their depth, and `p` prompt tokens of a chunked prefill ride along (vLLM V1
+//! schedules decodes first, then fills the token budget with prefill chunks; Agrawal et al.,
+//! "Sarathi-Serve", OSDI 2024, §4). A step is a roofline over the GPUs of one replica:
+//!
+//! `t = max(bytes ÷ bandwidth, FLOPs ÷ GEMM rate) + layers × per-layer cost + per-step cost
+//!      + 2 × layers × all-reduce(tokens × hidden × 2 B)`
+//!
+//! bytes = the weights the step touches (all of a dense model; for a mixture of experts the
+//! experts that `d + p` tokens route to, `1 − (1 − k/E)^tokens` of them) + every decoding
+//! sequence's KV at its depth; FLOPs = `2 × active params × tokens` + attention
+//! (`4 × layers × heads × head_dim` per token per unit of depth). The bandwidth and GEMM rate
+//! are those of the kernel the engine runs for these weights ([`Kernel`]).
+
+use crate::core::estimate::Estimate;
+use crate::core::precision::WeightPrecision;
+use crate::core::scenario::Scenario;
+use crate::core::speed::{GpuDevice, Profile, SpeedConstants};
+use crate::core::units::GbPerSec;
+use serde::{Deserialize, Serialize};
+
+/// The matrix kernel family that runs the weights, with what it reaches of the GPU.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kernel {
+    /// 16-bit weights: cuBLAS / hipBLASLt GEMMs.
+    Dense16,
+    /// 4-bit weights, 16-bit activations: Marlin (GPTQ, AWQ, INT4, MXFP4 on vLLM;
+    /// Frantar et al., "MARLIN: Mixed-Precision Auto-Regressive Parallel Inference on Large
+    /// Language Models", arXiv:2408.11743).
+    W4A16,
+    /// FP8 weights and activations on GPUs with FP8 tensor cores (CUTLASS `scaled_mm`).
+    W8A8Fp8,
+    /// 8-bit weights dequantised to 16 bits (FP8 Marlin on Ampere, INT8 weight-only).
+    W8A16,
+    /// llama.cpp's own kernels (mmvq / MMQ) for GGUF types, run by the llama.cpp profiles.
+    Ggml,
+}
+
+/// What each kernel reaches relative to the runtime profile's 16-bit figures.
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KernelRates {
+    /// Multiplies the profile's bandwidth efficiency when the step is memory-bound.
+    pub bandwidth: f64,
+    /// Multiplies the profile's 16-bit GEMM rate when the step is compute-bound.
+    pub gemm: f64,
+}
+
+impl Kernel {
+    /// The kernel an engine of the PyTorch family (vLLM, SGLang, transformers) runs for `w` on a
+    /// GPU with (`fp8`) or without FP8 tensor cores.
+    pub fn for_weights(w: WeightPrecision, fp8: bool) -> Kernel {
+        use WeightPrecision::*;
+        match w {
+            Fp32 | Fp16 | Bf16 => Kernel::Dense16,
+            Fp8 | Fp8Block if fp8 => Kernel::W8A8Fp8,
+            Fp8 | Fp8Block | Int8 | Q8_0 => Kernel::W8A16,
+            _ => Kernel::W4A16,
+        }
+    }
+    pub const fn label(self) -> &'static str {
+        match self {
+            Kernel::Dense16 => "16-bit GEMM (cuBLAS)",
+            Kernel::W4A16 => "W4A16 (Marlin)",
+            Kernel::W8A8Fp8 => "FP8 W8A8 (CUTLASS)",
+            Kernel::W8A16 => "W8A16 (dequantise to 16-bit)",
+            Kernel::Ggml => "llama.cpp mmvq/MMQ",
+        }
+    }
+    /// Rates relative to the 16-bit path. Marlin's batch-1 layer benchmarks reach ~3.3–3.9× of
+    /// FP16's speed on 4× fewer bytes on an A10 and less on bigger-bandwidth parts (Frantar et
+    /// al. 2024, Fig. 1 and §5): ~0.8 of the 16-bit kernels' bandwidth efficiency. Its GEMMs run
+    /// on FP16 tensor cores after dequantising in registers: ~0.8 of the FP16 rate at large
+    /// batches (ibid., Fig. 9 at batch 128+). CUTLASS FP8 GEMMs run at twice the FP16 tensor
+    /// rate (the accelerator's INT8/FP8 figure) with the same efficiency, but are GEMM tiles,
+    /// not GEMV kernels, at small batches: 0.7 of the bandwidth efficiency (vLLM's FP8 docs
+    /// report up to 1.6× lower inter-token latency than BF16 on 2× fewer bytes,
+    /// docs.vllm.ai "FP8 W8A8"). Dequantising 8-bit weights: like Marlin.
+    pub fn rates(self) -> KernelRates {
+        match self {
+            Kernel::Dense16 | Kernel::Ggml => KernelRates {
+                bandwidth: 1.0,
+                gemm: 1.0,
+            },
+            Kernel::W4A16 | Kernel::W8A16 => KernelRates {
+                bandwidth: 0.8,
+                gemm: 0.8,
+            },
+            Kernel::W8A8Fp8 => KernelRates {
+                bandwidth: 0.8,
+                gemm: 1.0,
+            },
+        }
+    }
+}
+
+/// Per-step cost of the engine outside the layers: scheduling, input preparation, sampling and
+/// output processing between two forward passes, µs.
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepCosts {
+    /// Fixed per step.
+    pub step_us: f64,
+    /// Per sequence in the step (sampling, detokenising, streaming one token out).
+    pub per_seq_us: f64,
+}
+
+/// One replica's step-time model, built once per machine and tensor-parallel size.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepModel {
+    /// Dense (non-routed) weight bytes per GPU read by any step.
+    pub dense_bytes: f64,
+    /// Routed-expert weight bytes per GPU (all experts); 0 for dense models.
+    pub expert_bytes: f64,
+    /// Experts per layer and active per token (MoE).
+    pub moe: Option<(f64, f64)>,
+    /// Active parameters per token per GPU.
+    pub active_params: f64,
+    /// KV bytes per token of depth per sequence per GPU (full-attention layers).
+    pub kv_per_token: f64,
+    /// Sliding-window layers: bytes per token per sequence per GPU and the window.
+    pub kv_window: Option<(f64, f64)>,
+    /// Attention FLOPs per token per unit of depth, per GPU.
+    pub attn_per_depth: f64,
+    pub layers: f64,
+    pub hidden: f64,
+    /// Achievable bytes/s per GPU of this kernel.
+    pub bandwidth: f64,
+    /// Achievable FLOP/s per GPU of this kernel.
+    pub gemm_rate: f64,
+    pub layer_s: f64,
+    pub costs: StepCosts,
+    pub tp: f64,
+    /// GPU↔GPU link one direction, bytes/s, and the latency of one small all-reduce, s.
+    pub link_bps: f64,
+    pub allreduce_latency_s: f64,
+    pub kernel: Kernel,
+    /// llama.cpp's batch-1 mat-vec (mmvq) ALU time per sequence, up to 8 sequences, s
+    /// (the profile's `dot_flops_per_weight` × active weights ÷ vector rate); 0 elsewhere.
+    pub vector_s_per_token: f64,
+    /// Eager PyTorch (transformers): the CPU launches every kernel of every layer and the GPU runs
+    /// behind it (CUDA's asynchronous execution), so a step takes the longer of the two, not
+    /// their sum.
+    pub dispatch_bound: bool,
+}
+
+/// What builds a [`StepModel`].
+pub struct StepInputs<'a> {
+    pub scenario: &'a Scenario,
+    /// The estimate at this tensor-parallel size.
+    pub est: &'a Estimate,
+    pub gpu: GpuDevice,
+    pub profile: &'a Profile,
+    pub kernel: Kernel,
+    pub costs: StepCosts,
+    pub tp: u64,
+    pub gpu_link: GbPerSec,
+    pub nvlink: bool,
+    pub consts: &'a SpeedConstants,
+    /// Multiplies the achievable bandwidth (a calibration of this machine).
+    pub bandwidth_factor: f64,
+}
+
+impl StepModel {
+    pub fn new(i: &StepInputs) -> StepModel {
+        let s = i.scenario;
+        let spec = &s.model;
+        let w = &i.est.workload;
+        let tp = i.tp.max(1) as f64;
+        let rates = i.kernel.rates();
+        let bw_eff = (i.profile.bandwidth_efficiency * rates.bandwidth).clamp(0.01, 1.0);
+        let mut bandwidth = i.gpu.bandwidth.0 * 1e9 * bw_eff * i.bandwidth_factor.max(0.01);
+        if let (Some(per), Some(n)) = (i.profile.gbs_per_compute_unit, i.gpu.compute_units)
+            && per > 0.0
+            && n > 0
+        {
+            bandwidth = bandwidth.min(per * n as f64 * 1e9);
+        }
+        let gemm_peak = match i.kernel {
+            Kernel::W8A8Fp8 => i.gpu.int8_tops,
+            _ if i.profile.f16_accumulate_fp16 => i.gpu.fp16_acc16_tflops,
+            _ => i.gpu.fp16_tflops,
+        };
+        let moe_eff = if spec.moe.is_some() {
+            i.profile.moe_gemm_efficiency.clamp(0.01, 1.0)
+        } else {
+            1.0
+        };
+        let gemm_rate =
+            (gemm_peak * 1e12 * i.profile.f16_gemm_efficiency * rates.gemm * moe_eff).max(1.0);
+        let weights = (w.layer_weights.as_f64() + w.outer_weights.as_f64()) / tp;
+        let routed = crate::core::estimate::routed_experts(spec, s.weights)
+            .iter()
+            .map(|r| r.bytes as f64)
+            .sum::<f64>()
+            / tp;
+        let moe = spec
+            .moe
+            .as_ref()
+            .filter(|m| m.experts > 0)
+            .map(|m| (m.experts as f64, m.active_experts.max(1) as f64));
+        let (dense_bytes, expert_bytes) = if moe.is_some() {
+            ((weights - routed).max(0.0), routed)
+        } else {
+            (weights, 0.0)
+        };
+        let (k_el, v_el) = spec.kv_elements_per_token_layer();
+        let per_layer = (s.kv.k.bytes_for(k_el) + s.kv.v.bytes_for(v_el)) as f64;
+        let share = kv_share(spec, i.tp);
+        let (local, window) = spec.local_layers();
+        let global = spec.layers.saturating_sub(local) as f64;
+        let kv_window =
+            (local > 0 && window > 0).then(|| (per_layer * share * local as f64, window as f64));
+        StepModel {
+            dense_bytes,
+            expert_bytes,
+            moe,
+            active_params: (i.est.params.active as f64 / tp).max(1.0),
+            kv_per_token: per_layer * share * global,
+            kv_window,
+            attn_per_depth: 4.0 * spec.layers as f64 * (spec.heads * spec.head_dim) as f64 / tp,
+            layers: spec.layers.max(1) as f64,
+            hidden: spec.hidden.max(1) as f64,
+            bandwidth: bandwidth.max(1.0),
+            gemm_rate,
+            layer_s: i.profile.layer_overhead_us * 1e-6,
+            costs: i.costs,
+            tp,
+            link_bps: i.gpu_link.bytes_per_sec().max(1.0),
+            allreduce_latency_s: if i.nvlink {
+                i.consts.allreduce_latency_nvlink_us
+            } else {
+                i.consts.allreduce_latency_pcie_us
+            } * 1e-6,
+            kernel: i.kernel,
+            vector_s_per_token: 0.0,
+            dispatch_bound: false,
+        }
+    }
+
+    /// KV bytes per GPU of one sequence at `len` tokens.
+    pub fn kv_seq_bytes(&self, len: f64) -> f64 {
+        let local = self.kv_window.map_or(0.0, |(b, w)| b * len.min(w));
+        self.kv_per_token * len + local
+    }
+
+    /// Seconds of one step: `d` decoding sequences at mean depth `depth`, and `p` prefill
+    /// tokens whose prompts already hold `p_depth` tokens of KV (earlier chunks, cached prefix).
+    pub fn time(&self, d: f64, depth: f64, p: f64, p_depth: f64) -> f64 {
+        let tokens = (d + p).max(1.0);
+        let touched = match self.moe {
+            Some((e, k)) => 1.0 - (1.0 - (k / e).min(1.0)).powf(tokens),
+            None => 1.0,
+        };
+        let kv = d * self.kv_seq_bytes(depth)
+            + if p > 0.0 {
+                self.kv_seq_bytes(p_depth)
+            } else {
+                0.0
+            };
+        let bytes = self.dense_bytes + self.expert_bytes * touched + kv;
+        let flops = 2.0 * self.active_params * tokens
+            + self.attn_per_depth * (d * depth + p * (p_depth + p / 2.0));
+        let roof = (bytes / self.bandwidth).max(flops / self.gemm_rate);
+        let comm = if self.tp > 1.0 {
+            let msg = tokens * self.hidden * 2.0;
+            2.0 * self.layers
+                * (self.allreduce_latency_s + 2.0 * (self.tp - 1.0) / self.tp * msg / self.link_bps)
+        } else {
+            0.0
+        };
+        // llama.cpp runs up to 8 sequences through mat-vec kernels (mmvq), then MMQ GEMMs.
+        let mat_vec = if d <= 8.0 && p == 0.0 {
+            d.max(1.0) * self.vector_s_per_token
+        } else {
+            0.0
+        };
+        let gpu = roof + mat_vec + comm;
+        let launches = self.layers * self.layer_s;
+        let engine = (self.costs.step_us + self.costs.per_seq_us * d) * 1e-6;
+        if self.dispatch_bound {
+            gpu.max(launches) + engine
+        } else {
+            gpu + launches + engine
+        }
+    }
+}
+
+/// The share of the KV heads one GPU holds under tensor parallelism: `⌈kv_heads ÷ tp⌉ ÷
+/// kv_heads` (vLLM replicates KV heads when tp exceeds them; `QKVParallelLinear`), and all of an
+/// MLA latent cache (replicated on every rank).
+pub fn kv_share(spec: &crate::core::model::ModelSpec, tp: u64) -> f64 {
+    let tp = tp.max(1);
+    if spec.mla.is_some() || spec.kv_heads == 0 {
+        return 1.0;
+    }
+    spec.kv_heads.div_ceil(tp) as f64 / spec.kv_heads as f64
+}
