@@ -3,13 +3,15 @@
 
 use super::values::{
     Choice, KvParser, OnOff, parse_batch, parse_context, parse_electricity, parse_fraction,
-    parse_gpus, parse_lora_rank, parse_params, parse_ubatch, parse_zero,
+    parse_gpus, parse_lora_rank, parse_output, parse_params, parse_rate, parse_sched,
+    parse_seconds, parse_share, parse_tp, parse_ubatch, parse_user_rate, parse_users, parse_zero,
 };
 use crate::core::catalog::MachineKind;
 use crate::core::precision::{KvTypes, WeightPrecision};
 use crate::core::scenario::{
     Checkpointing, Framework, KvAllocation, LoraTargets, Mode, Offload, Optimizer, Runtime,
 };
+use crate::core::serving::{Engine, Mix};
 use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -47,6 +49,8 @@ pub enum Command {
         #[arg(long)]
         bench: bool,
     },
+    /// Serving many users: KV pool, users held at a latency target, replicas, $ per 1M tokens.
+    Serve(ServeArgs),
     /// Fit this machine's speed constants to its own llama-bench output (JSON, CSV or table).
     Calibrate {
         /// llama-bench output: `-o json`, `-o csv` or its default Markdown table.
@@ -177,6 +181,46 @@ pub struct ScenarioArgs {
     /// vLLM --gpu-memory-utilization, 0.05 … 1.0 [default: 0.9].
     #[arg(long, value_name = "FRACTION", value_parser = parse_fraction, help_heading = "Runtime")]
     pub gpu_memory_utilization: Option<f64>,
+    /// Users with a request in flight (closed loop, like `vllm bench serve --max-concurrency`)
+    /// [default: none: plan for the most users that meet the target].
+    #[arg(long, value_name = "N", value_parser = parse_users, group = "load", help_heading = "Serving")]
+    pub users: Option<u64>,
+    /// Requests per second arriving at random (Poisson, like `--request-rate`).
+    #[arg(long, value_name = "PER_S", value_parser = parse_rate, group = "load", help_heading = "Serving")]
+    pub rate: Option<f64>,
+    /// A traffic mix: sets the prompt and output lengths and the shared prefix (--prompt,
+    /// --output-tokens and --prefix-share override it).
+    #[arg(long, value_name = "MIX", value_parser = Choice::<Mix>::new(), help_heading = "Serving")]
+    pub mix: Option<Mix>,
+    /// Mean generated tokens per request [default: 256].
+    #[arg(long = "output-tokens", value_name = "TOKENS", value_parser = parse_output, help_heading = "Serving")]
+    pub output_tokens: Option<u64>,
+    /// Share of each prompt common to many requests (system prompt, template), 0 … 0.99,
+    /// served from the prefix cache [default: 0].
+    #[arg(long, value_name = "SHARE", value_parser = parse_share, help_heading = "Serving")]
+    pub prefix_share: Option<f64>,
+    /// Target time to first token at p95, seconds [default: 2].
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, help_heading = "Serving")]
+    pub ttft: Option<f64>,
+    /// Target decode speed each user sees, tokens/s [default: 20].
+    #[arg(long, value_name = "TOK_S", value_parser = parse_user_rate, help_heading = "Serving")]
+    pub user_tokens_per_s: Option<f64>,
+    /// The serving engine [default: auto].
+    #[arg(long, value_name = "ENGINE", value_parser = Choice::<Engine>::new(), help_heading = "Serving")]
+    pub engine: Option<Engine>,
+    /// GPUs per replica (vLLM/SGLang -tp) [default: the size that holds the most users].
+    #[arg(long, value_name = "N", value_parser = parse_tp, help_heading = "Serving")]
+    pub tp: Option<u64>,
+    /// vLLM --max-num-seqs / SGLang --max-running-requests / llama-server --parallel
+    /// [default: the engine's].
+    #[arg(long, value_name = "N", value_parser = parse_sched, help_heading = "Serving")]
+    pub max_num_seqs: Option<u64>,
+    /// vLLM --max-num-batched-tokens / SGLang --chunked-prefill-size [default: the engine's].
+    #[arg(long, value_name = "TOKENS", value_parser = parse_sched, help_heading = "Serving")]
+    pub max_num_batched_tokens: Option<u64>,
+    /// Prefix caching [default: on for vLLM and SGLang].
+    #[arg(long, value_name = "ON|OFF", value_parser = Choice::<OnOff>::new().map(bool::from), help_heading = "Serving")]
+    pub prefix_caching: Option<bool>,
 }
 
 #[derive(Args, Debug)]
@@ -204,6 +248,34 @@ pub struct FitArgs {
     /// Only the machines the scenario fits on.
     #[arg(long)]
     pub fits_only: bool,
+    /// Electricity price for owned machines, USD per kWh [default: 0.15].
+    #[arg(long, value_name = "USD_PER_KWH", value_parser = parse_electricity)]
+    pub electricity: Option<f64>,
+    /// Print one JSON object per machine (sizes in bytes; null where a value does not apply).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+#[command(allow_negative_numbers = true)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub scenario: ScenarioArgs,
+    /// A machine id (repeatable; `local` = this machine) [default: every machine with a GPU].
+    #[arg(long = "machine", value_name = "ID")]
+    pub machines: Vec<String>,
+    /// Only catalog machines of this kind.
+    #[arg(long, value_name = "KIND", value_parser = Choice::<MachineKind>::new())]
+    pub kind: Option<MachineKind>,
+    /// The per-user decode speed target, tokens/s (same as --user-tokens-per-s).
+    #[arg(long, value_name = "TOK_S", value_parser = parse_user_rate, conflicts_with = "user_tokens_per_s")]
+    pub min_tokens_per_s: Option<f64>,
+    /// Also list the machines that cannot serve the model, with the reason.
+    #[arg(long)]
+    pub all: bool,
+    /// Print the engine's launch line (vllm serve, SGLang, llama-server) for the first machine.
+    #[arg(long)]
+    pub launch: bool,
     /// Electricity price for owned machines, USD per kWh [default: 0.15].
     #[arg(long, value_name = "USD_PER_KWH", value_parser = parse_electricity)]
     pub electricity: Option<f64>,

@@ -6,6 +6,7 @@ use super::scenario::build_scenario;
 use crate::core::catalog::{Catalog, Machine, MachineKind};
 use crate::core::fit::{FitResult, FitSettings, fit_all};
 use crate::core::format;
+use crate::core::serving::plan_all;
 
 /// Runs `headroom fit`.
 pub fn run(a: &FitArgs, cat: &mut Catalog) -> Result<String, CliError> {
@@ -22,16 +23,50 @@ pub fn run(a: &FitArgs, cat: &mut Catalog) -> Result<String, CliError> {
     if a.fits_only {
         rs.retain(|r| r.fits());
     }
+    // Serving many users: the price of a token at the load the target allows (or the asked one).
+    let plans = if s.mode.is_training() {
+        Vec::new()
+    } else {
+        plan_all(&s, &rs, cat, &st)
+    };
+    let plan_of = |r: &FitResult| plans.iter().find(|p| p.machine == r.machine);
     if a.json {
-        let v: Vec<_> = rs.iter().map(crate::io::json::fit_json).collect();
+        let v: Vec<_> = rs
+            .iter()
+            .map(|r| {
+                let mut v = crate::io::json::fit_json(r);
+                v["serving"] = crate::io::json::fit_serving_json(plan_of(r));
+                v
+            })
+            .collect();
         Ok(super::app::json_text(&v))
     } else {
-        Ok(fit_table(&rs))
+        let served: Vec<Option<f64>> = rs
+            .iter()
+            .map(|r| {
+                plan_of(r)
+                    .and_then(|p| p.cost)
+                    .map(|c| c.usd_per_million_output)
+            })
+            .collect();
+        let mut out = fit_table_served(&rs, Some(&served));
+        if !plans.is_empty() {
+            out.push_str(&format!(
+                "$/1M tok: one user alone; $/1M served: at the most users that meet the serving target ({}; `headroom serve` for the plan).\n",
+                super::serve::target_text(&s)
+            ));
+        }
+        Ok(out)
     }
 }
 
 /// The readable table of `headroom fit`.
 pub fn fit_table(rs: &[FitResult]) -> String {
+    fit_table_served(rs, None)
+}
+
+/// [`fit_table`] with a column of the cost per 1M output tokens at load (`served[i]` for `rs[i]`).
+pub fn fit_table_served(rs: &[FitResult], served: Option<&[Option<f64>]>) -> String {
     use std::fmt::Write;
     let mut o = String::new();
     let w = rs
@@ -42,10 +77,21 @@ pub fn fit_table(rs: &[FitResult]) -> String {
         .clamp(8, 48);
     let _ = writeln!(
         o,
-        "{:<w$}  {:<12}  {:>11}  {:>9}  {:>10}  {:>8}  {:>10}",
-        "machine", "verdict", "headroom", "decode/s", "prefill/s", "TTFT", "$/1M tok"
+        "{:<w$}  {:<12}  {:>11}  {:>9}  {:>10}  {:>8}  {:>10}{}",
+        "machine",
+        "verdict",
+        "headroom",
+        "decode/s",
+        "prefill/s",
+        "TTFT",
+        "$/1M tok",
+        if served.is_some() {
+            "  $/1M served"
+        } else {
+            ""
+        }
     );
-    for r in rs {
+    for (i, r) in rs.iter().enumerate() {
         let name: String = r.name.chars().take(w).collect();
         let usd = format::usd(r.usd_per_million_tokens);
         let (d, p, t) = if r.runs() && r.training.is_none() {
@@ -61,9 +107,12 @@ pub fn fit_table(rs: &[FitResult]) -> String {
                 format::MISSING.into(),
             )
         };
+        let at_load = served
+            .map(|v| format!("  {:>12}", format::usd(v.get(i).copied().flatten())))
+            .unwrap_or_default();
         let _ = writeln!(
             o,
-            "{:<w$}  {:<12}  {:>11}  {:>9}  {:>10}  {:>8}  {:>10}",
+            "{:<w$}  {:<12}  {:>11}  {:>9}  {:>10}  {:>8}  {:>10}{at_load}",
             name,
             r.verdict_text(),
             format::signed_bytes(r.headroom_bytes),

@@ -19,4 +19,5 @@ pub mod fit;
 pub mod recommend;
 pub mod report;
 pub mod scenario;
+pub mod serve;
 pub mod values;

@@ -121,7 +121,14 @@ pub fn run(a: &RecommendArgs, cat: &mut Catalog) -> Result<String, CliError> {
     if let Some(e) = a.electricity {
         st.electricity_usd_per_kwh = e;
     }
-    let k = a.constraints();
+    let mut k = a.constraints();
+    let mut s = s;
+    // With a serving load, --min-tokens-per-s is the per-user speed target at that load (the
+    // serving picks), not a single-user bound on the per-kind picks.
+    if let (Some(t), Some(_)) = (a.min_tokens_per_s, s.serving.load) {
+        s.serving.target.min_tokens_per_s = t;
+        k.min_tokens_per_s = None;
+    }
     let this = if a.no_detect { None } else { with_local(cat) };
     let r = recommend(&s, &cat.machines, this.as_ref(), cat, &st, &k);
     if a.json {
@@ -166,6 +173,42 @@ pub fn text(s: &Scenario, r: &Recommendations) -> String {
         }
         for u in &g.unmet {
             let _ = writeln!(o, "  ! {u}");
+        }
+        if let (Some(load), crate::core::recommend::Group::Cloud) = (&r.cloud_cost_load, g.group) {
+            let _ = writeln!(o, "  (cloud $ per 1M tokens: per output token {load})");
+        }
+    }
+    if let Some(sp) = &r.serving {
+        let _ = writeln!(o, "\nServing {}", crate::core::serving::load_text(s));
+        let line = |label: &str, p: &crate::core::serving::ServingPick| {
+            format!(
+                "  {label:<24} {} × {} ({}) · {}{} · TTFT p95 {} · {} per user · {} per 1M output tokens",
+                crate::core::format::group_digits(p.machines),
+                p.name,
+                crate::core::format::count(p.replicas, "replica", "replicas"),
+                if p.hourly {
+                    crate::core::format::usd_per_hour(p.usd)
+                } else {
+                    crate::core::format::usd_whole(p.usd)
+                },
+                if p.hourly { "" } else { " to buy" },
+                crate::core::format::duration(p.ttft_p95_s),
+                crate::core::format::tokens_per_s(p.tokens_per_s_per_user),
+                crate::core::format::usd(p.usd_per_million_output),
+            )
+        };
+        if let Some(p) = &sp.cloud {
+            let _ = writeln!(o, "{}", line("Cheapest cloud", p));
+        }
+        if let Some(p) = &sp.owned {
+            let _ = writeln!(o, "{}", line("Cheapest to own", p));
+        }
+        if let Some(p) = &sp.closest {
+            let _ = writeln!(
+                o,
+                "  ! No machine meets the target at this load; the closest:\n{}",
+                line("Closest", p)
+            );
         }
     }
     if let Some(t) = &r.this_machine {

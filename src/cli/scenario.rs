@@ -5,6 +5,45 @@ use super::args::ScenarioArgs;
 use crate::core::catalog::Catalog;
 use crate::core::model::ModelSpec;
 use crate::core::scenario::{KvAllocation, Runtime, Scenario};
+use crate::core::serving::{Load, ServingInputs};
+
+/// The serving options over the scenario's serving inputs (a mix was applied before).
+fn apply_serving(a: &ScenarioArgs, v: &mut ServingInputs) {
+    if let Some(n) = a.users {
+        v.load = Some(Load::Users(n));
+    }
+    if let Some(r) = a.rate {
+        v.load = Some(Load::RequestsPerSecond(r));
+    }
+    if let Some(o) = a.output_tokens {
+        v.output_tokens = o;
+        v.mix = v.mix.filter(|_| a.mix.is_some());
+    }
+    if let Some(p) = a.prefix_share {
+        v.prefix_share = p;
+    }
+    if let Some(t) = a.ttft {
+        v.target.ttft_p95_s = t;
+    }
+    if let Some(t) = a.user_tokens_per_s {
+        v.target.min_tokens_per_s = t;
+    }
+    if let Some(e) = a.engine {
+        v.engine = e;
+    }
+    if a.tp.is_some() {
+        v.tensor_parallel = a.tp;
+    }
+    if a.max_num_seqs.is_some() {
+        v.max_num_seqs = a.max_num_seqs;
+    }
+    if a.max_num_batched_tokens.is_some() {
+        v.max_num_batched_tokens = a.max_num_batched_tokens;
+    }
+    if a.prefix_caching.is_some() {
+        v.prefix_caching = a.prefix_caching;
+    }
+}
 
 /// Build the scenario from the arguments (a saved scenario first, then the options over it).
 pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliError> {
@@ -125,9 +164,13 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
     if a.pure_bf16 {
         s.pure_bf16 = true;
     }
+    if let Some(mix) = a.mix {
+        s.prompt_tokens = s.serving.apply_mix(mix);
+    }
     if let Some(v) = a.prompt {
         s.prompt_tokens = v;
     }
+    apply_serving(a, &mut s.serving);
     if let Some(v) = a.train_tokens {
         s.train_tokens = v;
     }

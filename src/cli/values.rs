@@ -8,6 +8,7 @@ use crate::core::precision::{KvPrecision, KvTypes, WeightPrecision};
 use crate::core::scenario::{
     Checkpointing, Framework, KvAllocation, LoraTargets, Mode, Offload, Optimizer, Runtime, limits,
 };
+use crate::core::serving::{Engine, Mix};
 use crate::core::units::parse_count;
 use clap::ValueEnum;
 use clap::builder::{PossibleValue, TypedValueParser};
@@ -36,6 +37,21 @@ macro_rules! value_enum {
 }
 
 value_enum!(Mode, |m| m.label(), aliases: |_| &[]);
+value_enum!(Engine, |e| match e {
+    Engine::Auto => "vLLM on CUDA/ROCm GPUs, llama-server elsewhere (or the --runtime's engine)",
+    Engine::Vllm => "vLLM: PagedAttention pool, continuous batching, chunked prefill",
+    Engine::Sglang => "SGLang: RadixAttention token pool (--mem-fraction-static)",
+    Engine::LlamaServer => "llama.cpp llama-server: --parallel slots sharing -c",
+    Engine::Transformers => "transformers generate(): static batches",
+}, aliases: |e| match e {
+    Engine::LlamaServer => &["llama.cpp", "llamacpp", "llama-cpp"],
+    _ => &[],
+});
+value_enum!(Mix, |m| m.source(), aliases: |m| match m {
+    Mix::CodingAgent => &["agent", "coding"],
+    Mix::Summarize => &["summarise", "summary"],
+    _ => &[],
+});
 value_enum!(Optimizer, |o| o.label(), aliases: |_| &[]);
 value_enum!(Checkpointing, |c| match c {
     Checkpointing::None => "keep every activation for the backward pass",
@@ -289,6 +305,59 @@ pub fn parse_fraction(s: &str) -> Result<f64, String> {
         return Err(format!("'{s}' is outside 0.05 … 1.0"));
     }
     Ok(v)
+}
+/// Concurrent users (requests in flight), 1 … 1,000,000.
+pub fn parse_users(s: &str) -> Result<u64, String> {
+    ranged(s, 1, crate::core::serving::inputs::limits::MAX_USERS)
+}
+/// Generated tokens per request, 1 … 1,000,000.
+pub fn parse_output(s: &str) -> Result<u64, String> {
+    ranged(s, 1, crate::core::serving::inputs::limits::MAX_OUTPUT)
+}
+/// A positive finite number up to `hi` (`unit` names it in the error).
+fn positive(s: &str, hi: f64, unit: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let t = t.strip_suffix(unit).unwrap_or(t).trim();
+    let v: f64 = t.parse().map_err(|_| format!("'{s}' is not a number"))?;
+    if !(v.is_finite() && v > 0.0 && v <= hi) {
+        return Err(format!("'{s}' is outside 0 … {}", group_digits(hi as u64)));
+    }
+    Ok(v)
+}
+/// Requests per second, > 0.
+pub fn parse_rate(s: &str) -> Result<f64, String> {
+    positive(s, crate::core::serving::inputs::limits::MAX_RATE, "/s")
+}
+/// Seconds (`2`, `2s`, `0.5`).
+pub fn parse_seconds(s: &str) -> Result<f64, String> {
+    positive(s, crate::core::serving::inputs::limits::MAX_TTFT_S, "s")
+}
+/// Tokens per second per user.
+pub fn parse_user_rate(s: &str) -> Result<f64, String> {
+    positive(
+        s,
+        crate::core::serving::inputs::limits::MAX_TOKENS_PER_S,
+        "tok/s",
+    )
+}
+/// A share 0 … 0.99.
+pub fn parse_share(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number"))?;
+    if !(0.0..=0.99).contains(&v) {
+        return Err(format!("'{s}' is outside 0 … 0.99"));
+    }
+    Ok(v)
+}
+/// Tensor-parallel size, 1 … 65,536.
+pub fn parse_tp(s: &str) -> Result<u64, String> {
+    ranged(s, 1, limits::MAX_GPUS)
+}
+/// Scheduler limits (`--max-num-seqs`, `--max-num-batched-tokens`), 1 … 2^22.
+pub fn parse_sched(s: &str) -> Result<u64, String> {
+    ranged(s, 1, 1 << 22)
 }
 pub fn parse_electricity(s: &str) -> Result<f64, String> {
     let v: f64 = s.parse().map_err(|_| format!("'{s}' is not a number"))?;

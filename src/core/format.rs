@@ -119,6 +119,11 @@ pub fn duration(s: f64) -> String {
     }
 }
 
+/// A count and its noun: "1 machine", "8 machines", "1,024 replicas".
+pub fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", group_digits(n), if n == 1 { one } else { many })
+}
+
 /// Digits grouped by three: "1,234,567".
 pub fn group_digits(n: u64) -> String {
     let s = n.to_string();

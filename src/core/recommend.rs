@@ -299,6 +299,13 @@ pub struct Recommendations {
     /// The context the machines were fitted at (the scenario's, or the minimum asked for).
     pub context: u64,
     pub constraints: Constraints,
+    /// Cloud costs are per 1M output tokens at this serving load (`core::serving`): the most
+    /// users that meet the target, or the asked load.
+    #[serde(default)]
+    pub cloud_cost_load: Option<String>,
+    /// For an asked serving load: the cheapest cloud and owned machines that meet the target.
+    #[serde(default)]
+    pub serving: Option<crate::core::serving::ServingPicks>,
 }
 
 impl Recommendations {
@@ -749,6 +756,8 @@ pub fn recommend_from_fits(
         this_machine,
         context: s.context,
         constraints: k.clone(),
+        cloud_cost_load: None,
+        serving: None,
     }
 }
 
@@ -763,8 +772,16 @@ pub fn recommend(
     k: &Constraints,
 ) -> Recommendations {
     let s = scenario_for(s, k);
-    let fits = fit_all(&s, machines, cat, st);
-    recommend_from_fits(&s, machines, &fits, this, cat, st, k)
+    let mut fits = fit_all(&s, machines, cat, st);
+    let plans = crate::core::serving::price_cloud_at_load(&s, &mut fits, cat, st);
+    let mut r = recommend_from_fits(&s, machines, &fits, this, cat, st, k);
+    if !plans.is_empty() {
+        r.cloud_cost_load = Some(crate::core::serving::load_text(&s));
+    }
+    if s.serving.load.is_some() {
+        r.serving = Some(crate::core::serving::serving_picks(&plans, cat));
+    }
+    r
 }
 
 /// The scenario the machines are fitted at: the context raised to the minimum asked for.

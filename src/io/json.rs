@@ -289,5 +289,155 @@ pub fn recommend_json(
         },
         "kinds": kinds,
         "this_machine": this,
+        "cloud_cost_load": r.cloud_cost_load,
+        "serving": r.serving.as_ref().map(|sp| {
+            let pick = |p: &crate::core::serving::ServingPick| {
+                json!({
+                    "machine": p.machine,
+                    "name": p.name,
+                    "machines": p.machines,
+                    "replicas": p.replicas,
+                    "price_usd": p.usd.map(round4),
+                    "price_per": if p.hourly { "hour" } else { "purchase" },
+                    "usd_per_million_output": p.usd_per_million_output.map(round4),
+                    "ttft_p95_s": finite4(p.ttft_p95_s),
+                    "tokens_per_s_per_user": finite4(p.tokens_per_s_per_user),
+                })
+            };
+            json!({
+                "cloud": sp.cloud.as_ref().map(pick),
+                "owned": sp.owned.as_ref().map(pick),
+                "closest": sp.closest.as_ref().map(pick),
+            })
+        }),
+    })
+}
+
+/// A finite number rounded to four decimals, else null (a saturated queue's TTFT is infinite).
+fn finite4(x: f64) -> Value {
+    if x.is_finite() {
+        json!(round4(x))
+    } else {
+        Value::Null
+    }
+}
+
+/// One replica's state at one load, in `headroom serve --json`.
+pub fn load_point_json(p: &crate::core::serving::LoadPoint) -> Value {
+    json!({
+        "users": round2(p.users),
+        "running": round2(p.running),
+        "requests_per_s": finite4(p.requests_per_s),
+        "output_tokens_per_s": finite4(p.output_tokens_per_s),
+        "input_tokens_per_s": finite4(p.input_tokens_per_s),
+        "tokens_per_s_per_user": finite4(p.tokens_per_s_per_user),
+        "tpot_s": finite4(p.tpot_s),
+        "ttft_s": finite4(p.ttft_s),
+        "ttft_p95_s": finite4(p.ttft_p95_s),
+        "saturated": p.saturated,
+    })
+}
+
+/// One machine's serving plan, in `headroom serve --json` (sizes in bytes; null where a value
+/// does not apply).
+pub fn serving_json(p: &crate::core::serving::ServingPlan) -> Value {
+    use crate::core::serving::{CostBasis, Load};
+    let settings = p.settings.map(|s| {
+        json!({
+            "max_num_seqs": s.max_num_seqs,
+            "max_num_batched_tokens": s.max_num_batched_tokens.min(u64::MAX >> 11),
+            "block_tokens": s.block_tokens,
+            "prefix_caching": s.prefix_caching,
+        })
+    });
+    let pool = p.pool.as_ref().map(|k| {
+        json!({
+            "budget_bytes": k.budget_per_gpu.0,
+            "weights_bytes": k.weights_per_gpu.0,
+            "activations_bytes": k.activations_per_gpu.0,
+            "runtime_bytes": k.runtime_per_gpu.0,
+            "kv_bytes": k.kv_per_gpu.0,
+            "tokens": k.tokens,
+            "blocks": k.blocks,
+            "block_tokens": k.block_tokens,
+        })
+    });
+    let asked = p.asked.map(|a| {
+        let (users, rate) = match a.load {
+            Load::Users(n) => (json!(n), Value::Null),
+            Load::RequestsPerSecond(r) => (Value::Null, json!(r)),
+        };
+        json!({
+            "users": users,
+            "requests_per_s": rate,
+            "replicas": a.replicas,
+            "machines": a.machines,
+            "meets_target": a.meets_target,
+            "per_replica": load_point_json(&a.per_replica),
+        })
+    });
+    let cost = p.cost.map(|c| {
+        json!({
+            "usd_per_hour": round4(c.usd_per_hour),
+            "usd_per_million_output": finite4(c.usd_per_million_output),
+            "usd_per_million_input_split": finite4(c.usd_per_million_input_split),
+            "usd_per_million_output_split": finite4(c.usd_per_million_output_split),
+            "basis": match c.basis {
+                CostBasis::Target => "target",
+                CostBasis::Asked => "asked",
+                CostBasis::SingleUser => "single_user",
+            },
+        })
+    });
+    json!({
+        "machine": p.machine,
+        "name": p.name,
+        "kind": p.kind.cli_name(),
+        "engine": p.engine.cli_name(),
+        "servable": p.blocker.is_none(),
+        "blocker": p.blocker.map(|b| serde_json::to_value(b).unwrap_or(Value::Null)),
+        "reason": p.blocker.map(|b| b.to_string()),
+        "tp": p.tp,
+        "replicas_per_machine": p.replicas_per_machine,
+        "kernel": p.kernel.map(|k| k.label()),
+        "speed_backend": p.backend.map(|b| b.label()),
+        "settings": settings,
+        "kv_pool": pool,
+        "max_seqs_at_context": p.max_seqs_at_context,
+        "slots": p.slots,
+        "single_user": p.single.as_ref().map(load_point_json),
+        "users_at_target": p.best_users,
+        "machine_users_at_target": p.machine_users(),
+        "at_target": p.best.as_ref().map(load_point_json),
+        "asked": asked,
+        "cost": cost,
+        "curve": p.curve.iter().map(load_point_json).collect::<Vec<_>>(),
+    })
+}
+
+/// The serving summary `headroom fit --json` adds to a row (`null` when the machine cannot
+/// serve the scenario or it is a training run): the load the cost is for, and its figures.
+pub fn fit_serving_json(p: Option<&crate::core::serving::ServingPlan>) -> Value {
+    use crate::core::serving::CostBasis;
+    let Some(p) = p.filter(|p| p.blocker.is_none()) else {
+        return Value::Null;
+    };
+    let point = match p.cost.map(|c| c.basis) {
+        Some(CostBasis::Asked) => p.asked.map(|a| a.per_replica),
+        Some(CostBasis::Target) => p.best,
+        _ => p.single,
+    };
+    json!({
+        "engine": p.engine.cli_name(),
+        "users_at_target": p.machine_users(),
+        "basis": p.cost.map(|c| match c.basis {
+            CostBasis::Target => "target",
+            CostBasis::Asked => "asked",
+            CostBasis::SingleUser => "single_user",
+        }),
+        "usd_per_million_output": p.cost.map(|c| finite4(c.usd_per_million_output)),
+        "ttft_p95_s": point.map(|x| finite4(x.ttft_p95_s)),
+        "tokens_per_s_per_user": point.map(|x| finite4(x.tokens_per_s_per_user)),
+        "output_tokens_per_s": p.machine_output_tokens_per_s().map(finite4),
     })
 }

@@ -12,12 +12,14 @@
 pub mod engine;
 pub mod inputs;
 pub mod load;
+pub mod picks;
 pub mod pool;
 pub mod step;
 
 pub use engine::EngineSettings;
 pub use inputs::{Engine, Load, Mix, ServingInputs, Target};
 pub use load::LoadPoint;
+pub use picks::{ServingPick, ServingPicks, price_cloud_at_load, serving_picks};
 pub use pool::KvPool;
 pub use step::Kernel;
 
@@ -475,6 +477,8 @@ fn plan_at(
         (None, Some((_, p))) => (CostBasis::Target, *p),
         (None, None) => (CostBasis::SingleUser, single),
     };
+    // Per machine: its replicas each at `point` (for an asked load, every replica of the rented
+    // machines carries its share).
     let cost = hourly.map(|h| cost_at(h, &point, b.replicas_per_machine, basis));
     let curve = CURVE_USERS
         .iter()
@@ -572,6 +576,9 @@ fn slots_for(
     (by_pool as u64).min(set.max_num_seqs)
 }
 
+/// What an asked load takes: enough replicas that each meets the target (or, when no load
+/// does, that each runs its share at once), rounded up to whole machines, and the load spread
+/// over every replica of the machines rented.
 fn asked_load(
     replica: &load::Replica,
     load: Load,
@@ -579,12 +586,11 @@ fn asked_load(
     best: Option<(u64, LoadPoint)>,
     per_machine: u64,
 ) -> AskedLoad {
-    let replicas = match (load, best) {
+    let needed = match (load, best) {
         (Load::Users(n), Some((u, _))) => n.div_ceil(u.max(1)),
         (Load::RequestsPerSecond(r), Some((_, b))) => {
             (r / b.requests_per_s.max(1e-12)).ceil().max(1.0) as u64
         }
-        // No load meets the target: as many replicas as it takes to run every request at once.
         (Load::Users(n), None) => n.div_ceil(replica.slots.max(1.0) as u64),
         (Load::RequestsPerSecond(r), None) => {
             let full = replica.at_users(replica.slots.max(1.0));
@@ -592,15 +598,17 @@ fn asked_load(
         }
     }
     .max(1);
+    let machines = needed.div_ceil(per_machine.max(1));
+    let replicas = machines.saturating_mul(per_machine.max(1));
     let share = match load {
-        Load::Users(n) => Load::Users(n.div_ceil(replicas)),
+        Load::Users(n) => Load::Users(n.div_ceil(replicas).max(1)),
         Load::RequestsPerSecond(r) => Load::RequestsPerSecond(r / replicas as f64),
     };
     let per_replica = replica.at(share);
     AskedLoad {
         load,
         replicas,
-        machines: replicas.div_ceil(per_machine.max(1)),
+        machines,
         meets_target: per_replica.meets(target),
         per_replica,
     }
@@ -648,4 +656,24 @@ pub fn plan_all(
             Some(plan(s, f, m, acc, st))
         })
         .collect()
+}
+
+/// The load a serving cost is for, in words: "at the most users that meet TTFT p95 ≤ 2.00 s,
+/// ≥ 20.0 tok/s per user" or "at 500 users in flight".
+pub fn load_text(s: &Scenario) -> String {
+    use crate::core::format;
+    let v = s.serving.clamped();
+    let t = v.target;
+    let target = format!(
+        "TTFT p95 ≤ {}, ≥ {} per user",
+        format::duration(t.ttft_p95_s),
+        format::tokens_per_s(t.min_tokens_per_s)
+    );
+    match v.load {
+        Some(Load::Users(n)) => {
+            format!("at {} users in flight ({target})", format::group_digits(n))
+        }
+        Some(Load::RequestsPerSecond(r)) => format!("at {} requests/s ({target})", format::rate(r)),
+        None => format!("at the most users that meet {target}"),
+    }
 }

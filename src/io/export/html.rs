@@ -344,6 +344,9 @@ pub(crate) fn render(input: &ReportInput) -> String {
     }
     o.push_str("</tbody>\n</table>\n</section>\n");
 
+    // Serving many users.
+    o.push_str(&super::report_serving::html(input, |t| html(t).to_string()));
+
     // Launch settings.
     if let Some(first) = input.launch_fit() {
         let _ = writeln!(

@@ -92,7 +92,7 @@ pub fn launch_settings(s: &Scenario, fit: &FitResult) -> Vec<LaunchSetting> {
 }
 
 /// The model argument: the imported file when it suits the tool, else a placeholder.
-fn model_arg(s: &Scenario, gguf: bool) -> (String, bool) {
+pub(super) fn model_arg(s: &Scenario, gguf: bool) -> (String, bool) {
     if let Some(fw) = &s.model.file_weights {
         let is_gguf = fw.path.to_ascii_lowercase().ends_with(".gguf");
         if !fw.path.is_empty() && is_gguf == gguf {
@@ -272,7 +272,7 @@ pub fn llama_cpp(s: &Scenario, fit: &FitResult) -> LaunchSetting {
 
 /// vLLM's `--kv-cache-dtype` (auto, fp8, fp8_e4m3, fp8_e5m2, …: vllm/config/cache.py): 16-bit
 /// caches are "auto" (the model dtype); every 8-bit-or-smaller type maps to fp8.
-fn vllm_kv_dtype(s: &Scenario) -> (&'static str, Option<&'static str>) {
+pub(super) fn vllm_kv_dtype(s: &Scenario) -> (&'static str, Option<&'static str>) {
     let small =
         |k: KvPrecision| matches!(k, KvPrecision::Fp8 | KvPrecision::Q8_0 | KvPrecision::Q4_0);
     if small(s.kv.k) && small(s.kv.v) {

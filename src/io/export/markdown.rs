@@ -182,6 +182,9 @@ pub(crate) fn render(input: &ReportInput) -> String {
         }
     }
 
+    // Serving many users.
+    out.push_str(&super::report_serving::markdown(input, md));
+
     // Speed constants.
     out.push_str("## Speed model constants\n\n");
     let rows: Vec<Vec<String>> = settings_rows(input.settings)

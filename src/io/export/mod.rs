@@ -8,10 +8,12 @@ pub mod atomic;
 mod chart;
 mod html;
 pub mod launch;
+pub mod launch_serving;
 mod markdown;
 pub mod report;
 mod report_fits;
 mod report_scenario;
+pub mod report_serving;
 pub mod scenario_file;
 mod text;
 

@@ -162,6 +162,7 @@ pub fn report_json(input: &ReportInput) -> Value {
     v["recommendations"] =
         crate::io::json::recommend_json(input.scenario, &input.recommendations());
     v["fits"] = Value::Array(input.fits.iter().map(fit_json).collect());
+    v["serving"] = super::report_serving::json(input);
     v["scenario"] = serde_json::to_value(input.scenario).unwrap_or(Value::Null);
     v["settings"] = serde_json::to_value(input.settings).unwrap_or(Value::Null);
     v["launch"] = json!({

@@ -1,0 +1,129 @@
+//! Launch lines from a serving plan: `vllm serve`, SGLang's `launch_server` and `llama-server`
+//! with the plan's parallelism, context, sequence limit, token budget and memory share.
+
+use super::launch::{LaunchSetting, Launcher, model_arg, vllm_kv_dtype};
+use super::text::shell;
+use crate::core::format::group_digits;
+use crate::core::scenario::Scenario;
+use crate::core::serving::{Engine, ServingPlan};
+
+/// The engine's launch line for `plan` (`None`: the machine cannot serve the model).
+pub fn serving_launch(s: &Scenario, plan: &ServingPlan) -> Option<LaunchSetting> {
+    let set = plan.settings?;
+    let sc = s.clamped();
+    let dp = plan.replicas_per_machine.max(1);
+    let replicas = plan
+        .asked
+        .map(|a| {
+            format!(
+                " The asked load needs {} on {}: run this on each and balance requests across them.",
+                crate::core::format::count(a.replicas, "replica", "replicas"),
+                crate::core::format::count(a.machines, "machine", "machines")
+            )
+        })
+        .unwrap_or_default();
+    let (model, placeholder) = model_arg(s, plan.engine == Engine::LlamaServer);
+    let mut note = if placeholder {
+        format!(
+            "Replace MODEL with the Hugging Face repo id or local path of {}.",
+            s.model.name
+        )
+    } else {
+        String::new()
+    };
+    let (title, runtime, text) = match plan.engine {
+        Engine::Vllm | Engine::Auto => {
+            let mut lines = vec![format!("vllm serve {}", shell(&model))];
+            lines.push(format!(
+                "--tensor-parallel-size {}{} --max-model-len {}",
+                plan.tp,
+                if dp > 1 {
+                    format!(" --data-parallel-size {dp}")
+                } else {
+                    String::new()
+                },
+                sc.context
+            ));
+            lines.push(format!(
+                "--max-num-seqs {} --max-num-batched-tokens {} --gpu-memory-utilization {}",
+                set.max_num_seqs, set.max_num_batched_tokens, sc.gpu_memory_utilization
+            ));
+            let (kv, _) = vllm_kv_dtype(&sc);
+            if kv != "auto" {
+                lines.push(format!("--kv-cache-dtype {kv}"));
+            }
+            lines.push(if set.prefix_caching {
+                "--enable-prefix-caching".into()
+            } else {
+                "--no-enable-prefix-caching".into()
+            });
+            (
+                "vLLM server (serving plan)",
+                Launcher::Vllm,
+                lines.join(" \\\n  "),
+            )
+        }
+        Engine::Sglang => {
+            let lines = [
+                format!(
+                    "python -m sglang.launch_server --model-path {}",
+                    shell(&model)
+                ),
+                format!("--tp {} --dp {dp} --context-length {}", plan.tp, sc.context),
+                format!(
+                    "--max-running-requests {} --chunked-prefill-size {}",
+                    set.max_num_seqs, set.max_num_batched_tokens
+                ),
+                if set.prefix_caching {
+                    String::new()
+                } else {
+                    "--disable-radix-cache".into()
+                },
+            ];
+            let text = lines
+                .iter()
+                .filter(|l| !l.is_empty())
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" \\\n  ");
+            ("SGLang server (serving plan)", Launcher::Vllm, text)
+        }
+        Engine::LlamaServer => {
+            let slots = set.max_num_seqs.max(1);
+            let lines = [
+                format!("llama-server -m {} -ngl 99", shell(&model)),
+                format!(
+                    "--parallel {slots} -c {} --kv-unified -b {} --cont-batching",
+                    slots.saturating_mul(sc.context),
+                    set.max_num_batched_tokens
+                ),
+            ];
+            note.push_str(&format!(
+                " -c is the whole KV pool: {slots} slots × {} tokens each.",
+                group_digits(sc.context)
+            ));
+            (
+                "llama.cpp server (serving plan)",
+                Launcher::LlamaCpp,
+                lines.join(" \\\n  "),
+            )
+        }
+        Engine::Transformers => {
+            note.push_str(" generate() serves static batches: use vLLM or SGLang for many users.");
+            (
+                "transformers (static batches)",
+                Launcher::Accelerate,
+                format!(
+                    "model.generate(**tokenizer(prompts, return_tensors=\"pt\", padding=True), max_new_tokens={})  # batches of {}",
+                    sc.serving.output_tokens, set.max_num_seqs
+                ),
+            )
+        }
+    };
+    Some(LaunchSetting {
+        runtime,
+        title: title.to_string(),
+        text,
+        note: format!("{}{replicas}", note.trim()).trim().to_string(),
+    })
+}
