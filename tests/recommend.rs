@@ -128,9 +128,20 @@ fn llama31_70b_q4km_picks_a_64gb_mac_and_the_lowest_cost_cloud_instance() {
         }
     }
 
-    // Cloud: the best-value pick has the lowest $/1M tokens among the cloud instances that run it
-    // and have an hourly price ($/1M = $/h ÷ (tok/s × 3600) × 1e6; an unpriced instance's
-    // figure is only its electricity).
+    // Cloud: the best-value pick has the lowest $/1M output tokens among the cloud instances that
+    // run it and have an hourly price, each priced at the serving load (the most users that meet
+    // the default target: $/1M = $/h ÷ (the machine's output tok/s at that load × 3600) × 1e6).
+    let mut fits: Vec<FitResult> = rows.iter().map(|(_, f)| f.clone()).collect();
+    let plans = headroom::core::serving::price_cloud_at_load(&s, &mut fits, cat, &st);
+    let rows: Vec<(&Machine, FitResult)> = rows.iter().map(|(m, _)| *m).zip(fits).collect();
+    let fit_of = |id: &str| rows.iter().find(|(m, _)| &*m.id == id).unwrap();
+    assert!(
+        r.cloud_cost_load
+            .as_deref()
+            .is_some_and(|t| t.contains("most users")),
+        "{:?}",
+        r.cloud_cost_load
+    );
     let cloud = group(&r, Group::Cloud);
     let best = cloud
         .picks
@@ -140,8 +151,9 @@ fn llama31_70b_q4km_picks_a_64gb_mac_and_the_lowest_cost_cloud_instance() {
     let (_, bf) = fit_of(&best.machine);
     let best_cost = bf.usd_per_million_tokens.unwrap();
     assert_eq!(best.usd_per_million_tokens, Some(best_cost));
-    // $/1M = $/h ÷ (tok/s × 3,600 s/h) × 10^6.
-    let by_hand = best.price_usd.unwrap() / (best.tokens_per_s * 3600.0) * 1e6;
+    let plan = plans.iter().find(|p| *p.machine == *best.machine).unwrap();
+    let by_hand =
+        best.price_usd.unwrap() / (plan.machine_output_tokens_per_s().unwrap() * 3600.0) * 1e6;
     assert!(
         (best_cost - by_hand).abs() <= 1e-9 * by_hand,
         "{best_cost} vs {by_hand}"

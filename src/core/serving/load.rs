@@ -19,7 +19,7 @@
 //! Static batches (transformers) wait for the running batch to end: p95 `0.95 ×` its duration.
 
 use super::inputs::{Load, Target};
-use super::step::StepModel;
+use crate::core::speed::step::StepModel;
 use serde::{Deserialize, Serialize};
 
 /// What one replica does at one load.

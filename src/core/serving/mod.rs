@@ -14,59 +14,41 @@ pub mod inputs;
 pub mod load;
 pub mod picks;
 pub mod pool;
-pub mod step;
 
+pub use crate::core::speed::step::Kernel;
 pub use engine::EngineSettings;
 pub use inputs::{Engine, Load, Mix, ServingInputs, Target};
 pub use load::LoadPoint;
 pub use picks::{ServingPick, ServingPicks, price_cloud_at_load, serving_picks};
 pub use pool::KvPool;
-pub use step::Kernel;
 
 use crate::core::catalog::{Accelerator, Catalog, Machine, MachineKind, MemoryKind, Price};
 use crate::core::estimate::estimate_with;
 use crate::core::fit::{FitResult, FitSettings, Verdict, hourly_usd};
 use crate::core::scenario::{KvAllocation, Runtime, Scenario};
+use crate::core::speed::step::{StepCosts, StepInputs, StepModel};
 use crate::core::speed::{Backend, GpuDevice, backend_for};
 use crate::core::units::GbPerSec;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
-use step::{StepCosts, StepInputs, StepModel};
 
 /// Years an owned machine's purchase price is spread over for its cost per token (heuristic:
 /// the three-year straight-line depreciation common for servers and GPUs; stated in reports).
 pub const AMORTISATION_YEARS: f64 = 3.0;
 const HOURS_PER_YEAR: f64 = 8766.0;
 
-/// Engine costs outside the layers, per scheduler step.
-/// - vLLM V1: the scheduler, input preparation and output processing between two CUDA-graph
-///   replays. vLLM's v0.6.0 post measured 38 % of the time on the GPU for Llama 3 8B on an H100
-///   before its CPU work was overlapped (blog.vllm.ai 2024-09-05); V1 overlaps the API server
-///   and detokenising (blog.vllm.ai 2025-01-27) and leaves ~0.5 ms per step plus per-request
-///   bookkeeping.
-/// - SGLang: its overlap scheduler hides most of the CPU step (lmsys.org blog 2024-12-04,
-///   "SGLang v0.4"): half of vLLM's.
-/// - llama-server: one C++ loop over the slots; sampling per slot.
-/// - transformers `generate()`: its per-layer Python dispatch is the profile's
-///   `layer_overhead_us`; the step adds the logits processors.
+/// Engine costs outside the layers, per scheduler step: the runtime's ([`StepCosts::of`]), and
+/// for SGLang half of vLLM's, its overlap scheduler hiding most of the CPU step (lmsys.org blog,
+/// 2024-12-04, "SGLang v0.4").
 pub fn step_costs(engine: Engine) -> StepCosts {
     match engine {
-        Engine::Vllm | Engine::Auto => StepCosts {
-            step_us: 500.0,
-            per_seq_us: 10.0,
-        },
+        Engine::Vllm | Engine::Auto => StepCosts::of(Backend::Vllm),
         Engine::Sglang => StepCosts {
             step_us: 250.0,
             per_seq_us: 5.0,
         },
-        Engine::LlamaServer => StepCosts {
-            step_us: 200.0,
-            per_seq_us: 20.0,
-        },
-        Engine::Transformers => StepCosts {
-            step_us: 300.0,
-            per_seq_us: 10.0,
-        },
+        Engine::LlamaServer => StepCosts::of(Backend::Cuda),
+        Engine::Transformers => StepCosts::of(Backend::Transformers),
     }
 }
 
@@ -364,7 +346,7 @@ pub fn build(
     let kernel = if backend.is_llama_cpp() {
         Kernel::Ggml
     } else {
-        Kernel::for_weights(s.weights, supports_fp8(acc))
+        Kernel::for_weights(s.weights, gpu.fp8)
     };
     let (gpu_link, nvlink) = match acc.gpu_link_gbs {
         Some(g) if g > 0.0 => (GbPerSec(g / 2.0), true),
@@ -391,7 +373,10 @@ pub fn build(
         consts: &st.speed,
         bandwidth_factor,
     });
-    step.dispatch_bound = engine == Engine::Transformers;
+    if engine == Engine::Transformers {
+        step.dispatch_bound = true;
+        step.kv_passes = crate::core::speed::step::DYNAMIC_CACHE_KV_PASSES;
+    }
     if kernel == Kernel::Ggml {
         step.vector_s_per_token = est.params.active as f64 * profile.dot_flops_per_weight
             / (gpu.vector_tflops.max(0.01) * 1e12);
@@ -514,32 +499,6 @@ fn plan_at(
         cost,
         curve,
     })
-}
-
-/// Whether the GPU has FP8 tensor cores (Ada, Hopper, Blackwell; CDNA3): the catalog's
-/// architecture names.
-fn supports_fp8(acc: &Accelerator) -> bool {
-    let id = acc.id.to_ascii_lowercase();
-    [
-        "h100",
-        "h200",
-        "h20",
-        "b200",
-        "b100",
-        "gb200",
-        "l40s",
-        "l4",
-        "rtx-40",
-        "rtx-50",
-        "rtx-6000-ada",
-        "rtx-pro-6000",
-        "mi300",
-        "mi325",
-        "mi355",
-    ]
-    .iter()
-    .any(|k| id.starts_with(k) || id.contains(k))
-        || id.ends_with("-laptop") && (id.starts_with("rtx-40") || id.starts_with("rtx-50"))
 }
 
 /// Requests that run at once: the pool at the traffic's mean occupancy (a shared prefix kept

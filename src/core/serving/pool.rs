@@ -16,9 +16,9 @@
 
 use super::engine::EngineSettings;
 use super::inputs::Engine;
-use super::step::StepModel;
 use crate::core::estimate::{ComponentKind, Estimate};
 use crate::core::model::ModelSpec;
+use crate::core::speed::step::StepModel;
 use crate::core::units::Bytes;
 use serde::{Deserialize, Serialize};
 

@@ -14,6 +14,7 @@
 
 pub mod bench;
 pub mod profile;
+pub mod step;
 
 use super::catalog::{Accelerator, Machine, MemoryKind};
 use super::estimate::Estimate;
@@ -80,12 +81,42 @@ pub struct GpuDevice {
     pub vector_tflops: f64,
     pub compute_units: Option<u32>,
     pub unified: bool,
+    /// FP8 tensor cores (Ada, Hopper, Blackwell, CDNA3): FP8 weights run W8A8 at `int8_tops`.
+    #[serde(default)]
+    pub fp8: bool,
+}
+
+/// Whether accelerator `a` has FP8 tensor cores (Ada Lovelace, Hopper and Blackwell NVIDIA
+/// parts; AMD CDNA3), by its catalog id.
+pub fn fp8_tensor_cores(a: &Accelerator) -> bool {
+    let id = a.id.to_ascii_lowercase();
+    a.int8_tops.is_some()
+        && [
+            "h100",
+            "h200",
+            "h20",
+            "b100",
+            "b200",
+            "gb200",
+            "l40s",
+            "l4",
+            "rtx-40",
+            "rtx-50",
+            "rtx-6000-ada",
+            "rtx-pro-6000",
+            "mi300",
+            "mi325",
+            "mi355",
+        ]
+        .iter()
+        .any(|k| id.starts_with(k))
 }
 
 impl GpuDevice {
     pub fn from_accelerator(a: &Accelerator) -> GpuDevice {
         let acc16 = a.fp16_acc16_tflops.unwrap_or(a.fp16_tflops);
         GpuDevice {
+            fp8: fp8_tensor_cores(a),
             bandwidth: a.bandwidth,
             fp16_tflops: a.fp16_tflops,
             fp16_acc16_tflops: acc16,
@@ -411,8 +442,58 @@ fn allreduce_s(q: &SpeedQuery, k: &SpeedConstants, n: f64, bytes: f64) -> f64 {
     lat + 2.0 * (n - 1.0) / n * bytes / (q.gpu_link.bytes_per_sec().max(1.0))
 }
 
+/// The PyTorch serving runtimes with every layer on the GPUs: the batched step model
+/// ([`step::StepModel`]) that `core::serving` also uses, so one user's speed here is the one a
+/// serving plan starts from. vLLM runs tensor parallel over the GPUs and prefills the prompt in
+/// one step (up to its 8,192-token budget); transformers runs the layers one GPU after another.
+fn pytorch_speed(q: &SpeedQuery, k: &SpeedConstants, g: GpuDevice) -> Speed {
+    let transformers = q.backend == Backend::Transformers;
+    let tp = if transformers || q.multi != MultiGpu::TensorParallel {
+        1
+    } else {
+        q.gpus.max(1)
+    };
+    let mut m = step::StepModel::new(&step::StepInputs {
+        scenario: q.scenario,
+        est: q.est,
+        gpu: g,
+        profile: k.profiles.get(q.backend),
+        kernel: step::Kernel::for_weights(q.scenario.weights, g.fp8),
+        costs: step::StepCosts::of(q.backend),
+        tp,
+        gpu_link: q.gpu_link,
+        nvlink: q.nvlink,
+        consts: k,
+        bandwidth_factor: q.tuning.bandwidth_factor,
+    });
+    if transformers {
+        m.dispatch_bound = true;
+        m.kv_passes = step::DYNAMIC_CACHE_KV_PASSES;
+    }
+    let b = q.batch.max(1) as f64;
+    let depth = q.depth as f64;
+    let decode = b / m.time(b, depth, 0.0, 0.0);
+    let chunk = if transformers {
+        depth.max(1.0) * b
+    } else {
+        depth.clamp(1.0, 8192.0)
+    };
+    let prefill = chunk / m.time(0.0, 0.0, chunk, 0.0) * q.tuning.prefill_factor.max(0.01);
+    Speed {
+        decode_tokens_per_s: finite(decode),
+        prefill_tokens_per_s: finite(prefill),
+    }
+}
+
 /// Speed of a placement: `q.gpu_layers` of the layers on `q.gpus` GPUs, the rest on the CPU.
 pub fn placement_speed(q: &SpeedQuery, k: &SpeedConstants) -> Speed {
+    if let Some(g) = q.gpu
+        && matches!(q.backend, Backend::Vllm | Backend::Transformers)
+        && q.gpu_layers >= q.est.workload.layers
+        && q.style == SplitStyle::CpuLayers
+    {
+        return pytorch_speed(q, k, g);
+    }
     let sh = shape(q);
     let l = sh.layers;
     let b = q.batch.max(1) as f64;
@@ -562,16 +643,31 @@ pub fn formula_text(b: Backend, k: &SpeedConstants) -> String {
         (None, true) => format!("{} × vector TFLOPS", p.quant_vector_multiple),
         (None, false) => "the F16 rate".into(),
     };
-    let decode = if matches!(b, Backend::Vllm | Backend::Transformers) {
-        format!(
-            "decode step = max(bytes ÷ {bw}, batch × 2 × params ÷ GEMM rate) + layers × {} µs",
-            p.layer_overhead_us
-        )
-    } else {
-        format!(
+    let decode = match b {
+        Backend::Vllm | Backend::Transformers => {
+            let c = step::StepCosts::of(b);
+            format!(
+                "step = {}(max(bytes ÷ ({} × bandwidth × kernel), FLOPs ÷ GEMM rate){}layers × {} µs) + {} µs + {} µs per sequence (speed/step.rs; kernels per precision: docs/serving.md)",
+                if b == Backend::Transformers {
+                    "max"
+                } else {
+                    ""
+                },
+                p.bandwidth_efficiency,
+                if b == Backend::Transformers {
+                    ", "
+                } else {
+                    " + "
+                },
+                p.layer_overhead_us,
+                c.step_us,
+                c.per_seq_us
+            )
+        }
+        _ => format!(
             "decode token = bytes ÷ {bw} + weights × {} FLOP ÷ vector rate + layers × {} µs",
             p.dot_flops_per_weight, p.layer_overhead_us
-        )
+        ),
     };
     format!(
         "{}: {decode}; prefill = FLOPs ÷ rate, rate = quantised: {quant}; F16: {} × FP16 tensor rate ({} accumulate); MoE × {}",

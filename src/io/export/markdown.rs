@@ -78,7 +78,14 @@ pub(crate) fn render(input: &ReportInput) -> String {
     for u in &unmet {
         let _ = writeln!(out, "- {}", md(u));
     }
-    if !unmet.is_empty() {
+    if let Some(load) = &rec.cloud_cost_load {
+        let _ = writeln!(
+            out,
+            "- Cloud $ per 1M tokens: per output token {}.",
+            md(load)
+        );
+    }
+    if !unmet.is_empty() || rec.cloud_cost_load.is_some() {
         out.push('\n');
     }
     if let Some(t) = &rec.this_machine {

@@ -12,10 +12,10 @@
 //! (`4 × layers × heads × head_dim` per token per unit of depth). The bandwidth and GEMM rate
 //! are those of the kernel the engine runs for these weights ([`Kernel`]).
 
+use super::{Backend, GpuDevice, Profile, SpeedConstants};
 use crate::core::estimate::Estimate;
 use crate::core::precision::WeightPrecision;
 use crate::core::scenario::Scenario;
-use crate::core::speed::{GpuDevice, Profile, SpeedConstants};
 use crate::core::units::GbPerSec;
 use serde::{Deserialize, Serialize};
 
@@ -104,6 +104,39 @@ pub struct StepCosts {
     pub per_seq_us: f64,
 }
 
+impl StepCosts {
+    /// The costs of the runtime behind `backend`:
+    /// - vLLM V1: the scheduler, input preparation and output processing between two CUDA-graph
+    ///   replays. vLLM's v0.6.0 post measured only 38 % of the time on the GPU for Llama 3 8B on
+    ///   an H100 before its CPU work was overlapped (blog.vllm.ai, 2024-09-05); V1 overlaps the
+    ///   API server and detokenising (blog.vllm.ai, 2025-01-27), leaving ~0.5 ms a step plus
+    ///   per-request bookkeeping.
+    /// - transformers `generate()`: its per-layer Python dispatch is the profile's
+    ///   `layer_overhead_us`; the step adds the logits processors and stopping criteria.
+    /// - llama.cpp (`llama-server`): one C++ loop over the slots, sampling per slot.
+    pub const fn of(backend: Backend) -> StepCosts {
+        match backend {
+            Backend::Vllm => StepCosts {
+                step_us: 500.0,
+                per_seq_us: 10.0,
+            },
+            Backend::Transformers => StepCosts {
+                step_us: 300.0,
+                per_seq_us: 10.0,
+            },
+            _ => StepCosts {
+                step_us: 200.0,
+                per_seq_us: 20.0,
+            },
+        }
+    }
+}
+
+/// transformers' `DynamicCache.update` concatenates each layer's new K and V onto its cache
+/// (`torch.cat`, src/transformers/cache_utils.py): every step reads and writes the whole cache
+/// once more before attention reads it, three passes over the KV bytes.
+pub const DYNAMIC_CACHE_KV_PASSES: f64 = 3.0;
+
 /// One replica's step-time model, built once per machine and tensor-parallel size.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StepModel {
@@ -141,6 +174,8 @@ pub struct StepModel {
     /// behind it (CUDA's asynchronous execution), so a step takes the longer of the two, not
     /// their sum.
     pub dispatch_bound: bool,
+    /// Passes over the KV bytes a decode step makes (1; transformers' dynamic cache: 3).
+    pub kv_passes: f64,
 }
 
 /// What builds a [`StepModel`].
@@ -234,6 +269,7 @@ impl StepModel {
             kernel: i.kernel,
             vector_s_per_token: 0.0,
             dispatch_bound: false,
+            kv_passes: 1.0,
         }
     }
 
