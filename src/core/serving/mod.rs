@@ -256,7 +256,7 @@ fn tp_candidates(s: &Scenario, m: &Machine, acc: &Accelerator, engine: Engine) -
     let heads = s.model.heads.max(1);
     (0..8)
         .map(|k| 1_u64 << k)
-        .filter(|tp| *tp <= n && n % tp == 0 && heads % tp == 0)
+        .filter(|tp| *tp <= n && n.is_multiple_of(*tp) && heads.is_multiple_of(*tp))
         .collect()
 }
 
@@ -400,11 +400,13 @@ pub fn build(
         &es.model,
         &est,
         &step,
-        memory,
-        usable,
-        est_gpus,
-        es.gpu_memory_utilization,
-        inputs.mem_fraction_static,
+        pool::GpuBudget {
+            memory,
+            usable,
+            tp: est_gpus,
+            vllm_utilization: es.gpu_memory_utilization,
+            sglang_fraction: inputs.mem_fraction_static,
+        },
     );
     let context = s.context.max(1);
     let prompt = s.prompt_tokens.clamp(1, context) as f64;

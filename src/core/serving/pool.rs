@@ -109,20 +109,35 @@ pub fn vllm_profile_peak(spec: &ModelSpec, tokens: u64, seqs: u64, tp: u64) -> B
     forward.max(sampler)
 }
 
-/// The pool `engine` builds on GPUs of `memory` each (`usable`: what the fit found usable per
-/// GPU for the runtime, e.g. the Metal working set), with `est` the estimate at this
-/// tensor-parallel size.
+/// The memory a replica's GPUs offer the engine.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct GpuBudget {
+    /// Memory of one GPU (layer split: of all of them).
+    pub memory: Bytes,
+    /// What the fit found usable per GPU for the runtime (e.g. the Metal working set).
+    pub usable: Bytes,
+    pub tp: u64,
+    /// vLLM `--gpu-memory-utilization`.
+    pub vllm_utilization: f64,
+    /// SGLang `--mem-fraction-static` (`None`: its default).
+    pub sglang_fraction: Option<f64>,
+}
+
+/// The pool `set.engine` builds on `gpu`, with `est` the estimate at this tensor-parallel size.
 pub fn pool(
     set: &EngineSettings,
     spec: &ModelSpec,
     est: &Estimate,
     model: &StepModel,
-    memory: Bytes,
-    usable: Bytes,
-    tp: u64,
-    vllm_utilization: f64,
-    sglang_fraction: Option<f64>,
+    gpu: GpuBudget,
 ) -> KvPool {
+    let GpuBudget {
+        memory,
+        usable,
+        tp,
+        vllm_utilization,
+        sglang_fraction,
+    } = gpu;
     let weights = est.per_gpu_kind(ComponentKind::Weights);
     let (budget, activations, runtime) = match set.engine {
         Engine::Vllm | Engine::Auto => (
