@@ -1191,18 +1191,17 @@ fn a_budget_below_every_machine_empties_the_strip_and_says_why() {
     assert_eq!(h.state().state.constraints.max_usd_per_hour, Some(0.01));
     let g = group(&mut h, cloud);
     assert!(g.best().is_none(), "{g:#?}");
-    assert!(!g.unmet.is_empty());
+    let unmet: Vec<String> = g.unmet.iter().map(ToString::to_string).collect();
+    assert!(!unmet.is_empty());
     assert!(
-        h.query_by_label_contains(&g.unmet[0]).is_some(),
-        "the card says what would have to give: {:?}",
-        g.unmet
+        h.query_by_label_contains(&unmet[0]).is_some(),
+        "the card says what would have to give: {unmet:?}"
     );
     assert!(
-        g.unmet
+        unmet
             .iter()
             .any(|u| u.starts_with("nothing fits under $0.0100/h")),
-        "{:?}",
-        g.unmet
+        "{unmet:?}"
     );
     // Clearing it (0 = no limit) brings the pick back.
     type_into(&mut h, "Max $/hour", "0", true);

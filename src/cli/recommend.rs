@@ -212,9 +212,9 @@ pub fn text(s: &Scenario, r: &Recommendations) -> String {
         }
     }
     if let Some(t) = &r.this_machine {
-        let _ = writeln!(o, "\n{}: {}", t.title(), t.summary);
+        let _ = writeln!(o, "\n{}: {}", t.title(), t.summary());
         for (i, u) in t.upgrades.iter().enumerate() {
-            let _ = writeln!(o, "  {}. {}", i + 1, u.text);
+            let _ = writeln!(o, "  {}. {u}", i + 1);
         }
     }
     o

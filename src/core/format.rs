@@ -218,6 +218,144 @@ pub fn percent(f: f64) -> String {
     }
 }
 
+// ---- The recommendations' sentences ----
+//
+// `core::recommend` writes its rates and prices with coarser rules than [`rate`] and [`usd`]:
+// the precision follows the unrounded value (99.97 tok/s is "100.0", not "100"), prices of $100
+// and more are whole dollars ("$500", where [`usd`] writes "$500.00"), and a missing value is an
+// en dash "–" (not [`MISSING`]). Both are kept as they are so that no shown sentence changes;
+// making the recommendations use [`rate`] and [`usd`] is a visible change of its own.
+
+/// A rate in a recommendation: "1,234", "123", "56.7", "3.21", "0.012"; "–" when zero, negative
+/// or not finite. The precision follows the unrounded value.
+pub fn rate_coarse(x: f64) -> String {
+    if !x.is_finite() || x <= 0.0 {
+        "–".into()
+    } else if x >= 1000.0 {
+        group_digits(x.round() as u64)
+    } else if x >= 100.0 {
+        format!("{x:.0}")
+    } else if x >= 10.0 {
+        format!("{x:.1}")
+    } else if x >= 1.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+/// Dollars in a recommendation: "$1,599", "$500", "$12.50", "$0.43", "$0.0420"; "–" when
+/// negative or not finite.
+pub fn usd_coarse(x: f64) -> String {
+    if !x.is_finite() || x < 0.0 {
+        "–".into()
+    } else if x >= 100.0 {
+        format!("${}", group_digits(x.round() as u64))
+    } else if x >= 0.1 {
+        format!("${x:.2}")
+    } else {
+        format!("${x:.4}")
+    }
+}
+
+// ---- Fixed-precision figures in explanations, notes and tooltips ----
+
+/// Dollars with cents, whatever the amount: "$1.86", "$0.53", "$1234.00" (the Machines tab's
+/// tooltip gives an hourly price so).
+pub fn usd_cents(x: f64) -> String {
+    format!("${x:.2}")
+}
+
+/// Whole dollars without digit grouping: "$1999" (the Machines tab's tooltip gives a purchase
+/// price so; tables use [`usd_whole`], "$1,999").
+pub fn usd_ungrouped(x: f64) -> String {
+    format!("${x:.0}")
+}
+
+/// A dollar amount as given, with the digits it has: "$0.15" for 0.15 (a setting's value).
+pub fn usd_as_given(x: f64) -> String {
+    format!("${x}")
+}
+
+/// A size in GiB with one decimal, whatever its magnitude: "24.0 GiB", "0.5 GiB" (detection's
+/// notes compare VRAM sizes so).
+pub fn gib_one_decimal(b: Bytes) -> String {
+    format!("{:.1} GiB", b.0 as f64 / super::units::GIB as f64)
+}
+
+/// A measured bandwidth with one decimal: "31.4 GB/s" (the memory probe's result).
+pub fn bandwidth_tenths(gbs: f64) -> String {
+    format!("{gbs:.1} GB/s")
+}
+
+/// Milliseconds, whole: "250 ms".
+pub fn millis(ms: f64) -> String {
+    format!("{ms:.0} ms")
+}
+
+/// Milliseconds with two decimals: "1.25 ms" (frame times).
+pub fn millis_hundredths(ms: f64) -> String {
+    format!("{ms:.2} ms")
+}
+
+/// An efficiency multiplier with three decimals: "0.758" (a calibration's factors).
+pub fn factor(x: f64) -> String {
+    format!("{x:.3}")
+}
+
+/// A rate with one decimal, without grouping: "182.4" (a calibration's before and after).
+pub fn rate_tenths(x: f64) -> String {
+    format!("{x:.1}")
+}
+
+/// A rate in whole units, without grouping: "12538" (a calibration's before and after).
+pub fn rate_whole(x: f64) -> String {
+    format!("{x:.0}")
+}
+
+/// Bits per weight with two decimals: "4.85".
+pub fn bits(x: f64) -> String {
+    format!("{x:.2}")
+}
+
+/// Bits per weight with three decimals, as formulas show them: "4.500".
+pub fn bits_exact(x: f64) -> String {
+    format!("{x:.3}")
+}
+
+/// Bits with at most three decimals and no trailing zeros: "4.5", "16", "8.5" (the report's
+/// scenario table).
+pub fn bits_trimmed(x: f64) -> String {
+    let s = format!("{x:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// A coefficient of a formula with one decimal: "34.0".
+pub fn coefficient(x: f64) -> String {
+    format!("{x:.1}")
+}
+
+/// A fraction as a command-line value with two decimals: "0.90" (vLLM's
+/// `--gpu-memory-utilization`).
+pub fn fraction(x: f64) -> String {
+    format!("{x:.2}")
+}
+
+/// A chart's axis tick in GiB: whole from 10 up or when whole ("20", "3"), else one decimal
+/// ("2.5").
+pub fn tick(v: f64) -> String {
+    if v >= 10.0 || v == v.round() {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+/// A coordinate in an SVG drawing, to a tenth of a pixel: "12.5".
+pub fn svg_coord(x: f64) -> String {
+    format!("{x:.1}")
+}
+
 /// A short, file-name-safe slug of a name: "Llama 3 8B (Instruct)" → "Llama-3-8B-Instruct".
 /// Keeps ASCII letters, digits, `.` and `_`; runs of anything else become one `-`; at most 64
 /// characters; "model" when nothing is left.

@@ -5,19 +5,25 @@
 //! Per group (laptop, Apple, desktop/workstation, cloud instance) the picks are: the cheapest
 //! machine that holds the workload in GPU (or unified) memory, the fastest (within the budget
 //! when one is given), for cloud instances the lowest $ per 1M tokens, and the cheapest machine
-//! that runs it with offload (or on the CPU) at a minimum speed. Each pick carries a one-line
-//! reason; a group where the constraints rule everything out says what would have to give.
+//! that runs it with offload (or on the CPU) at a minimum speed. Each pick carries its reason
+//! ([`Reason`]); a group where the constraints rule everything out says what would have to give
+//! ([`Unmet`]); this machine gets its [`Outcome`] and its [`Upgrade`]s. They are values, like the
+//! fit's notes: the sentences are written by their `Display`, the numbers in them by
+//! [`super::format`], only when a surface shows them.
 //! The rules are written down in docs/recommend.md.
 
 use super::catalog::{Catalog, Machine, MachineKind, MemoryKind, Price, Vendor};
-use super::estimate::{estimate, group_digits};
+use super::estimate::estimate;
 use super::fit::{
     EstimateCache, FitResult, FitSettings, Verdict, fit_all, fit_machine, solve_max_context,
     solve_precision,
 };
+use super::format;
+use super::precision::WeightPrecision;
 use super::scenario::Scenario;
 use super::units::{Bytes, GIB};
 use serde::{Deserialize, Serialize};
+use std::fmt;
 
 /// The lowest decode speed the "cheapest with offload" pick accepts when the buyer gives none:
 /// about silent reading speed. Brysbaert (2019), "How many words do we read per minute?",
@@ -178,16 +184,254 @@ impl Role {
     }
 }
 
+/// What a pick costs: bought once, or rented by the hour (every cloud instance); `None` when the
+/// catalog has no (finite) price.
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PickPrice {
+    Purchase(Option<f64>),
+    PerHour(Option<f64>),
+}
+
+impl PickPrice {
+    /// The amount in USD, when known.
+    pub fn usd(self) -> Option<f64> {
+        match self {
+            PickPrice::Purchase(usd) | PickPrice::PerHour(usd) => usd,
+        }
+    }
+    /// Whether the amount is per hour.
+    pub fn is_hourly(self) -> bool {
+        matches!(self, PickPrice::PerHour(_))
+    }
+    fn of(m: &Machine) -> PickPrice {
+        let (usd, hourly) = match &m.price {
+            Some(Price::Hourly { usd, .. }) => (Some(*usd), true),
+            Some(Price::Purchase { usd, .. }) => (Some(*usd), false),
+            None => (None, false),
+        };
+        let usd = usd.filter(|u| u.is_finite());
+        if hourly || m.kind == MachineKind::Cloud {
+            PickPrice::PerHour(usd)
+        } else {
+            PickPrice::Purchase(usd)
+        }
+    }
+}
+
+impl fmt::Display for PickPrice {
+    /// "$1,599", "$1.86/h", "price unknown".
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PickPrice::Purchase(Some(usd)) => f.write_str(&format::usd_coarse(*usd)),
+            PickPrice::PerHour(Some(usd)) => write!(f, "{}/h", format::usd_coarse(*usd)),
+            PickPrice::Purchase(None) | PickPrice::PerHour(None) => f.write_str("price unknown"),
+        }
+    }
+}
+
+/// Which memory a "cheapest on the GPU" pick fills.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryShown {
+    /// One GPU's memory.
+    Gpu,
+    /// The memory of each of several GPUs.
+    PerGpu,
+    /// Unified memory (CPU and GPU share it).
+    Unified,
+}
+
+impl MemoryShown {
+    const fn text(self) -> &'static str {
+        match self {
+            MemoryShown::Gpu => "usable GPU memory",
+            MemoryShown::PerGpu => "usable memory per GPU",
+            MemoryShown::Unified => "usable unified memory",
+        }
+    }
+}
+
+/// How a machine runs a workload that is not all on its GPU.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OffloadHow {
+    /// On the CPU only.
+    Cpu,
+    /// Layers (or experts) split between GPU and RAM: "20/80", "the experts of 12 of 32 layers in
+    /// RAM".
+    Offload { split: String },
+}
+
+impl fmt::Display for OffloadHow {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OffloadHow::Cpu => f.write_str("on the CPU"),
+            OffloadHow::Offload { split } => write!(f, "with offload ({split})"),
+        }
+    }
+}
+
+/// Why a machine is a pick: the question it answers, with its numbers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Why {
+    /// "cheapest laptop with ≥ 5.96 GiB usable GPU memory; 38.2 tok/s".
+    Cheapest {
+        group: Group,
+        need: Bytes,
+        memory: MemoryShown,
+        tokens_per_s: f64,
+    },
+    /// "fastest laptop under $3,000: 38.2 tok/s (GPU, $1,599)".
+    Fastest {
+        group: Group,
+        /// The price limit it is the fastest under, if any.
+        within: Option<PickPrice>,
+        tokens_per_s: f64,
+        verdict_text: String,
+        price: PickPrice,
+    },
+    /// "lowest cost per 1M tokens generated among cloud instances that run it: $0.43 at $1.86/h;
+    /// 38.2 tok/s".
+    BestValue {
+        /// Tokens trained (training) rather than generated.
+        trained: bool,
+        usd_per_million_tokens: f64,
+        price: PickPrice,
+        tokens_per_s: f64,
+    },
+    /// "cheapest laptop that runs it with offload (20/80) at ≥ 5.00 tok/s: 7.50 tok/s".
+    CheapestOffload {
+        group: Group,
+        how: OffloadHow,
+        /// The least speed asked for.
+        floor_tokens_per_s: f64,
+        tokens_per_s: f64,
+    },
+}
+
+impl Why {
+    /// The clause that says a pick also answers this question: "the fastest laptop under $3,000".
+    fn also(&self) -> String {
+        match self {
+            Why::Cheapest {
+                group: Group::Cloud,
+                ..
+            } => "the cheapest per hour that holds it on the GPU".to_string(),
+            Why::Cheapest { group, .. } => {
+                format!("the cheapest {} that holds it on the GPU", group.noun())
+            }
+            Why::Fastest { group, within, .. } => {
+                format!("the fastest {}{}", group.noun(), under(within))
+            }
+            Why::BestValue { .. } => "the lowest cost per 1M tokens".to_string(),
+            Why::CheapestOffload {
+                floor_tokens_per_s, ..
+            } => format!(
+                "the cheapest that runs it at ≥ {} tok/s",
+                format::rate_coarse(*floor_tokens_per_s)
+            ),
+        }
+    }
+}
+
+/// " under $3,000", or nothing without a limit.
+fn under(within: &Option<PickPrice>) -> String {
+    within.map(|l| format!(" under {l}")).unwrap_or_default()
+}
+
+impl fmt::Display for Why {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Why::Cheapest {
+                group,
+                need,
+                memory,
+                tokens_per_s,
+            } => {
+                let per = if *group == Group::Cloud {
+                    " per hour"
+                } else {
+                    ""
+                };
+                write!(
+                    f,
+                    "cheapest {}{per} with ≥ {} {}; {} tok/s",
+                    group.noun(),
+                    need.display_gib(),
+                    memory.text(),
+                    format::rate_coarse(*tokens_per_s)
+                )
+            }
+            Why::Fastest {
+                group,
+                within,
+                tokens_per_s,
+                verdict_text,
+                price,
+            } => write!(
+                f,
+                "fastest {}{}: {} tok/s ({verdict_text}, {price})",
+                group.noun(),
+                under(within),
+                format::rate_coarse(*tokens_per_s)
+            ),
+            Why::BestValue {
+                trained,
+                usd_per_million_tokens,
+                price,
+                tokens_per_s,
+            } => write!(
+                f,
+                "lowest cost per 1M tokens {} among cloud instances that run it: {} at {price}; {} tok/s",
+                if *trained { "trained" } else { "generated" },
+                format::usd_coarse(*usd_per_million_tokens),
+                format::rate_coarse(*tokens_per_s)
+            ),
+            Why::CheapestOffload {
+                group,
+                how,
+                floor_tokens_per_s,
+                tokens_per_s,
+            } => write!(
+                f,
+                "cheapest {} that runs it {how} at ≥ {} tok/s: {} tok/s",
+                group.noun(),
+                format::rate_coarse(*floor_tokens_per_s),
+                format::rate_coarse(*tokens_per_s)
+            ),
+        }
+    }
+}
+
+/// Why a machine is a pick, and the other questions it also answers (a machine that answers two
+/// is listed once).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Reason {
+    pub why: Why,
+    pub also: Vec<Why>,
+}
+
+impl fmt::Display for Reason {
+    /// "cheapest laptop with ≥ 5.96 GiB usable GPU memory; 38.2 tok/s; also the fastest laptop".
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.why)?;
+        for a in &self.also {
+            write!(f, "; also {}", a.also())?;
+        }
+        Ok(())
+    }
+}
+
 /// One recommended machine.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Pick {
     pub role: Role,
     pub machine: String,
     pub name: String,
-    /// Purchase price (owned) or price per hour (cloud), USD.
-    pub price_usd: Option<f64>,
-    /// Whether `price_usd` is per hour.
-    pub hourly: bool,
+    /// Purchase price (owned) or price per hour (cloud).
+    pub price: PickPrice,
     pub verdict: Verdict,
     /// "GPU", "offload 20/80", …
     pub verdict_text: String,
@@ -195,18 +439,126 @@ pub struct Pick {
     pub tokens_per_s: f64,
     /// $ per 1M tokens (training: the run's cost per 1M trained tokens).
     pub usd_per_million_tokens: Option<f64>,
-    /// "cheapest laptop with ≥ 5.96 GiB usable GPU memory; 38.2 tok/s".
-    pub reason: String,
+    pub reason: Reason,
 }
 
 impl Pick {
     /// "$1,599", "$1.86/h", "price unknown".
     pub fn price_text(&self) -> String {
-        price_text(self.price_usd, self.hourly)
+        self.price.to_string()
     }
     /// "38.2 tok/s".
     pub fn speed_text(&self) -> String {
-        format!("{} tok/s", rate_text(self.tokens_per_s))
+        format!("{} tok/s", format::rate_coarse(self.tokens_per_s))
+    }
+}
+
+/// A machine named in what a group lacks: "Mac mini (M4 Pro, 64 GB) ($1,999, unified, 4.96
+/// tok/s)".
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Named {
+    pub name: String,
+    pub price: PickPrice,
+    pub verdict_text: String,
+    pub tokens_per_s: f64,
+}
+
+impl fmt::Display for Named {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} ({}, {}, {} tok/s)",
+            self.name,
+            self.price,
+            self.verdict_text,
+            format::rate_coarse(self.tokens_per_s)
+        )
+    }
+}
+
+/// What the constraints ruled out in a group and what would have to give.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unmet {
+    /// A GPU holds the need but the machine lacks the RAM beside it.
+    NoRamBeside {
+        group: Group,
+        machine: String,
+        usable: Bytes,
+        need: Bytes,
+    },
+    /// No GPU of the group holds the need.
+    GpuTooSmall {
+        group: Group,
+        need: Bytes,
+        most: Bytes,
+        machine: String,
+    },
+    /// No machine of the group has a GPU.
+    NoGpu { group: Group },
+    /// The machines that hold it on the GPU have no price.
+    Unpriced { group: Group },
+    /// None reaches the least speed asked for on the GPU.
+    TooSlow {
+        group: Group,
+        min_tokens_per_s: f64,
+        fastest: Named,
+    },
+    /// None fits under the price limit.
+    OverBudget {
+        limit: Option<PickPrice>,
+        cheapest: Named,
+    },
+}
+
+impl fmt::Display for Unmet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unmet::NoRamBeside {
+                group,
+                machine,
+                usable,
+                need,
+            } => write!(
+                f,
+                "no {} holds it in GPU memory: {machine} has {} usable for the {} it needs, but not the RAM beside it",
+                group.noun(),
+                usable.display_gib(),
+                need.display_gib()
+            ),
+            Unmet::GpuTooSmall {
+                group,
+                need,
+                most,
+                machine,
+            } => write!(
+                f,
+                "no {} holds it in GPU memory: it needs {} per GPU, the most any has usable is {} ({machine})",
+                group.noun(),
+                need.display_gib(),
+                most.display_gib()
+            ),
+            Unmet::NoGpu { group } => write!(f, "no {} has a GPU for it", group.noun()),
+            Unmet::Unpriced { group } => write!(
+                f,
+                "no {} that holds it on the GPU has a price in the catalog",
+                group.noun()
+            ),
+            Unmet::TooSlow {
+                group,
+                min_tokens_per_s,
+                fastest,
+            } => write!(
+                f,
+                "no {} reaches {} tok/s on the GPU; the fastest is {fastest}",
+                group.noun(),
+                format::rate_coarse(*min_tokens_per_s)
+            ),
+            Unmet::OverBudget { limit, cheapest } => {
+                let limit = limit.map(|l| l.to_string()).unwrap_or_default();
+                write!(f, "nothing fits under {limit}; the cheapest is {cheapest}")
+            }
+        }
     }
 }
 
@@ -218,7 +570,7 @@ pub struct GroupPicks {
     pub picks: Vec<Pick>,
     /// What the constraints ruled out and what would have to give ("nothing fits under $1,000;
     /// the cheapest is …").
-    pub unmet: Vec<String>,
+    pub unmet: Vec<Unmet>,
 }
 
 impl GroupPicks {
@@ -244,25 +596,292 @@ pub enum ChangeKind {
     Machine,
 }
 
+/// How a machine runs a scenario (or that it does not).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Gpu {
+        tokens_per_s: f64,
+    },
+    Unified {
+        tokens_per_s: f64,
+    },
+    Offload {
+        /// "20/80", "the experts of 12 of 32 layers in RAM".
+        split: String,
+        tokens_per_s: f64,
+    },
+    Cpu {
+        tokens_per_s: f64,
+    },
+    Disk {
+        /// What is read from the disk for every token.
+        from_disk: Bytes,
+        tokens_per_s: f64,
+    },
+    DoesNotFit {
+        /// (needed, usable) per GPU, when the machine has one.
+        gpu: Option<(Bytes, Bytes)>,
+        ram_needed: Bytes,
+        ram_usable: Bytes,
+    },
+}
+
+impl Outcome {
+    fn of(f: &FitResult) -> Outcome {
+        let tokens_per_s = speed(f);
+        match f.verdict {
+            Verdict::Gpu => Outcome::Gpu { tokens_per_s },
+            Verdict::Unified => Outcome::Unified { tokens_per_s },
+            Verdict::Offload => Outcome::Offload {
+                split: f.offload_split_text(),
+                tokens_per_s,
+            },
+            Verdict::Cpu => Outcome::Cpu { tokens_per_s },
+            Verdict::Disk => Outcome::Disk {
+                from_disk: f.disk_bytes,
+                tokens_per_s,
+            },
+            Verdict::None => Outcome::DoesNotFit {
+                gpu: (f.gpu_capacity.0 > 0).then_some((f.gpu_required, f.gpu_capacity)),
+                ram_needed: f.ram_required,
+                ram_usable: f.ram_capacity,
+            },
+        }
+    }
+
+    /// As the machine's summary says it: "runs it on the GPU at 38.2 tok/s".
+    fn write_now(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let rate = format::rate_coarse;
+        match self {
+            Outcome::Gpu { tokens_per_s } => {
+                write!(f, "runs it on the GPU at {} tok/s", rate(*tokens_per_s))
+            }
+            Outcome::Unified { tokens_per_s } => write!(
+                f,
+                "runs it in unified memory at {} tok/s",
+                rate(*tokens_per_s)
+            ),
+            Outcome::Offload {
+                split,
+                tokens_per_s,
+            } => write!(
+                f,
+                "runs it with offload ({split}) at {} tok/s",
+                rate(*tokens_per_s)
+            ),
+            Outcome::Cpu { tokens_per_s } => write!(
+                f,
+                "runs it on the CPU only, at {} tok/s",
+                rate(*tokens_per_s)
+            ),
+            Outcome::Disk {
+                from_disk,
+                tokens_per_s,
+            } => write!(
+                f,
+                "runs it only by reading {} from the disk, at {} tok/s",
+                from_disk.display_gib(),
+                rate(*tokens_per_s)
+            ),
+            Outcome::DoesNotFit {
+                gpu: Some((needed, usable)),
+                ram_needed,
+                ram_usable,
+            } => write!(
+                f,
+                "does not fit: the GPU needs {} and has {} usable; RAM needs {} and has {} usable",
+                needed.display_gib(),
+                usable.display_gib(),
+                ram_needed.display_gib(),
+                ram_usable.display_gib()
+            ),
+            Outcome::DoesNotFit {
+                gpu: None,
+                ram_needed,
+                ram_usable,
+            } => write!(
+                f,
+                "does not fit: it needs {} of RAM and {} is usable",
+                ram_needed.display_gib(),
+                ram_usable.display_gib()
+            ),
+        }
+    }
+
+    /// As an upgrade's result says it: "runs on the GPU at 38.2 tok/s".
+    fn write_after(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let rate = format::rate_coarse;
+        match self {
+            Outcome::Gpu { tokens_per_s } => {
+                write!(f, "runs on the GPU at {} tok/s", rate(*tokens_per_s))
+            }
+            Outcome::Unified { tokens_per_s } => {
+                write!(f, "runs in unified memory at {} tok/s", rate(*tokens_per_s))
+            }
+            Outcome::Offload {
+                split,
+                tokens_per_s,
+            } => write!(
+                f,
+                "runs with offload ({split}) at {} tok/s",
+                rate(*tokens_per_s)
+            ),
+            Outcome::Cpu { tokens_per_s } => {
+                write!(f, "runs on the CPU at {} tok/s", rate(*tokens_per_s))
+            }
+            Outcome::Disk { tokens_per_s, .. } => {
+                write!(f, "runs from the disk at {} tok/s", rate(*tokens_per_s))
+            }
+            Outcome::DoesNotFit { .. } => f.write_str("still does not fit"),
+        }
+    }
+}
+
+/// A catalog GPU that has the memory an upgrade asks for.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GpuExample {
+    pub id: String,
+    pub name: String,
+    pub memory: Bytes,
+}
+
+/// One change on this machine's upgrade path, with what it leads to.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Change {
+    /// Lower-bit weights: `to` instead of `from`.
+    Precision {
+        to: WeightPrecision,
+        from: WeightPrecision,
+        after: Outcome,
+    },
+    /// A shorter context, tokens.
+    Context { to: u64, from: u64, after: Outcome },
+    /// More system RAM.
+    Ram {
+        to: Bytes,
+        from: Bytes,
+        after: Outcome,
+    },
+    /// A GPU with at least `memory` (each, of `gpus`), and a catalog card that has it.
+    Gpu {
+        memory: Bytes,
+        gpus: u64,
+        example: Option<GpuExample>,
+    },
+    /// Another machine (unified memory cannot be upgraded): the cheapest that holds it.
+    Machine {
+        id: String,
+        name: String,
+        price: PickPrice,
+    },
+}
+
 /// One step on this machine's upgrade path.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Upgrade {
-    pub change: ChangeKind,
-    /// The weight precision to use (CLI name), for `precision`.
-    pub weights: Option<String>,
-    /// The context to use, tokens, for `context`.
-    pub context: Option<u64>,
-    /// System RAM to have, bytes, for `ram`.
-    pub ram_bytes: Option<u64>,
-    /// GPU memory to have, bytes, for `gpu`.
-    pub gpu_memory_bytes: Option<u64>,
-    /// A catalog accelerator (`gpu`) or machine (`machine`) that has it.
-    pub example: Option<String>,
+    pub change: Change,
     /// The verdict after the change.
     pub verdict: Verdict,
     pub tokens_per_s: f64,
+}
+
+impl Upgrade {
+    pub fn kind(&self) -> ChangeKind {
+        match self.change {
+            Change::Precision { .. } => ChangeKind::Precision,
+            Change::Context { .. } => ChangeKind::Context,
+            Change::Ram { .. } => ChangeKind::Ram,
+            Change::Gpu { .. } => ChangeKind::Gpu,
+            Change::Machine { .. } => ChangeKind::Machine,
+        }
+    }
+    /// The weight precision to use (CLI name), for `precision`.
+    pub fn weights(&self) -> Option<&'static str> {
+        match self.change {
+            Change::Precision { to, .. } => Some(to.cli_name()),
+            _ => None,
+        }
+    }
+    /// The context to use, tokens, for `context`.
+    pub fn context(&self) -> Option<u64> {
+        match self.change {
+            Change::Context { to, .. } => Some(to),
+            _ => None,
+        }
+    }
+    /// System RAM to have, bytes, for `ram`.
+    pub fn ram_bytes(&self) -> Option<u64> {
+        match self.change {
+            Change::Ram { to, .. } => Some(to.0),
+            _ => None,
+        }
+    }
+    /// GPU memory to have, bytes, for `gpu`.
+    pub fn gpu_memory_bytes(&self) -> Option<u64> {
+        match self.change {
+            Change::Gpu { memory, .. } => Some(memory.0),
+            _ => None,
+        }
+    }
+    /// A catalog accelerator (`gpu`) or machine (`machine`) that has it.
+    pub fn example(&self) -> Option<&str> {
+        match &self.change {
+            Change::Gpu { example, .. } => example.as_ref().map(|a| a.id.as_str()),
+            Change::Machine { id, .. } => Some(id),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Upgrade {
     /// "Q4_K_M weights instead of BF16: runs on the GPU at 38.2 tok/s".
-    pub text: String,
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.change {
+            Change::Precision { to, from, after } => {
+                write!(f, "{} weights instead of {}: ", to.label(), from.label())?;
+                after.write_after(f)
+            }
+            Change::Context { to, from, after } => {
+                write!(
+                    f,
+                    "a context of {} tokens instead of {}: ",
+                    format::group_digits(*to),
+                    format::group_digits(*from)
+                )?;
+                after.write_after(f)
+            }
+            Change::Ram { to, from, after } => {
+                write!(
+                    f,
+                    "{} of RAM instead of {}: ",
+                    to.display_gib(),
+                    from.display_gib()
+                )?;
+                after.write_after(f)
+            }
+            Change::Gpu {
+                memory,
+                gpus,
+                example,
+            } => {
+                write!(f, "a GPU with ≥ {} of memory", memory.display_gib())?;
+                if *gpus > 1 {
+                    write!(f, " each ({gpus} GPUs)")?;
+                }
+                match example {
+                    Some(a) => write!(f, " (e.g. {}, {})", a.name, a.memory.display_gib()),
+                    None => f.write_str(" (no single GPU in the catalog has that much)"),
+                }
+            }
+            Change::Machine { name, price, .. } => write!(
+                f,
+                "a Mac with more memory: {name} ({price}) runs it in unified memory at {} tok/s",
+                format::rate_coarse(self.tokens_per_s)
+            ),
+        }
+    }
 }
 
 /// This machine: its verdict and the smallest changes that would make it fit.
@@ -273,11 +892,24 @@ pub struct ThisMachine {
     pub verdict: Verdict,
     pub verdict_text: String,
     pub tokens_per_s: f64,
-    /// "runs it on the GPU at 38.2 tok/s", "does not fit: …".
-    pub summary: String,
+    /// How it runs the scenario now.
+    pub now: Outcome,
     /// Changes that make it run on the GPU (or at all), smallest first: settings before
     /// hardware. Empty when it already runs on the GPU.
     pub upgrades: Vec<Upgrade>,
+}
+
+/// [`ThisMachine::summary`].
+pub struct Summary<'a>(&'a ThisMachine);
+
+impl fmt::Display for Summary<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.now.write_now(f)?;
+        if let Some(u) = self.0.upgrades.first() {
+            write!(f, "; smallest change: {u}")?;
+        }
+        Ok(())
+    }
 }
 
 impl ThisMachine {
@@ -288,6 +920,10 @@ impl ThisMachine {
         } else {
             format!("This machine ({})", self.name)
         }
+    }
+    /// "runs it on the GPU at 38.2 tok/s", "does not fit: …; smallest change: …".
+    pub fn summary(&self) -> Summary<'_> {
+        Summary(self)
     }
 }
 
@@ -320,47 +956,6 @@ impl Recommendations {
             }
         }
         out
-    }
-}
-
-// ---- Formatting (the one formatter every surface uses for these numbers) ----
-
-/// Tokens per second: "1,234", "56.7", "3.21", "0.012"; "–" when zero or not finite.
-pub fn rate_text(x: f64) -> String {
-    if !x.is_finite() || x <= 0.0 {
-        "–".into()
-    } else if x >= 1000.0 {
-        group_digits(x.round() as u64)
-    } else if x >= 100.0 {
-        format!("{x:.0}")
-    } else if x >= 10.0 {
-        format!("{x:.1}")
-    } else if x >= 1.0 {
-        format!("{x:.2}")
-    } else {
-        format!("{x:.3}")
-    }
-}
-
-/// Dollars: "$1,599", "$500", "$12.50", "$0.43", "$0.0420".
-pub fn usd_text(x: f64) -> String {
-    if !x.is_finite() || x < 0.0 {
-        "–".into()
-    } else if x >= 100.0 {
-        format!("${}", group_digits(x.round() as u64))
-    } else if x >= 0.1 {
-        format!("${x:.2}")
-    } else {
-        format!("${x:.4}")
-    }
-}
-
-/// A machine price: "$1,599", "$1.86/h", "price unknown".
-pub fn price_text(usd: Option<f64>, hourly: bool) -> String {
-    match usd {
-        Some(u) if hourly => format!("{}/h", usd_text(u)),
-        Some(u) => usd_text(u),
-        None => "price unknown".into(),
     }
 }
 
@@ -398,257 +993,237 @@ fn cost_per_million(f: &FitResult, s: &Scenario) -> Option<f64> {
     .filter(|x| x.is_finite())
 }
 
-/// A candidate: a fit row and the machine it belongs to.
+/// A candidate: a fit row and what its machine costs.
 #[derive(Clone, Copy)]
 struct Cand<'a> {
     f: &'a FitResult,
-    price: Option<f64>,
-    hourly: bool,
+    price: PickPrice,
 }
 
-fn price_of(m: &Machine) -> (Option<f64>, bool) {
-    match &m.price {
-        Some(Price::Hourly { usd, .. }) => (Some(*usd).filter(|u| u.is_finite()), true),
-        Some(Price::Purchase { usd, .. }) => (Some(*usd).filter(|u| u.is_finite()), false),
-        None => (None, false),
+impl Cand<'_> {
+    fn usd(&self) -> Option<f64> {
+        self.price.usd()
+    }
+    /// The price limit that applies (cloud: per hour; owned: the budget).
+    fn limit(&self, k: &Constraints) -> Option<f64> {
+        if self.price.is_hourly() {
+            k.max_usd_per_hour
+        } else {
+            k.budget_usd
+        }
+    }
+    fn within_price(&self, k: &Constraints) -> bool {
+        match self.limit(k) {
+            Some(lim) => self.usd().is_some_and(|p| p <= lim),
+            None => true,
+        }
+    }
+    fn named(&self) -> Named {
+        Named {
+            name: self.f.name.to_string(),
+            price: self.price,
+            verdict_text: self.f.verdict_text(),
+            tokens_per_s: speed(self.f),
+        }
+    }
+    fn pick(&self, role: Role, s: &Scenario, why: Why) -> Pick {
+        Pick {
+            role,
+            machine: self.f.machine.to_string(),
+            name: self.f.name.to_string(),
+            price: self.price,
+            verdict: self.f.verdict,
+            verdict_text: self.f.verdict_text(),
+            tokens_per_s: speed(self.f),
+            usd_per_million_tokens: cost_per_million(self.f, s),
+            reason: Reason {
+                why,
+                also: Vec::new(),
+            },
+        }
     }
 }
 
-/// The price limit that applies to `c` (cloud: per hour; owned: the budget).
-fn price_limit(c: &Cand, k: &Constraints) -> Option<f64> {
-    if c.hourly {
-        k.max_usd_per_hour
-    } else {
-        k.budget_usd
-    }
-}
-
-fn within_price(c: &Cand, k: &Constraints) -> bool {
-    match price_limit(c, k) {
-        Some(lim) => c.price.is_some_and(|p| p <= lim),
-        None => true,
-    }
-}
-
-fn limit_text(group: Group, k: &Constraints) -> Option<String> {
+/// The group's price limit, as a price ("$3,000", "$2.00/h").
+fn group_limit(group: Group, k: &Constraints) -> Option<PickPrice> {
     if group == Group::Cloud {
-        k.max_usd_per_hour.map(|l| format!("{}/h", usd_text(l)))
+        k.max_usd_per_hour.map(|l| PickPrice::PerHour(Some(l)))
     } else {
-        k.budget_usd.map(usd_text)
-    }
-}
-
-fn pick(role: Role, c: &Cand, s: &Scenario, reason: String) -> Pick {
-    Pick {
-        role,
-        machine: c.f.machine.to_string(),
-        name: c.f.name.to_string(),
-        price_usd: c.price,
-        hourly: c.hourly,
-        verdict: c.f.verdict,
-        verdict_text: c.f.verdict_text(),
-        tokens_per_s: speed(c.f),
-        usd_per_million_tokens: cost_per_million(c.f, s),
-        reason,
+        k.budget_usd.map(|l| PickPrice::Purchase(Some(l)))
     }
 }
 
 fn by_price(a: &Cand, b: &Cand) -> std::cmp::Ordering {
-    a.price
+    a.usd()
         .unwrap_or(f64::INFINITY)
-        .total_cmp(&b.price.unwrap_or(f64::INFINITY))
+        .total_cmp(&b.usd().unwrap_or(f64::INFINITY))
         .then(speed(b.f).total_cmp(&speed(a.f)))
 }
 
-fn short(c: &Cand) -> String {
-    format!(
-        "{} ({}, {}, {} tok/s)",
-        c.f.name,
-        price_text(c.price, c.hourly),
-        c.f.verdict_text(),
-        rate_text(speed(c.f))
-    )
+/// What one group is asked: its candidates, the scenario and the constraints.
+struct Ask<'a> {
+    group: Group,
+    cands: &'a [Cand<'a>],
+    scenario: &'a Scenario,
+    constraints: &'a Constraints,
+    /// The least speed asked for, when one is (finite and positive).
+    min_speed: Option<f64>,
 }
 
-/// The picks of one group from its candidates.
-fn group_picks(group: Group, cands: &[Cand], s: &Scenario, k: &Constraints) -> GroupPicks {
-    let mut picks = Vec::new();
-    let mut unmet = Vec::new();
-    let noun = group.noun();
-    let min_speed = k.min_tokens_per_s.filter(|x| x.is_finite() && *x > 0.0);
-    let fast_enough = |c: &Cand| min_speed.is_none_or(|m| speed(c.f) >= m);
-    let limit = limit_text(group, k);
-    let training = s.mode.is_training();
+impl Ask<'_> {
+    fn fast_enough(&self, c: &Cand) -> bool {
+        self.min_speed.is_none_or(|m| speed(c.f) >= m)
+    }
+}
 
-    // Cheapest that holds it in GPU memory.
-    let gpu: Vec<Cand> = cands.iter().filter(|c| on_gpu(c.f)).copied().collect();
-    let gpu_priced: Vec<Cand> = gpu.iter().filter(|c| c.price.is_some()).copied().collect();
-    let gpu_fast: Vec<Cand> = gpu_priced
+/// The cheapest machine that holds it in GPU (or unified) memory, or what rules every one out.
+fn cheapest_on_gpu(ask: &Ask) -> Result<Pick, Option<Unmet>> {
+    let group = ask.group;
+    let k = ask.constraints;
+    let gpu: Vec<Cand> = ask.cands.iter().filter(|c| on_gpu(c.f)).copied().collect();
+    let priced: Vec<Cand> = gpu.iter().filter(|c| c.usd().is_some()).copied().collect();
+    let fast: Vec<Cand> = priced
         .iter()
-        .filter(|c| fast_enough(c))
+        .filter(|c| ask.fast_enough(c))
         .copied()
         .collect();
-    let gpu_ok: Vec<Cand> = gpu_fast
+    if let Some(cand) = fast
         .iter()
-        .filter(|c| within_price(c, k))
-        .copied()
-        .collect();
-    if let Some(c) = gpu_ok.iter().min_by(|a, b| by_price(a, b)) {
-        let per = if group == Group::Cloud {
-            " per hour"
+        .filter(|c| c.within_price(k))
+        .min_by(|a, b| by_price(a, b))
+    {
+        let memory = if cand.f.verdict == Verdict::Unified {
+            MemoryShown::Unified
+        } else if cand.f.gpus > 1 {
+            MemoryShown::PerGpu
         } else {
-            ""
+            MemoryShown::Gpu
         };
-        let mem = if c.f.verdict == Verdict::Unified {
-            "usable unified memory"
-        } else if c.f.gpus > 1 {
-            "usable memory per GPU"
-        } else {
-            "usable GPU memory"
+        let why = Why::Cheapest {
+            group,
+            need: cand.f.gpu_required,
+            memory,
+            tokens_per_s: speed(cand.f),
         };
-        picks.push(pick(
-            Role::Cheapest,
-            c,
-            s,
-            format!(
-                "cheapest {noun}{per} with ≥ {} {mem}; {} tok/s",
-                c.f.gpu_required.display_gib(),
-                rate_text(speed(c.f))
-            ),
-        ));
-    } else if gpu.is_empty() {
-        let most = cands
+        return Ok(cand.pick(Role::Cheapest, ask.scenario, why));
+    }
+    if gpu.is_empty() {
+        let most = ask
+            .cands
             .iter()
             .filter(|c| c.f.gpu_capacity.0 > 0)
             .max_by_key(|c| c.f.gpu_capacity.0);
-        match most {
-            Some(m) if m.f.gpu_capacity >= m.f.gpu_required => unmet.push(format!(
-                "no {noun} holds it in GPU memory: {} has {} usable for the {} it needs, but not the RAM beside it",
-                m.f.name,
-                m.f.gpu_capacity.display_gib(),
-                m.f.gpu_required.display_gib()
-            )),
-            Some(m) => unmet.push(format!(
-                "no {noun} holds it in GPU memory: it needs {} per GPU, the most any has usable is {} ({})",
-                m.f.gpu_required.display_gib(),
-                m.f.gpu_capacity.display_gib(),
-                m.f.name
-            )),
-            None if !cands.is_empty() => unmet.push(format!("no {noun} has a GPU for it")),
-            None => {}
-        }
-    } else if gpu_priced.is_empty() {
-        unmet.push(format!(
-            "no {noun} that holds it on the GPU has a price in the catalog"
-        ));
-    } else if gpu_fast.is_empty() {
-        let best = gpu_priced
+        return Err(match most {
+            Some(m) if m.f.gpu_capacity >= m.f.gpu_required => Some(Unmet::NoRamBeside {
+                group,
+                machine: m.f.name.to_string(),
+                usable: m.f.gpu_capacity,
+                need: m.f.gpu_required,
+            }),
+            Some(m) => Some(Unmet::GpuTooSmall {
+                group,
+                need: m.f.gpu_required,
+                most: m.f.gpu_capacity,
+                machine: m.f.name.to_string(),
+            }),
+            None if !ask.cands.is_empty() => Some(Unmet::NoGpu { group }),
+            None => None,
+        });
+    }
+    if priced.is_empty() {
+        return Err(Some(Unmet::Unpriced { group }));
+    }
+    if fast.is_empty() {
+        let fastest = priced
             .iter()
             .max_by(|a, b| speed(a.f).total_cmp(&speed(b.f)));
-        if let (Some(b), Some(m)) = (best, min_speed) {
-            unmet.push(format!(
-                "no {noun} reaches {} tok/s on the GPU; the fastest is {}",
-                rate_text(m),
-                short(b)
-            ));
-        }
-    } else if let Some(c) = gpu_fast.iter().min_by(|a, b| by_price(a, b)) {
-        unmet.push(format!(
-            "nothing fits under {}; the cheapest is {}",
-            limit.clone().unwrap_or_default(),
-            short(c)
-        ));
+        return Err(match (fastest, ask.min_speed) {
+            (Some(b), Some(m)) => Some(Unmet::TooSlow {
+                group,
+                min_tokens_per_s: m,
+                fastest: b.named(),
+            }),
+            _ => None,
+        });
     }
-
-    // Fastest that runs it (any verdict), within the price limit.
-    let mut fastest_within = String::new();
-    let runs: Vec<Cand> = cands.iter().filter(|c| c.f.fits()).copied().collect();
-    if let Some(c) = runs
+    Err(fast
         .iter()
-        .filter(|c| within_price(c, k) && fast_enough(c))
-        .max_by(|a, b| speed(a.f).total_cmp(&speed(b.f)).then(by_price(b, a)))
-    {
-        let within = limit
-            .as_ref()
-            .map(|l| format!(" under {l}"))
-            .unwrap_or_default();
-        fastest_within = within;
-        picks.push(pick(
-            Role::Fastest,
-            c,
-            s,
-            format!(
-                "fastest {noun}{fastest_within}: {} tok/s ({}, {})",
-                rate_text(speed(c.f)),
-                c.f.verdict_text(),
-                price_text(c.price, c.hourly)
-            ),
-        ));
-    }
+        .min_by(|a, b| by_price(a, b))
+        .map(|c| Unmet::OverBudget {
+            limit: group_limit(group, k),
+            cheapest: c.named(),
+        }))
+}
 
-    // Cloud: lowest $ per 1M tokens.
-    if group == Group::Cloud
-        && let Some(c) = runs
-            .iter()
-            .filter(|c| c.price.is_some() && within_price(c, k) && fast_enough(c))
-            .filter(|c| cost_per_million(c.f, s).is_some())
-            .min_by(|a, b| {
-                cost_per_million(a.f, s)
-                    .unwrap_or(f64::INFINITY)
-                    .total_cmp(&cost_per_million(b.f, s).unwrap_or(f64::INFINITY))
-            })
-    {
-        let what = if training { "trained" } else { "generated" };
-        let cost = usd_text(cost_per_million(c.f, s).unwrap_or(0.0));
-        picks.push(pick(
-            Role::BestValue,
-            c,
-            s,
-            format!(
-                "lowest cost per 1M tokens {what} among cloud instances that run it: {cost} at {}; {} tok/s",
-                price_text(c.price, c.hourly),
-                rate_text(speed(c.f))
-            ),
-        ));
-    }
+/// The fastest machine that runs it (any verdict), within the price limit.
+fn fastest(ask: &Ask, runs: &[Cand]) -> Option<Pick> {
+    let k = ask.constraints;
+    let cand = runs
+        .iter()
+        .filter(|c| c.within_price(k) && ask.fast_enough(c))
+        .max_by(|a, b| speed(a.f).total_cmp(&speed(b.f)).then(by_price(b, a)))?;
+    let why = Why::Fastest {
+        group: ask.group,
+        within: group_limit(ask.group, k),
+        tokens_per_s: speed(cand.f),
+        verdict_text: cand.f.verdict_text(),
+        price: cand.price,
+    };
+    Some(cand.pick(Role::Fastest, ask.scenario, why))
+}
 
-    // Cheapest that runs it with offload (or on the CPU) at the minimum speed, when cheaper than
-    // the cheapest on the GPU.
-    let mut floor_used = DEFAULT_MIN_OFFLOAD_TOKENS_PER_S;
-    if !training {
-        let floor = min_speed.unwrap_or(DEFAULT_MIN_OFFLOAD_TOKENS_PER_S);
-        floor_used = floor;
-        let gpu_price = picks
-            .iter()
-            .find(|p| p.role == Role::Cheapest)
-            .and_then(|p| p.price_usd);
-        if let Some(c) = runs
-            .iter()
-            .filter(|c| matches!(c.f.verdict, Verdict::Offload | Verdict::Cpu))
-            .filter(|c| c.price.is_some() && within_price(c, k) && speed(c.f) >= floor)
-            .filter(|c| gpu_price.is_none_or(|g| c.price.unwrap_or(f64::INFINITY) < g))
-            .min_by(|a, b| by_price(a, b))
-        {
-            let how = if c.f.verdict == Verdict::Cpu {
-                "on the CPU".to_string()
-            } else {
-                format!("with offload ({})", c.f.offload_split_text())
-            };
-            picks.push(pick(
-                Role::CheapestOffload,
-                c,
-                s,
-                format!(
-                    "cheapest {noun} that runs it {how} at ≥ {} tok/s: {} tok/s",
-                    rate_text(floor),
-                    rate_text(speed(c.f))
-                ),
-            ));
+/// Cloud: the lowest $ per 1M tokens among the instances that run it.
+fn best_value(ask: &Ask, runs: &[Cand]) -> Option<Pick> {
+    let (s, k) = (ask.scenario, ask.constraints);
+    let cost = |c: &Cand| cost_per_million(c.f, s);
+    let cand = runs
+        .iter()
+        .filter(|c| c.usd().is_some() && c.within_price(k) && ask.fast_enough(c))
+        .filter(|c| cost(c).is_some())
+        .min_by(|a, b| {
+            cost(a)
+                .unwrap_or(f64::INFINITY)
+                .total_cmp(&cost(b).unwrap_or(f64::INFINITY))
+        })?;
+    let why = Why::BestValue {
+        trained: s.mode.is_training(),
+        usd_per_million_tokens: cost(cand).unwrap_or(0.0),
+        price: cand.price,
+        tokens_per_s: speed(cand.f),
+    };
+    Some(cand.pick(Role::BestValue, s, why))
+}
+
+/// The cheapest machine that runs it with offload (or on the CPU) at the least speed, when it
+/// is cheaper than the cheapest on the GPU (`gpu_price`). Inference only.
+fn cheapest_offload(ask: &Ask, runs: &[Cand], gpu_price: Option<f64>) -> Option<Pick> {
+    let floor = ask.min_speed.unwrap_or(DEFAULT_MIN_OFFLOAD_TOKENS_PER_S);
+    let cand = runs
+        .iter()
+        .filter(|c| matches!(c.f.verdict, Verdict::Offload | Verdict::Cpu))
+        .filter(|c| c.usd().is_some() && c.within_price(ask.constraints) && speed(c.f) >= floor)
+        .filter(|c| gpu_price.is_none_or(|g| c.usd().unwrap_or(f64::INFINITY) < g))
+        .min_by(|a, b| by_price(a, b))?;
+    let how = if cand.f.verdict == Verdict::Cpu {
+        OffloadHow::Cpu
+    } else {
+        OffloadHow::Offload {
+            split: cand.f.offload_split_text(),
         }
-    }
-    // Headline first: for the cloud what a token costs, elsewhere the cheapest on the GPU, then
-    // the cheapest that runs it at all. A machine that answers two questions is listed once,
-    // its reason saying what else it is.
+    };
+    let why = Why::CheapestOffload {
+        group: ask.group,
+        how,
+        floor_tokens_per_s: floor,
+        tokens_per_s: speed(cand.f),
+    };
+    Some(cand.pick(Role::CheapestOffload, ask.scenario, why))
+}
+
+/// Headline first: for the cloud what a token costs, elsewhere the cheapest on the GPU, then the
+/// cheapest that runs it at all. A machine that answers two questions is listed once, its
+/// reason saying what else it is.
+fn order_and_merge(group: Group, mut picks: Vec<Pick>) -> Vec<Pick> {
     let order: &[Role] = if group == Group::Cloud {
         &[
             Role::BestValue,
@@ -668,28 +1243,56 @@ fn group_picks(group: Group, cands: &[Cand], s: &Scenario, k: &Constraints) -> G
     let mut out: Vec<Pick> = Vec::with_capacity(picks.len());
     for p in picks {
         match out.iter_mut().find(|q| q.machine == p.machine) {
-            Some(q) => {
-                let also = match p.role {
-                    Role::Cheapest if group == Group::Cloud => {
-                        "the cheapest per hour that holds it on the GPU".to_string()
-                    }
-                    Role::Cheapest => format!("the cheapest {noun} that holds it on the GPU"),
-                    Role::Fastest => format!("the fastest {noun}{fastest_within}"),
-                    Role::BestValue => "the lowest cost per 1M tokens".to_string(),
-                    Role::CheapestOffload => format!(
-                        "the cheapest that runs it at ≥ {} tok/s",
-                        rate_text(floor_used)
-                    ),
-                };
-                q.reason.push_str(&format!("; also {also}"));
-            }
+            Some(q) => q.reason.also.push(p.reason.why),
             None => out.push(p),
         }
     }
+    out
+}
+
+/// The picks of one group from its candidates.
+fn group_picks(group: Group, cands: &[Cand], s: &Scenario, k: &Constraints) -> GroupPicks {
+    let ask = Ask {
+        group,
+        cands,
+        scenario: s,
+        constraints: k,
+        min_speed: k.min_tokens_per_s.filter(|x| x.is_finite() && *x > 0.0),
+    };
+    let mut picks = Vec::new();
+    let mut unmet = Vec::new();
+    match cheapest_on_gpu(&ask) {
+        Ok(p) => picks.push(p),
+        Err(why_not) => unmet.extend(why_not),
+    }
+    let runs: Vec<Cand> = cands.iter().filter(|c| c.f.fits()).copied().collect();
+    picks.extend(fastest(&ask, &runs));
+    if group == Group::Cloud {
+        picks.extend(best_value(&ask, &runs));
+    }
+    if !s.mode.is_training() {
+        let gpu_price = picks
+            .iter()
+            .find(|p| p.role == Role::Cheapest)
+            .and_then(|p| p.price.usd());
+        picks.extend(cheapest_offload(&ask, &runs, gpu_price));
+    }
     GroupPicks {
         group,
-        picks: out,
+        picks: order_and_merge(group, picks),
         unmet,
+    }
+}
+
+/// The groups to answer for: all, or those the `--kind` filters name.
+fn groups_asked(k: &Constraints) -> Vec<Group> {
+    if k.kinds.is_empty() {
+        Group::ALL.to_vec()
+    } else {
+        Group::ALL
+            .into_iter()
+            .filter(|g| k.kinds.iter().any(|f| f.group() == *g))
+            .collect()
     }
 }
 
@@ -706,50 +1309,47 @@ pub fn recommend_from_fits(
     k: &Constraints,
 ) -> Recommendations {
     let this_id = this.map(|m| &*m.id);
-    let groups: Vec<Group> = if k.kinds.is_empty() {
-        Group::ALL.to_vec()
-    } else {
-        Group::ALL
-            .into_iter()
-            .filter(|g| k.kinds.iter().any(|f| f.group() == *g))
-            .collect()
-    };
+    let groups = groups_asked(k);
     let mut out = Vec::with_capacity(groups.len());
-    for g in groups {
+    for group in groups {
         let cands: Vec<Cand> = machines
             .iter()
             .zip(fits)
             .filter(|(m, _)| Some(&*m.id) != this_id)
             .filter(|(m, _)| {
                 let apple = is_apple_gpu(m, cat);
-                g.contains(m, apple)
+                group.contains(m, apple)
                     && (k.kinds.is_empty()
                         || k.kinds
                             .iter()
-                            .any(|f| f.group() == g && f.matches(m, apple)))
+                            .any(|f| f.group() == group && f.matches(m, apple)))
             })
-            .map(|(m, f)| {
-                let (price, hourly) = price_of(m);
-                Cand {
-                    f,
-                    price,
-                    hourly: hourly || m.kind == MachineKind::Cloud,
-                }
+            .map(|(m, f)| Cand {
+                f,
+                price: PickPrice::of(m),
             })
             .collect();
         if cands.is_empty() {
             continue;
         }
-        out.push(group_picks(g, &cands, s, k));
+        out.push(group_picks(group, &cands, s, k));
     }
     let this_machine = this.map(|m| {
-        let f = fits
+        let fit = fits
             .iter()
             .zip(machines)
             .find(|(_, x)| x.id == m.id)
             .map(|(f, _)| f.clone())
             .unwrap_or_else(|| fit_all(s, [m], cat, st).remove(0));
-        this_machine(s, m, &f, cat, st, k, &out)
+        let ctx = Upgrading {
+            s,
+            m,
+            cat,
+            st,
+            k,
+            groups: &out,
+        };
+        this_machine(&ctx, &fit)
     });
     Recommendations {
         groups: out,
@@ -796,250 +1396,185 @@ pub fn scenario_for(s: &Scenario, k: &Constraints) -> Scenario {
 }
 
 fn fit_one(s: &Scenario, m: &Machine, cat: &Catalog, st: &FitSettings) -> FitResult {
-    let mut c = EstimateCache::new(s);
-    fit_machine(s, &mut c, m, cat, st)
+    let mut cache = EstimateCache::new(s);
+    fit_machine(s, &mut cache, m, cat, st)
 }
 
-fn summary(f: &FitResult) -> String {
-    let sp = rate_text(speed(f));
-    match f.verdict {
-        Verdict::Gpu => format!("runs it on the GPU at {sp} tok/s"),
-        Verdict::Unified => format!("runs it in unified memory at {sp} tok/s"),
-        Verdict::Offload => format!(
-            "runs it with offload ({}) at {sp} tok/s",
-            f.offload_split_text()
-        ),
-        Verdict::Cpu => format!("runs it on the CPU only, at {sp} tok/s"),
-        Verdict::Disk => format!(
-            "runs it only by reading {} from the disk, at {sp} tok/s",
-            f.disk_bytes.display_gib()
-        ),
-        Verdict::None => {
-            if f.gpu_capacity.0 > 0 {
-                format!(
-                    "does not fit: the GPU needs {} and has {} usable; RAM needs {} and has {} usable",
-                    f.gpu_required.display_gib(),
-                    f.gpu_capacity.display_gib(),
-                    f.ram_required.display_gib(),
-                    f.ram_capacity.display_gib()
-                )
-            } else {
-                format!(
-                    "does not fit: it needs {} of RAM and {} is usable",
-                    f.ram_required.display_gib(),
-                    f.ram_capacity.display_gib()
-                )
-            }
+/// What the upgrade path of this machine is worked out from.
+struct Upgrading<'a> {
+    s: &'a Scenario,
+    m: &'a Machine,
+    cat: &'a Catalog,
+    st: &'a FitSettings,
+    k: &'a Constraints,
+    /// The groups' picks (a Mac's upgrade is the cheapest Apple pick).
+    groups: &'a [GroupPicks],
+}
+
+impl Upgrading<'_> {
+    fn fit(&self, s: &Scenario, m: &Machine) -> FitResult {
+        fit_one(s, m, self.cat, self.st)
+    }
+    fn upgrade(change: Change, after: &FitResult) -> Upgrade {
+        Upgrade {
+            change,
+            verdict: after.verdict,
+            tokens_per_s: speed(after),
         }
     }
 }
 
-fn after(f: &FitResult) -> String {
-    match f.verdict {
-        Verdict::Gpu => format!("runs on the GPU at {} tok/s", rate_text(speed(f))),
-        Verdict::Unified => format!("runs in unified memory at {} tok/s", rate_text(speed(f))),
-        Verdict::Offload => format!(
-            "runs with offload ({}) at {} tok/s",
-            f.offload_split_text(),
-            rate_text(speed(f))
-        ),
-        Verdict::Cpu => format!("runs on the CPU at {} tok/s", rate_text(speed(f))),
-        Verdict::Disk => format!("runs from the disk at {} tok/s", rate_text(speed(f))),
-        Verdict::None => "still does not fit".into(),
+/// 1. Lower-bit weights (inference only: training precision is the optimizer's choice).
+fn lower_precision(u: &Upgrading) -> Option<Upgrade> {
+    let p = solve_precision(u.s, u.m, u.cat, u.st)?;
+    if p.bits_per_weight() >= u.s.weights.bits_per_weight() {
+        return None;
+    }
+    let scenario = Scenario {
+        weights: p,
+        ..u.s.clone()
+    };
+    let after = u.fit(&scenario, u.m);
+    let change = Change::Precision {
+        to: p,
+        from: u.s.weights,
+        after: Outcome::of(&after),
+    };
+    Some(Upgrading::upgrade(change, &after))
+}
+
+/// 2. A shorter context (no shorter than the minimum asked for).
+fn shorter_context(u: &Upgrading) -> Option<Upgrade> {
+    let floor = u.k.min_context.unwrap_or(0).max(256);
+    let context = solve_max_context(u.s, u.m, u.cat, u.st)?;
+    if context >= u.s.context || context < floor {
+        return None;
+    }
+    let scenario = Scenario {
+        context,
+        prompt_tokens: u.s.prompt_tokens.min(context),
+        ..u.s.clone()
+    };
+    let after = u.fit(&scenario, u.m);
+    let change = Change::Context {
+        to: context,
+        from: u.s.context,
+        after: Outcome::of(&after),
+    };
+    Some(Upgrading::upgrade(change, &after))
+}
+
+/// 3. More RAM, so offload (or the CPU) can run it (discrete GPUs and CPU-only machines).
+fn more_ram(u: &Upgrading) -> Option<Upgrade> {
+    let (ram, after) = min_ram(u.s, u.m, u.cat, u.st)?;
+    let change = Change::Ram {
+        to: ram,
+        from: u.m.ram,
+        after: Outcome::of(&after),
+    };
+    Some(Upgrading::upgrade(change, &after))
+}
+
+/// 4a. Another Mac (unified memory cannot be upgraded): the cheapest Apple pick on the GPU.
+fn another_mac(u: &Upgrading) -> Option<Upgrade> {
+    let p = u
+        .groups
+        .iter()
+        .find(|g| g.group == Group::Apple)
+        .and_then(|g| g.picks.iter().find(|p| p.role == Role::Cheapest))?;
+    Some(Upgrade {
+        change: Change::Machine {
+            id: p.machine.clone(),
+            name: p.name.clone(),
+            price: p.price,
+        },
+        verdict: p.verdict,
+        tokens_per_s: p.tokens_per_s,
+    })
+}
+
+/// 4b. A discrete GPU with the memory it needs (as many as the machine has), and the smallest
+/// catalog card that has it.
+fn bigger_gpu(u: &Upgrading, fit: &FitResult, has_gpu: bool) -> Upgrade {
+    let gpus = if has_gpu {
+        u.m.gpu_count.max(1) as u64
+    } else {
+        1
+    };
+    let need = if has_gpu && fit.gpu_required.0 > 0 {
+        fit.gpu_required
+    } else {
+        estimate(&Scenario {
+            gpus,
+            ..u.s.clone()
+        })
+        .per_gpu_total()
+    };
+    let card = u
+        .cat
+        .accelerators
+        .iter()
+        .filter(|a| a.memory_kind == MemoryKind::Discrete && a.memory >= need)
+        .min_by(|a, b| {
+            a.memory
+                .cmp(&b.memory)
+                .then(b.bandwidth.0.total_cmp(&a.bandwidth.0))
+        });
+    let (verdict, tokens_per_s) = match card {
+        Some(a) => {
+            let mut with_card = u.m.clone();
+            with_card.gpu = Some(a.id.clone());
+            with_card.gpu_count = gpus as u32;
+            let after = u.fit(u.s, &with_card);
+            (after.verdict, speed(&after))
+        }
+        None => (Verdict::None, 0.0),
+    };
+    Upgrade {
+        change: Change::Gpu {
+            memory: need,
+            gpus,
+            example: card.map(|a| GpuExample {
+                id: a.id.clone(),
+                name: a.name.clone(),
+                memory: a.memory,
+            }),
+        },
+        verdict,
+        tokens_per_s,
     }
 }
 
 /// This machine's verdict and the changes that would make it run on the GPU (or at all).
-fn this_machine(
-    s: &Scenario,
-    m: &Machine,
-    f: &FitResult,
-    cat: &Catalog,
-    st: &FitSettings,
-    k: &Constraints,
-    groups: &[GroupPicks],
-) -> ThisMachine {
-    let mut ups = Vec::new();
-    let acc = m.gpu.as_deref().and_then(|g| cat.accelerator(g));
+fn this_machine(u: &Upgrading, fit: &FitResult) -> ThisMachine {
+    let mut upgrades = Vec::new();
+    let acc = u.m.gpu.as_deref().and_then(|g| u.cat.accelerator(g));
     let unified = acc.is_some_and(|a| a.memory_kind == MemoryKind::Unified);
-    let training = s.mode.is_training();
-    if !on_gpu(f) {
-        // 1. Lower-bit weights (inference only: training precision is the optimizer's choice).
-        if !training
-            && acc.is_some()
-            && let Some(p) = solve_precision(s, m, cat, st)
-            && p.bits_per_weight() < s.weights.bits_per_weight()
-        {
-            let g = fit_one(
-                &Scenario {
-                    weights: p,
-                    ..s.clone()
-                },
-                m,
-                cat,
-                st,
-            );
-            ups.push(Upgrade {
-                change: ChangeKind::Precision,
-                weights: Some(p.cli_name().to_string()),
-                context: None,
-                ram_bytes: None,
-                gpu_memory_bytes: None,
-                example: None,
-                verdict: g.verdict,
-                tokens_per_s: speed(&g),
-                text: format!(
-                    "{} weights instead of {}: {}",
-                    p.label(),
-                    s.weights.label(),
-                    after(&g)
-                ),
-            });
+    let training = u.s.mode.is_training();
+    if !on_gpu(fit) {
+        if !training && acc.is_some() {
+            upgrades.extend(lower_precision(u));
         }
-        // 2. A shorter context (no shorter than the minimum asked for).
-        let floor = k.min_context.unwrap_or(0).max(256);
-        if acc.is_some()
-            && let Some(c) = solve_max_context(s, m, cat, st)
-            && c < s.context
-            && c >= floor
-        {
-            let g = fit_one(
-                &Scenario {
-                    context: c,
-                    prompt_tokens: s.prompt_tokens.min(c),
-                    ..s.clone()
-                },
-                m,
-                cat,
-                st,
-            );
-            ups.push(Upgrade {
-                change: ChangeKind::Context,
-                weights: None,
-                context: Some(c),
-                ram_bytes: None,
-                gpu_memory_bytes: None,
-                example: None,
-                verdict: g.verdict,
-                tokens_per_s: speed(&g),
-                text: format!(
-                    "a context of {} tokens instead of {}: {}",
-                    group_digits(c),
-                    group_digits(s.context),
-                    after(&g)
-                ),
-            });
+        if acc.is_some() {
+            upgrades.extend(shorter_context(u));
         }
-        // 3. More RAM, so offload (or the CPU) can run it (discrete GPUs and CPU-only machines).
-        if !f.fits()
-            && !training
-            && !unified
-            && let Some((ram, g)) = min_ram(s, m, cat, st)
-        {
-            ups.push(Upgrade {
-                change: ChangeKind::Ram,
-                weights: None,
-                context: None,
-                ram_bytes: Some(ram.0),
-                gpu_memory_bytes: None,
-                example: None,
-                verdict: g.verdict,
-                tokens_per_s: speed(&g),
-                text: format!(
-                    "{} of RAM instead of {}: {}",
-                    ram.display_gib(),
-                    m.ram.display_gib(),
-                    after(&g)
-                ),
-            });
+        if !fit.fits() && !training && !unified {
+            upgrades.extend(more_ram(u));
         }
-        // 4. A GPU with enough memory (a discrete card), or another Mac (unified memory).
         if unified {
-            if let Some(p) = groups
-                .iter()
-                .find(|g| g.group == Group::Apple)
-                .and_then(|g| g.picks.iter().find(|p| p.role == Role::Cheapest))
-            {
-                ups.push(Upgrade {
-                    change: ChangeKind::Machine,
-                    weights: None,
-                    context: None,
-                    ram_bytes: None,
-                    gpu_memory_bytes: None,
-                    example: Some(p.machine.clone()),
-                    verdict: p.verdict,
-                    tokens_per_s: p.tokens_per_s,
-                    text: format!(
-                        "a Mac with more memory: {} ({}) runs it in unified memory at {} tok/s",
-                        p.name,
-                        p.price_text(),
-                        rate_text(p.tokens_per_s)
-                    ),
-                });
-            }
+            upgrades.extend(another_mac(u));
         } else {
-            let gpus = if acc.is_some() {
-                m.gpu_count.max(1) as u64
-            } else {
-                1
-            };
-            let need = if acc.is_some() && f.gpu_required.0 > 0 {
-                f.gpu_required
-            } else {
-                estimate(&Scenario { gpus, ..s.clone() }).per_gpu_total()
-            };
-            let example = cat
-                .accelerators
-                .iter()
-                .filter(|a| a.memory_kind == MemoryKind::Discrete && a.memory >= need)
-                .min_by(|a, b| {
-                    a.memory
-                        .cmp(&b.memory)
-                        .then(b.bandwidth.0.total_cmp(&a.bandwidth.0))
-                });
-            let each = if gpus > 1 {
-                format!(" each ({gpus} GPUs)")
-            } else {
-                String::new()
-            };
-            let ex = example
-                .map(|a| format!(" (e.g. {}, {})", a.name, a.memory.display_gib()))
-                .unwrap_or_else(|| " (no single GPU in the catalog has that much)".into());
-            let (verdict, tps) = match example {
-                Some(a) => {
-                    let mut m2 = m.clone();
-                    m2.gpu = Some(a.id.clone());
-                    m2.gpu_count = gpus as u32;
-                    let g = fit_one(s, &m2, cat, st);
-                    (g.verdict, speed(&g))
-                }
-                None => (Verdict::None, 0.0),
-            };
-            ups.push(Upgrade {
-                change: ChangeKind::Gpu,
-                weights: None,
-                context: None,
-                ram_bytes: None,
-                gpu_memory_bytes: Some(need.0),
-                example: example.map(|a| a.id.clone()),
-                verdict,
-                tokens_per_s: tps,
-                text: format!("a GPU with ≥ {} of memory{each}{ex}", need.display_gib()),
-            });
+            upgrades.push(bigger_gpu(u, fit, acc.is_some()));
         }
-    }
-    let mut sum = summary(f);
-    if let Some(u) = ups.first() {
-        sum.push_str(&format!("; smallest change: {}", u.text));
     }
     ThisMachine {
-        machine: m.id.to_string(),
-        name: m.name.to_string(),
-        verdict: f.verdict,
-        verdict_text: f.verdict_text(),
-        tokens_per_s: speed(f),
-        summary: sum,
-        upgrades: ups,
+        machine: u.m.id.to_string(),
+        name: u.m.name.to_string(),
+        verdict: fit.verdict,
+        verdict_text: fit.verdict_text(),
+        tokens_per_s: speed(fit),
+        now: Outcome::of(fit),
+        upgrades,
     }
 }
 
@@ -1052,28 +1587,28 @@ fn min_ram(
     st: &FitSettings,
 ) -> Option<(Bytes, FitResult)> {
     let at = |steps: u64| {
-        let mut m2 = m.clone();
-        m2.ram = Bytes(steps.saturating_mul(RAM_STEP));
-        fit_one(s, &m2, cat, st)
+        let mut with_ram = m.clone();
+        with_ram.ram = Bytes(steps.saturating_mul(RAM_STEP));
+        fit_one(s, &with_ram, cat, st)
     };
-    let lo0 = m.ram.0 / RAM_STEP;
-    let hi_cap = m.ram.0.saturating_mul(64).clamp(64 * GIB, 16 * 1024 * GIB) / RAM_STEP;
-    if hi_cap <= lo0 {
+    let own_steps = m.ram.0 / RAM_STEP;
+    let most_steps = m.ram.0.saturating_mul(64).clamp(64 * GIB, 16 * 1024 * GIB) / RAM_STEP;
+    if most_steps <= own_steps {
         return None;
     }
-    let mut hi = hi_cap;
+    let mut hi = most_steps;
     let top = at(hi);
     if !top.fits() {
         return None;
     }
-    let mut lo = lo0; // does not fit at lo (the machine's own RAM)
+    let mut lo = own_steps; // does not fit at lo (the machine's own RAM)
     let mut best = top;
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
-        let f = at(mid);
-        if f.fits() {
+        let fit = at(mid);
+        if fit.fits() {
             hi = mid;
-            best = f;
+            best = fit;
         } else {
             lo = mid;
         }
@@ -1087,12 +1622,44 @@ mod tests {
 
     #[test]
     fn formats() {
-        assert_eq!(rate_text(9.61), "9.61");
-        assert_eq!(rate_text(38.24), "38.2");
-        assert_eq!(usd_text(1599.0), "$1,599");
-        assert_eq!(price_text(Some(1.86), true), "$1.86/h");
-        assert_eq!(price_text(None, false), "price unknown");
+        assert_eq!(format::rate_coarse(9.61), "9.61");
+        assert_eq!(format::rate_coarse(38.24), "38.2");
+        assert_eq!(format::usd_coarse(1599.0), "$1,599");
+        assert_eq!(PickPrice::PerHour(Some(1.86)).to_string(), "$1.86/h");
+        assert_eq!(PickPrice::Purchase(None).to_string(), "price unknown");
         assert_eq!(KindFilter::from_cli("Mini-PC"), Some(KindFilter::MiniPc));
         assert_eq!(KindFilter::from_cli("phone"), None);
+    }
+
+    #[test]
+    fn a_reason_lists_what_else_the_pick_answers() {
+        let r = Reason {
+            why: Why::Cheapest {
+                group: Group::Laptop,
+                need: Bytes::gib(6),
+                memory: MemoryShown::Gpu,
+                tokens_per_s: 38.24,
+            },
+            also: vec![
+                Why::Fastest {
+                    group: Group::Laptop,
+                    within: Some(PickPrice::Purchase(Some(3000.0))),
+                    tokens_per_s: 38.24,
+                    verdict_text: "GPU".into(),
+                    price: PickPrice::Purchase(Some(1599.0)),
+                },
+                Why::CheapestOffload {
+                    group: Group::Laptop,
+                    how: OffloadHow::Cpu,
+                    floor_tokens_per_s: 5.0,
+                    tokens_per_s: 38.24,
+                },
+            ],
+        };
+        assert_eq!(
+            r.to_string(),
+            "cheapest laptop with ≥ 6.00 GiB usable GPU memory; 38.2 tok/s; also the fastest \
+             laptop under $3,000; also the cheapest that runs it at ≥ 5.00 tok/s"
+        );
     }
 }

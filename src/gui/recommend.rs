@@ -9,8 +9,9 @@
 use super::data::{Data, View};
 use super::state::{State, Tab};
 use super::style;
+use crate::core::format;
 use crate::core::recommend::{
-    Constraints, GroupPicks, Pick, Recommendations, ThisMachine, rate_text, recommend_from_fits,
+    Constraints, GroupPicks, Pick, Recommendations, ThisMachine, recommend_from_fits,
 };
 use egui::{RichText, Sense, Ui};
 
@@ -175,11 +176,12 @@ fn group_card(ui: &mut Ui, g: &GroupPicks, open: &mut Option<String>) {
                 ui.label(RichText::new(title).small().strong());
                 ui.add(egui::Label::new(RichText::new(&p.name).strong()).truncate());
                 pick_line(ui, p);
-                ui.add(egui::Label::new(RichText::new(headline(&p.reason)).small().weak()).wrap());
+                let reason = p.reason.to_string();
+                ui.add(egui::Label::new(RichText::new(headline(&reason)).small().weak()).wrap());
                 for q in g.picks.iter().skip(1) {
                     let t = format!("{}: {} ({})", q.role.label(), q.name, q.price_text());
                     ui.add(egui::Label::new(RichText::new(t).small()).truncate())
-                        .on_hover_text(&q.reason);
+                        .on_hover_text(q.reason.to_string());
                 }
             });
             if r.clicked() {
@@ -194,7 +196,7 @@ fn group_card(ui: &mut Ui, g: &GroupPicks, open: &mut Option<String>) {
             let _ = card(ui, format!("{title}: no pick"), |ui| {
                 ui.label(RichText::new(title).small().strong());
                 for u in &g.unmet {
-                    ui.add(egui::Label::new(RichText::new(u).small().weak()).wrap());
+                    ui.add(egui::Label::new(RichText::new(u.to_string()).small().weak()).wrap());
                 }
             });
         }
@@ -208,14 +210,14 @@ fn this_card(ui: &mut Ui, t: &ThisMachine, open: &mut Option<String>) {
         ui.horizontal_wrapped(|ui| {
             style::badge(ui, &t.verdict_text, style::verdict_color(t.verdict));
             if t.tokens_per_s > 0.0 {
-                ui.label(format!("{} tok/s", rate_text(t.tokens_per_s)));
+                ui.label(format!("{} tok/s", format::rate_coarse(t.tokens_per_s)));
             }
         });
         match t.upgrades.first() {
             Some(u) => {
                 ui.add(
                     egui::Label::new(
-                        RichText::new(format!("Smallest change: {}", u.text))
+                        RichText::new(format!("Smallest change: {u}"))
                             .small()
                             .weak(),
                     )
@@ -233,5 +235,5 @@ fn this_card(ui: &mut Ui, t: &ThisMachine, open: &mut Option<String>) {
     if r.clicked() {
         *open = Some(t.machine.clone());
     }
-    r.on_hover_text(format!("{}\n{}", t.name, t.summary));
+    r.on_hover_text(format!("{}\n{}", t.name, t.summary()));
 }

@@ -141,12 +141,12 @@ pub(crate) fn render(input: &ReportInput) -> String {
             o,
             "<p><strong>{}</strong>: {}.</p>",
             html(&t.title()),
-            html(&t.summary)
+            html(&t.summary().to_string())
         );
         if !t.upgrades.is_empty() {
             o.push_str("<ol class=\"notes\">\n");
             for u in &t.upgrades {
-                let _ = writeln!(o, "<li>{}</li>", html(&u.text));
+                let _ = writeln!(o, "<li>{}</li>", html(&u.to_string()));
             }
             o.push_str("</ol>\n");
         }

@@ -89,12 +89,17 @@ pub(crate) fn render(input: &ReportInput) -> String {
         out.push('\n');
     }
     if let Some(t) = &rec.this_machine {
-        let _ = writeln!(out, "**{}**: {}.", md(&t.title()), md(&t.summary));
+        let _ = writeln!(
+            out,
+            "**{}**: {}.",
+            md(&t.title()),
+            md(&t.summary().to_string())
+        );
         if !t.upgrades.is_empty() {
             out.push('\n');
         }
         for (i, u) in t.upgrades.iter().enumerate() {
-            let _ = writeln!(out, "{}. {}", i + 1, md(&u.text));
+            let _ = writeln!(out, "{}. {}", i + 1, md(&u.to_string()));
         }
         out.push('\n');
     }

@@ -63,8 +63,8 @@ pub(crate) fn recommend_rows(r: &Recommendations) -> Vec<[String; 7]> {
                 p.name.clone(),
                 p.price_text(),
                 p.verdict_text.clone(),
-                crate::core::recommend::rate_text(p.tokens_per_s),
-                p.reason.clone(),
+                crate::core::format::rate_coarse(p.tokens_per_s),
+                p.reason.to_string(),
             ]);
         }
     }
