@@ -4,7 +4,7 @@ use super::app::CliError;
 use super::args::ScenarioArgs;
 use crate::core::catalog::Catalog;
 use crate::core::model::ModelSpec;
-use crate::core::scenario::{KvAllocation, Runtime, Scenario};
+use crate::core::scenario::{KvAllocation, Scenario};
 use crate::core::serving::{Load, ServingInputs};
 
 /// The serving options over the scenario's serving inputs (a mix was applied before).
@@ -153,10 +153,9 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
         s.framework = v;
     }
     if let Some(v) = a.runtime {
-        s.runtime = v;
-        if v == Runtime::Vllm && a.kv_alloc.is_none() {
-            s.kv_allocation = KvAllocation::Paged;
-        }
+        // A chosen --kv-alloc (applied above) wins over the runtime's own allocation.
+        let chosen = a.kv_alloc.is_some() || s.kv_allocation == KvAllocation::Paged;
+        s.set_runtime(v, chosen);
     }
     if let Some(v) = a.gpu_memory_utilization {
         s.gpu_memory_utilization = v;

@@ -344,6 +344,20 @@ impl Scenario {
         s
     }
 
+    /// Choose the runtime, with the allocation it implies: vLLM (and SGLang, which the serving
+    /// engines map onto it) allocates the KV cache in PagedAttention blocks, the others
+    /// contiguously — unless the user chose the allocation (`keep_allocation`).
+    pub fn set_runtime(&mut self, runtime: Runtime, keep_allocation: bool) {
+        self.runtime = runtime;
+        if !keep_allocation {
+            self.kv_allocation = if runtime == Runtime::Vllm {
+                KvAllocation::Paged
+            } else {
+                KvAllocation::Contiguous
+            };
+        }
+    }
+
     /// The GPU count the per-GPU arithmetic divides by (CPU-only counts as one device).
     pub fn devices(&self) -> u64 {
         self.gpus.max(1)
