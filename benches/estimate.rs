@@ -1,5 +1,5 @@
 //! One full estimate (goal ≤ 2 µs) and one scenario fitted against the whole catalog with speed
-//! and cost (goal ≤ 50 µs).
+//! and cost (goal ≤ 50 µs), and the serving plans of the whole catalog (goal ≤ 2 ms).
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use headroom::core::fit::{FitSettings, fit_all};
@@ -38,6 +38,19 @@ fn bench(c: &mut Criterion) {
     c.bench_function(
         &format!("fit across the catalog ({} machines)", cat.machines.len()),
         |b| b.iter(|| fit_all(black_box(&s), &cat.machines, cat, &st)),
+    );
+
+    // Serving many users on the whole catalog at one workload (goal ≤ 2 ms): the plans of every
+    // fitted machine, with the target search and an asked load.
+    let mut served = Scenario::default();
+    served.serving.load = Some(headroom::core::serving::Load::Users(500));
+    let fits = fit_all(&served, &cat.machines, cat, &st);
+    c.bench_function(
+        &format!(
+            "serving plans across the catalog ({} machines)",
+            cat.machines.len()
+        ),
+        |b| b.iter(|| headroom::core::serving::plan_all(black_box(&served), &fits, cat, &st)),
     );
 }
 

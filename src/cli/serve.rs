@@ -166,21 +166,7 @@ pub fn serve_table(s: &Scenario, plans: &[ServingPlan]) -> String {
             .map(format::rate)
             .unwrap_or_else(|| format::MISSING.into());
         let usd = format::usd(p.cost.map(|c| c.usd_per_million_output));
-        let need = p
-            .asked
-            .map(|a| {
-                format!(
-                    "  {} on {}{}",
-                    format::count(a.replicas, "replica", "replicas"),
-                    format::count(a.machines, "machine", "machines"),
-                    if a.meets_target {
-                        ""
-                    } else {
-                        ", target missed"
-                    }
-                )
-            })
-            .unwrap_or_default();
+        let need = p.asked.map(|a| format!("  {a}")).unwrap_or_default();
         let _ = writeln!(
             o,
             "{name:<w$}  {:<12}  {gpus:>7}  {kv:>10}  {users:>9}  {ttft:>9}  {tps:>8}  {out:>9}  {usd:>10}{need}",

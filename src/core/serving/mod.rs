@@ -92,6 +92,24 @@ pub struct AskedLoad {
     pub meets_target: bool,
 }
 
+impl std::fmt::Display for AskedLoad {
+    /// "8 replicas on 1 machine", with " (target missed)" when the share misses the target.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::core::format::count;
+        write!(
+            f,
+            "{} on {}{}",
+            count(self.replicas, "replica", "replicas"),
+            count(self.machines, "machine", "machines"),
+            if self.meets_target {
+                ""
+            } else {
+                " (target missed)"
+            }
+        )
+    }
+}
+
 /// What a million tokens cost at a load.
 #[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ServeCost {

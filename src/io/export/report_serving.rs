@@ -44,21 +44,7 @@ pub fn rows(plans: &[ServingPlan]) -> Vec<Vec<String>> {
                 return r;
             }
             let shown = p.asked.map(|a| a.per_replica).or(p.best).or(p.single);
-            let asked = p
-                .asked
-                .map(|a| {
-                    format!(
-                        "{} on {}{}",
-                        format::count(a.replicas, "replica", "replicas"),
-                        format::count(a.machines, "machine", "machines"),
-                        if a.meets_target {
-                            ""
-                        } else {
-                            " (target missed)"
-                        }
-                    )
-                })
-                .unwrap_or_default();
+            let asked = p.asked.map(|a| a.to_string()).unwrap_or_default();
             vec![
                 p.name.to_string(),
                 p.engine.label().to_string(),
