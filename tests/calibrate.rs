@@ -2,12 +2,12 @@
 //! The fixture has llama-bench's `-o json` shape (field names as llama-bench writes them); its
 //! numbers are a slower-than-scoreboard RTX 4090 (147 tok/s decode instead of ~185).
 
-use headroom::cli::calibrate::calibrate_file;
+use headroom::cli::calibrate::describe;
 use headroom::core::fit::{FitSettings, fit_all};
 use headroom::core::model::ModelSpec;
 use headroom::core::precision::WeightPrecision;
 use headroom::core::scenario::{Runtime, Scenario};
-use headroom::io::calibration::{FILE_NAME, load};
+use headroom::io::calibration::{FILE_NAME, calibrate_file, load};
 use headroom::io::catalog::builtin;
 use std::path::Path;
 
@@ -31,12 +31,15 @@ fn json_fixture_round_trips_into_stored_constants_and_slower_speeds() {
     let c = builtin();
     let m = c.machine("desktop-rtx4090-64gb").unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let out = calibrate_file(Path::new(FIXTURE), m, c, dir.path(), "2026-01-01").unwrap();
+    let done = calibrate_file(Path::new(FIXTURE), m, c, dir.path(), "2026-01-01").unwrap();
+    let out = describe(m, &done);
     assert!(
         out.contains("calibrated from your run of 2025-08-06"),
         "{out}"
     );
     let cal = load(dir.path()).unwrap().expect("stored");
+    assert_eq!(cal, done.calibration, "what is stored is what was returned");
+    assert_eq!(done.path, dir.path().join(FILE_NAME));
     assert_eq!(cal.machine, "desktop-rtx4090-64gb");
     assert_eq!(cal.date, "2025-08-06");
     assert_eq!(cal.runs, 2);

@@ -639,7 +639,7 @@ fn a_calibration_that_cannot_be_stored_or_read_is_one_line_and_changes_nothing()
     // The config folder cannot be created (below a regular file): one line, nothing stored.
     let bad = under_a_file(tmp.path());
     let e =
-        headroom::cli::calibrate::calibrate_file(&bench, m, cat, &bad, "2026-01-01").unwrap_err();
+        headroom::io::calibration::calibrate_file(&bench, m, cat, &bad, "2026-01-01").unwrap_err();
     assert!(e.starts_with("cannot store the calibration: "), "{e}");
     assert!(
         e.contains(&bad.display().to_string()) && !e.contains('\n'),

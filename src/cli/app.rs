@@ -59,8 +59,3 @@ pub fn run(cli: Cli) -> Result<String, CliError> {
         },
     }
 }
-
-/// Today's date (UTC) as YYYY-MM-DD, from the system clock.
-pub fn today() -> String {
-    crate::io::clock::today_utc()
-}

@@ -33,7 +33,7 @@ pub fn command(a: &ReportArgs, cat: &mut Catalog) -> Result<String, CliError> {
         fits: &rs,
         catalog: cat,
         settings: &st,
-        generated: super::app::today(),
+        generated: crate::io::clock::today_utc(),
         version: env!("CARGO_PKG_VERSION"),
     };
     run(&input, format, &a.output).map_err(CliError::input)

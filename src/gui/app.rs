@@ -6,6 +6,7 @@
 //! threads; nothing blocks the UI thread.
 
 use super::breakdown::BreakdownTab;
+use super::command::Command;
 use super::data::{Data, Notices, View};
 use super::frame_stats::FrameStats;
 use super::hub_dialog::HubDialog;
@@ -15,7 +16,7 @@ use super::machines::MachinesTab;
 use super::recommend::RecommendStrip;
 use super::report::ReportTab;
 use super::state::{State, Tab};
-pub use super::status::Status;
+use super::status::Status;
 use super::style;
 use super::teach::TeachTab;
 use crate::core::capacity::MachineLoad;
@@ -30,22 +31,6 @@ use egui::{RichText, Ui};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// A side effect requested while drawing, applied after the frame's drawing is done.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Command {
-    /// Open the file dialog for this action (on a job thread).
-    Dialog(FileAction),
-    /// Do the action on this path without a dialog (typed path, dropped file, tests).
-    AtPath(FileAction, PathBuf),
-    /// Detect this machine again.
-    Redetect,
-    /// Measure this machine's memory bandwidth (`io::detect::probe`, on a job thread).
-    ProbeBandwidth,
-    ResetScenario,
-    /// Put text on the clipboard.
-    Copy(String),
-}
 
 /// The headroom desktop app.
 pub struct HeadroomApp {
@@ -390,17 +375,14 @@ impl HeadroomApp {
                     }) else {
                         return JobResult::NoFileChosen { action };
                     };
-                    let today = crate::cli::app::today();
-                    let result =
-                        crate::cli::calibrate::calibrate_file(&p, &m, &catalog, &dir, &today)
-                            .and_then(|_| {
-                                crate::io::calibration::load(&dir)?
-                                    .ok_or_else(|| format!("{}: nothing was stored", dir.display()))
-                            })
-                            .map(|c| {
-                                let line = format!("{} {}", m.name, c.note());
-                                (Box::new(c), line)
-                            });
+                    let today = crate::io::clock::today_utc();
+                    let result = crate::io::calibration::calibrate_file(
+                        &p, &m, &catalog, &dir, &today,
+                    )
+                    .map(|done| {
+                        let line = format!("{} {}", m.name, done.calibration.note());
+                        (Box::new(done.calibration), line)
+                    });
                     JobResult::Calibrated(result)
                 });
             }
@@ -435,7 +417,7 @@ impl HeadroomApp {
                         fits: &fits,
                         catalog: &catalog,
                         settings: &settings,
-                        generated: now_utc(),
+                        generated: crate::io::clock::now_utc(),
                         version: env!("CARGO_PKG_VERSION"),
                     };
                     let text = crate::io::export::render(&input, format);
@@ -938,22 +920,6 @@ fn scenario_slug(s: &Scenario) -> String {
     crate::core::format::slug(&base).to_ascii_lowercase()
 }
 
-/// Now as "2025-06-01 14:03 UTC" ([`crate::io::clock::now_utc`]).
-pub(crate) fn now_utc() -> String {
-    crate::io::clock::now_utc()
-}
-
-/// Small helper for "nothing here" states.
-pub(crate) fn empty_state(ui: &mut Ui, title: &str, body: &str) {
-    ui.add_space(24.0);
-    ui.vertical_centered(|ui| {
-        ui.label(RichText::new(title).strong().size(16.0));
-        ui.add_space(4.0);
-        ui.set_max_width(560.0);
-        ui.add(egui::Label::new(RichText::new(body).weak()).wrap());
-    });
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -962,7 +928,7 @@ mod tests {
     fn slug_and_date() {
         let s = Scenario::default();
         assert_eq!(scenario_slug(&s), "llama-3-8b-bf16-8k");
-        let d = now_utc();
+        let d = crate::io::clock::now_utc();
         assert_eq!(d.len(), "2025-06-01 14:03 UTC".len(), "{d}");
     }
 }

@@ -4,9 +4,8 @@
 //! usable GPU memory and RAM. The rows under the chart say the same in words, with the verdict
 //! and its reason, from the same [`MachineLoad`]s.
 
-use super::app::empty_state;
 use super::data::View;
-use super::style::{self, component_color, gib2, hint};
+use super::style::{self, component_color, empty_state, gib2, hint};
 use crate::core::capacity::MachineLoad;
 use crate::core::estimate::{Component, ComponentKind, Estimate, Placement};
 use crate::core::units::Bytes;

@@ -2,7 +2,7 @@
 //! derived numbers, transient notices and the status message. [`View`] hands a view the state,
 //! this data and the command queue for one frame.
 
-use super::app::Command;
+use super::command::Command;
 use super::derived::Derived;
 use super::state::State;
 use super::status::Status;

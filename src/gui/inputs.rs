@@ -3,7 +3,7 @@
 //! its slider. A typed number applies on Enter or when the field loses focus (not on every
 //! keystroke), and a value outside the input's range is clamped with a note saying so.
 
-use super::app::Command;
+use super::command::Command;
 use super::data::{Notices, View};
 use super::style::{hint, warn};
 use crate::core::estimate::group_digits;

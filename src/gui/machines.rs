@@ -5,11 +5,10 @@
 //! out only when visible (`TableBody::rows`), and a horizontal scroll when the window is too
 //! narrow for every column. Names that do not fit are cut and shown whole on hover.
 
-use super::app::empty_state;
 use super::data::View;
 use super::derived::{Rows, cost_of, latency_of, speed_of};
 use super::state::{MachineFilter, SortColumn};
-use super::style::{self, hint, signed_gib, verdict_color};
+use super::style::{self, empty_state, hint, signed_gib, verdict_color};
 use crate::core::catalog::{Catalog, Machine, MachineKind, MemoryKind, Price};
 use crate::core::estimate::group_digits;
 use crate::core::fit::{FitResult, Verdict};

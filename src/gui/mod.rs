@@ -2,8 +2,8 @@
 //! in the centre.
 //!
 //! - [`state`]: the persisted [`State`] (scenario + UI choices), `#[serde(default)]` throughout.
-//! - [`app`]: [`HeadroomApp`], the frame loop, [`Command`]s applied after drawing, job results,
-//!   the top bar, status bar and summary strip.
+//! - [`app`]: [`HeadroomApp`], the frame loop, job results, the top bar, status bar and summary
+//!   strip; `command`: the [`Command`]s views push while drawing, applied after it.
 //! - `data`: what the views read (catalog, machines, derived numbers, notices) and `View`, the
 //!   one-frame access a view gets.
 //! - `derived`: caches of the core's answers (estimate, fits, solvers, teaching curves,
@@ -24,6 +24,7 @@
 
 pub mod app;
 mod breakdown;
+mod command;
 mod data;
 mod derived;
 mod frame_stats;
@@ -39,9 +40,11 @@ mod status;
 mod style;
 mod teach;
 
-pub use app::{Command, HeadroomApp, Status};
+pub use app::HeadroomApp;
+pub use command::Command;
 pub use jobs::FileAction;
 pub use state::{MachineFilter, SortColumn, State, Tab};
+pub use status::Status;
 
 use crate::core::catalog::Catalog;
 

@@ -1,7 +1,7 @@
 //! The Report tab: a live preview of the report the export writes, and the launch settings with
 //! Copy buttons for the machine they are written for.
 
-use super::app::{Command, now_utc};
+use super::command::Command;
 use super::data::View;
 use super::jobs::FileAction;
 use super::style::hint;
@@ -46,7 +46,7 @@ impl ReportTab {
                 fits: &fits,
                 catalog: &v.data.catalog,
                 settings: &settings,
-                generated: now_utc(),
+                generated: crate::io::clock::now_utc(),
                 version: env!("CARGO_PKG_VERSION"),
             };
             let text = crate::io::export::render(&input, self.format);

@@ -144,6 +144,17 @@ pub fn note(ui: &mut egui::Ui, text: impl Into<String>) {
     ui.add(egui::Label::new(RichText::new(drawable(&text)).size(11.0).color(c)).wrap());
 }
 
+/// Small helper for "nothing here" states.
+pub fn empty_state(ui: &mut egui::Ui, title: &str, body: &str) {
+    ui.add_space(24.0);
+    ui.vertical_centered(|ui| {
+        ui.label(RichText::new(title).strong().size(16.0));
+        ui.add_space(4.0);
+        ui.set_max_width(560.0);
+        ui.add(egui::Label::new(RichText::new(body).weak()).wrap());
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

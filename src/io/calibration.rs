@@ -1,11 +1,72 @@
 //! `headroom calibrate`: read llama-bench output (`-o json`, `-o csv`, or its default Markdown
 //! table), and store this machine's fitted efficiency multipliers in the config directory.
 //!
-//! The fit itself is pure (`core::speed::bench::calibrate`); this module only reads and writes.
+//! The fit itself is pure (`core::speed::bench::calibrate`); this module reads the run, stores
+//! the result and says what it changed ([`calibrate_file`]), for the CLI and the window alike.
 
-use crate::core::speed::bench::{Backend, BenchRun, Calibration};
+use crate::core::catalog::{Catalog, Machine};
+use crate::core::speed::bench::{
+    Backend, BenchRun, Calibration, calibrate, predict_llama_bench, scenario_of_run,
+};
+use crate::core::speed::{SpeedConstants, Tuning};
 use crate::io::export::atomic::write_atomic;
 use std::path::{Path, PathBuf};
+
+/// What [`calibrate_file`] did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Calibrated {
+    /// The calibration, as stored.
+    pub calibration: Calibration,
+    /// Where it was stored.
+    pub path: PathBuf,
+    /// The llama-bench file, as shown in messages.
+    pub file: String,
+    /// The run's first model predicted with the default constants and with the calibrated ones.
+    pub check: Option<BeforeAfter>,
+}
+
+/// Predicted (decode, prefill) tokens/s of one llama-bench model before and after calibrating.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BeforeAfter {
+    /// The model as llama-bench names it ("llama 7B Q4_0").
+    pub model_type: String,
+    pub before: (f64, f64),
+    pub after: (f64, f64),
+}
+
+/// Calibrates `m` (in `cat`) from the llama-bench output in `file` and stores the result in
+/// `dir`. Errors are one line naming the file (or the store that failed).
+pub fn calibrate_file(
+    file: &Path,
+    m: &Machine,
+    cat: &Catalog,
+    dir: &Path,
+    today: &str,
+) -> Result<Calibrated, String> {
+    let shown = file.display().to_string();
+    let text = std::fs::read_to_string(file).map_err(|e| format!("{shown}: {e}"))?;
+    let runs = parse_llama_bench(&text).map_err(|e| format!("{shown}: {e}"))?;
+    let constants = SpeedConstants::default();
+    let calibration =
+        calibrate(&runs, m, cat, &constants, &shown, today).map_err(|e| format!("{shown}: {e}"))?;
+    let path = save(dir, &calibration).map_err(|e| format!("cannot store the calibration: {e}"))?;
+    // Before and after on the run's own first model.
+    let check = runs.first().and_then(|run| {
+        let s = scenario_of_run(run, cat)?;
+        let predict = |tuning| predict_llama_bench(&s, m, cat, run.backend, tuning, &constants);
+        Some(BeforeAfter {
+            model_type: run.model_type.clone(),
+            before: predict(Tuning::default()),
+            after: predict(calibration.tuning),
+        })
+    });
+    Ok(Calibrated {
+        calibration,
+        path,
+        file: shown,
+        check,
+    })
+}
 
 /// File name of the stored calibration inside the config directory.
 pub const FILE_NAME: &str = "calibration.json";
