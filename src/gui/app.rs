@@ -14,6 +14,7 @@ use super::jobs::{FileAction, JobResult, Jobs, open_dialog, save_dialog};
 use super::machines::MachinesTab;
 use super::recommend::RecommendStrip;
 use super::report::ReportTab;
+use super::serving::ServingTab;
 use super::state::{State, Tab};
 pub use super::status::Status;
 use super::style;
@@ -56,6 +57,7 @@ pub struct HeadroomApp {
     recommend: RecommendStrip,
     breakdown: BreakdownTab,
     machines: MachinesTab,
+    serving: ServingTab,
     teach: TeachTab,
     report: ReportTab,
     detector: Arc<dyn Detector>,
@@ -83,7 +85,7 @@ impl HeadroomApp {
             .storage
             .and_then(|s| eframe::get_value(s, eframe::APP_KEY))
             .unwrap_or_default();
-        // HEADROOM_TAB=machines|breakdown|cpu-vs-gpu|report opens on that tab (scripted screenshots).
+        // HEADROOM_TAB=machines|breakdown|serving|cpu-vs-gpu|report opens on that tab (scripted screenshots).
         if let Ok(t) = std::env::var("HEADROOM_TAB") {
             let t = t.trim().to_ascii_lowercase().replace(['-', '_', ' '], "");
             if let Some(tab) = Tab::ALL
@@ -142,6 +144,7 @@ impl HeadroomApp {
             recommend: RecommendStrip::default(),
             breakdown: BreakdownTab,
             machines: MachinesTab,
+            serving: ServingTab::default(),
             teach: TeachTab,
             report: ReportTab::default(),
             detector,
@@ -861,6 +864,7 @@ impl HeadroomApp {
         match v.state.tab {
             Tab::Breakdown => self.breakdown.ui(ui, &mut v),
             Tab::Machines => self.machines.ui(ui, &mut v),
+            Tab::Serving => self.serving.ui(ui, &mut v),
             Tab::CpuVsGpu => self.teach.ui(ui, &mut v),
             Tab::Report => self.report.ui(ui, &mut v),
         }
