@@ -201,6 +201,22 @@ impl HeadroomApp {
         self.data.derived.fit(id).cloned()
     }
 
+    /// The serving plan of machine `id` in the current scenario, as the Serving tab draws it.
+    pub fn serving_plan(&mut self, id: &str) -> Option<crate::core::serving::ServingPlan> {
+        self.refresh();
+        self.data
+            .serving_plans(&self.state)
+            .iter()
+            .find(|p| *p.machine == *id)
+            .cloned()
+    }
+
+    /// The one-sentence answer the Serving tab gives for machine `id`.
+    pub fn serving_sentence(&mut self, id: &str) -> Option<String> {
+        let p = self.serving_plan(id)?;
+        Some(super::serving::sentence(&p, &self.state.scenario))
+    }
+
     /// How the scenario sits on each compared machine, as the Breakdown chart draws it.
     pub fn compared_loads(&mut self) -> Vec<MachineLoad> {
         self.refresh();

@@ -693,7 +693,7 @@ struct Chart<'a> {
 fn chart(ui: &mut Ui, c: &Chart<'_>, plans: &[ServingPlan], size: egui::Vec2) {
     ui.vertical(|ui| {
         ui.set_width(size.x);
-        ui.label(RichText::new(c.title).strong());
+        ui.add(egui::Label::new(RichText::new(c.title).strong()).truncate());
         let all: Vec<Series> = plans
             .iter()
             .enumerate()
@@ -815,18 +815,6 @@ fn charts(ui: &mut Ui, plans: &[ServingPlan], target: &Target, avail: egui::Vec2
     let h = (avail.y * 0.42).clamp(170.0, 300.0);
     let ttft_target = target.ttft_p95_s.max(1e-3).log10();
     let speed_target = target.min_tokens_per_s;
-    let ttft_title = format!(
-        "Time to first token, p95 (log scale; target {} or less shaded)",
-        format::duration(target.ttft_p95_s)
-    );
-    let speed_title = if speed_target > 0.0 {
-        format!(
-            "Tokens/s each user sees (target {} or more shaded)",
-            format::rate(speed_target)
-        )
-    } else {
-        "Tokens/s each user sees".to_string()
-    };
     let throughput = Chart {
         id: "serving-throughput",
         title: "Output tokens/s, all users",
@@ -837,7 +825,7 @@ fn charts(ui: &mut Ui, plans: &[ServingPlan], target: &Target, avail: egui::Vec2
     };
     let ttft = Chart {
         id: "serving-ttft",
-        title: &ttft_title,
+        title: "Time to first token, p95 (log scale)",
         y: &|p, _| (p.ttft_p95_s > 0.0 && p.ttft_p95_s.is_finite()).then(|| p.ttft_p95_s.log10()),
         fmt: &|y| format::duration(10f64.powf(y)),
         log: true,
@@ -845,7 +833,7 @@ fn charts(ui: &mut Ui, plans: &[ServingPlan], target: &Target, avail: egui::Vec2
     };
     let speed = Chart {
         id: "serving-speed",
-        title: &speed_title,
+        title: "Tokens/s each user sees",
         y: &|p, _| Some(p.tokens_per_s_per_user),
         fmt: &axis_rate,
         log: false,
@@ -861,9 +849,17 @@ fn charts(ui: &mut Ui, plans: &[ServingPlan], target: &Target, avail: egui::Vec2
         });
         ui.add_space(4.0);
     }
+    let speed = if speed_target > 0.0 {
+        format!(", {} tok/s or more per user", format::rate(speed_target))
+    } else {
+        String::new()
+    };
     hint(
         ui,
-        "Solid: loads that meet the target (time to first token and per-user speed); dashed: beyond. The dot is the most users that meet it; a diamond, the asked load on one machine.",
+        format!(
+            "Shaded: the target (time to first token {} or less at the 95th percentile{speed}). Solid: loads that meet both; dashed: beyond. The dot is the most users that meet them; a diamond, the asked load on one machine.",
+            format::duration(target.ttft_p95_s)
+        ),
     );
 }
 
