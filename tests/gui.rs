@@ -670,6 +670,24 @@ fn review_tabs() {
         h.run();
         let _ = h.try_snapshot_options(name, &opts);
     }
+    // Serving: an asked load, the RAG mix, and the cheapest cloud machines when none is ticked.
+    h.get_by_role_and_label(Role::Button, "Serving").click();
+    h.run();
+    h.state_mut().state.scenario.serving.load = Some(headroom::core::serving::Load::Users(500));
+    h.run();
+    let _ = h.try_snapshot_options("serving_500_users", &opts);
+    pick(&mut h, "Mix", "RAG");
+    let _ = h.try_snapshot_options("serving_rag", &opts);
+    let s = State {
+        tab: Tab::Serving,
+        selected: vec![],
+        ..State::default()
+    };
+    let mut tall = harness_with(fake_4090(), s, (1280.0, 1300.0));
+    let _ = tall.try_snapshot_options("serving_cloud_tall", &opts);
+    h.get_by_role_and_label(Role::Button, "Breakdown").click();
+    h.state_mut().state.scenario = Scenario::default();
+    h.run();
     // The whole CPU vs GPU tab, in a tall window.
     let s = State {
         tab: Tab::CpuVsGpu,

@@ -203,6 +203,11 @@ impl Derived {
         &self.plans.as_ref().expect("just set").1
     }
 
+    /// The plans last built by [`Derived::plans`] (empty before the first call).
+    pub fn plans_cached(&self) -> &[ServingPlan] {
+        self.plans.as_ref().map_or(&[], |(_, p)| p.as_slice())
+    }
+
     /// The machine-table rows: "This machine" first, then the filtered and sorted rest (cached
     /// per generation and filter).
     pub fn rows(

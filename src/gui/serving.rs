@@ -133,7 +133,7 @@ impl ServingTab {
                 if fallback {
                     hint(
                         ui,
-                        "No machine is ticked: these are the cloud machines with the lowest cost per 1M output tokens at the target. Tick machines in the Machines tab to compare them here.",
+                        "No machine is ticked: these are the cloud machines with the lowest cost per 1M output tokens at the target, one per GPU type. Tick machines in the Machines tab to compare them here.",
                     );
                 }
                 if plans.is_empty() {
@@ -415,7 +415,8 @@ fn shown_plans(v: &mut View<'_>) -> (Vec<ServingPlan>, bool) {
         .selected
         .iter()
         .any(|id| v.data.machine(id).is_some());
-    let plans = v.data.serving_plans(v.state);
+    v.data.serving_plans(v.state);
+    let plans = v.data.derived.plans_cached();
     let mut out: Vec<ServingPlan> = ids
         .iter()
         .filter_map(|id| plans.iter().find(|p| *p.machine == **id).cloned())
@@ -437,10 +438,24 @@ fn shown_plans(v: &mut View<'_>) -> (Vec<ServingPlan>, bool) {
                 )
                 .then(a.name.cmp(&b.name))
         });
-        for p in cloud.into_iter().take(FALLBACK_CLOUD) {
-            if !out.iter().any(|q| q.machine == p.machine) {
-                out.push(p.clone());
+        // One machine per GPU type, so the picks compare accelerators rather than sizes of the
+        // same instance.
+        let mut gpus: Vec<Option<String>> = Vec::new();
+        let mut added = 0;
+        for p in cloud {
+            if added == FALLBACK_CLOUD {
+                break;
             }
+            let gpu = v
+                .data
+                .machine(&p.machine)
+                .and_then(|m| m.gpu.as_deref().map(String::from));
+            if gpus.contains(&gpu) || out.iter().any(|q| q.machine == p.machine) {
+                continue;
+            }
+            gpus.push(gpu);
+            out.push(p.clone());
+            added += 1;
         }
     }
     (out, !ticked)
@@ -469,12 +484,13 @@ fn load_text(l: Load) -> String {
     }
 }
 
-/// "TTFT p95 1.30 s, 24.0 tok/s each".
-fn point_text(p: &LoadPoint) -> String {
+/// "TTFT p95 1.30 s, 24.0 tok/s" (and " each" for several users).
+fn point_text(p: &LoadPoint, each: bool) -> String {
     format!(
-        "TTFT p95 {}, {} tok/s each",
+        "TTFT p95 {}, {} tok/s{}",
         format::duration(p.ttft_p95_s),
-        format::rate(p.tokens_per_s_per_user)
+        format::rate(p.tokens_per_s_per_user),
+        if each { " each" } else { "" }
     )
 }
 
@@ -502,7 +518,7 @@ pub(crate) fn sentence(p: &ServingPlan, s: &Scenario) -> String {
             let mut t = format!(
                 "holds {} with {prompts}: {}",
                 plural(u, "user", "users"),
-                point_text(&b)
+                point_text(&b, true)
             );
             if inputs.load.is_none() {
                 t.push_str(&format!(", {}.", cost_text(CostBasis::Target)));
@@ -516,7 +532,7 @@ pub(crate) fn sentence(p: &ServingPlan, s: &Scenario) -> String {
             let t = inputs.target;
             let mut text = format!(
                 "misses the target even for one user with {prompts}: {} (target {} and {} tok/s)",
-                point_text(&one).replace(" each", ""),
+                point_text(&one, false),
                 format::duration(t.ttft_p95_s),
                 format::rate(t.min_tokens_per_s)
             );
@@ -542,7 +558,7 @@ pub(crate) fn sentence(p: &ServingPlan, s: &Scenario) -> String {
             load_text(a.load),
             plural(a.replicas, "replica", "replicas"),
             plural(a.machines, "machine", "machines"),
-            point_text(&a.per_replica),
+            point_text(&a.per_replica, true),
             if a.meets_target {
                 ""
             } else {
@@ -744,6 +760,10 @@ fn chart(ui: &mut Ui, c: &Chart<'_>, plans: &[ServingPlan], size: egui::Vec2) {
             // Keep the edge of the target region in view.
             let edge = if c.log { hi } else { lo };
             plot = plot.include_y(edge);
+            if !c.log {
+                // Some of the region above the edge, so the shade shows.
+                plot = plot.include_y(edge * 1.25);
+            }
             if c.log {
                 plot = plot.include_y(edge - 1.0).include_y(edge + 0.5);
             }
