@@ -272,7 +272,7 @@ fn tp_candidates(s: &Scenario, m: &Machine, acc: &Accelerator, engine: Engine) -
     let heads = s.model.heads.max(1);
     (0..8)
         .map(|k| 1_u64 << k)
-        .filter(|tp| *tp <= n && n % tp == 0 && heads % tp == 0)
+        .filter(|tp| *tp <= n && n.is_multiple_of(*tp) && heads.is_multiple_of(*tp))
         .collect()
 }
 

@@ -112,6 +112,7 @@ pub fn vllm_profile_peak(spec: &ModelSpec, tokens: u64, seqs: u64, tp: u64) -> B
 /// The pool `engine` builds on GPUs of `memory` each (`usable`: what the fit found usable per
 /// GPU for the runtime, e.g. the Metal working set), with `est` the estimate at this
 /// tensor-parallel size.
+#[allow(clippy::too_many_arguments)]
 pub fn pool(
     set: &EngineSettings,
     spec: &ModelSpec,

@@ -209,7 +209,7 @@ impl StepModel {
         let (local, window) = spec.local_layers();
         let global = spec.layers.saturating_sub(local) as f64;
         let kv_window =
-            (local > 0 && window > 0).then(|| (per_layer * share * local as f64, window as f64));
+            (local > 0 && window > 0).then_some((per_layer * share * local as f64, window as f64));
         StepModel {
             dense_bytes,
             expert_bytes,
