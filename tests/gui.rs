@@ -331,6 +331,7 @@ fn tabs_switch_and_draw() {
     let mut h = harness(State::default());
     for (label, tab) in [
         ("Machines", Tab::Machines),
+        ("Serving", Tab::Serving),
         ("CPU vs GPU", Tab::CpuVsGpu),
         ("Report", Tab::Report),
         ("Breakdown", Tab::Breakdown),
@@ -648,6 +649,7 @@ fn review_tabs() {
     for (label, name) in [
         ("Breakdown", "breakdown"),
         ("Machines", "machines"),
+        ("Serving", "serving"),
         ("CPU vs GPU", "cpu_vs_gpu"),
         ("Report", "report"),
     ] {
@@ -668,6 +670,24 @@ fn review_tabs() {
         h.run();
         let _ = h.try_snapshot_options(name, &opts);
     }
+    // Serving: an asked load, the RAG mix, and the cheapest cloud machines when none is ticked.
+    h.get_by_role_and_label(Role::Button, "Serving").click();
+    h.run();
+    h.state_mut().state.scenario.serving.load = Some(headroom::core::serving::Load::Users(500));
+    h.run();
+    let _ = h.try_snapshot_options("serving_500_users", &opts);
+    pick(&mut h, "Mix", "RAG");
+    let _ = h.try_snapshot_options("serving_rag", &opts);
+    let s = State {
+        tab: Tab::Serving,
+        selected: vec![],
+        ..State::default()
+    };
+    let mut tall = harness_with(fake_4090(), s, (1280.0, 1300.0));
+    let _ = tall.try_snapshot_options("serving_cloud_tall", &opts);
+    h.get_by_role_and_label(Role::Button, "Breakdown").click();
+    h.state_mut().state.scenario = Scenario::default();
+    h.run();
     // The whole CPU vs GPU tab, in a tall window.
     let s = State {
         tab: Tab::CpuVsGpu,
@@ -1017,7 +1037,7 @@ fn plain_explanations_and_the_lora_on_gguf_warning() {
     h.get_by_label_contains("dequantise GGUF");
 }
 
-/// Breakdown, Machines and CPU vs GPU at three window sizes, on the fixture catalog.
+/// Breakdown, Machines, Serving and CPU vs GPU at three window sizes, on the fixture catalog.
 #[test]
 fn tabs_at_three_sizes_snapshot() {
     let mut errors = Vec::new();
@@ -1025,6 +1045,7 @@ fn tabs_at_three_sizes_snapshot() {
         for (tab, name) in [
             (Tab::Breakdown, "breakdown"),
             (Tab::Machines, "machines"),
+            (Tab::Serving, "serving"),
             (Tab::CpuVsGpu, "cpu_vs_gpu"),
         ] {
             let s = State {
@@ -1320,4 +1341,150 @@ fn probe_action_shows_a_bandwidth_in_the_status() {
         .unwrap();
     let gbs: f64 = figure.parse().unwrap_or_else(|_| panic!("{status}"));
     assert!(gbs > 0.0 && status.contains(" GB/s read"), "{status}");
+}
+
+// ---- Serving many users (issue 24) ----
+
+/// The Serving tab's sentence for `id`, as the window shows it (the label must be on screen).
+fn serving_sentence(h: &mut Harness<'static, HeadroomApp>, id: &str) -> String {
+    let text = h.state_mut().serving_sentence(id).expect("a plan");
+    h.get_by_label(&text);
+    text
+}
+
+#[test]
+fn serving_tab_follows_the_users_and_the_mix() {
+    use headroom::core::serving::{Load, Mix};
+    let mut h = harness(State {
+        tab: Tab::Serving,
+        selected: vec!["desktop-rtx4090-64gb".into(), "laptop-rtx4060-16gb".into()],
+        ..State::default()
+    });
+    // The most users at the target: the sentence is the core's plan, written out.
+    let plan = h.state_mut().serving_plan("desktop-rtx4090-64gb").unwrap();
+    let users = plan
+        .machine_users()
+        .expect("an RTX 4090 serves Llama 3 8B BF16");
+    let first = serving_sentence(&mut h, "desktop-rtx4090-64gb");
+    assert!(
+        first.starts_with(&format!(
+            "holds {} users with 1,024-token prompts: TTFT p95 ",
+            headroom::core::format::group_digits(users)
+        )),
+        "{first}"
+    );
+    assert!(first.ends_with("per 1M output tokens."), "{first}");
+    // An 8 GB laptop GPU cannot hold 16 GB of weights: it says why.
+    let laptop = serving_sentence(&mut h, "laptop-rtx4060-16gb");
+    assert_eq!(
+        laptop,
+        "cannot serve it: the model does not fit in GPU memory here."
+    );
+    // The table has the same figure.
+    h.get_by_label(&headroom::core::format::group_digits(users));
+
+    // An asked load, typed into the users field: the replicas it takes.
+    pick(&mut h, "Load", "Users in flight");
+    type_into(&mut h, "Users in flight", "500", true);
+    assert_eq!(
+        h.state().state.scenario.serving.load,
+        Some(Load::Users(500))
+    );
+    h.get_by_label("For 500 users");
+    let plan = h.state_mut().serving_plan("desktop-rtx4090-64gb").unwrap();
+    let asked = plan.asked.expect("an asked load");
+    assert_eq!(asked.replicas, 500_u64.div_ceil(users));
+    let with_load = serving_sentence(&mut h, "desktop-rtx4090-64gb");
+    assert!(
+        with_load.contains(&format!(
+            "500 users take {} replicas on {} machines",
+            asked.replicas, asked.machines
+        )),
+        "{with_load}"
+    );
+
+    // The RAG mix: 5,000-token prompts and 500-token answers, fewer users per machine.
+    pick(&mut h, "Mix", "RAG");
+    let s = &h.state().state.scenario;
+    assert_eq!(s.serving.mix, Some(Mix::Rag));
+    assert_eq!((s.prompt_tokens, s.serving.output_tokens), (5000, 500));
+    let rag = serving_sentence(&mut h, "desktop-rtx4090-64gb");
+    assert!(rag.contains("with 5,000-token prompts"), "{rag}");
+    assert_ne!(rag, with_load);
+    let rag_users = h
+        .state_mut()
+        .serving_plan("desktop-rtx4090-64gb")
+        .unwrap()
+        .machine_users()
+        .unwrap_or(0);
+    assert!(rag_users < users, "{rag_users} vs {users}");
+
+    // Typing a length makes the mix custom.
+    type_into(&mut h, "Output", "100", true);
+    let s = &h.state().state.scenario;
+    assert_eq!((s.serving.mix, s.serving.output_tokens), (None, 100));
+}
+
+#[test]
+fn serving_without_ticked_machines_shows_the_cheapest_cloud_and_files_keep_the_inputs() {
+    use headroom::core::serving::{Engine, Mix};
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = harness(State {
+        tab: Tab::Serving,
+        selected: vec![],
+        ..State::default()
+    });
+    h.get_by_label_contains("No machine is ticked");
+    assert!(h.query_all_by_label_contains("holds ").count() >= 2);
+    pick(&mut h, "Engine", "SGLang");
+    pick(&mut h, "Mix", "Chat");
+    // Save and open: the serving inputs come back.
+    let file = dir.path().join("serve.ron");
+    run_command(
+        &mut h,
+        Command::AtPath(FileAction::SaveScenario, file.clone()),
+    );
+    run_command(&mut h, Command::ResetScenario);
+    assert_eq!(h.state().state.scenario.serving.engine, Engine::Auto);
+    run_command(
+        &mut h,
+        Command::AtPath(FileAction::OpenScenario, file.clone()),
+    );
+    let s = &h.state().state.scenario;
+    assert_eq!(s.serving.engine, Engine::Sglang);
+    assert_eq!((s.serving.mix, s.prompt_tokens), (Some(Mix::Chat), 161));
+    // A file written before the serving inputs existed opens with their defaults.
+    let old = dir.path().join("old.ron");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let start = text.find("serving:").expect("serving is saved");
+    let depth_end = {
+        // The serving block ends at its matching parenthesis.
+        let mut depth = 0;
+        let mut end = start;
+        for (i, c) in text[start..].char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = start + i + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        end
+    };
+    let rest = text[depth_end..].trim_start_matches(',');
+    std::fs::write(&old, format!("{}{}", &text[..start], rest)).unwrap();
+    run_command(&mut h, Command::AtPath(FileAction::OpenScenario, old));
+    let s = &h.state().state.scenario;
+    assert_eq!(
+        s.serving,
+        headroom::core::serving::ServingInputs::default(),
+        "{:?}",
+        h.state().status_text()
+    );
+    assert_eq!(s.prompt_tokens, 161);
 }

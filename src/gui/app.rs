@@ -15,6 +15,7 @@ use super::jobs::{FileAction, JobResult, Jobs, open_dialog, save_dialog};
 use super::machines::MachinesTab;
 use super::recommend::RecommendStrip;
 use super::report::ReportTab;
+use super::serving::ServingTab;
 use super::state::{State, Tab};
 use super::status::Status;
 use super::style;
@@ -41,6 +42,7 @@ pub struct HeadroomApp {
     recommend: RecommendStrip,
     breakdown: BreakdownTab,
     machines: MachinesTab,
+    serving: ServingTab,
     teach: TeachTab,
     report: ReportTab,
     detector: Arc<dyn Detector>,
@@ -68,7 +70,7 @@ impl HeadroomApp {
             .storage
             .and_then(|s| eframe::get_value(s, eframe::APP_KEY))
             .unwrap_or_default();
-        // HEADROOM_TAB=machines|breakdown|cpu-vs-gpu|report opens on that tab (scripted screenshots).
+        // HEADROOM_TAB=machines|breakdown|serving|cpu-vs-gpu|report opens on that tab (scripted screenshots).
         if let Ok(t) = std::env::var("HEADROOM_TAB") {
             let t = t.trim().to_ascii_lowercase().replace(['-', '_', ' '], "");
             if let Some(tab) = Tab::ALL
@@ -127,6 +129,7 @@ impl HeadroomApp {
             recommend: RecommendStrip::default(),
             breakdown: BreakdownTab,
             machines: MachinesTab,
+            serving: ServingTab::default(),
             teach: TeachTab,
             report: ReportTab::default(),
             detector,
@@ -181,6 +184,22 @@ impl HeadroomApp {
     pub fn fit_of(&mut self, id: &str) -> Option<FitResult> {
         self.refresh();
         self.data.derived.fit(id).cloned()
+    }
+
+    /// The serving plan of machine `id` in the current scenario, as the Serving tab draws it.
+    pub fn serving_plan(&mut self, id: &str) -> Option<crate::core::serving::ServingPlan> {
+        self.refresh();
+        self.data
+            .serving_plans(&self.state)
+            .iter()
+            .find(|p| *p.machine == *id)
+            .cloned()
+    }
+
+    /// The one-sentence answer the Serving tab gives for machine `id`.
+    pub fn serving_sentence(&mut self, id: &str) -> Option<String> {
+        let p = self.serving_plan(id)?;
+        Some(super::serving::sentence(&p, &self.state.scenario))
     }
 
     /// How the scenario sits on each compared machine, as the Breakdown chart draws it.
@@ -843,6 +862,7 @@ impl HeadroomApp {
         match v.state.tab {
             Tab::Breakdown => self.breakdown.ui(ui, &mut v),
             Tab::Machines => self.machines.ui(ui, &mut v),
+            Tab::Serving => self.serving.ui(ui, &mut v),
             Tab::CpuVsGpu => self.teach.ui(ui, &mut v),
             Tab::Report => self.report.ui(ui, &mut v),
         }

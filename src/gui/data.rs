@@ -9,6 +9,7 @@ use super::status::Status;
 use crate::core::capacity::MachineLoad;
 use crate::core::catalog::{Accelerator, Catalog, Machine};
 use crate::core::fit::FitResult;
+use crate::core::serving::ServingPlan;
 use crate::io::detect::{DetectedMachine, LOCAL_MACHINE_ID, catalog_with_local};
 
 /// Transient notes shown next to the inputs.
@@ -197,6 +198,15 @@ impl Data {
                 &self.catalog,
             )
             .to_vec()
+    }
+}
+
+impl Data {
+    /// The serving plan of every machine (cached per generation).
+    pub fn serving_plans(&mut self, state: &State) -> &[ServingPlan] {
+        let settings = state.fit_settings();
+        self.derived
+            .plans(&state.scenario, &settings, &self.catalog)
     }
 }
 

@@ -13,6 +13,7 @@ use crate::core::estimate::{Estimate, estimate};
 use crate::core::fit::{self, EstimateCache, FitResult, FitSettings, fit_all};
 use crate::core::precision::WeightPrecision;
 use crate::core::scenario::Scenario;
+use crate::core::serving::{ServingPlan, plan_all};
 use crate::core::teach::{Teach, teach_curves};
 use std::cmp::Ordering;
 
@@ -62,6 +63,8 @@ pub struct Derived {
     teach: Option<(u64, String, Teach)>,
     rows: Option<(u64, MachineFilter, Rows)>,
     loads: Option<(u64, Vec<String>, Vec<MachineLoad>)>,
+    /// Serving plans for every machine (same order as `fits`), per generation.
+    plans: Option<(u64, Vec<ServingPlan>)>,
 }
 
 impl Derived {
@@ -182,6 +185,27 @@ impl Derived {
             self.loads = Some((self.generation, ids.to_vec(), loads));
         }
         &self.loads.as_ref().expect("just set").2
+    }
+
+    /// The serving plan of every machine, in the order of `fits` (cached per generation: the
+    /// serving inputs are part of the scenario, so changing one rebuilds the fits and then these).
+    pub fn plans(
+        &mut self,
+        scenario: &Scenario,
+        settings: &FitSettings,
+        catalog: &Catalog,
+    ) -> &[ServingPlan] {
+        let fresh = matches!(&self.plans, Some((g, _)) if *g == self.generation);
+        if !fresh {
+            let plans = plan_all(scenario, &self.fits, catalog, settings);
+            self.plans = Some((self.generation, plans));
+        }
+        &self.plans.as_ref().expect("just set").1
+    }
+
+    /// The plans last built by [`Derived::plans`] (empty before the first call).
+    pub fn plans_cached(&self) -> &[ServingPlan] {
+        self.plans.as_ref().map_or(&[], |(_, p)| p.as_slice())
     }
 
     /// The machine-table rows: "This machine" first, then the filtered and sorted rest (cached

@@ -1,5 +1,5 @@
-//! The desktop app (eframe/egui): inputs on the left, Breakdown | Machines | CPU vs GPU | Report
-//! in the centre.
+//! The desktop app (eframe/egui): inputs on the left, Breakdown | Machines | Serving | CPU vs GPU |
+//! Report in the centre.
 //!
 //! - [`state`]: the persisted [`State`] (scenario + UI choices), `#[serde(default)]` throughout.
 //! - [`app`]: [`HeadroomApp`], the frame loop, job results, the top bar, status bar and summary
@@ -11,7 +11,7 @@
 //!   model arithmetic lives in the GUI: it asks `core` and draws.
 //! - `jobs`: detection, file dialogs and file IO on worker threads (never on the UI thread).
 //! - One struct per view, each with its own `ui()`: `inputs::InputsPanel`,
-//!   `breakdown::BreakdownTab`, `machines::MachinesTab`, `teach::TeachTab`, `report::ReportTab`.
+//!   `breakdown::BreakdownTab`, `machines::MachinesTab`, `serving::ServingTab`, `teach::TeachTab`, `report::ReportTab`.
 //! - `recommend`: the strip of recommendation cards under the tabs; `hub_dialog`: "Open from
 //!   Hugging Face...".
 //! - `status`: status-bar messages; `frame_stats`: the frame-time log; `style`: colours, badges.
@@ -19,7 +19,7 @@
 //! Environment: `HEADROOM_FRAME_STATS=1` (or `=N`) logs the mean and max CPU time of `App::ui`
 //! every 120 (or N) frames; `HEADROOM_QUIT_AFTER_FRAMES=N` closes the window after N frames
 //! (smoke tests under Xvfb). Both keep the window repainting while active.
-//! `HEADROOM_TAB=machines` (or `breakdown`, `cpu-vs-gpu`, `report`) opens on that tab;
+//! `HEADROOM_TAB=machines` (or `breakdown`, `serving`, `cpu-vs-gpu`, `report`) opens on that tab;
 //! `HEADROOM_WINDOW_SIZE=1920x1080` opens the window at that inner size (scripted screenshots).
 
 pub mod app;
@@ -35,6 +35,7 @@ pub mod jobs;
 mod machines;
 mod recommend;
 mod report;
+mod serving;
 pub mod state;
 mod status;
 mod style;

@@ -16,17 +16,26 @@ pub enum Tab {
     #[default]
     Breakdown,
     Machines,
+    /// Serving many users: throughput, time to first token and cost against load.
+    Serving,
     CpuVsGpu,
     Report,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 4] = [Tab::Breakdown, Tab::Machines, Tab::CpuVsGpu, Tab::Report];
+    pub const ALL: [Tab; 5] = [
+        Tab::Breakdown,
+        Tab::Machines,
+        Tab::Serving,
+        Tab::CpuVsGpu,
+        Tab::Report,
+    ];
 
     pub const fn label(self) -> &'static str {
         match self {
             Tab::Breakdown => "Breakdown",
             Tab::Machines => "Machines",
+            Tab::Serving => "Serving",
             Tab::CpuVsGpu => "CPU vs GPU",
             Tab::Report => "Report",
         }

@@ -155,6 +155,71 @@ pub fn empty_state(ui: &mut egui::Ui, title: &str, body: &str) {
     });
 }
 
+/// How a legend entry is drawn (the CPU vs GPU and Serving plots).
+#[derive(Copy, Clone)]
+pub enum Swatch {
+    Line,
+    Dashed,
+    Dotted,
+}
+
+/// A legend above a plot (the plot's own legend would cover the lines).
+pub fn legend_row(ui: &mut egui::Ui, items: &[(Color32, Swatch, &str)]) {
+    ui.horizontal_wrapped(|ui| {
+        for (color, kind, label) in items {
+            // One widget per entry, so the swatch and its label wrap together.
+            let galley = egui::WidgetText::from(*label).into_galley(
+                ui,
+                Some(egui::TextWrapMode::Extend),
+                f32::INFINITY,
+                egui::TextStyle::Body,
+            );
+            let size = egui::vec2(26.0 + galley.size().x, galley.size().y.max(12.0));
+            let (rect, resp) = ui.allocate_exact_size(size, egui::Sense::hover());
+            let label_text = label.to_string();
+            resp.widget_info(|| {
+                egui::WidgetInfo::labeled(egui::accesskit::Role::Label, true, &label_text)
+            });
+            let y = rect.center().y;
+            let x0 = rect.left();
+            let stroke = egui::Stroke::new(2.5, *color);
+            match kind {
+                Swatch::Line => {
+                    ui.painter().hline(x0..=x0 + 22.0, y, stroke);
+                }
+                Swatch::Dashed | Swatch::Dotted => {
+                    let (dash, gap) = if matches!(kind, Swatch::Dashed) {
+                        (6.0, 4.0)
+                    } else {
+                        (2.0, 3.0)
+                    };
+                    let mut x = x0;
+                    while x < x0 + 22.0 {
+                        ui.painter().hline(x..=(x + dash).min(x0 + 22.0), y, stroke);
+                        x += dash + gap;
+                    }
+                }
+            }
+            let text_pos = egui::pos2(x0 + 26.0, rect.center().y - galley.size().y / 2.0);
+            ui.painter()
+                .galley(text_pos, galley, ui.visuals().text_color());
+            ui.add_space(10.0);
+        }
+    });
+}
+
+/// A short line in `color` (a legend swatch before a row of text), 22 px wide.
+pub fn line_swatch(ui: &mut egui::Ui, color: Color32) -> egui::Response {
+    let h = ui.text_style_height(&egui::TextStyle::Body);
+    let (rect, resp) = ui.allocate_exact_size(egui::vec2(22.0, h), egui::Sense::hover());
+    ui.painter().hline(
+        rect.x_range(),
+        rect.center().y,
+        egui::Stroke::new(3.0, color),
+    );
+    resp
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,7 +2,7 @@
 //! cliff), memory against context length, and CPU vs GPU speed and cost for this workload.
 
 use super::data::View;
-use super::style::{self, component_color, hint, machine_color};
+use super::style::{self, Swatch, component_color, hint, legend_row, machine_color};
 use crate::core::estimate::group_digits;
 use crate::core::teach::SpeedBar;
 use egui::{Align2, Color32, RichText, Ui};
@@ -12,59 +12,6 @@ const BLUE: Color32 = Color32::from_rgb(66, 133, 244);
 const ORANGE: Color32 = Color32::from_rgb(240, 140, 30);
 const RED: Color32 = Color32::from_rgb(200, 45, 45);
 const GREEN: Color32 = Color32::from_rgb(40, 160, 90);
-
-/// How a legend entry is drawn.
-#[derive(Copy, Clone)]
-enum Swatch {
-    Line,
-    Dashed,
-    Dotted,
-}
-
-/// A legend above a plot (the plot's own legend would cover the lines).
-fn legend_row(ui: &mut Ui, items: &[(Color32, Swatch, &str)]) {
-    ui.horizontal_wrapped(|ui| {
-        for (color, kind, label) in items {
-            // One widget per entry, so the swatch and its label wrap together.
-            let galley = egui::WidgetText::from(*label).into_galley(
-                ui,
-                Some(egui::TextWrapMode::Extend),
-                f32::INFINITY,
-                egui::TextStyle::Body,
-            );
-            let size = egui::vec2(26.0 + galley.size().x, galley.size().y.max(12.0));
-            let (rect, resp) = ui.allocate_exact_size(size, egui::Sense::hover());
-            let label_text = label.to_string();
-            resp.widget_info(|| {
-                egui::WidgetInfo::labeled(egui::accesskit::Role::Label, true, &label_text)
-            });
-            let y = rect.center().y;
-            let x0 = rect.left();
-            let stroke = egui::Stroke::new(2.5, *color);
-            match kind {
-                Swatch::Line => {
-                    ui.painter().hline(x0..=x0 + 22.0, y, stroke);
-                }
-                Swatch::Dashed | Swatch::Dotted => {
-                    let (dash, gap) = if matches!(kind, Swatch::Dashed) {
-                        (6.0, 4.0)
-                    } else {
-                        (2.0, 3.0)
-                    };
-                    let mut x = x0;
-                    while x < x0 + 22.0 {
-                        ui.painter().hline(x..=(x + dash).min(x0 + 22.0), y, stroke);
-                        x += dash + gap;
-                    }
-                }
-            }
-            let text_pos = egui::pos2(x0 + 26.0, rect.center().y - galley.size().y / 2.0);
-            ui.painter()
-                .galley(text_pos, galley, ui.visuals().text_color());
-            ui.add_space(10.0);
-        }
-    });
-}
 
 /// The CPU vs GPU tab (all its state is in the app's [`super::state::State`]).
 pub(crate) struct TeachTab;
