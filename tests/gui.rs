@@ -458,7 +458,7 @@ fn every_input_is_reachable_by_its_name() {
     use headroom::core::scenario::{
         Checkpointing, KvAllocation, LoraTargets, Offload, Optimizer, Runtime,
     };
-    use headroom::core::speed::SplitStyle;
+    use headroom::core::scenario::SplitStyle;
     // On the Machines tab no component table or legend repeats the option names.
     let mut h = harness(State {
         tab: Tab::Machines,

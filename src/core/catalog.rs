@@ -9,6 +9,11 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::sync::Arc;
 
+mod storage;
+pub use storage::{
+    GP3_BASELINE_GBS, GP3_MAX_GBS, Storage, StorageKind, default_storage, storage_of,
+};
+
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Vendor {
     Nvidia,
@@ -252,9 +257,9 @@ pub struct Machine {
     /// Typical power draw under load, W (owned machines).
     #[serde(default)]
     pub power_w: Option<f64>,
-    /// The disk the model files sit on; the kind's default (`disk::default_storage`) when absent.
+    /// The disk the model files sit on; the kind's default ([`default_storage`]) when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub storage: Option<super::disk::Storage>,
+    pub storage: Option<Storage>,
     pub source: String,
     #[serde(default)]
     pub notes: Option<String>,
@@ -511,5 +516,11 @@ mod tests {
         .bandwidth()
         .0;
         assert!((b3 - 15.75).abs() < 0.05, "{b3}");
+    }
+
+    #[test]
+    fn metal_limits() {
+        assert!((metal_default_limit(Bytes::gib(16)).as_gib() - 10.667).abs() < 0.01);
+        assert_eq!(metal_default_limit(Bytes::gib(128)), Bytes::gib(96));
     }
 }

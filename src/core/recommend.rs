@@ -780,7 +780,7 @@ pub fn scenario_for(s: &Scenario, k: &Constraints) -> Scenario {
 
 fn fit_one(s: &Scenario, m: &Machine, cat: &Catalog, st: &FitSettings) -> FitResult {
     let mut c = EstimateCache::new(s);
-    fit_machine(s, &mut c, m, cat, st)
+    fit_machine(&mut c, m, cat, st)
 }
 
 fn summary(f: &FitResult) -> String {

@@ -18,7 +18,7 @@ use super::state::{State, Tab};
 pub use super::status::Status;
 use super::style;
 use super::teach::TeachTab;
-use crate::core::capacity::MachineLoad;
+use crate::core::placement::explain::MachineLoad;
 use crate::core::catalog::Catalog;
 use crate::core::estimate::ComponentKind;
 use crate::core::fit::FitResult;

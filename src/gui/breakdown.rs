@@ -7,7 +7,7 @@
 use super::app::empty_state;
 use super::data::View;
 use super::style::{self, component_color, gib2, hint};
-use crate::core::capacity::MachineLoad;
+use crate::core::placement::explain::MachineLoad;
 use crate::core::estimate::{Component, ComponentKind, Estimate, Placement};
 use crate::core::units::Bytes;
 use egui::{Align2, RichText, Ui};

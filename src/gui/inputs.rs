@@ -14,7 +14,7 @@ use crate::core::scenario::{
     Checkpointing, Framework, KvAllocation, LoraTargets, Mode, Offload, Optimizer, Runtime,
     Scenario,
 };
-use crate::core::speed::SplitStyle;
+use crate::core::scenario::SplitStyle;
 use crate::core::teach::effective_bits;
 use crate::core::units::Bytes;
 use egui::{Align, ComboBox, DragValue, Layout, RichText, Slider, Ui, vec2};

@@ -3,7 +3,8 @@
 //!
 //! The fit itself is pure (`core::speed::bench::calibrate`); this module only reads and writes.
 
-use crate::core::speed::bench::{Backend, BenchRun, Calibration};
+use crate::core::speed::Backend;
+use crate::core::speed::bench::{BenchRun, Calibration};
 use crate::io::export::atomic::write_atomic;
 use std::path::{Path, PathBuf};
 
