@@ -342,6 +342,19 @@ impl Catalog {
     pub fn validate(&self) -> Vec<String> {
         let mut errs = Vec::new();
         let mut seen = HashSet::new();
+        self.validate_accelerators(&mut errs, &mut seen);
+        self.validate_machines(&mut errs, &mut seen);
+        self.validate_models(&mut errs, &mut seen);
+        self.validate_benchmarks(&mut errs, &mut seen);
+        errs
+    }
+
+    /// [`Self::validate`] for each accelerator: `seen` holds the ids met so far.
+    fn validate_accelerators<'a>(
+        &'a self,
+        errs: &mut Vec<String>,
+        seen: &mut HashSet<(&'static str, &'a str)>,
+    ) {
         for a in &self.accelerators {
             if !seen.insert(("acc", a.id.as_str())) {
                 errs.push(format!("accelerator '{}': duplicate id", a.id));
@@ -365,6 +378,14 @@ impl Catalog {
                 errs.push(format!("accelerator '{}': source is empty", a.id));
             }
         }
+    }
+
+    /// [`Self::validate`] for each machine: `seen` holds the ids met so far.
+    fn validate_machines<'a>(
+        &'a self,
+        errs: &mut Vec<String>,
+        seen: &mut HashSet<(&'static str, &'a str)>,
+    ) {
         for m in &self.machines {
             if !seen.insert(("machine", &*m.id)) {
                 errs.push(format!("machine '{}': duplicate id", m.id));
@@ -406,6 +427,14 @@ impl Catalog {
                 ));
             }
         }
+    }
+
+    /// [`Self::validate`] for each model preset: `seen` holds the ids met so far.
+    fn validate_models<'a>(
+        &'a self,
+        errs: &mut Vec<String>,
+        seen: &mut HashSet<(&'static str, &'a str)>,
+    ) {
         for p in &self.models {
             if !seen.insert(("model", p.id.as_str())) {
                 errs.push(format!("model '{}': duplicate id", p.id));
@@ -427,6 +456,14 @@ impl Catalog {
                 errs.push(format!("model '{}': source is empty", p.id));
             }
         }
+    }
+
+    /// [`Self::validate`] for each benchmark: `seen` holds the ids met so far.
+    fn validate_benchmarks<'a>(
+        &'a self,
+        errs: &mut Vec<String>,
+        seen: &mut HashSet<(&'static str, &'a str)>,
+    ) {
         for b in &self.benchmarks {
             if !seen.insert(("benchmark", b.id.as_str())) {
                 errs.push(format!("benchmark '{}': duplicate id", b.id));
@@ -470,7 +507,6 @@ impl Catalog {
                 errs.push(format!("benchmark '{}': source must be a URL", b.id));
             }
         }
-        errs
     }
 }
 

@@ -228,7 +228,6 @@ impl FitResult {
     }
 }
 
-
 /// Estimates (numbers only, no formula text) for one scenario at the GPU counts machines need,
 /// computed once each, plus the scenario clamped once.
 pub struct EstimateCache {
@@ -665,5 +664,4 @@ mod tests {
         // + 0.5 GiB overhead + workspace < 24 GiB; ÷ 5 = 26.1 GiB does not fit → 6 GPUs.
         assert_eq!(solve_min_gpus(&l70, "rtx-4090", &c, 64), Some(6));
     }
-
 }

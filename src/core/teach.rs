@@ -6,15 +6,15 @@
 //! ([`super::placement::capacity`], [`super::speed::placement_speed`],
 //! [`super::placement::cost::usd_per_million`]).
 
-use super::placement::capacity::{
-    gpu_capacity, gpus_used, host_link, is_unified, layers_that_fit, ram_capacity,
-};
 use super::catalog::{Accelerator, Machine};
 use super::estimate::{ComponentKind, Estimate, estimate};
 use super::fit::{FitResult, FitSettings, Verdict};
+use super::model::ModelSpec;
+use super::placement::capacity::{
+    gpu_capacity, gpus_used, host_link, is_unified, layers_that_fit, ram_capacity,
+};
 use super::placement::cost::usd_per_million;
 use super::placement::experts::expert_offload_points;
-use super::model::ModelSpec;
 use super::precision::WeightPrecision;
 use super::scenario::{Mode, Scenario, SplitStyle};
 use super::speed::{SpeedQuery, placement_speed};

@@ -6,9 +6,9 @@ use super::app::Command;
 use super::derived::Derived;
 use super::state::State;
 use super::status::Status;
-use crate::core::placement::explain::MachineLoad;
 use crate::core::catalog::{Accelerator, Catalog, Machine};
 use crate::core::fit::FitResult;
+use crate::core::placement::explain::MachineLoad;
 use crate::io::detect::{DetectedMachine, LOCAL_MACHINE_ID, catalog_with_local};
 
 /// Transient notes shown next to the inputs.

@@ -241,12 +241,7 @@ impl<'a> HostSide<'a> {
             .min(w.outer_weights)
             .as_f64();
         let layer_read = w.active_weight_bytes_per_token.as_f64() - outer_read;
-        layer_read * self.host_frac
-            + if self.outer_on_host {
-                outer_read
-            } else {
-                0.0
-            }
+        layer_read * self.host_frac + if self.outer_on_host { outer_read } else { 0.0 }
     }
 }
 

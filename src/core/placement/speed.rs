@@ -1,9 +1,9 @@
 //! How fast a placement runs: the one bridge from the tiers to the speed model
 //! ([`crate::core::speed`]) — the query for a placement, and training throughput.
 
+use super::Job;
 use super::capacity::{Gpus, host_link};
 use super::cost::hourly_usd;
-use super::Job;
 use crate::core::catalog::{Accelerator, Machine};
 use crate::core::estimate::{ComponentKind, Estimate};
 use crate::core::fit::{FitSettings, TrainingSpeed};
