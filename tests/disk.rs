@@ -3,12 +3,12 @@
 //! measurements of llama.cpp running models larger than RAM.
 
 use headroom::core::WeightPrecision;
-use headroom::core::catalog::{Catalog, Machine, MachineKind};
-use headroom::core::disk::{
-    Storage, StorageKind, default_storage, zero_infinity_model_states, zero_infinity_working_memory,
+use headroom::core::catalog::{
+    Catalog, Machine, MachineKind, Storage, StorageKind, default_storage,
 };
 use headroom::core::fit::{FitResult, FitSettings, Verdict, fit_all};
 use headroom::core::model::{MlpKind, ModelSpec, MoeSpec};
+use headroom::core::placement::disk::{zero_infinity_model_states, zero_infinity_working_memory};
 use headroom::core::scenario::{Runtime, Scenario};
 use headroom::core::units::{Bytes, GbPerSec};
 use headroom::io::catalog::builtin;

@@ -456,10 +456,10 @@ fn slide(h: &mut Harness<'static, HeadroomApp>, name: &str, value: f64) {
 #[test]
 fn every_input_is_reachable_by_its_name() {
     use headroom::core::precision::KvPrecision;
+    use headroom::core::scenario::SplitStyle;
     use headroom::core::scenario::{
         Checkpointing, KvAllocation, LoraTargets, Offload, Optimizer, Runtime,
     };
-    use headroom::core::speed::SplitStyle;
     // On the Machines tab no component table or legend repeats the option names.
     let mut h = harness(State {
         tab: Tab::Machines,

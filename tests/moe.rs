@@ -127,10 +127,8 @@ fn every_moe_preset_carries_its_expert_shapes() {
 // Expert offload in the fit engine.
 
 use headroom::core::catalog::{Catalog, Machine};
-use headroom::core::experts;
-use headroom::core::fit::{
-    FitResult, FitSettings, OffloadStyle, Verdict, expert_offload_at, fit_all,
-};
+use headroom::core::fit::{FitResult, FitSettings, OffloadStyle, Verdict, fit_all};
+use headroom::core::placement::experts::{self, expert_offload_at};
 use headroom::core::scenario::Runtime;
 use headroom::core::units::Bytes;
 

@@ -26,7 +26,7 @@ fn catalog() -> &'static Catalog {
 
 fn fit_on(s: &Scenario, m: &Machine) -> FitResult {
     let mut cache = EstimateCache::new(s);
-    fit_machine(s, &mut cache, m, catalog(), &FitSettings::default())
+    fit_machine(&mut cache, m, catalog(), &FitSettings::default())
 }
 
 /// What the solvers look for: the whole model on the GPU(s) or in the unified pool.

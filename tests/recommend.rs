@@ -150,7 +150,7 @@ fn llama31_70b_q4km_picks_a_64gb_mac_and_the_lowest_cost_cloud_instance() {
     assert_eq!(best.usd_per_million_tokens, Some(best_cost));
     let plan = plans.iter().find(|p| *p.machine == *best.machine).unwrap();
     let by_hand =
-        best.price_usd.unwrap() / (plan.machine_output_tokens_per_s().unwrap() * 3600.0) * 1e6;
+        best.price.usd().unwrap() / (plan.machine_output_tokens_per_s().unwrap() * 3600.0) * 1e6;
     assert!(
         (best_cost - by_hand).abs() <= 1e-9 * by_hand,
         "{best_cost} vs {by_hand}"

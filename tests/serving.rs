@@ -143,7 +143,7 @@ fn built(row: &Row, prompt: u64, output: u64, context: u64, util: f64) -> Option
     let acc = cat().accelerator(&row.gpu).expect("accelerator");
     let st = FitSettings::default();
     let mut cache = EstimateCache::new(&s);
-    let fit = fit_machine(&s, &mut cache, &m, cat(), &st);
+    let fit = fit_machine(&mut cache, &m, cat(), &st);
     serving::build(&s, &fit, &m, acc, &st, row.gpus)
 }
 
@@ -359,7 +359,7 @@ fn h100_llama8b() -> (Scenario, Machine) {
 fn build_of(s: &Scenario, m: &Machine, tp: u64) -> Built {
     let acc = cat().accelerator(m.gpu.as_deref().unwrap()).unwrap();
     let st = FitSettings::default();
-    let fit = fit_machine(s, &mut EstimateCache::new(s), m, cat(), &st);
+    let fit = fit_machine(&mut EstimateCache::new(s), m, cat(), &st);
     serving::build(s, &fit, m, acc, &st, tp).expect("fits")
 }
 
@@ -447,7 +447,7 @@ fn target_search_and_replicas() {
     assert!(!b.replica().at_users(users as f64 + 1.0).meets(&target) || users >= 4 * b.slots);
     let st = FitSettings::default();
     let acc = cat().accelerator("h100-sxm").unwrap();
-    let fit = fit_machine(&s, &mut EstimateCache::new(&s), &m, cat(), &st);
+    let fit = fit_machine(&mut EstimateCache::new(&s), &m, cat(), &st);
     let plan = serving::plan(&s, &fit, &m, Some(acc), &st);
     let asked = plan.asked.expect("asked load");
     assert_eq!(asked.replicas, 5000_u64.div_ceil(plan.best_users.unwrap()));

@@ -6,11 +6,9 @@ use headroom::core::catalog::Catalog;
 use headroom::core::estimate::estimate_with;
 use headroom::core::fit::{FitSettings, fit_all};
 use headroom::core::precision::WeightPrecision;
-use headroom::core::scenario::{Runtime, Scenario};
+use headroom::core::scenario::{Runtime, Scenario, SplitStyle};
 use headroom::core::speed::bench::{BenchCheck, check_benchmarks};
-use headroom::core::speed::{
-    Backend, MultiGpu, SpeedConstants, SpeedQuery, SplitStyle, placement_speed,
-};
+use headroom::core::speed::{Backend, MultiGpu, SpeedConstants, SpeedQuery, placement_speed};
 use headroom::io::catalog::builtin;
 
 fn cat() -> &'static Catalog {

@@ -9,6 +9,11 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::sync::Arc;
 
+mod storage;
+pub use storage::{
+    GP3_BASELINE_GBS, GP3_MAX_GBS, Storage, StorageKind, default_storage, storage_of,
+};
+
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Vendor {
     Nvidia,
@@ -252,9 +257,9 @@ pub struct Machine {
     /// Typical power draw under load, W (owned machines).
     #[serde(default)]
     pub power_w: Option<f64>,
-    /// The disk the model files sit on; the kind's default (`disk::default_storage`) when absent.
+    /// The disk the model files sit on; the kind's default ([`default_storage`]) when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub storage: Option<super::disk::Storage>,
+    pub storage: Option<Storage>,
     pub source: String,
     #[serde(default)]
     pub notes: Option<String>,
@@ -337,6 +342,19 @@ impl Catalog {
     pub fn validate(&self) -> Vec<String> {
         let mut errs = Vec::new();
         let mut seen = HashSet::new();
+        self.validate_accelerators(&mut errs, &mut seen);
+        self.validate_machines(&mut errs, &mut seen);
+        self.validate_models(&mut errs, &mut seen);
+        self.validate_benchmarks(&mut errs, &mut seen);
+        errs
+    }
+
+    /// [`Self::validate`] for each accelerator: `seen` holds the ids met so far.
+    fn validate_accelerators<'a>(
+        &'a self,
+        errs: &mut Vec<String>,
+        seen: &mut HashSet<(&'static str, &'a str)>,
+    ) {
         for a in &self.accelerators {
             if !seen.insert(("acc", a.id.as_str())) {
                 errs.push(format!("accelerator '{}': duplicate id", a.id));
@@ -360,6 +378,14 @@ impl Catalog {
                 errs.push(format!("accelerator '{}': source is empty", a.id));
             }
         }
+    }
+
+    /// [`Self::validate`] for each machine: `seen` holds the ids met so far.
+    fn validate_machines<'a>(
+        &'a self,
+        errs: &mut Vec<String>,
+        seen: &mut HashSet<(&'static str, &'a str)>,
+    ) {
         for m in &self.machines {
             if !seen.insert(("machine", &*m.id)) {
                 errs.push(format!("machine '{}': duplicate id", m.id));
@@ -401,6 +427,14 @@ impl Catalog {
                 ));
             }
         }
+    }
+
+    /// [`Self::validate`] for each model preset: `seen` holds the ids met so far.
+    fn validate_models<'a>(
+        &'a self,
+        errs: &mut Vec<String>,
+        seen: &mut HashSet<(&'static str, &'a str)>,
+    ) {
         for p in &self.models {
             if !seen.insert(("model", p.id.as_str())) {
                 errs.push(format!("model '{}': duplicate id", p.id));
@@ -422,6 +456,14 @@ impl Catalog {
                 errs.push(format!("model '{}': source is empty", p.id));
             }
         }
+    }
+
+    /// [`Self::validate`] for each benchmark: `seen` holds the ids met so far.
+    fn validate_benchmarks<'a>(
+        &'a self,
+        errs: &mut Vec<String>,
+        seen: &mut HashSet<(&'static str, &'a str)>,
+    ) {
         for b in &self.benchmarks {
             if !seen.insert(("benchmark", b.id.as_str())) {
                 errs.push(format!("benchmark '{}': duplicate id", b.id));
@@ -465,7 +507,6 @@ impl Catalog {
                 errs.push(format!("benchmark '{}': source must be a URL", b.id));
             }
         }
-        errs
     }
 }
 
@@ -511,5 +552,11 @@ mod tests {
         .bandwidth()
         .0;
         assert!((b3 - 15.75).abs() < 0.05, "{b3}");
+    }
+
+    #[test]
+    fn metal_limits() {
+        assert!((metal_default_limit(Bytes::gib(16)).as_gib() - 10.667).abs() < 0.01);
+        assert_eq!(metal_default_limit(Bytes::gib(128)), Bytes::gib(96));
     }
 }

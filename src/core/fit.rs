@@ -1,19 +1,19 @@
-//! The fit engine: a scenario on a machine → a placement, a verdict, headroom, speed and cost.
-//! Solvers across the catalog: largest context, largest batch, lowest-bit precision, fewest GPUs.
+//! The fit's results and entry points: a scenario on a machine → a verdict, headroom, speed and
+//! cost ([`FitResult`]), over the catalog ([`fit_all`]) or one machine ([`fit_machine`]); the
+//! solvers across it (largest context, largest batch, lowest-bit precision, fewest GPUs).
+//! How the placement is found, tier by tier, is [`super::placement`].
 
-use super::capacity::{gpu_capacity, host_link, layers_that_fit, offload_host_bytes, ram_capacity};
-use super::catalog::{Accelerator, Catalog, Machine, MachineKind, MemoryKind, Price, Vendor};
-use super::estimate::{ComponentKind, Estimate, estimate, estimate_with};
-use super::experts::{self, ExpertSplit};
-use super::note::{Note, UnifiedLimit};
+use super::catalog::{Accelerator, Catalog, Machine, MachineKind, MemoryKind, Price};
+use super::estimate::{Estimate, estimate, estimate_with};
+use super::placement::cost::usd_per_million;
+use super::placement::experts::ExpertSplit;
+use super::placement::note::Note;
+use super::placement::{self, Job, Placement, Run};
 use super::precision::WeightPrecision;
-use super::scenario::{Checkpointing, Mode, Runtime, Scenario};
+use super::scenario::{Runtime, Scenario, SplitStyle};
 use super::speed::bench::{Benchmark, Calibration, Measured, measured_for};
-use super::speed::{
-    Backend, MultiGpu, Speed, SpeedConstants, SpeedQuery, SplitStyle, placement_speed,
-    training_tokens_per_s,
-};
-use super::units::{Bytes, GbPerSec};
+use super::speed::{Backend, MultiGpu, SpeedConstants};
+use super::units::Bytes;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -228,8 +228,6 @@ impl FitResult {
     }
 }
 
-pub use super::catalog::metal_default_limit;
-
 /// Estimates (numbers only, no formula text) for one scenario at the GPU counts machines need,
 /// computed once each, plus the scenario clamped once.
 pub struct EstimateCache {
@@ -272,50 +270,8 @@ impl EstimateCache {
     }
 }
 
-/// Power an owned machine draws under load: its catalog figure, else the GPUs' TDP + 100 W for
-/// the rest of the system, else a typical figure for its kind (heuristic: laptop 65 W, Apple
-/// desktop or mini PC 120 W, desktop/workstation 200 W).
-pub fn power_watts(m: &Machine, acc: Option<&Accelerator>) -> f64 {
-    if let Some(w) = m.power_w {
-        return w;
-    }
-    if let Some(t) = acc.and_then(|a| a.tdp_w) {
-        return t * m.gpu_count.max(1) as f64 + 100.0;
-    }
-    match m.kind {
-        MachineKind::Laptop => 65.0,
-        MachineKind::Apple | MachineKind::MiniPc => 120.0,
-        _ => 200.0,
-    }
-}
-
-/// What an hour of the machine costs: cloud $/hour, owned power × electricity price. A cloud
-/// instance without a catalog price has no cost (its electricity is not the user's bill).
-pub fn hourly_usd(m: &Machine, acc: Option<&Accelerator>, st: &FitSettings) -> Option<f64> {
-    match &m.price {
-        Some(Price::Hourly { usd, .. }) => Some(*usd),
-        _ if m.kind == MachineKind::Cloud => None,
-        _ => Some(power_watts(m, acc) / 1000.0 * st.electricity_usd_per_kwh),
-    }
-}
-
-/// Cost per million generated tokens at `tok_s` (the fit's decode rate, the same the speed
-/// column shows): cloud from $/hour, owned from power × electricity.
-pub fn usd_per_million(
-    m: &Machine,
-    acc: Option<&Accelerator>,
-    tok_s: f64,
-    st: &FitSettings,
-) -> Option<f64> {
-    if tok_s.is_nan() || tok_s <= 0.0 {
-        return None;
-    }
-    Some(hourly_usd(m, acc, st)? * 1e6 / tok_s / 3600.0)
-}
-
-/// Fit `s` on `m`. `cache` holds the scenario's estimates by GPU count.
+/// Fit the scenario of `cache` (which holds its estimates by GPU count) on `m`.
 pub fn fit_machine(
-    s: &Scenario,
     cache: &mut EstimateCache,
     m: &Machine,
     cat: &Catalog,
@@ -324,538 +280,81 @@ pub fn fit_machine(
     let acc = m.gpu.as_deref().and_then(|id| cat.accelerator(id));
     let sc = cache.scenario();
     let measured = measured_for(&cat.benchmarks, &m.id, sc.model_id.as_deref(), sc.weights);
-    fit_on(s, cache, m, acc, measured, st)
+    fit_on(cache, m, acc, measured, st)
 }
 
-/// [`fit_machine`] with the machine's accelerator already looked up.
+/// [`fit_machine`] with the machine's accelerator already looked up: the tiers place the
+/// scenario ([`placement::place`]), then its cost and the notes on prices and calibration.
 fn fit_on(
-    s: &Scenario,
     cache: &mut EstimateCache,
     m: &Machine,
     acc: Option<&Accelerator>,
     measured: Option<&Benchmark>,
     st: &FitSettings,
 ) -> FitResult {
-    let k = &st.speed;
-    let (ram_cap, os_reserve) = ram_capacity(m, st);
-    let mut notes = Vec::new();
-    let calibration = st.calibration.as_ref().filter(|c| *c.machine == *m.id);
-    // Every estimate this machine needs, made once per GPU count and shared across machines.
-    let unified_acc = acc.is_some_and(|a| a.memory_kind == MemoryKind::Unified);
-    let g_here = if unified_acc {
-        1
-    } else {
-        m.gpu_count.max(1) as u64
-    };
-    cache.ensure(0);
-    cache.ensure(1);
-    if acc.is_some() {
-        cache.ensure(g_here);
-    }
-    let cache: &EstimateCache = cache;
-    let s_cl = cache.scenario();
-    let _ = s; // the cache holds the same scenario, clamped once
-    let training = s_cl.mode.is_training();
-    // One speed call per placement: the runtime's profile on this machine, `gpu_layers` of the
-    // layers on the GPU(s) (0 = CPU only).
-    let speed_of = |est: &Estimate, gpu_layers: u64| {
-        let q = speed_query(s_cl, est, m, acc, st, gpu_layers);
-        (placement_speed(&q, k), q.backend)
-    };
-
-    // The CPU-only estimate (everything in RAM).
-    let cpu_est = cache.peek(0).expect("ensured");
-    let cpu_need = cpu_est.total();
-    let total_layers = cpu_est.workload.layers;
-
-    let mut r = FitResult {
-        machine: m.id.clone(),
-        name: m.name.clone(),
-        kind: m.kind,
-        verdict: Verdict::None,
-        gpu_layers: 0,
-        total_layers,
-        headroom_bytes: 0,
-        gpus: if acc.is_some() { m.gpu_count as u64 } else { 0 },
-        gpu_capacity: Bytes::ZERO,
-        gpu_required: Bytes::ZERO,
-        ram_capacity: ram_cap,
-        ram_required: Bytes::ZERO,
-        os_reserve,
-        disk_bytes: Bytes::ZERO,
-        decode_tokens_per_s: 0.0,
-        prefill_tokens_per_s: 0.0,
-        ttft_s: 0.0,
-        usd_per_million_tokens: None,
-        training: None,
-        backend: None,
-        measured: measured.map(Measured::from_benchmark),
-        notes: Vec::new(),
-        offload_style: None,
-        expert_split: None,
-    };
-
-    if let Some(a) = acc {
-        let unified = a.memory_kind == MemoryKind::Unified;
-        let g = if unified {
-            1
-        } else {
-            m.gpu_count.max(1) as u64
-        };
-        let est = cache.peek(g).expect("ensured");
-        // The reserved peak (allocated + caching-allocator reserve + CUDA context).
-        let need = est.peak_reserved();
-        let host_need = est.host_total();
-        // Capacity per GPU.
-        let cap = gpu_capacity(m, acc, s_cl, st);
-        if unified {
-            notes.push(Note::UnifiedShare {
-                gpu: cap,
-                ram: m.ram,
-                limit: if m.gpu_memory_limit.is_some() {
-                    UnifiedLimit::Configured
-                } else if a.vendor == Vendor::Apple {
-                    UnifiedLimit::MetalDefault
-                } else {
-                    UnifiedLimit::ApuDefault
-                },
-            });
-        } else if s.runtime == Runtime::Vllm {
-            notes.push(Note::VllmShare {
-                utilization: s_cl.gpu_memory_utilization,
-            });
-        }
-        r.gpu_capacity = cap;
-        r.gpu_required = need;
-        // For unified memory, the host part and the GPU part share one pool.
-        let host_ok = if unified {
-            need.saturating_add(host_need) <= m.ram.saturating_sub(os_reserve)
-        } else {
-            host_need <= ram_cap
-        };
-        if need <= cap && host_ok {
-            r.verdict = if unified {
-                Verdict::Unified
-            } else {
-                Verdict::Gpu
-            };
-            r.gpu_layers = total_layers;
-            r.headroom_bytes = cap.signed_sub(need);
-            r.ram_required = host_need;
-            if training {
-                r.training = Some(train_speed(s_cl, est, g, a.fp16_tflops, m, acc, st));
-            } else {
-                let (sp, b) = speed_of(est, total_layers.max(1));
-                r.backend = Some(b);
-                set_speed(
-                    &mut r,
-                    sp.decode_tokens_per_s,
-                    sp.prefill_tokens_per_s,
-                    s_cl.prompt_tokens,
-                );
-            }
-        } else if !training && !unified {
-            // Offload: as many whole layers as fit on the GPUs (llama.cpp splits layers across
-            // GPUs), the rest in RAM. Per-GPU fixed costs (overhead, workspace) stay on each GPU.
-            let e1 = cache.peek(1).expect("ensured");
-            let l = e1.workload.layers.max(1);
-            let kfit = layers_that_fit(e1, cap, g);
-            let kfit = if kfit == l { l - 1 } else { kfit }; // the whole model already failed above
-            let host_part = offload_host_bytes(e1, kfit);
-            // A mixture-of-experts model under llama.cpp may instead keep every layer on the GPU
-            // and only the routed experts of the first N layers in RAM (`--n-cpu-moe`), or
-            // stream; the placement with the fastest decode wins.
-            let moe = s_cl.model.moe.as_ref().is_some_and(|x| x.experts > 0);
-            let layer_speed = |style: SplitStyle| {
-                let mut q = speed_query(s_cl, e1, m, acc, st, kfit);
-                q.style = style;
-                (placement_speed(&q, k), q.backend)
-            };
-            let mut best: Option<(OffloadStyle, (Speed, Backend))> = None;
-            if kfit >= 1 && host_part <= ram_cap {
-                let style = st.split_style;
-                best = Some((OffloadStyle::of(style), layer_speed(style)));
-                if moe {
-                    // Streaming holds the same bytes where layer offload does.
-                    let other = match style {
-                        SplitStyle::CpuLayers => SplitStyle::Streaming,
-                        SplitStyle::Streaming => SplitStyle::CpuLayers,
-                    };
-                    let sp = layer_speed(other);
-                    if best.is_some_and(|(_, b)| sp.0.decode_tokens_per_s > b.0.decode_tokens_per_s)
-                    {
-                        best = Some((OffloadStyle::of(other), sp));
-                    }
-                }
-            }
-            let experts = if moe && expert_offload_runs(s_cl.runtime) {
-                let link = host_link(a);
-                expert_offload(
-                    s_cl,
-                    est,
-                    g,
-                    cap,
-                    ram_cap,
-                    need,
-                    host_need,
-                    expert_speed_model(s_cl, m, acc, st),
-                    link.bytes_per_sec() * k.pcie_efficiency,
-                )
-            } else {
-                None
-            };
-            let experts_win = experts.as_ref().is_some_and(|(_, sp)| {
-                best.is_none_or(|(_, b)| sp.decode_tokens_per_s > b.0.decode_tokens_per_s)
-            });
-            if let (true, Some((split, sp))) = (experts_win, experts) {
-                let ram = host_need.saturating_add(split.ram_bytes);
-                let gpu = need.saturating_sub(split.ram_bytes.div_ceil(g));
-                let split = ExpertSplit {
-                    gpu_required: gpu,
-                    ram_required: ram,
-                    ..split
-                };
-                r.verdict = Verdict::Offload;
-                r.gpu_layers = total_layers;
-                r.ram_required = ram;
-                r.headroom_bytes = cap.signed_sub(gpu).min(ram_cap.signed_sub(ram));
-                r.backend = Some(speed_query(s_cl, est, m, acc, st, total_layers).backend);
-                set_speed(
-                    &mut r,
-                    sp.decode_tokens_per_s,
-                    sp.prefill_tokens_per_s,
-                    s_cl.prompt_tokens,
-                );
-                notes.push(Note::ExpertOffload {
-                    cpu_moe_layers: split.cpu_moe_layers,
-                    moe_layers_in_ram: split.moe_layers_in_ram,
-                    ram_bytes: split.ram_bytes,
-                });
-                r.offload_style = Some(OffloadStyle::Experts);
-                r.expert_split = Some(split);
-            } else if let Some((style, (sp, b))) = best {
-                r.verdict = Verdict::Offload;
-                r.gpu_layers = kfit;
-                r.ram_required = host_part;
-                r.headroom_bytes = ram_cap.signed_sub(host_part);
-                r.backend = Some(b);
-                r.offload_style = Some(style);
-                set_speed(
-                    &mut r,
-                    sp.decode_tokens_per_s,
-                    sp.prefill_tokens_per_s,
-                    s_cl.prompt_tokens,
-                );
-                notes.push(Note::LayerOffload {
-                    gpu: kfit,
-                    layers: l,
-                    streamed: style == OffloadStyle::Streaming,
-                });
-            } else {
-                r.headroom_bytes = cap.signed_sub(need);
-            }
-        } else {
-            r.headroom_bytes = cap.signed_sub(need);
-        }
-        // Neither the GPU nor offload: the CPU path, when everything fits in RAM.
-        if r.verdict == Verdict::None && !training && cpu_need <= ram_cap {
-            let (sp, b) = speed_of(cpu_est, 0);
-            r.backend = Some(b);
-            cpu_verdict(&mut r, cpu_need, ram_cap, sp, s_cl.prompt_tokens);
-        }
-        if r.verdict == Verdict::None && host_need > ram_cap {
-            notes.push(Note::HostRamShort {
-                need: host_need,
-                usable: ram_cap,
-            });
-        }
-    } else if !training {
-        if cpu_need <= ram_cap {
-            let (sp, b) = speed_of(cpu_est, 0);
-            r.backend = Some(b);
-            cpu_verdict(&mut r, cpu_need, ram_cap, sp, s_cl.prompt_tokens);
-        } else {
-            r.headroom_bytes = ram_cap.signed_sub(cpu_need);
-            r.ram_required = cpu_need;
-        }
-    } else {
-        r.headroom_bytes = ram_cap.signed_sub(cpu_need);
-        r.ram_required = cpu_need;
-        notes.push(Note::TrainingNeedsGpu);
-    }
-    // Neither VRAM nor RAM: the third tier, the disk.
-    if r.verdict == Verdict::None {
-        super::disk::place(&mut r, &mut notes, cache, m, acc, st, &speed_of);
-    }
-    if !training {
+    let job = Job::new(cache, m, acc, st);
+    let p = placement::place(&job);
+    let mut r = result(&job, p, measured);
+    if !job.training() {
         r.usd_per_million_tokens = usd_per_million(m, acc, r.decode_tokens_per_s, st);
         if r.usd_per_million_tokens.is_none()
             && r.decode_tokens_per_s > 0.0
             && m.kind == MachineKind::Cloud
             && !matches!(m.price, Some(Price::Hourly { .. }))
         {
-            notes.push(Note::NoHourlyPrice);
+            r.notes.push(Note::NoHourlyPrice);
         }
     }
-    if let Some(c) = calibration
+    if let Some(c) = st.calibration.as_ref().filter(|c| *c.machine == *m.id)
         && r.decode_tokens_per_s > 0.0
     {
-        notes.push(Note::Text(c.note()));
+        r.notes.push(Note::Text(c.note()));
     }
-    r.notes = notes;
     r
 }
 
-/// Training speed of `s` over `g` GPUs of the machine's accelerator (none without one).
-pub(crate) fn training_speed(
-    s: &Scenario,
-    est: &Estimate,
-    g: u64,
-    m: &Machine,
-    acc: Option<&Accelerator>,
-    st: &FitSettings,
-) -> Option<TrainingSpeed> {
-    acc.map(|a| train_speed(s, est, g, a.fp16_tflops, m, acc, st))
-}
-
-/// The speed model's query for the scenario on `m` with `gpu_layers` of the layers on the GPU(s)
-/// (0 = CPU only): the runtime's profile, this machine's calibration and the llama.cpp split
-/// mode from the settings. Every speed the fit engine reports goes through it.
-fn speed_query<'a>(
-    s: &'a Scenario,
-    est: &'a Estimate,
-    m: &Machine,
-    acc: Option<&Accelerator>,
-    st: &FitSettings,
-    gpu_layers: u64,
-) -> SpeedQuery<'a> {
-    let k = &st.speed;
-    let mut q = SpeedQuery::on_machine(s, est, m, acc, k);
-    q.style = st.split_style;
-    if let Some(c) = st.calibration.as_ref().filter(|c| *c.machine == *m.id) {
-        q.tuning = c.tuning;
-    }
-    if let Some(split) = st.llama_split
-        && q.backend != Backend::Vllm
-    {
-        q.multi = split;
-    }
-    if gpu_layers == 0 {
-        q = q.cpu_only();
-    } else {
-        q.gpu_layers = gpu_layers;
-    }
-    q
-}
-
-/// The speed model as [`experts::expert_offload_speed`] calls it: an estimate with every layer on
-/// the GPU(s) (`on_gpu`), or on the CPU alone. The CPU part is the routed experts only, so its
-/// query sees a scenario without attention heads (no attention FLOPs on the CPU) and with the
-/// workload's layer count (the offloaded MoE layers). The one place expert offload meets the
-/// speed model.
-fn expert_speed_model<'a>(
-    s: &'a Scenario,
-    m: &'a Machine,
-    acc: Option<&'a Accelerator>,
-    st: &'a FitSettings,
-) -> impl Fn(&Estimate, bool) -> Speed + 'a {
-    move |e: &Estimate, on_gpu: bool| {
-        if on_gpu {
-            let q = speed_query(s, e, m, acc, st, e.workload.layers.max(1));
-            placement_speed(&q, &st.speed)
+/// The result row of placement `p` of the job (no cost yet).
+fn result(job: &Job, p: Placement, measured: Option<&Benchmark>) -> FitResult {
+    let m = job.m;
+    let (speed, backend, training) = match p.run {
+        Run::Nothing => (Default::default(), None, None),
+        Run::Inference { speed, backend } => (speed, Some(backend), None),
+        Run::Training(t) => (Default::default(), None, Some(t)),
+    };
+    let prefill = speed.prefill_tokens_per_s;
+    FitResult {
+        machine: m.id.clone(),
+        name: m.name.clone(),
+        kind: m.kind,
+        verdict: p.verdict,
+        gpu_layers: p.gpu_layers,
+        total_layers: job.layers,
+        headroom_bytes: p.headroom_bytes,
+        gpus: if job.acc.is_some() {
+            m.gpu_count as u64
         } else {
-            let experts_only = Scenario {
-                model: super::model::ModelSpec {
-                    heads: 0,
-                    layers: e.workload.layers,
-                    ..s.model.clone()
-                },
-                ..s.clone()
-            };
-            let q = speed_query(&experts_only, e, m, acc, st, 0);
-            placement_speed(&q, &st.speed)
-        }
-    }
-}
-
-/// Decode and prefill of the expert-offload placement of `s` on `m` with the routed experts of
-/// layers `0 … n_cpu_moe − 1` in RAM (llama.cpp `-ngl 99 --n-cpu-moe n_cpu_moe`), whether or not
-/// it fits; with the split. `None` without a discrete GPU or routed experts. Published
-/// measurements at a given `--n-cpu-moe` are checked with it.
-pub fn expert_offload_at(
-    s: &Scenario,
-    m: &Machine,
-    cat: &Catalog,
-    st: &FitSettings,
-    n_cpu_moe: u64,
-) -> Option<(ExpertSplit, Speed)> {
-    let acc = m.gpu.as_deref().and_then(|id| cat.accelerator(id))?;
-    expert_offload_points(s, m, acc, st, &[n_cpu_moe]).pop()
-}
-
-/// [`expert_offload_at`] for several `n_cpu_moe` (the teaching curve: every value 0 … layers),
-/// with one estimate. Empty without routed experts or on a unified-memory GPU.
-pub fn expert_offload_points(
-    s: &Scenario,
-    m: &Machine,
-    acc: &Accelerator,
-    st: &FitSettings,
-    ns: &[u64],
-) -> Vec<(ExpertSplit, Speed)> {
-    if acc.memory_kind == MemoryKind::Unified {
-        return Vec::new();
-    }
-    let sc = s.clamped();
-    let inv = experts::inventory(&sc.model, sc.weights);
-    if inv.is_empty() {
-        return Vec::new();
-    }
-    let g = m.gpu_count.max(1) as u64;
-    let est = estimate_with(
-        &Scenario {
-            gpus: g,
-            ..sc.clone()
+            0
         },
-        false,
-    );
-    let link = host_link(acc);
-    let run = expert_speed_model(&sc, m, Some(acc), st);
-    ns.iter()
-        .map(|&n| {
-            let mut split = experts::split(&inv, n.min(sc.model.layers));
-            split.gpu_required = est
-                .peak_reserved()
-                .saturating_sub(split.ram_bytes.div_ceil(g));
-            split.ram_required = est.host_total().saturating_add(split.ram_bytes);
-            let sp = experts::expert_offload_speed(
-                &est,
-                &split,
-                sc.batch,
-                sc.ubatch,
-                link.bytes_per_sec() * st.speed.pcie_efficiency,
-                &run,
-            );
-            (split, sp)
-        })
-        .collect()
-}
-
-/// Whether the runtime can keep a MoE's routed experts in RAM and the rest on the GPU:
-/// llama.cpp (`--n-cpu-moe`, `--override-tensor`); the generic runtime is modelled on it.
-fn expert_offload_runs(r: Runtime) -> bool {
-    matches!(r, Runtime::LlamaCpp | Runtime::Generic)
-}
-
-/// The expert-offload placement with the fewest layers' experts in RAM (`--n-cpu-moe N`) that
-/// fits: one GPU holds `need` less its share of the RAM experts, host RAM `host_need` plus them.
-/// Its speed from [`experts::expert_offload_speed`] with the speed model `run`.
-#[allow(clippy::too_many_arguments)]
-fn expert_offload(
-    s: &Scenario,
-    est: &Estimate,
-    gpus: u64,
-    cap: Bytes,
-    ram_cap: Bytes,
-    need: Bytes,
-    host_need: Bytes,
-    run: impl Fn(&Estimate, bool) -> Speed,
-    link_bytes_per_s: f64,
-) -> Option<(ExpertSplit, Speed)> {
-    let inv = experts::inventory(&s.model, s.weights);
-    let split = experts::smallest_fitting(&inv, s.model.layers, |x| {
-        need.saturating_sub(x.ram_bytes.div_ceil(gpus.max(1))) <= cap
-            && host_need.saturating_add(x.ram_bytes) <= ram_cap
-    })?;
-    if split.ram_bytes.0 == 0 {
-        // Nothing moved: the whole-model path already said no, so only its RAM check can have
-        // failed; that is not an expert offload.
-        return None;
-    }
-    let sp = experts::expert_offload_speed(est, &split, s.batch, s.ubatch, link_bytes_per_s, &run);
-    Some((split, sp))
-}
-
-fn cpu_verdict(r: &mut FitResult, need: Bytes, cap: Bytes, sp: Speed, prompt: u64) {
-    r.verdict = Verdict::Cpu;
-    r.gpu_layers = 0;
-    r.ram_required = need;
-    r.headroom_bytes = cap.signed_sub(need);
-    set_speed(r, sp.decode_tokens_per_s, sp.prefill_tokens_per_s, prompt);
-}
-
-fn set_speed(r: &mut FitResult, decode: f64, prefill: f64, prompt: u64) {
-    r.decode_tokens_per_s = decode;
-    r.prefill_tokens_per_s = prefill;
-    r.ttft_s = if prefill > 0.0 {
-        prompt as f64 / prefill
-    } else {
-        0.0
-    };
-}
-
-fn train_speed(
-    s: &Scenario,
-    est: &Estimate,
-    g: u64,
-    tflops: f64,
-    m: &Machine,
-    acc: Option<&Accelerator>,
-    st: &FitSettings,
-) -> TrainingSpeed {
-    let p = est.params.active as f64;
-    let per_token = match s.mode {
-        Mode::Full => {
-            if s.checkpointing == Checkpointing::Full {
-                8.0
-            } else {
-                6.0
-            }
-        }
-        _ => {
-            if s.checkpointing == Checkpointing::Full {
-                6.0
-            } else {
-                4.0
-            }
-        }
-    } * p;
-    let tps = training_tokens_per_s(per_token, g, tflops, &st.speed);
-    let sc = s;
-    let tokens_per_step = (sc.batch * sc.context * g) as f64;
-    let mut step = if tps > 0.0 {
-        tokens_per_step / tps
-    } else {
-        0.0
-    };
-    // ZeRO-Offload: the CPU Adam step reads and writes ~16 B/param of host memory per step and the
-    // gradients/parameters cross PCIe (2 + 2 B/param).
-    let host_opt = est.host_kind(ComponentKind::Optimizer);
-    if host_opt.0 > 0 {
-        let params = est.params.total as f64;
-        let ram_t = params * 16.0
-            / (m.ram_bandwidth.bytes_per_sec() * st.speed.cpu_bandwidth_efficiency).max(1.0);
-        let link = acc
-            .and_then(|a| a.pcie)
-            .map(|l| l.bandwidth())
-            .unwrap_or(GbPerSec(16.0));
-        let pcie_t = params * 4.0 / (link.bytes_per_sec() * st.speed.pcie_efficiency).max(1.0);
-        step += ram_t + pcie_t;
-    }
-    let tokens_per_s = if step > 0.0 {
-        tokens_per_step / step
-    } else {
-        0.0
-    };
-    let run_hours = if tokens_per_s > 0.0 {
-        sc.train_tokens as f64 / tokens_per_s / 3600.0
-    } else {
-        0.0
-    };
-    TrainingSpeed {
-        step_seconds: step,
-        tokens_per_s,
-        run_hours,
-        run_usd: hourly_usd(m, acc, st).map(|h| h * run_hours),
+        gpu_capacity: job.gpus.as_ref().map_or(Bytes::ZERO, |g| g.capacity),
+        gpu_required: job.gpus.as_ref().map_or(Bytes::ZERO, |g| g.need),
+        ram_capacity: job.ram,
+        ram_required: p.ram_required,
+        os_reserve: job.os_reserve,
+        disk_bytes: p.disk_bytes,
+        decode_tokens_per_s: speed.decode_tokens_per_s,
+        prefill_tokens_per_s: prefill,
+        ttft_s: if prefill > 0.0 {
+            job.s.prompt_tokens as f64 / prefill
+        } else {
+            0.0
+        },
+        usd_per_million_tokens: None,
+        training,
+        backend,
+        measured: measured.map(Measured::from_benchmark),
+        notes: p.notes,
+        offload_style: p.offload_style,
+        expert_split: p.expert_split,
     }
 }
 
@@ -897,7 +396,7 @@ pub fn fit_all<'a>(
                 .iter()
                 .find(|b| b.machine.as_deref() == Some(&*m.id))
                 .copied();
-            fit_on(s, &mut cache, m, acc, measured, st)
+            fit_on(&mut cache, m, acc, measured, st)
         })
         .collect()
 }
@@ -906,7 +405,7 @@ pub fn fit_all<'a>(
 /// only GPU/unified verdicts count.
 fn fits(s: &Scenario, m: &Machine, cat: &Catalog, st: &FitSettings, gpu_only: bool) -> bool {
     let mut c = EstimateCache::new(s);
-    let r = fit_machine(s, &mut c, m, cat, st);
+    let r = fit_machine(&mut c, m, cat, st);
     if gpu_only {
         matches!(r.verdict, Verdict::Gpu | Verdict::Unified)
     } else {
@@ -1054,32 +553,27 @@ pub fn solve_min_instances(s: &Scenario, m: &Machine, cat: &Catalog, max: u64) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::catalog::{PcieLink, Segment};
+    use crate::core::catalog::{PcieLink, Segment, Vendor};
+    use crate::core::units::GbPerSec;
 
     fn acc(id: &str, gib: u64, bw: f64, tf: f64) -> Accelerator {
         Accelerator {
-            id: id.into(),
-            name: id.into(),
-            vendor: Vendor::Nvidia,
-            segment: Segment::Consumer,
-            memory_kind: MemoryKind::Discrete,
             memory: Bytes::gib(gib),
             bandwidth: GbPerSec(bw),
             fp16_tflops: tf,
-            fp16_acc16_tflops: None,
-            vector_tflops: None,
-            compute_units: None,
-            int8_tops: None,
             tdp_w: Some(450.0),
             pcie: Some(PcieLink {
                 generation: 4,
                 lanes: 16,
             }),
-            gpu_link: None,
-            gpu_link_gbs: None,
-            aliases: vec![],
             source: "test".into(),
-            notes: None,
+            ..Accelerator::new(
+                id,
+                id,
+                Vendor::Nvidia,
+                Segment::Consumer,
+                MemoryKind::Discrete,
+            )
         }
     }
 
@@ -1169,11 +663,5 @@ mod tests {
         // 70e9 × 2 B = 130.4 GiB of weights: ÷ 6 = 21.7 GiB + KV share (2 of 8 KV heads: 0.6 GiB)
         // + 0.5 GiB overhead + workspace < 24 GiB; ÷ 5 = 26.1 GiB does not fit → 6 GPUs.
         assert_eq!(solve_min_gpus(&l70, "rtx-4090", &c, 64), Some(6));
-    }
-
-    #[test]
-    fn metal_limits() {
-        assert!((metal_default_limit(Bytes::gib(16)).as_gib() - 10.667).abs() < 0.01);
-        assert_eq!(metal_default_limit(Bytes::gib(128)), Bytes::gib(96));
     }
 }

@@ -3,18 +3,15 @@
 //! Nothing in here touches egui, sysinfo, NVML, rfd or the file system; every other layer depends
 //! on it, never the other way.
 
-pub mod capacity;
 pub mod catalog;
-pub mod disk;
 pub mod estimate;
-pub mod experts;
 pub mod fit;
 pub mod format;
 pub mod ggml;
 pub mod hf_config;
 pub mod model;
 pub mod model_limits;
-pub mod note;
+pub mod placement;
 pub mod precision;
 pub mod recommend;
 pub mod scenario;

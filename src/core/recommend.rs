@@ -1396,8 +1396,8 @@ pub fn scenario_for(s: &Scenario, k: &Constraints) -> Scenario {
 }
 
 fn fit_one(s: &Scenario, m: &Machine, cat: &Catalog, st: &FitSettings) -> FitResult {
-    let mut cache = EstimateCache::new(s);
-    fit_machine(s, &mut cache, m, cat, st)
+    let mut c = EstimateCache::new(s);
+    fit_machine(&mut c, m, cat, st)
 }
 
 /// What the upgrade path of this machine is worked out from.

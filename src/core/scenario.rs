@@ -234,6 +234,15 @@ pub enum KvAllocation {
     Paged,
 }
 
+/// How layers that do not fit on the GPU are run.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SplitStyle {
+    /// llama.cpp `-ngl k`: the other layers run on the CPU at system-RAM bandwidth.
+    CpuLayers,
+    /// accelerate `device_map="auto"` / vLLM `--cpu-offload-gb`: weights cross PCIe every step.
+    Streaming,
+}
+
 /// Bounds on every input (the GUI sliders and the CLI both clamp or reject against these).
 pub mod limits {
     pub const MAX_PARAMS: u64 = 10_000_000_000_000; // 10^13

@@ -3,18 +3,21 @@
 //! PCIe), memory per device against context length, and CPU vs GPU speed and cost bars.
 //!
 //! Every point comes from the same estimate, capacity and speed functions the fit engine uses
-//! ([`super::capacity`], [`super::speed::placement_speed`], [`super::fit::usd_per_million`]).
+//! ([`super::placement::capacity`], [`super::speed::placement_speed`],
+//! [`super::placement::cost::usd_per_million`]).
 
-use super::capacity::{
-    gpu_capacity, gpus_used, host_link, is_unified, layers_that_fit, ram_capacity,
-};
 use super::catalog::{Accelerator, Machine};
 use super::estimate::{ComponentKind, Estimate, estimate};
-use super::fit::{FitResult, FitSettings, Verdict, usd_per_million};
+use super::fit::{FitResult, FitSettings, Verdict};
 use super::model::ModelSpec;
+use super::placement::capacity::{
+    gpu_capacity, gpus_used, host_link, is_unified, layers_that_fit, ram_capacity,
+};
+use super::placement::cost::usd_per_million;
+use super::placement::experts::expert_offload_points;
 use super::precision::WeightPrecision;
-use super::scenario::{Mode, Scenario};
-use super::speed::{SpeedQuery, SplitStyle, placement_speed};
+use super::scenario::{Mode, Scenario, SplitStyle};
+use super::speed::{SpeedQuery, placement_speed};
 use super::units::Bytes;
 
 /// What a bar of the CPU vs GPU comparison stands for.
@@ -253,7 +256,7 @@ pub fn teach_curves(
     // Expert offload (MoE): tok/s against the layers whose routed experts sit in RAM.
     if let Some(a) = acc {
         let ns: Vec<u64> = (0..=layers).collect();
-        for (split, sp) in super::fit::expert_offload_points(&s, m, a, st, &ns) {
+        for (split, sp) in expert_offload_points(&s, m, a, st, &ns) {
             let n = split.cpu_moe_layers;
             t.expert_offload.push([n as f64, sp.decode_tokens_per_s]);
             if t.n_cpu_moe_fit.is_none()
@@ -321,7 +324,7 @@ pub fn teach_curves(
 
 /// The VRAM → RAM → disk curve of [`Teach::tiers_mmap`]: the effective VRAM and RAM rates are
 /// this model's active bytes per token ÷ the speed model's time for all layers on the GPU / on
-/// the CPU (the bars above); the disk's is its sustained read ([`super::disk`]).
+/// the CPU (the bars above); the disk's is its sustained read ([`super::catalog::Storage::read`]).
 fn tiers(
     t: &mut Teach,
     est_g: &Estimate,
@@ -343,7 +346,7 @@ fn tiers(
         0.0
     };
     let ram = rate_of(BarKind::CpuOnly, est_cpu);
-    let disk = super::disk::storage_of(m, acc);
+    let disk = super::catalog::storage_of(m, acc);
     let ssd = disk.read().bytes_per_sec();
     if ram <= 0.0 || ssd <= 0.0 {
         return;

@@ -6,8 +6,8 @@
 
 use super::data::View;
 use super::style::{self, component_color, empty_state, gib2, hint};
-use crate::core::capacity::MachineLoad;
 use crate::core::estimate::{Component, ComponentKind, Estimate, Placement};
+use crate::core::placement::explain::MachineLoad;
 use crate::core::units::Bytes;
 use egui::{Align2, RichText, Ui};
 use egui_plot::{Bar, BarChart, GridMark, HLine, LineStyle, Plot, PlotPoint, Text};

@@ -6,9 +6,9 @@ use super::command::Command;
 use super::derived::Derived;
 use super::state::State;
 use super::status::Status;
-use crate::core::capacity::MachineLoad;
 use crate::core::catalog::{Accelerator, Catalog, Machine};
 use crate::core::fit::FitResult;
+use crate::core::placement::explain::MachineLoad;
 use crate::core::serving::ServingPlan;
 use crate::io::detect::{DetectedMachine, LOCAL_MACHINE_ID, catalog_with_local};
 

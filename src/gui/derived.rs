@@ -7,10 +7,10 @@
 //! and fits are rebuilt, so the caches downstream key on it cheaply.
 
 use super::state::{MachineFilter, SortColumn};
-use crate::core::capacity::{MachineLoad, machine_load};
 use crate::core::catalog::{Catalog, Machine, MachineKind, MemoryKind};
 use crate::core::estimate::{Estimate, estimate};
 use crate::core::fit::{self, EstimateCache, FitResult, FitSettings, fit_all};
+use crate::core::placement::explain::{MachineLoad, machine_load};
 use crate::core::precision::WeightPrecision;
 use crate::core::scenario::Scenario;
 use crate::core::serving::{ServingPlan, plan_all};

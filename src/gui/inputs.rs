@@ -10,11 +10,11 @@ use crate::core::estimate::group_digits;
 use crate::core::format_params;
 use crate::core::model::ModelSpec;
 use crate::core::precision::{KvPrecision, WeightPrecision};
+use crate::core::scenario::SplitStyle;
 use crate::core::scenario::{
     Checkpointing, Framework, KvAllocation, LoraTargets, Mode, Offload, Optimizer, Runtime,
     Scenario,
 };
-use crate::core::speed::SplitStyle;
 use crate::core::teach::effective_bits;
 use crate::core::units::Bytes;
 use egui::{Align, ComboBox, DragValue, Layout, RichText, Slider, Ui, vec2};

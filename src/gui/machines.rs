@@ -282,7 +282,7 @@ impl MachinesTab {
                             };
                             let is_local = local == Some(&*m.id);
                             let t = machine_text(m, f, &data.catalog);
-                            let reason = crate::core::capacity::verdict_reason(f, training);
+                            let reason = crate::core::placement::explain::verdict_reason(f, training);
                             let mut selected = state.is_selected(&m.id);
                             row.col(|ui| {
                                 let r = ui

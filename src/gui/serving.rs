@@ -7,9 +7,9 @@
 //!
 //! Every number is `core::serving`'s (`plan_all`, cached in `derived`); this module only draws.
 
-use super::style::empty_state;
 use super::data::View;
 use super::inputs::context_limit;
+use super::style::empty_state;
 use super::style::{hint, line_swatch, machine_color, warn};
 use crate::core::catalog::MachineKind;
 use crate::core::format;

@@ -7,7 +7,7 @@ use crate::core::catalog::MachineKind;
 use crate::core::fit::FitSettings;
 use crate::core::recommend::Constraints;
 use crate::core::scenario::Scenario;
-use crate::core::speed::SplitStyle;
+use crate::core::scenario::SplitStyle;
 use serde::{Deserialize, Serialize};
 
 /// The tabs of the central area.

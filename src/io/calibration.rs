@@ -6,9 +6,9 @@
 
 use crate::core::catalog::{Catalog, Machine};
 use crate::core::speed::bench::{
-    Backend, BenchRun, Calibration, calibrate, predict_llama_bench, scenario_of_run,
+    BenchRun, Calibration, calibrate, predict_llama_bench, scenario_of_run,
 };
-use crate::core::speed::{SpeedConstants, Tuning};
+use crate::core::speed::{Backend, SpeedConstants, Tuning};
 use crate::io::export::atomic::write_atomic;
 use std::path::{Path, PathBuf};
 

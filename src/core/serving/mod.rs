@@ -24,7 +24,8 @@ pub use pool::KvPool;
 
 use crate::core::catalog::{Accelerator, Catalog, Machine, MachineKind, MemoryKind, Price};
 use crate::core::estimate::estimate_with;
-use crate::core::fit::{FitResult, FitSettings, Verdict, hourly_usd};
+use crate::core::fit::{FitResult, FitSettings, Verdict};
+use crate::core::placement::cost::hourly_usd;
 use crate::core::scenario::{KvAllocation, Runtime, Scenario};
 use crate::core::speed::step::{StepCosts, StepInputs, StepModel};
 use crate::core::speed::{Backend, GpuDevice, backend_for};

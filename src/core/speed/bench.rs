@@ -1,7 +1,7 @@
 //! Measured reference points (published llama-bench results, `catalogs/benchmarks.ron`), the
 //! prediction of one such measurement, and calibration from the user's own llama-bench run.
 
-use super::{SpeedConstants, SpeedQuery, Tuning, placement_speed};
+use super::{Backend, SpeedConstants, SpeedQuery, Tuning, placement_speed};
 use crate::core::catalog::{Catalog, Machine, MachineKind, Vendor};
 use crate::core::estimate::{Estimate, estimate_with};
 use crate::core::model::{FileWeights, ModelSpec};
@@ -9,8 +9,6 @@ use crate::core::precision::WeightPrecision;
 use crate::core::scenario::{Runtime, Scenario};
 use crate::core::units::{Bytes, GbPerSec};
 use serde::{Deserialize, Serialize};
-
-pub use super::profile::Backend;
 
 /// A machine a benchmark ran on when no catalog machine matches it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

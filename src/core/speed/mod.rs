@@ -19,7 +19,7 @@ pub mod step;
 use super::catalog::{Accelerator, Machine, MemoryKind};
 use super::estimate::Estimate;
 use super::precision::WeightPrecision;
-use super::scenario::Scenario;
+use super::scenario::{Scenario, SplitStyle};
 use super::units::{Bytes, GbPerSec};
 pub use profile::{Backend, Profile, Profiles, backend_for};
 use serde::{Deserialize, Serialize};
@@ -168,15 +168,6 @@ impl CpuDevice {
         (self.cores.max(1) as f64 * self.ghz.max(0.1) * 1e9 * self.flops_per_cycle.max(1.0))
             .max(1.0)
     }
-}
-
-/// How layers that do not fit on the GPU are run.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum SplitStyle {
-    /// llama.cpp `-ngl k`: the other layers run on the CPU at system-RAM bandwidth.
-    CpuLayers,
-    /// accelerate `device_map="auto"` / vLLM `--cpu-offload-gb`: weights cross PCIe every step.
-    Streaming,
 }
 
 /// How a model spread over several GPUs runs.

@@ -4,7 +4,7 @@
 //! to tell PCIe 3.0/4.0/5.0 drives apart. No read probe: a quick read measures the page cache, not
 //! the drive (docs/storage.md).
 
-use crate::core::disk::{Storage, StorageKind};
+use crate::core::catalog::{Storage, StorageKind};
 use crate::core::units::Bytes;
 use std::path::{Path, PathBuf};
 

@@ -52,7 +52,7 @@ pub struct DetectedMachine {
     pub unified_memory: Option<UnifiedMemory>,
     /// The disk behind the current folder (sysinfo: kind, size, free space).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub storage: Option<crate::core::disk::Storage>,
+    pub storage: Option<crate::core::catalog::Storage>,
     /// What could not be read and what was assumed, in plain words.
     pub notes: Vec<String>,
 }

@@ -159,7 +159,7 @@ pub fn to_model(
         }
         if let Some(i) = blk_index(&t.name) {
             layer_bytes = layer_bytes.saturating_add(t.bytes);
-            if crate::core::experts::is_routed_expert_tensor(&t.name)
+            if crate::core::placement::experts::is_routed_expert_tensor(&t.name)
                 && let Ok(slot) = usize::try_from(i)
                 && slot < crate::core::model_limits::MAX_LAYERS as usize
             {

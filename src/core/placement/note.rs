@@ -5,10 +5,10 @@
 //!
 //! Every note renders through [`std::fmt::Display`]; in JSON a note is its text.
 
-use super::disk::StorageKind;
-use super::format;
-use super::scenario::Framework;
-use super::units::{Bytes, GbPerSec};
+use crate::core::catalog::StorageKind;
+use crate::core::format;
+use crate::core::scenario::Framework;
+use crate::core::units::{Bytes, GbPerSec};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 

@@ -17,14 +17,21 @@
 //! copies the layer's whole expert tensors over PCIe once per ubatch and multiplies on the GPU.
 //! Below 32 tokens the experts' matrix products run on the CPU.
 //!
-//! The speed of each part comes from the speed model ([`super::speed`]) through one callback, so
-//! this module adds only the split and the PCIe copy.
+//! The speed of each part comes from the speed model ([`crate::core::speed`]) through one
+//! callback ([`super::speed::query`]), so this module adds only the split and the PCIe copy.
+//! The tier itself is [`offload`]; [`expert_offload_points`] gives the teaching curve.
 
-use super::estimate::{Estimate, RoutedExperts, routed_experts};
-use super::model::ModelSpec;
-use super::precision::WeightPrecision;
-use super::speed::Speed;
-use super::units::Bytes;
+use super::capacity::host_link;
+use super::note::Note;
+use super::{Job, Placement, Run};
+use crate::core::catalog::{Accelerator, Catalog, Machine, MemoryKind};
+use crate::core::estimate::{Estimate, RoutedExperts, estimate_with, routed_experts};
+use crate::core::fit::{FitSettings, OffloadStyle, Verdict};
+use crate::core::model::ModelSpec;
+use crate::core::precision::WeightPrecision;
+use crate::core::scenario::{Runtime, Scenario};
+use crate::core::speed::{Speed, placement_speed};
+use crate::core::units::Bytes;
 use serde::{Deserialize, Serialize};
 
 /// Smallest batch (tokens of a ubatch) for which the CUDA backend runs an op whose weights sit in
@@ -198,6 +205,153 @@ pub fn expert_offload_speed(
         decode_tokens_per_s: rate(b, t_decode),
         prefill_tokens_per_s: rate(u, t_prefill),
     }
+}
+
+/// Whether the model is a mixture of experts.
+pub fn is_moe(s: &Scenario) -> bool {
+    s.model.moe.as_ref().is_some_and(|x| x.experts > 0)
+}
+
+/// Whether the runtime can keep a MoE's routed experts in RAM and the rest on the GPU:
+/// llama.cpp (`--n-cpu-moe`, `--override-tensor`); the generic runtime is modelled on it.
+fn runs_expert_offload(r: Runtime) -> bool {
+    matches!(r, Runtime::LlamaCpp | Runtime::Generic)
+}
+
+/// `x` with what one of `gpus` GPUs and host RAM hold in it: the whole-model placement (`need`
+/// per GPU, `host_need` in RAM) with the RAM experts moved from the GPUs to the host.
+fn with_shares(x: ExpertSplit, need: Bytes, host_need: Bytes, gpus: u64) -> ExpertSplit {
+    ExpertSplit {
+        gpu_required: need.saturating_sub(x.ram_bytes.div_ceil(gpus.max(1))),
+        ram_required: host_need.saturating_add(x.ram_bytes),
+        ..x
+    }
+}
+
+/// The expert-offload tier: every layer on the discrete GPU(s) but the routed experts of the
+/// fewest first layers that make it fit (`--n-cpu-moe N`), which the CPU runs from RAM. Only
+/// after the whole model failed; llama.cpp (and the generic runtime) only.
+pub fn offload(job: &Job) -> Option<Placement> {
+    let s = job.s;
+    let g = job.gpus.as_ref().filter(|g| !g.unified)?;
+    if job.training() || !is_moe(s) || !runs_expert_offload(s.runtime) {
+        return None;
+    }
+    let inv = inventory(&s.model, s.weights);
+    let split = smallest_fitting(&inv, s.model.layers, |x| {
+        let x = with_shares(x.clone(), g.need, g.host_need, g.count);
+        x.gpu_required <= g.capacity && x.ram_required <= job.ram
+    })?;
+    if split.ram_bytes.0 == 0 {
+        // Nothing moved: the whole-model path already said no, so only its RAM check can have
+        // failed; that is not an expert offload.
+        return None;
+    }
+    let link = host_link(g.acc).bytes_per_sec() * job.st.speed.pcie_efficiency;
+    let run = speed_model(s, job.m, job.acc, job.st);
+    let speed = expert_offload_speed(g.est, &split, s.batch, s.ubatch, link, &run);
+    let split = with_shares(split, g.need, g.host_need, g.count);
+    let backend = super::speed::query(s, g.est, job.m, job.acc, job.st, job.layers).backend;
+    let headroom = g
+        .capacity
+        .signed_sub(split.gpu_required)
+        .min(job.ram.signed_sub(split.ram_required));
+    let mut p = Placement::new(
+        Verdict::Offload,
+        job.layers,
+        split.ram_required,
+        headroom,
+        Run::Inference { speed, backend },
+    );
+    p.offload_style = Some(OffloadStyle::Experts);
+    p.notes.push(Note::ExpertOffload {
+        cpu_moe_layers: split.cpu_moe_layers,
+        moe_layers_in_ram: split.moe_layers_in_ram,
+        ram_bytes: split.ram_bytes,
+    });
+    p.expert_split = Some(split);
+    Some(p)
+}
+
+/// The speed model as [`expert_offload_speed`] calls it: an estimate with every layer on the
+/// GPU(s) (`on_gpu`), or on the CPU alone. The CPU part is the routed experts only, so its query
+/// sees a scenario without attention heads (no attention FLOPs on the CPU) and with the
+/// workload's layer count (the offloaded MoE layers). The one place expert offload meets the
+/// speed model.
+fn speed_model<'a>(
+    s: &'a Scenario,
+    m: &'a Machine,
+    acc: Option<&'a Accelerator>,
+    st: &'a FitSettings,
+) -> impl Fn(&Estimate, bool) -> Speed + 'a {
+    move |e: &Estimate, on_gpu: bool| {
+        if on_gpu {
+            let q = super::speed::query(s, e, m, acc, st, e.workload.layers.max(1));
+            placement_speed(&q, &st.speed)
+        } else {
+            let experts_only = Scenario {
+                model: ModelSpec {
+                    heads: 0,
+                    layers: e.workload.layers,
+                    ..s.model.clone()
+                },
+                ..s.clone()
+            };
+            let q = super::speed::query(&experts_only, e, m, acc, st, 0);
+            placement_speed(&q, &st.speed)
+        }
+    }
+}
+
+/// Decode and prefill of the expert-offload placement of `s` on `m` with the routed experts of
+/// layers `0 … n_cpu_moe − 1` in RAM (llama.cpp `-ngl 99 --n-cpu-moe n_cpu_moe`), whether or not
+/// it fits; with the split. `None` without a discrete GPU or routed experts. Published
+/// measurements at a given `--n-cpu-moe` are checked with it.
+pub fn expert_offload_at(
+    s: &Scenario,
+    m: &Machine,
+    cat: &Catalog,
+    st: &FitSettings,
+    n_cpu_moe: u64,
+) -> Option<(ExpertSplit, Speed)> {
+    let acc = m.gpu.as_deref().and_then(|id| cat.accelerator(id))?;
+    expert_offload_points(s, m, acc, st, &[n_cpu_moe]).pop()
+}
+
+/// [`expert_offload_at`] for several `n_cpu_moe` (the teaching curve: every value 0 … layers),
+/// with one estimate. Empty without routed experts or on a unified-memory GPU.
+pub fn expert_offload_points(
+    s: &Scenario,
+    m: &Machine,
+    acc: &Accelerator,
+    st: &FitSettings,
+    ns: &[u64],
+) -> Vec<(ExpertSplit, Speed)> {
+    if acc.memory_kind == MemoryKind::Unified {
+        return Vec::new();
+    }
+    let sc = s.clamped();
+    let inv = inventory(&sc.model, sc.weights);
+    if inv.is_empty() {
+        return Vec::new();
+    }
+    let g = m.gpu_count.max(1) as u64;
+    let est = estimate_with(
+        &Scenario {
+            gpus: g,
+            ..sc.clone()
+        },
+        false,
+    );
+    let link = host_link(acc).bytes_per_sec() * st.speed.pcie_efficiency;
+    let run = speed_model(&sc, m, Some(acc), st);
+    ns.iter()
+        .map(|&n| {
+            let x = split(&inv, n.min(sc.model.layers));
+            let sp = expert_offload_speed(&est, &x, sc.batch, sc.ubatch, link, &run);
+            (with_shares(x, est.peak_reserved(), est.host_total(), g), sp)
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,0 +1,279 @@
+//! Placement: where a scenario runs on one machine, tier by tier, and why.
+//!
+//! - [`capacity`]: what the machine offers — usable memory per GPU and in RAM, the GPUs a job
+//!   uses, the host link, the whole layers that fit.
+//! - One module per tier, each a function that returns the tier's [`Placement`] or nothing:
+//!   [`gpu`] (the whole model in VRAM or in the unified GPU's share of RAM), [`offload`] (whole
+//!   layers on the GPU, the rest run by the CPU or streamed over PCIe), [`experts`] (a
+//!   mixture-of-experts model's routed experts in RAM, llama.cpp `--n-cpu-moe`), [`cpu`]
+//!   (everything in RAM) and [`disk`] (llama.cpp mmap, accelerate `offload_folder`,
+//!   ZeRO-Infinity NVMe).
+//! - [`place`]: the order of the tiers.
+//! - [`speed`]: the one bridge to the speed model; [`cost`]: what an hour and a token cost.
+//! - [`explain`] and [`note`]: a fit in words — what each device holds, why the verdict, the
+//!   notes a tier attaches.
+//!
+//! The results and their vocabulary (`FitResult`, `Verdict`, `FitSettings`, `EstimateCache`) and
+//! the entry points over the catalog (`fit_all`, the solvers) are in [`super::fit`]; the tiers
+//! use those types and call none of its functions.
+
+pub mod capacity;
+pub mod cost;
+pub mod cpu;
+pub mod disk;
+pub mod experts;
+pub mod explain;
+pub mod gpu;
+pub mod note;
+pub mod offload;
+pub mod speed;
+
+use super::catalog::{Accelerator, Machine};
+use super::estimate::Estimate;
+use super::fit::{EstimateCache, FitSettings, OffloadStyle, TrainingSpeed, Verdict};
+use super::scenario::{Scenario, SplitStyle};
+use super::speed::{Backend, Speed, placement_speed};
+use super::units::Bytes;
+use capacity::{Gpus, gpus_used, ram_capacity};
+use experts::ExpertSplit;
+use note::Note;
+
+/// One scenario on one machine: what every tier reads.
+pub struct Job<'a> {
+    /// The scenario, clamped once ([`EstimateCache::scenario`]).
+    pub s: &'a Scenario,
+    /// Its estimates over no GPU, one GPU and the machine's GPUs.
+    pub cache: &'a EstimateCache,
+    pub m: &'a Machine,
+    pub acc: Option<&'a Accelerator>,
+    pub st: &'a FitSettings,
+    /// RAM usable by the job (RAM − OS reserve) and the reserve ([`ram_capacity`]).
+    pub ram: Bytes,
+    pub os_reserve: Bytes,
+    /// The CPU-only estimate: everything in RAM.
+    pub cpu_est: &'a Estimate,
+    /// The model's layers.
+    pub layers: u64,
+    /// The machine's GPUs, when it has an accelerator.
+    pub gpus: Option<Gpus<'a>>,
+}
+
+impl<'a> Job<'a> {
+    /// The job of `cache`'s scenario on `m`: makes the estimates the tiers read (CPU only, one
+    /// GPU, the machine's GPUs; each once per GPU count, shared across machines) and what the
+    /// machine offers.
+    pub fn new(
+        cache: &'a mut EstimateCache,
+        m: &'a Machine,
+        acc: Option<&'a Accelerator>,
+        st: &'a FitSettings,
+    ) -> Job<'a> {
+        let g = gpus_used(m, acc);
+        cache.ensure(0);
+        cache.ensure(1);
+        if acc.is_some() {
+            cache.ensure(g);
+        }
+        let cache: &'a EstimateCache = cache;
+        let s = cache.scenario();
+        let (ram, os_reserve) = ram_capacity(m, st);
+        let cpu_est = cache.peek(0).expect("ensured");
+        Job {
+            s,
+            cache,
+            m,
+            acc,
+            st,
+            ram,
+            os_reserve,
+            cpu_est,
+            layers: cpu_est.workload.layers,
+            gpus: acc.map(|a| Gpus::new(m, a, g, cache.peek(g).expect("ensured"), s, st)),
+        }
+    }
+    pub fn training(&self) -> bool {
+        self.s.mode.is_training()
+    }
+    /// The one-GPU estimate (layer splits are cut from it).
+    pub fn one_gpu(&self) -> &'a Estimate {
+        self.cache.peek(1).expect("ensured")
+    }
+    /// Decode and prefill of `est` with `gpu_layers` of the layers on the GPU(s) (0 = CPU only),
+    /// the rest run as the settings say, and the backend that runs it.
+    pub fn speed(&self, est: &Estimate, gpu_layers: u64) -> (Speed, Backend) {
+        self.speed_as(est, gpu_layers, self.st.split_style)
+    }
+    /// [`Self::speed`] with the layers that are not on the GPU run in `style`.
+    pub fn speed_as(&self, est: &Estimate, gpu_layers: u64, style: SplitStyle) -> (Speed, Backend) {
+        let mut q = speed::query(self.s, est, self.m, self.acc, self.st, gpu_layers);
+        q.style = style;
+        (placement_speed(&q, &self.st.speed), q.backend)
+    }
+}
+
+/// How a placement runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Run {
+    /// It does not run (verdict `None`).
+    Nothing,
+    /// Inference at `speed` on `backend`.
+    Inference { speed: Speed, backend: Backend },
+    /// A training run.
+    Training(TrainingSpeed),
+}
+
+/// Where one tier puts the scenario and how it runs there (not [`super::estimate::Placement`],
+/// which says where one memory component lives).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Placement {
+    pub verdict: Verdict,
+    /// Whole layers on the GPU(s).
+    pub gpu_layers: u64,
+    /// What host RAM holds.
+    pub ram_required: Bytes,
+    /// Capacity minus requirement of the binding memory (negative when it does not fit).
+    pub headroom_bytes: i64,
+    /// Bytes left on the disk (verdict `Disk`).
+    pub disk_bytes: Bytes,
+    pub run: Run,
+    pub offload_style: Option<OffloadStyle>,
+    pub expert_split: Option<ExpertSplit>,
+    /// What the tier says about it, in order.
+    pub notes: Vec<Note>,
+}
+
+impl Placement {
+    /// A placement with no disk part, offload style, expert split or notes.
+    pub fn new(
+        verdict: Verdict,
+        gpu_layers: u64,
+        ram_required: Bytes,
+        headroom_bytes: i64,
+        run: Run,
+    ) -> Placement {
+        Placement {
+            verdict,
+            gpu_layers,
+            ram_required,
+            headroom_bytes,
+            disk_bytes: Bytes::ZERO,
+            run,
+            offload_style: None,
+            expert_split: None,
+            notes: Vec::new(),
+        }
+    }
+    /// Inference decode rate (0 when it does not run or trains).
+    pub fn decode_tokens_per_s(&self) -> f64 {
+        match &self.run {
+            Run::Inference { speed, .. } => speed.decode_tokens_per_s,
+            _ => 0.0,
+        }
+    }
+}
+
+/// A tier that says why it declines: its placement, or the note on why not (`None`: the tier
+/// does not apply here).
+pub type Tier = Result<Placement, Option<Note>>;
+
+/// The tiers in order; the first that holds the scenario wins: the whole model on the GPU(s),
+/// an offload, the CPU from RAM, the disk. Where none does, verdict `None`, with how far off it
+/// is and why. A note on the GPUs' usable share comes first.
+pub fn place(job: &Job) -> Placement {
+    let mut p = gpu::whole_model(job)
+        .or_else(|| offload_tiers(job))
+        .or_else(|| cpu::from_ram(job))
+        .unwrap_or_else(|| beyond_memory(job));
+    if let Some(n) = job.gpus.as_ref().and_then(|g| g.note(job.m, job.s)) {
+        p.notes.insert(0, n);
+    }
+    p
+}
+
+/// After the whole model failed on the GPU: layer offload in the settings' style; for a mixture
+/// of experts also the other style (it holds the same bytes) and the routed experts in RAM. The
+/// fastest decode wins, the earlier on a tie.
+fn offload_tiers(job: &Job) -> Option<Placement> {
+    let style = job.st.split_style;
+    let layers = offload::layers(job, style);
+    if !experts::is_moe(job.s) {
+        return layers;
+    }
+    let layers = faster(layers, offload::layers(job, offload::other(style)));
+    faster(layers, experts::offload(job))
+}
+
+/// `b` when it decodes faster than `a`, else `a`; whichever there is.
+fn faster(a: Option<Placement>, b: Option<Placement>) -> Option<Placement> {
+    match (a, b) {
+        (Some(a), Some(b)) if b.decode_tokens_per_s() > a.decode_tokens_per_s() => Some(b),
+        (Some(a), _) => Some(a),
+        (None, b) => b,
+    }
+}
+
+/// Neither VRAM nor RAM holds it: the disk, or nowhere.
+fn beyond_memory(job: &Job) -> Placement {
+    let mut nowhere = nowhere(job);
+    if job.training() {
+        // ZeRO-Infinity answers host RAM being short: its note replaces that one.
+        return match disk::zero_infinity(job) {
+            Ok(p) => p,
+            Err(why) => {
+                nowhere.notes.extend(why);
+                nowhere
+            }
+        };
+    }
+    match disk::from_disk(job) {
+        Ok(mut p) => {
+            nowhere.notes.append(&mut p.notes);
+            p.notes = nowhere.notes;
+            p
+        }
+        Err(why) => {
+            nowhere.notes.extend(why);
+            nowhere
+        }
+    }
+}
+
+/// Verdict `None`: how far the binding memory is short (the GPU's with one, else RAM's) and why.
+fn nowhere(job: &Job) -> Placement {
+    match &job.gpus {
+        Some(g) => Placement {
+            notes: if g.host_need > job.ram {
+                vec![Note::HostRamShort {
+                    need: g.host_need,
+                    usable: job.ram,
+                }]
+            } else {
+                Vec::new()
+            },
+            ..Placement::new(
+                Verdict::None,
+                0,
+                Bytes::ZERO,
+                g.capacity.signed_sub(g.need),
+                Run::Nothing,
+            )
+        },
+        None => {
+            let need = job.cpu_est.total();
+            Placement {
+                notes: if job.training() {
+                    vec![Note::TrainingNeedsGpu]
+                } else {
+                    Vec::new()
+                },
+                ..Placement::new(
+                    Verdict::None,
+                    0,
+                    need,
+                    job.ram.signed_sub(need),
+                    Run::Nothing,
+                )
+            }
+        }
+    }
+}

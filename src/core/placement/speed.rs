@@ -1,0 +1,87 @@
+//! How fast a placement runs: the one bridge from the tiers to the speed model
+//! ([`crate::core::speed`]) — the query for a placement, and training throughput.
+
+use super::Job;
+use super::capacity::{Gpus, host_link};
+use super::cost::hourly_usd;
+use crate::core::catalog::{Accelerator, Machine};
+use crate::core::estimate::{ComponentKind, Estimate};
+use crate::core::fit::{FitSettings, TrainingSpeed};
+use crate::core::scenario::{Checkpointing, Mode, Scenario};
+use crate::core::speed::{Backend, SpeedQuery, training_tokens_per_s};
+
+/// The speed model's query for the scenario on `m` with `gpu_layers` of the layers on the GPU(s)
+/// (0 = CPU only): the runtime's profile, this machine's calibration and the llama.cpp split
+/// mode from the settings. Every speed the fit engine reports goes through it.
+pub fn query<'a>(
+    s: &'a Scenario,
+    est: &'a Estimate,
+    m: &Machine,
+    acc: Option<&Accelerator>,
+    st: &FitSettings,
+    gpu_layers: u64,
+) -> SpeedQuery<'a> {
+    let mut q = SpeedQuery::on_machine(s, est, m, acc, &st.speed);
+    q.style = st.split_style;
+    if let Some(c) = st.calibration.as_ref().filter(|c| *c.machine == *m.id) {
+        q.tuning = c.tuning;
+    }
+    if let Some(split) = st.llama_split
+        && q.backend != Backend::Vllm
+    {
+        q.multi = split;
+    }
+    if gpu_layers == 0 {
+        q = q.cpu_only();
+    } else {
+        q.gpu_layers = gpu_layers;
+    }
+    q
+}
+
+/// Training throughput, time and cost of the job's scenario over the GPUs `g` (their estimate):
+/// 6 FLOPs per active parameter and token for full training (8 with full checkpointing), 4 for
+/// adapters (6), at the GPUs' training rate; ZeRO-Offload's CPU Adam step and PCIe traffic added
+/// to every step.
+pub fn training(job: &Job, g: &Gpus) -> TrainingSpeed {
+    let (s, st, est) = (job.s, job.st, g.est);
+    let full_checkpointing = s.checkpointing == Checkpointing::Full;
+    let per_token = match (s.mode, full_checkpointing) {
+        (Mode::Full, true) => 8.0,
+        (Mode::Full, false) => 6.0,
+        (_, true) => 6.0,
+        (_, false) => 4.0,
+    } * est.params.active as f64;
+    let tps = training_tokens_per_s(per_token, g.count, g.acc.fp16_tflops, &st.speed);
+    let tokens_per_step = (s.batch * s.context * g.count) as f64;
+    let mut step = if tps > 0.0 {
+        tokens_per_step / tps
+    } else {
+        0.0
+    };
+    // ZeRO-Offload: the CPU Adam step reads and writes ~16 B/param of host memory per step and the
+    // gradients/parameters cross PCIe (2 + 2 B/param).
+    if est.host_kind(ComponentKind::Optimizer).0 > 0 {
+        let params = est.params.total as f64;
+        let ram_t = params * 16.0
+            / (job.m.ram_bandwidth.bytes_per_sec() * st.speed.cpu_bandwidth_efficiency).max(1.0);
+        let link = host_link(g.acc).bytes_per_sec() * st.speed.pcie_efficiency;
+        step += ram_t + params * 4.0 / link.max(1.0);
+    }
+    let tokens_per_s = if step > 0.0 {
+        tokens_per_step / step
+    } else {
+        0.0
+    };
+    let run_hours = if tokens_per_s > 0.0 {
+        s.train_tokens as f64 / tokens_per_s / 3600.0
+    } else {
+        0.0
+    };
+    TrainingSpeed {
+        step_seconds: step,
+        tokens_per_s,
+        run_hours,
+        run_usd: hourly_usd(job.m, Some(g.acc), st).map(|h| h * run_hours),
+    }
+}
