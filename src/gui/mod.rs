@@ -11,7 +11,8 @@
 //!   model arithmetic lives in the GUI: it asks `core` and draws.
 //! - `jobs`: detection, file dialogs and file IO on worker threads (never on the UI thread).
 //! - One struct per view, each with its own `ui()`: `inputs::InputsPanel`,
-//!   `breakdown::BreakdownTab`, `machines::MachinesTab`, `serving::ServingTab`, `teach::TeachTab`, `report::ReportTab`.
+//!   `breakdown::BreakdownTab`, `machines::MachinesTab`, `serving::ServingTab` (many users: the
+//!   plans of `core::serving`, cached in `derived`), `teach::TeachTab`, `report::ReportTab`.
 //! - `recommend`: the strip of recommendation cards under the tabs; `hub_dialog`: "Open from
 //!   Hugging Face...".
 //! - `status`: status-bar messages; `frame_stats`: the frame-time log; `style`: colours, badges.

@@ -955,7 +955,7 @@ fn row(ui: &mut Ui, i: usize, p: &ServingPlan, asked: bool) {
     }
     ui.label(format!(
         "{} x {}",
-        p.tp,
+        format::group_digits(p.tp),
         format::group_digits(p.replicas_per_machine)
     ));
     let pool = p.pool.as_ref();
