@@ -12,7 +12,7 @@ use super::placement::{self, Job, Placement, Run};
 use super::precision::WeightPrecision;
 use super::scenario::{Runtime, Scenario, SplitStyle};
 use super::speed::bench::{Benchmark, Calibration, Measured, measured_for};
-use super::speed::{Backend, MultiGpu, SpeedConstants};
+use super::speed::{Backend, MultiGpu, Speed, SpeedConstants};
 use super::units::Bytes;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -29,7 +29,7 @@ pub enum Verdict {
     /// Fits in RAM; runs on the CPU.
     Cpu,
     /// Fits in neither VRAM nor RAM: the rest is read from the disk (llama.cpp mmap, accelerate
-    /// `offload_folder`, ZeRO-Infinity NVMe offload); see [`super::disk`].
+    /// `offload_folder`, ZeRO-Infinity NVMe offload); see [`super::placement::disk`].
     Disk,
     /// Does not fit.
     None,
@@ -159,7 +159,7 @@ pub enum OffloadStyle {
     /// llama.cpp `-ngl k`: k whole layers on the GPU, the others run on the CPU from RAM.
     Layers,
     /// llama.cpp `-ngl 99 --n-cpu-moe N`: every layer on the GPU except the routed experts of
-    /// the first N layers, which the CPU runs from RAM ([`super::experts`]).
+    /// the first N layers, which the CPU runs from RAM ([`super::placement::experts`]).
     Experts,
     /// accelerate / vLLM `--cpu-offload-gb`: the RAM layers' weights cross PCIe every step.
     Streaming,
@@ -317,9 +317,9 @@ fn fit_on(
 fn result(job: &Job, p: Placement, measured: Option<&Benchmark>) -> FitResult {
     let m = job.m;
     let (speed, backend, training) = match p.run {
-        Run::Nothing => (Default::default(), None, None),
+        Run::Nothing => (Speed::default(), None, None),
         Run::Inference { speed, backend } => (speed, Some(backend), None),
-        Run::Training(t) => (Default::default(), None, Some(t)),
+        Run::Training(t) => (Speed::default(), None, Some(t)),
     };
     let prefill = speed.prefill_tokens_per_s;
     FitResult {
