@@ -417,5 +417,5 @@ pub fn to_model(
     name: &str,
 ) -> Result<super::ImportedModel, ImportError> {
     let shards = [(std::path::PathBuf::from(source), header.clone())];
-    super::hf::build(&shards, None, source, name, Vec::new())
+    super::hf_model::build(&shards, None, source, name, Vec::new())
 }

@@ -428,9 +428,10 @@ pub fn to_model(
             let p = nearest_precision(bpw, true);
             if let Some(p) = p {
                 notes.push(format!(
-                    "{} has no preset of its own: the nearest is {} by bits per weight ({bpw:.2}); the exact bytes come from the file",
+                    "{} has no preset of its own: the nearest is {} by bits per weight ({}); the exact bytes come from the file",
                     ftype_name.clone().unwrap_or_else(|| dominant.unwrap_or("this mix").to_string()),
-                    p.label()
+                    p.label(),
+                    crate::core::format::bits(bpw)
                 ));
             }
             p
