@@ -427,7 +427,7 @@ fn markdown_has_every_input_component_and_fit() {
     let e = estimate(&o.scenario);
     for c in &e.components {
         assert!(
-            md.contains(&headroom::core::estimate::group_digits(c.bytes.0)),
+            md.contains(&headroom::core::format::group_digits(c.bytes.0)),
             "bytes of {}",
             c.name
         );

@@ -942,7 +942,7 @@ fn small_parameter_counts_read_by_magnitude() {
         .get_by_role_and_label(Role::SpinButton, "Parameters")
         .value()
         .unwrap_or_default();
-    assert_eq!(v, headroom::core::format_params(4_000_000));
+    assert_eq!(v, headroom::core::format::params(4_000_000));
     assert!(!v.contains("0.10"), "{v}");
     h.run();
 }

@@ -6,6 +6,8 @@
 //! Sizes are integers in bytes.
 
 use crate::core::catalog::Catalog;
+use crate::core::format;
+use crate::core::units::GbPerSec;
 use crate::io::detect::{DetectedMachine, Detector, SystemDetector};
 use std::fmt::Write;
 
@@ -37,12 +39,12 @@ pub fn run_with(catalog: &Catalog, json: bool, bench: bool) -> String {
 /// The probe's figures as text.
 pub fn bench_lines(p: &crate::io::detect::probe::ProbeResult) -> String {
     format!(
-        "Measured\n  Memory    {:.1} GB/s read ({} threads, {} MiB, best of {} passes, {:.0} ms)\n  SIMD      {} ({}-bit)\n",
-        p.read_gbs,
+        "Measured\n  Memory    {} read ({} threads, {} MiB, best of {} passes, {})\n  SIMD      {} ({}-bit)\n",
+        format::bandwidth_tenths(p.read_gbs),
         p.threads,
         p.buffer_bytes / (1024 * 1024),
         p.passes,
-        p.elapsed_ms,
+        format::millis(p.elapsed_ms),
         p.simd,
         p.simd_bits
     )
@@ -159,7 +161,7 @@ fn table(d: &DetectedMachine) -> String {
                 opt(g.memory_bus_width),
                 opt(g.max_memory_clock_mhz),
                 g.bandwidth_gbs
-                    .map(|b| format!(" → {b:.0} GB/s (derived)"))
+                    .map(|b| format!(" → {} (derived)", format::bandwidth(GbPerSec(b))))
                     .unwrap_or_default()
             );
         }

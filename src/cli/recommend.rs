@@ -5,8 +5,8 @@
 
 use super::app::{CliError, ScenarioArgs, build_scenario};
 use crate::core::catalog::{Catalog, Machine};
-use crate::core::estimate::group_digits;
 use crate::core::fit::FitSettings;
+use crate::core::format::group_digits;
 use crate::core::recommend::{Constraints, KindFilter, Recommendations, recommend};
 use crate::core::scenario::Scenario;
 use clap::Args;

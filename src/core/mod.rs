@@ -25,5 +25,3 @@ pub use model::{ModelSpec, ParamCount};
 pub use precision::{KvPrecision, KvTypes, WeightPrecision};
 pub use scenario::{Mode, Runtime, Scenario};
 pub use units::Bytes;
-
-pub use format::params as format_params;

@@ -23,7 +23,7 @@ use super::teach::TeachTab;
 use crate::core::catalog::Catalog;
 use crate::core::estimate::ComponentKind;
 use crate::core::fit::FitResult;
-use crate::core::format_params;
+use crate::core::format;
 use crate::core::placement::explain::MachineLoad;
 use crate::core::scenario::Scenario;
 use crate::io::detect::Detector;
@@ -260,8 +260,8 @@ impl HeadroomApp {
                 "Prompt tokens",
                 format!(
                     "Prompt tokens lowered from {} to the context ({}): a prompt cannot be longer than the context.",
-                    crate::core::estimate::group_digits(s.prompt_tokens),
-                    crate::core::estimate::group_digits(s.context)
+                    crate::core::format::group_digits(s.prompt_tokens),
+                    crate::core::format::group_digits(s.context)
                 ),
             );
         }
@@ -766,7 +766,7 @@ impl HeadroomApp {
             } else {
                 ""
             };
-            ui.label(format!("{} params{est}", format_params(e.params.total)));
+            ui.label(format!("{} params{est}", format::params(e.params.total)));
             ui.separator();
             let per_gpu = s.gpus > 1;
             if s.gpus == 0 {

@@ -7,6 +7,7 @@
 use super::data::View;
 use super::style::{self, component_color, empty_state, gib2, hint};
 use crate::core::estimate::{Component, ComponentKind, Estimate, Placement};
+use crate::core::format;
 use crate::core::placement::explain::MachineLoad;
 use crate::core::units::Bytes;
 use egui::{Align2, RichText, Ui};
@@ -33,13 +34,18 @@ struct Segment {
     tip: String,
 }
 
-/// The share of `cap` that `b` is, in percent.
-fn share(b: Bytes, cap: Bytes) -> f64 {
+/// The fraction of `cap` that `b` is (0 without a capacity).
+fn fraction(b: Bytes, cap: Bytes) -> f64 {
     if cap.0 == 0 {
         0.0
     } else {
-        b.as_f64() / cap.as_f64() * 100.0
+        b.as_f64() / cap.as_f64()
     }
+}
+
+/// The share of `cap` that `b` is, in percent (the bars' height).
+fn share(b: Bytes, cap: Bytes) -> f64 {
+    fraction(b, cap) * 100.0
 }
 
 /// Keeps a machine name short enough for a label.
@@ -184,11 +190,11 @@ fn machines_chart(ui: &mut Ui, loads: &[MachineLoad], size: egui::Vec2) {
                     lo,
                     hi,
                     tip: format!(
-                        "{}\n{}: {}{per} ({:.0} % of {} usable {what})",
+                        "{}\n{}: {}{per} ({} of {} usable {what})",
                         l.name,
                         kind.label(),
                         gib2(*b),
-                        h,
+                        format::percent(fraction(*b, cap)),
                         gib2(cap)
                     ),
                 });
@@ -234,14 +240,14 @@ fn machines_chart(ui: &mut Ui, loads: &[MachineLoad], size: egui::Vec2) {
                     );
                 }
             }
-            let pct = share(total, cap);
+            let pct = format::percent(fraction(total, cap));
             top = top.max(base.min(MAX_SHARE));
             let label = if total.0 == 0 {
                 format!("{what}: none")
             } else if what == "RAM" && l.disk.0 > 0 {
-                format!("RAM {pct:.0} % + disk")
+                format!("RAM {pct} + disk")
             } else {
-                format!("{what} {pct:.0} %")
+                format!("{what} {pct}")
             };
             texts.push((x, base.min(MAX_SHARE), label));
         }

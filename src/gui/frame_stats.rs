@@ -45,10 +45,11 @@ impl FrameStats {
             if self.n >= every {
                 let mean = self.sum.as_secs_f64() * 1000.0 / self.n as f64;
                 eprintln!(
-                    "headroom frame stats: {} frames on the {} tab: App::ui mean {mean:.2} ms, max {:.2} ms",
+                    "headroom frame stats: {} frames on the {} tab: App::ui mean {}, max {}",
                     self.n,
                     tab.label(),
-                    self.max.as_secs_f64() * 1000.0
+                    crate::core::format::millis_hundredths(mean),
+                    crate::core::format::millis_hundredths(self.max.as_secs_f64() * 1000.0)
                 );
                 self.n = 0;
                 self.sum = Duration::ZERO;

@@ -6,8 +6,8 @@
 use super::command::Command;
 use super::data::{Notices, View};
 use super::style::{hint, warn};
-use crate::core::estimate::group_digits;
-use crate::core::format_params;
+use crate::core::format;
+use crate::core::format::group_digits;
 use crate::core::model::ModelSpec;
 use crate::core::precision::{KvPrecision, WeightPrecision};
 use crate::core::scenario::SplitStyle;
@@ -347,8 +347,8 @@ impl InputsPanel {
                         let pc = p.spec.param_count();
                         let r = ui.selectable_label(on, &p.name).on_hover_text(format!(
                             "{} parameters ({} active), {} layers, {} KV heads, max context {}",
-                            format_params(pc.total),
-                            format_params(pc.active),
+                            format::params(pc.total),
+                            format::params(pc.active),
                             p.spec.layers,
                             p.spec.kv_heads,
                             group_digits(p.spec.max_context)
@@ -397,7 +397,7 @@ impl InputsPanel {
                             DragValue::new(&mut b)
                                 .range(0.001..=10_000.0)
                                 .speed(speed)
-                                .custom_formatter(|x, _| format_params((x * 1e9).round() as u64))
+                                .custom_formatter(|x, _| format::params((x * 1e9).round() as u64))
                                 .custom_parser(parse_params_billions)
                                 .update_while_editing(false),
                         )
@@ -438,7 +438,7 @@ impl InputsPanel {
             );
         } else {
             let active = if spec.moe.is_some() {
-                format!(", {} active per token", format_params(pc.active))
+                format!(", {} active per token", format::params(pc.active))
             } else {
                 String::new()
             };
@@ -446,7 +446,7 @@ impl InputsPanel {
                 ui,
                 format!(
                     "{} parameters{active}; {} layers, {} KV heads x {}; max context {}",
-                    format_params(pc.total),
+                    format::params(pc.total),
                     spec.layers,
                     spec.kv_heads,
                     spec.head_dim,
@@ -489,7 +489,7 @@ impl InputsPanel {
                     .iter()
                     .find(|(q, _)| *q == p)
                     .map_or(p.bits_per_weight(), |(_, b)| *b);
-                format!("{} ({b:.2} bits)", p.label())
+                format!("{} ({} bits)", p.label(), crate::core::format::bits(b))
             },
         );
         hint(ui, s.weights.mix_note());

@@ -10,9 +10,9 @@ use super::derived::{Rows, cost_of, latency_of, speed_of};
 use super::state::{MachineFilter, SortColumn};
 use super::style::{self, empty_state, hint, signed_gib, verdict_color};
 use crate::core::catalog::{Catalog, Machine, MachineKind, MemoryKind, Price};
-use crate::core::estimate::group_digits;
 use crate::core::fit::{FitResult, Verdict};
-use crate::core::format::MISSING;
+use crate::core::format::group_digits;
+use crate::core::format::{self, MISSING};
 use egui::{Align, Layout, RichText, Ui};
 use egui_extras::{Column, TableBuilder};
 
@@ -93,14 +93,18 @@ fn machine_tooltip(m: &Machine, f: &FitResult, t: &MachineText, reason: &str) ->
             region,
             price_date,
             ..
-        }) => s.push_str(&format!("${usd:.2}/hour ({region}, {price_date})\n")),
+        }) => s.push_str(&format!(
+            "{}/hour ({region}, {price_date})\n",
+            format::usd_cents(*usd)
+        )),
         Some(Price::Purchase {
             usd,
             region,
             price_date,
             ..
         }) => s.push_str(&format!(
-            "about ${usd:.0} to buy ({region}, {price_date})\n"
+            "about {} to buy ({region}, {price_date})\n",
+            format::usd_ungrouped(*usd)
         )),
         None => {}
     }

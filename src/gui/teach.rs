@@ -3,8 +3,10 @@
 
 use super::data::View;
 use super::style::{self, Swatch, component_color, hint, legend_row, machine_color};
-use crate::core::estimate::group_digits;
+use crate::core::format;
+use crate::core::format::group_digits;
 use crate::core::teach::SpeedBar;
+use crate::core::units::GbPerSec;
 use egui::{Align2, Color32, RichText, Ui};
 use egui_plot::{Bar, BarChart, GridMark, HLine, Line, LineStyle, Plot, PlotPoint, Text, VLine};
 
@@ -103,13 +105,13 @@ impl TeachTab {
                 hint(
                     ui,
                     format!(
-                        "Decode reads every weight once per token, so speed follows memory bandwidth: {:.0} GB/s on the GPU, {:.0} GB/s for system RAM. With k layers on the GPU the CPU still reads the rest, and the slow part dominates: {} tok/s with none on the GPU, {} tok/s where VRAM runs out (k = {k}), {} tok/s if all fitted. Streaming instead pushes the missing weights over PCIe ({:.0} GB/s) for every token, which is slower still: the link, not the GPU, sets the pace.",
-                        t.gpu_bandwidth,
-                        t.ram_bandwidth,
+                        "Decode reads every weight once per token, so speed follows memory bandwidth: {} on the GPU, {} for system RAM. With k layers on the GPU the CPU still reads the rest, and the slow part dominates: {} tok/s with none on the GPU, {} tok/s where VRAM runs out (k = {k}), {} tok/s if all fitted. Streaming instead pushes the missing weights over PCIe ({}) for every token, which is slower still: the link, not the GPU, sets the pace.",
+                        format::bandwidth(GbPerSec(t.gpu_bandwidth)),
+                        format::bandwidth(GbPerSec(t.ram_bandwidth)),
                         style::rate(none),
                         style::rate(fit_speed),
                         style::rate(full),
-                        t.link_bandwidth
+                        format::bandwidth(GbPerSec(t.link_bandwidth))
                     ),
                 );
                 if t.unified {

@@ -8,7 +8,8 @@
 //! (vllm/worker/gpu_worker.py, `Worker.determine_available_memory`).
 
 use super::component::{ComponentKind, ComponentList, Provenance};
-use super::{Job, ffn_shape, formula, gib, group_digits};
+use super::{Job, ffn_shape, formula, gib};
+use crate::core::format::group_digits;
 use crate::core::scenario::Runtime;
 use crate::core::units::Bytes;
 

@@ -4,7 +4,8 @@
 //! blocks, sliding-window layers keep only their window.
 
 use super::component::{ComponentKind, ComponentList, Provenance};
-use super::{Job, formula, gib, group_digits, scale_by_ratio};
+use super::{Job, formula, gib, scale_by_ratio};
+use crate::core::format::group_digits;
 use crate::core::precision::KvPrecision;
 use crate::core::scenario::{KvAllocation, Runtime};
 use crate::core::units::Bytes;

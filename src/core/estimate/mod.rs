@@ -159,7 +159,7 @@ impl Estimate {
     }
 }
 
-pub use super::format::group_digits;
+use super::format::group_digits;
 
 /// A size as the formula texts show it ("4.00 GiB").
 fn gib(x: Bytes) -> String {

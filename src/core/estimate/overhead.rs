@@ -4,6 +4,7 @@
 use super::component::{ComponentKind, ComponentList, Provenance};
 use super::framework::CUDA_CONTEXT;
 use super::{Job, formula, gib};
+use crate::core::format;
 use crate::core::scenario::Runtime;
 use crate::core::units::Bytes;
 
@@ -47,8 +48,8 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
     );
     if s.runtime == Runtime::Vllm && !cpu_only {
         notes.push(formula!(explain,
-            "vLLM takes {:.0} % of each GPU's memory (--gpu-memory-utilization) and fills what is left after weights, activations and CUDA graphs with KV blocks.",
-            s.gpu_memory_utilization * 100.0
+            "vLLM takes {} of each GPU's memory (--gpu-memory-utilization) and fills what is left after weights, activations and CUDA graphs with KV blocks.",
+            format::percent(s.gpu_memory_utilization)
         ));
     }
 }
@@ -85,8 +86,8 @@ fn training_reserve(job: &Job, list: &mut ComponentList) {
         Provenance::Heuristic,
         formula!(
             job.explain,
-            "{:.0} % of the allocated peak {} held as cached blocks ({}; heuristic), per GPU",
-            fraction * 100.0,
+            "{} of the allocated peak {} held as cached blocks ({}; heuristic), per GPU",
+            format::percent(fraction),
             gib(allocated),
             job.framework.allocator_text
         ),

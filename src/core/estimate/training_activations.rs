@@ -4,7 +4,9 @@
 
 use super::component::{ComponentKind, ComponentList, Provenance};
 use super::framework::BNB_SAVED_INPUT_BYTES;
-use super::{Job, ffn_shape, formula, gib, group_digits};
+use super::{Job, ffn_shape, formula, gib};
+use crate::core::format;
+use crate::core::format::group_digits;
 use crate::core::scenario::{Checkpointing, LoraTargets, Mode};
 use crate::core::units::Bytes;
 
@@ -79,7 +81,8 @@ pub(super) fn place(job: &Job, list: &mut ComponentList) {
                 v,
                 formula!(
                     explain,
-                    "s·b·h·{sbh_coef:.1}{q} per layer{why}, s={seq}, b={batch}, h={h} × {l} layers = {}",
+                    "s·b·h·{}{q} per layer{why}, s={seq}, b={batch}, h={h} × {l} layers = {}",
+                    format::coefficient(sbh_coef),
                     gib(Bytes::from_f64(v))
                 ),
             )

@@ -5,7 +5,8 @@
 
 use super::component::{ComponentKind, ComponentList, Provenance};
 use super::weights::PlacedWeights;
-use super::{Job, formula, gib, group_digits};
+use super::{Job, formula, gib};
+use crate::core::format::group_digits;
 use crate::core::model::{MlpKind, ModelSpec, ParamCount};
 use crate::core::precision::WeightPrecision;
 use crate::core::scenario::{LoraTargets, Mode, Offload, Optimizer};

@@ -3,7 +3,9 @@
 //! tied embedding held in host RAM and again as the output matrix).
 
 use super::component::{ComponentKind, ComponentList, Provenance};
-use super::{Job, formula, gib, group_digits, scale_by_ratio};
+use super::{Job, formula, gib, scale_by_ratio};
+use crate::core::format;
+use crate::core::format::group_digits;
 use crate::core::model::{ModelSpec, TensorGroup};
 use crate::core::precision::{GgmlType, TensorClass, WeightPrecision};
 use crate::core::scenario::{Mode, Offload, Runtime};
@@ -531,8 +533,9 @@ fn sum_tensors(spec: &ModelSpec, p: WeightPrecision, explain: bool) -> WeightSum
             provenance: Provenance::Derived,
             formula: formula!(
                 explain,
-                "{} params × {bits:.3} bits / 8 = {} ({})",
+                "{} params × {} bits / 8 = {} ({})",
                 group_digits(np),
+                format::bits_exact(bits),
                 gib(total),
                 p.label()
             ),
@@ -548,9 +551,10 @@ fn sum_tensors(spec: &ModelSpec, p: WeightPrecision, explain: bool) -> WeightSum
         provenance: Provenance::Derived,
         formula: formula!(
             explain,
-            "Σ tensors: {} params at {} ({eff_bits:.3} bits/weight on average; {}) = {}",
+            "Σ tensors: {} params at {} ({} bits/weight on average; {}) = {}",
             group_digits(arch_params),
             p.label(),
+            format::bits_exact(eff_bits),
             p.mix_note(),
             gib(Bytes(arch_total))
         ),

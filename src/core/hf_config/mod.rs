@@ -15,7 +15,7 @@
 //! archs, and the class default (false) for the others listed.
 
 use super::format::one_line;
-use super::model::{MlpKind, ModelSpec, ShapeSource};
+use super::model::{MlaSpec, MlpKind, ModelSpec, MoeSpec, ShapeSource};
 use serde_json::{Map, Value};
 
 /// What went wrong reading a config.json. Messages are written for users.
@@ -98,17 +98,7 @@ use parts::{Family, parse_mla, parse_moe, parse_sliding, siglip_params};
 /// [`ConfigError::MissingKey`] naming it (`text_config.` prefixed when nested); a value of the
 /// wrong type, negative, fractional or absurd → [`ConfigError::BadValue`] naming the key.
 pub fn parse_hf_config(text: &str) -> Result<ModelSpec, ConfigError> {
-    let root: Value = serde_json::from_str(text).map_err(|e| {
-        let (line, column) = (e.line(), e.column());
-        let full = e.to_string();
-        let suffix = format!(" at line {line} column {column}");
-        let message = full.strip_suffix(&suffix).unwrap_or(&full).to_string();
-        ConfigError::Json {
-            line,
-            column,
-            message,
-        }
-    })?;
+    let root = parse_json(text)?;
     let Value::Object(root_map) = &root else {
         return Err(bad(
             "(top level)".into(),
@@ -122,144 +112,16 @@ pub fn parse_hf_config(text: &str) -> Result<ModelSpec, ConfigError> {
         defaults: &[],
     };
     let top_type = top.text("model_type")?.unwrap_or("").to_string();
+    let text = language_model(&top, &top_type, &empty)?;
+    let c = &text.obj;
+    let fam = Family::of(&text.kind);
 
-    // Multimodal wrappers nest the language model in `text_config`.
-    let text_cfg = top.object("text_config")?;
-    let nested: Option<&Map<String, Value>> = if top_type == "gemma3" {
-        // Gemma3Config builds a default Gemma3TextConfig when text_config is absent.
-        Some(text_cfg.unwrap_or(&empty))
-    } else if root_map.contains_key("num_hidden_layers") {
-        None
-    } else {
-        text_cfg
-    };
-    let (c, kind) = match nested {
-        Some(map) => {
-            let probe = Obj {
-                map,
-                prefix: "text_config.",
-                defaults: &[],
-            };
-            let kind = match probe.text("model_type")? {
-                Some(t) => t.to_string(),
-                None if top_type == "gemma3" => "gemma3_text".to_string(),
-                None => top_type.clone(),
-            };
-            let defaults = if kind == "gemma3_text" {
-                GEMMA3_TEXT_DEFAULTS
-            } else {
-                &[]
-            };
-            (
-                Obj {
-                    map,
-                    prefix: "text_config.",
-                    defaults,
-                },
-                kind,
-            )
-        }
-        None => (
-            Obj {
-                map: root_map,
-                prefix: "",
-                defaults: &[],
-            },
-            top_type.clone(),
-        ),
-    };
-    let fam = Family::of(&kind);
-
-    // Shape.
-    let hidden = c.req("hidden_size", 1, MAX_HIDDEN)?;
-    let layers = c.req("num_hidden_layers", 1, MAX_LAYERS)?;
-    let heads = c.req("num_attention_heads", 1, MAX_HEADS)?;
-    let kv_heads = c.count("num_key_value_heads", 1, heads)?.unwrap_or(heads);
-    if !heads.is_multiple_of(kv_heads) {
-        return Err(bad(
-            c.key("num_key_value_heads"),
-            format!("{kv_heads} does not divide the {heads} attention heads"),
-        ));
-    }
-    let mla = parse_mla(&c)?;
-    let head_dim = match c.count("head_dim", 1, MAX_HEAD_DIM)? {
-        Some(d) => d,
-        // MLA sizes its heads with qk_nope_head_dim + qk_rope_head_dim and v_head_dim.
-        None if mla.is_some() => 0,
-        None if hidden.is_multiple_of(heads) => hidden / heads,
-        None => {
-            return Err(bad(
-                c.key("num_attention_heads"),
-                format!(
-                    "hidden_size {hidden} is not a multiple of {heads} heads, and there is no head_dim"
-                ),
-            ));
-        }
-    };
-    let vocab = c.req("vocab_size", 1, MAX_VOCAB)?;
-    let intermediate = c.count("intermediate_size", 1, MAX_FFN)?;
-    let max_context = c
-        .count("max_position_embeddings", 1, MAX_CONTEXT)?
-        .unwrap_or(0);
-
-    // Embeddings: the text config's key, else the wrapper's, else the class default.
-    let tied = match c.flag("tie_word_embeddings")? {
-        Some(t) => t,
-        None => match nested {
-            Some(_) => top
-                .flag("tie_word_embeddings")?
-                .unwrap_or(fam.ties_by_default()),
-            None => fam.ties_by_default(),
-        },
-    };
-
-    // Biases and norms, as each modeling_*.py builds them.
-    let attention_bias = c.flag("attention_bias")?.unwrap_or(fam == Family::GptOss);
-    let (qkv_bias, o_bias) = match fam {
-        // Qwen2Attention: q/k/v Linear(bias=True), o_proj bias=False.
-        Family::Qwen2 | Family::Qwen2Moe => (true, false),
-        // Mistral, Mixtral and Phi-3 hard-code bias=False; DeepSeek's MLA projections have none.
-        Family::Mistral
-        | Family::Mixtral
-        | Family::Phi3
-        | Family::DeepseekV2
-        | Family::DeepseekV3 => (false, false),
-        // Llama, Qwen3, Gemma, gpt-oss and the rest: `attention_bias` on q, k, v and o.
-        _ => (attention_bias, attention_bias),
-    };
-    let mlp_bias = match fam {
-        // GptOssExperts: gate_up_proj_bias and down_proj_bias.
-        Family::GptOss => true,
-        Family::Llama | Family::Other => c.flag("mlp_bias")?.unwrap_or(false),
-        _ => false,
-    };
-    let qk_norm = matches!(fam, Family::Qwen3 | Family::Qwen3Moe | Family::Gemma3);
-    let norms_per_layer = if matches!(fam, Family::Gemma2 | Family::Gemma3) {
-        4
-    } else {
-        2
-    };
-
-    let moe = parse_moe(&c, fam, layers)?;
-    let sliding = parse_sliding(&c, fam, layers)?;
-
-    // A dense MLP exists somewhere: its width is required.
-    let spec_moe_layers = {
-        let probe = ModelSpec {
-            layers,
-            moe: moe.clone(),
-            ..ModelSpec::default()
-        };
-        probe.moe_layer_count()
-    };
-    let intermediate = match intermediate {
-        Some(i) => i,
-        None if spec_moe_layers < layers => {
-            return Err(ConfigError::MissingKey(c.key("intermediate_size")));
-        }
-        None => 0,
-    };
-
+    let shape = Shape::read(c)?;
+    let tied = tied_embeddings(c, &top, text.nested, fam)?;
+    let biases = Biases::read(c, fam)?;
+    let moe = parse_moe(c, fam, shape.layers)?;
+    let sliding = parse_sliding(c, fam, shape.layers)?;
+    let intermediate = dense_width(c, shape.layers, shape.intermediate, &moe)?;
     // Gemma 3's vision tower (SigLIP) and projector live in the same checkpoint.
     let vision_params = if top_type == "gemma3" {
         let v = Obj {
@@ -267,19 +129,17 @@ pub fn parse_hf_config(text: &str) -> Result<ModelSpec, ConfigError> {
             prefix: "vision_config.",
             defaults: SIGLIP_VISION_DEFAULTS,
         };
-        siglip_params(&v, hidden)?
+        siglip_params(&v, shape.hidden)?
     } else {
         0
     };
-
     let mtp_layers = c
         .count("num_nextn_predict_layers", 0, MAX_LAYERS)?
         .unwrap_or(0);
-
     let arch = if !top_type.is_empty() {
         top_type.clone()
-    } else if !kind.is_empty() {
-        kind.clone()
+    } else if !text.kind.is_empty() {
+        text.kind.clone()
     } else {
         "unknown".to_string()
     };
@@ -296,28 +156,28 @@ pub fn parse_hf_config(text: &str) -> Result<ModelSpec, ConfigError> {
     let spec = ModelSpec {
         name: one_line(&name).into_owned(),
         arch: one_line(&arch).into_owned(),
-        layers,
-        hidden,
-        heads,
-        kv_heads,
-        head_dim: match &mla {
+        layers: shape.layers,
+        hidden: shape.hidden,
+        heads: shape.heads,
+        kv_heads: shape.kv_heads,
+        head_dim: match &shape.mla {
             Some(m) => m.qk_nope_head_dim + m.qk_rope_head_dim,
-            None => head_dim,
+            None => shape.head_dim,
         },
         intermediate,
-        vocab,
+        vocab: shape.vocab,
         tied_embeddings: tied,
-        qkv_bias,
-        o_bias,
-        mlp_bias,
-        qk_norm,
+        qkv_bias: biases.qkv,
+        o_bias: biases.o,
+        mlp_bias: biases.mlp,
+        qk_norm: biases.qk_norm,
         attn_sinks: fam == Family::GptOss,
-        norms_per_layer,
+        norms_per_layer: biases.norms_per_layer,
         mlp: MlpKind::Gated,
         moe,
-        mla,
+        mla: shape.mla,
         sliding,
-        max_context,
+        max_context: shape.max_context,
         vision_params,
         mtp_layers,
         source: ShapeSource::Exact,
@@ -332,6 +192,216 @@ pub fn parse_hf_config(text: &str) -> Result<ModelSpec, ConfigError> {
         ));
     }
     Ok(spec)
+}
+
+/// The JSON value of the text, errors with line:column.
+fn parse_json(text: &str) -> Result<Value, ConfigError> {
+    serde_json::from_str(text).map_err(|e| {
+        let (line, column) = (e.line(), e.column());
+        let full = e.to_string();
+        let suffix = format!(" at line {line} column {column}");
+        let message = full.strip_suffix(&suffix).unwrap_or(&full).to_string();
+        ConfigError::Json {
+            line,
+            column,
+            message,
+        }
+    })
+}
+
+/// The language model's config: the top level, or `text_config` in a multimodal wrapper.
+struct TextConfig<'a> {
+    obj: Obj<'a>,
+    /// Its `model_type` (the wrapper's when it has none).
+    kind: String,
+    /// Whether it is nested in `text_config`.
+    nested: bool,
+}
+
+/// Multimodal wrappers nest the language model in `text_config`.
+fn language_model<'a>(
+    top: &Obj<'a>,
+    top_type: &str,
+    empty: &'a Map<String, Value>,
+) -> Result<TextConfig<'a>, ConfigError> {
+    let text_cfg = top.object("text_config")?;
+    let nested: Option<&Map<String, Value>> = if top_type == "gemma3" {
+        // Gemma3Config builds a default Gemma3TextConfig when text_config is absent.
+        Some(text_cfg.unwrap_or(empty))
+    } else if top.map.contains_key("num_hidden_layers") {
+        None
+    } else {
+        text_cfg
+    };
+    let Some(map) = nested else {
+        return Ok(TextConfig {
+            obj: Obj {
+                map: top.map,
+                prefix: "",
+                defaults: &[],
+            },
+            kind: top_type.to_string(),
+            nested: false,
+        });
+    };
+    let probe = Obj {
+        map,
+        prefix: "text_config.",
+        defaults: &[],
+    };
+    let kind = match probe.text("model_type")? {
+        Some(t) => t.to_string(),
+        None if top_type == "gemma3" => "gemma3_text".to_string(),
+        None => top_type.to_string(),
+    };
+    let defaults = if kind == "gemma3_text" {
+        GEMMA3_TEXT_DEFAULTS
+    } else {
+        &[]
+    };
+    Ok(TextConfig {
+        obj: Obj {
+            map,
+            prefix: "text_config.",
+            defaults,
+        },
+        kind,
+        nested: true,
+    })
+}
+
+/// The attention and width keys of the language model.
+struct Shape {
+    hidden: u64,
+    layers: u64,
+    heads: u64,
+    kv_heads: u64,
+    mla: Option<MlaSpec>,
+    /// 0 with MLA (its heads are sized by the MLA keys).
+    head_dim: u64,
+    vocab: u64,
+    /// Required only where a dense MLP exists ([`dense_width`]).
+    intermediate: Option<u64>,
+    max_context: u64,
+}
+
+impl Shape {
+    fn read(c: &Obj) -> Result<Shape, ConfigError> {
+        let hidden = c.req("hidden_size", 1, MAX_HIDDEN)?;
+        let layers = c.req("num_hidden_layers", 1, MAX_LAYERS)?;
+        let heads = c.req("num_attention_heads", 1, MAX_HEADS)?;
+        let kv_heads = c.count("num_key_value_heads", 1, heads)?.unwrap_or(heads);
+        if !heads.is_multiple_of(kv_heads) {
+            return Err(bad(
+                c.key("num_key_value_heads"),
+                format!("{kv_heads} does not divide the {heads} attention heads"),
+            ));
+        }
+        let mla = parse_mla(c)?;
+        let head_dim = match c.count("head_dim", 1, MAX_HEAD_DIM)? {
+            Some(d) => d,
+            // MLA sizes its heads with qk_nope_head_dim + qk_rope_head_dim and v_head_dim.
+            None if mla.is_some() => 0,
+            None if hidden.is_multiple_of(heads) => hidden / heads,
+            None => {
+                return Err(bad(
+                    c.key("num_attention_heads"),
+                    format!(
+                        "hidden_size {hidden} is not a multiple of {heads} heads, and there is no head_dim"
+                    ),
+                ));
+            }
+        };
+        Ok(Shape {
+            hidden,
+            layers,
+            heads,
+            kv_heads,
+            mla,
+            head_dim,
+            vocab: c.req("vocab_size", 1, MAX_VOCAB)?,
+            intermediate: c.count("intermediate_size", 1, MAX_FFN)?,
+            max_context: c
+                .count("max_position_embeddings", 1, MAX_CONTEXT)?
+                .unwrap_or(0),
+        })
+    }
+}
+
+/// Embeddings: the text config's key, else the wrapper's, else the class default.
+fn tied_embeddings(c: &Obj, top: &Obj, nested: bool, fam: Family) -> Result<bool, ConfigError> {
+    Ok(match c.flag("tie_word_embeddings")? {
+        Some(t) => t,
+        None if nested => top
+            .flag("tie_word_embeddings")?
+            .unwrap_or(fam.ties_by_default()),
+        None => fam.ties_by_default(),
+    })
+}
+
+/// Biases and norms, as each modeling_*.py builds them.
+struct Biases {
+    qkv: bool,
+    o: bool,
+    mlp: bool,
+    qk_norm: bool,
+    norms_per_layer: u64,
+}
+
+impl Biases {
+    fn read(c: &Obj, fam: Family) -> Result<Biases, ConfigError> {
+        let attention_bias = c.flag("attention_bias")?.unwrap_or(fam == Family::GptOss);
+        let (qkv, o) = match fam {
+            // Qwen2Attention: q/k/v Linear(bias=True), o_proj bias=False.
+            Family::Qwen2 | Family::Qwen2Moe => (true, false),
+            // Mistral, Mixtral and Phi-3 hard-code bias=False; DeepSeek's MLA projections have
+            // none.
+            Family::Mistral
+            | Family::Mixtral
+            | Family::Phi3
+            | Family::DeepseekV2
+            | Family::DeepseekV3 => (false, false),
+            // Llama, Qwen3, Gemma, gpt-oss and the rest: `attention_bias` on q, k, v and o.
+            _ => (attention_bias, attention_bias),
+        };
+        let mlp = match fam {
+            // GptOssExperts: gate_up_proj_bias and down_proj_bias.
+            Family::GptOss => true,
+            Family::Llama | Family::Other => c.flag("mlp_bias")?.unwrap_or(false),
+            _ => false,
+        };
+        Ok(Biases {
+            qkv,
+            o,
+            mlp,
+            qk_norm: matches!(fam, Family::Qwen3 | Family::Qwen3Moe | Family::Gemma3),
+            norms_per_layer: if matches!(fam, Family::Gemma2 | Family::Gemma3) {
+                4
+            } else {
+                2
+            },
+        })
+    }
+}
+
+/// The dense MLP's width: required when a dense MLP exists somewhere, else 0.
+fn dense_width(
+    c: &Obj,
+    layers: u64,
+    intermediate: Option<u64>,
+    moe: &Option<MoeSpec>,
+) -> Result<u64, ConfigError> {
+    let moe_layers = ModelSpec {
+        layers,
+        moe: moe.clone(),
+        ..ModelSpec::default()
+    }
+    .moe_layer_count();
+    match intermediate {
+        Some(i) => Ok(i),
+        None if moe_layers < layers => Err(ConfigError::MissingKey(c.key("intermediate_size"))),
+        None => Ok(0),
+    }
 }
 
 /// `_name_or_path` as a name: a hub id (`org/model`) as is, a local path by its last part.

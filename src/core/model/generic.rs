@@ -72,7 +72,7 @@ impl ModelSpec {
         let hidden = heads * head_dim;
         let intermediate = ((3.5 * hidden as f64 / 256.0).round() as u64 * 256).max(256);
         ModelSpec {
-            name: format!("Generic {} model", crate::core::format_params(params)),
+            name: format!("Generic {} model", crate::core::format::params(params)),
             arch: "generic".into(),
             layers,
             hidden,

@@ -24,6 +24,7 @@ use super::{DetectedGpu, DetectedMachine, UnifiedMemory, amd, matching};
 use crate::core::catalog::{
     Accelerator, Catalog, Machine, MachineKind, MemoryKind, PcieLink, Segment, Vendor,
 };
+use crate::core::format;
 use crate::core::units::{Bytes, GbPerSec};
 
 pub const LOCAL_MACHINE_ID: &str = "local";
@@ -259,9 +260,9 @@ fn with_gpus(
             let held = first.vram_total.saturating_sub(first.vram_free);
             notes.push(format!(
                 "GPU memory = free VRAM now: {} of {} total ({} held by the desktop and other processes){}",
-                matching::gib1(free),
-                matching::gib1(first.vram_total),
-                matching::gib1(held),
+                format::gib_one_decimal(free),
+                format::gib_one_decimal(first.vram_total),
+                format::gib_one_decimal(held),
                 if same.len() > 1 { ", the smallest free figure of the identical GPUs" } else { "" }
             ));
         }

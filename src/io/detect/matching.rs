@@ -23,7 +23,7 @@
 //! inside that window.
 
 use crate::core::catalog::{Accelerator, Catalog, MemoryKind};
-use crate::core::units::{Bytes, GIB};
+use crate::core::units::Bytes;
 
 /// Notes written by matching start with this, so a re-match can replace them.
 pub(crate) const MATCH_NOTE_PREFIX: &str = "Catalog: ";
@@ -301,11 +301,6 @@ pub(crate) fn match_detail(
     }
     out.id = best.map(|(_, _, i)| catalog.accelerators[i].id.clone());
     out
-}
-
-/// "24.0 GiB" with one decimal, for notes.
-pub(crate) fn gib1(b: Bytes) -> String {
-    format!("{:.1} GiB", b.0 as f64 / GIB as f64)
 }
 
 #[cfg(test)]

@@ -31,7 +31,8 @@ pub use matching::{NameTokens, match_accelerator, match_accelerator_with_vram, n
 pub use system::SystemDetector;
 
 use crate::core::catalog::{Catalog, Vendor};
-use crate::core::units::Bytes;
+use crate::core::format;
+use crate::core::units::{Bytes, GbPerSec};
 use serde::{Deserialize, Serialize};
 
 /// Everything detected about this machine. Serialises to the `headroom detect --json` contract
@@ -163,8 +164,8 @@ impl DetectedMachine {
                     "{}GPU {i} \"{}\" has the name of '{id}' but {} of VRAM, not {}: taken as a different variant",
                     matching::MATCH_NOTE_PREFIX,
                     g.name,
-                    matching::gib1(g.vram_total),
-                    matching::gib1(mem)
+                    format::gib_one_decimal(g.vram_total),
+                    format::gib_one_decimal(mem)
                 ));
             }
             self.notes.push(format!(
@@ -172,8 +173,14 @@ impl DetectedMachine {
                 matching::MATCH_NOTE_PREFIX,
                 g.name,
                 match g.bandwidth_gbs {
-                    Some(b) => format!("{b:.0} GB/s from bus width × memory clock"),
-                    None => format!("{:.0} GB/s assumed", local::DEFAULT_BANDWIDTH_GBS),
+                    Some(b) => format!(
+                        "{} from bus width × memory clock",
+                        format::bandwidth(GbPerSec(b))
+                    ),
+                    None => format!(
+                        "{} assumed",
+                        format::bandwidth(GbPerSec(local::DEFAULT_BANDWIDTH_GBS))
+                    ),
                 },
                 local::DEFAULT_FP16_TFLOPS
             ));

@@ -7,6 +7,7 @@ use super::report::{ReportInput, kind_split};
 use super::text::html;
 use crate::core::estimate::ComponentKind;
 use crate::core::fit::Verdict;
+use crate::core::format;
 use crate::core::units::{Bytes, GIB};
 use std::fmt::Write as _;
 
@@ -76,14 +77,6 @@ fn tick_step(max_gib: f64) -> f64 {
     10.0 * mag
 }
 
-fn fmt_tick(v: f64) -> String {
-    if v >= 10.0 || v == v.round() {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.1}")
-    }
-}
-
 fn short(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         s.to_string()
@@ -121,8 +114,52 @@ fn spread(ys: &mut [f64], lo: f64, hi: f64) {
 /// The chart for the report's estimate and machines. Each bar has its own scale (VRAM and RAM
 /// differ by an order of magnitude), drawn as a panel with its own axis.
 pub(crate) fn svg(input: &ReportInput) -> String {
+    let split = kind_split(input.estimate);
+    let cols = columns(input, &split);
+    let kinds: Vec<ComponentKind> = ComponentKind::ALL
+        .iter()
+        .copied()
+        .filter(|k| split.iter().any(|x| x.0 == *k && (x.1 > 0 || x.2 > 0)))
+        .collect();
+    let width = COL_W * cols.len().max(1) as f64;
+    let per_row = (((width - LEFT) / 150.0) as usize).max(1);
+    let legend_rows = kinds.len().div_ceil(per_row).max(1);
+    let height = PLOT_TOP + PLOT_H + 36.0 + 20.0 * legend_rows as f64 + 8.0;
+
+    let mut o = String::new();
+    let _ = write!(
+        o,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-labelledby="chart-title chart-desc" font-family="system-ui, -apple-system, 'Segoe UI', sans-serif" font-size="12">"#
+    );
+    let _ = write!(
+        o,
+        r#"<title id="chart-title">Memory per GPU and in host RAM</title><desc id="chart-desc">Stacked bars of the memory components beside the usable capacity of each machine, in GiB.</desc>"#
+    );
+    if cols.is_empty() {
+        let _ = write!(
+            o,
+            r##"<text x="{}" y="{}" text-anchor="middle" fill="#555">Nothing to show</text>"##,
+            px(width / 2.0),
+            px(PLOT_TOP + PLOT_H / 2.0)
+        );
+    }
+    for (ci, c) in cols.iter().enumerate() {
+        panel(&mut o, ci, c);
+    }
+    legend(&mut o, &kinds, per_row);
+    o.push_str("</svg>");
+    o
+}
+
+/// A coordinate as the drawing writes it ([`format::svg_coord`]).
+fn px(x: f64) -> String {
+    format::svg_coord(x)
+}
+
+/// The GPU bar (when anything is on a GPU) and the host bar, each with its machines' capacity
+/// lines.
+fn columns(input: &ReportInput, split: &[(ComponentKind, u64, u64)]) -> Vec<Column> {
     let e = input.estimate;
-    let split = kind_split(e);
     let mut cols = Vec::new();
     let gpu_parts: Vec<(ComponentKind, u64)> = split
         .iter()
@@ -178,38 +215,17 @@ pub(crate) fn svg(input: &ReportInput) -> String {
             lines,
         });
     }
+    cols
+}
 
-    let kinds: Vec<ComponentKind> = ComponentKind::ALL
-        .iter()
-        .copied()
-        .filter(|k| split.iter().any(|x| x.0 == *k && (x.1 > 0 || x.2 > 0)))
-        .collect();
-    let w = COL_W * cols.len().max(1) as f64;
-    let per_row = (((w - LEFT) / 150.0) as usize).max(1);
-    let legend_rows = kinds.len().div_ceil(per_row).max(1);
-    let h = PLOT_TOP + PLOT_H + 36.0 + 20.0 * legend_rows as f64 + 8.0;
+/// The vertical scale of one panel: GiB at the top of its axis and the tick step.
+struct Scale {
+    top_gib: f64,
+    step: f64,
+}
 
-    let mut o = String::new();
-    let _ = write!(
-        o,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" aria-labelledby="chart-title chart-desc" font-family="system-ui, -apple-system, 'Segoe UI', sans-serif" font-size="12">"#
-    );
-    let _ = write!(
-        o,
-        r#"<title id="chart-title">Memory per GPU and in host RAM</title><desc id="chart-desc">Stacked bars of the memory components beside the usable capacity of each machine, in GiB.</desc>"#
-    );
-    if cols.is_empty() {
-        let _ = write!(
-            o,
-            r##"<text x="{:.1}" y="{:.1}" text-anchor="middle" fill="#555">Nothing to show</text>"##,
-            w / 2.0,
-            PLOT_TOP + PLOT_H / 2.0
-        );
-    }
-    let col_w = COL_W;
-    for (ci, c) in cols.iter().enumerate() {
-        let left = ci as f64 * col_w + LEFT;
-        let right = (ci + 1) as f64 * col_w - RIGHT;
+impl Scale {
+    fn of(c: &Column) -> Scale {
         let max_bytes = std::iter::once(c.total())
             .chain(c.lines.iter().map(|l| l.1))
             .max()
@@ -217,118 +233,153 @@ pub(crate) fn svg(input: &ReportInput) -> String {
             .max(1);
         let max_gib = max_bytes as f64 / GIB as f64 * 1.08;
         let step = tick_step(max_gib);
-        let top_gib = (max_gib / step).ceil() * step;
-        let y = |bytes: u64| PLOT_TOP + PLOT_H - (bytes as f64 / GIB as f64) / top_gib * PLOT_H;
-        let _ = write!(o, "<g>");
-        // Axis and grid of this panel.
-        let mut t = 0.0;
-        while t <= top_gib + step * 1e-6 {
-            let yy = PLOT_TOP + PLOT_H - t / top_gib * PLOT_H;
-            let _ = write!(
-                o,
-                r##"<line x1="{left:.1}" y1="{yy:.1}" x2="{right:.1}" y2="{yy:.1}" stroke="#e6e6e6" stroke-width="1"/><text x="{:.1}" y="{:.1}" text-anchor="end" fill="#666">{}</text>"##,
-                left - 6.0,
-                yy + 4.0,
-                fmt_tick(t)
-            );
-            t += step;
+        Scale {
+            top_gib: (max_gib / step).ceil() * step,
+            step,
         }
-        let _ = write!(
-            o,
-            r##"<text x="{:.1}" y="{:.1}" text-anchor="middle" fill="#666">GiB</text><line x1="{left:.1}" y1="{:.1}" x2="{right:.1}" y2="{:.1}" stroke="#888" stroke-width="1"/>"##,
-            left - 24.0,
-            PLOT_TOP - 12.0,
-            PLOT_TOP + PLOT_H,
-            PLOT_TOP + PLOT_H
-        );
-        let x0 = left + 28.0;
-        // Stacked segments.
-        let mut acc = 0u64;
-        for (k, b) in &c.parts {
-            let y_top = y(acc.saturating_add(*b));
-            let y_bot = y(acc);
-            let hgt = (y_bot - y_top).max(1.5);
-            let _ = write!(
-                o,
-                r##"<rect x="{x0:.1}" y="{y_top:.1}" width="{BAR_W}" height="{hgt:.1}" fill="{}" stroke="#fff" stroke-width="0.5"><title>{}: {}</title></rect>"##,
-                color(*k),
-                k.label(),
-                Bytes(*b).display_gib()
-            );
-            acc = acc.saturating_add(*b);
-        }
-        let total = Bytes(c.total());
-        let _ = write!(
-            o,
-            r##"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-weight="600" fill="#222" stroke="#fff" stroke-width="3" paint-order="stroke">{}</text>"##,
-            x0 + BAR_W / 2.0,
-            y(total.0) - 6.0,
-            total.display_gib()
-        );
-        let _ = write!(
-            o,
-            r##"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-weight="600" fill="#222">{}</text>"##,
-            x0 + BAR_W / 2.0,
-            PLOT_TOP + PLOT_H + 18.0,
-            html(&c.label)
-        );
-        // Capacity lines, labels spread so they do not overlap.
-        let mut lines: Vec<(f64, &String, u64, &str)> = c
-            .lines
-            .iter()
-            .map(|(n, b, col)| (y(*b), n, *b, *col))
-            .collect();
-        lines.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let mut label_ys: Vec<f64> = lines.iter().map(|l| l.0 + 4.0).collect();
-        spread(&mut label_ys, PLOT_TOP - 10.0, PLOT_TOP + PLOT_H + 4.0);
-        let lx = x0 + BAR_W + 22.0;
-        let max_chars = (((right - lx) / 6.4) as usize)
-            .saturating_sub(10)
-            .clamp(8, 60);
-        for ((ly, name, b, stroke), label_y) in lines.iter().zip(label_ys) {
-            let _ = write!(
-                o,
-                r##"<line x1="{:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{stroke}" stroke-width="1.5" stroke-dasharray="5 3"><title>{}: {} usable</title></line>"##,
-                x0 - 10.0,
-                x0 + BAR_W + 10.0,
-                html(name),
-                Bytes(*b).display_gib()
-            );
-            let _ = write!(
-                o,
-                r##"<polyline points="{:.1},{ly:.1} {:.1},{:.1} {:.1},{:.1}" fill="none" stroke="{stroke}" stroke-width="0.75"/>"##,
-                x0 + BAR_W + 10.0,
-                lx - 8.0,
-                label_y - 4.0,
-                lx - 3.0,
-                label_y - 4.0
-            );
-            let _ = write!(
-                o,
-                r##"<text x="{lx:.1}" y="{label_y:.1}" fill="{stroke}" font-size="11.5">{} · {}</text>"##,
-                html(&short(name, max_chars)),
-                Bytes(*b).display_gib()
-            );
-        }
-        let _ = write!(o, "</g>");
     }
+    /// The y coordinate of `bytes`.
+    fn y(&self, bytes: u64) -> f64 {
+        PLOT_TOP + PLOT_H - (bytes as f64 / GIB as f64) / self.top_gib * PLOT_H
+    }
+}
 
-    // Legend.
+/// One panel: its axis and grid, the stacked bar with its total and label, and the capacity
+/// lines.
+fn panel(o: &mut String, ci: usize, c: &Column) {
+    let left = ci as f64 * COL_W + LEFT;
+    let right = (ci + 1) as f64 * COL_W - RIGHT;
+    let scale = Scale::of(c);
+    let _ = write!(o, "<g>");
+    axis(o, left, right, &scale);
+    let x0 = left + 28.0;
+    // Stacked segments.
+    let mut acc = 0u64;
+    for (k, b) in &c.parts {
+        let y_top = scale.y(acc.saturating_add(*b));
+        let y_bot = scale.y(acc);
+        let bar_h = (y_bot - y_top).max(1.5);
+        let _ = write!(
+            o,
+            r##"<rect x="{}" y="{}" width="{BAR_W}" height="{}" fill="{}" stroke="#fff" stroke-width="0.5"><title>{}: {}</title></rect>"##,
+            px(x0),
+            px(y_top),
+            px(bar_h),
+            color(*k),
+            k.label(),
+            Bytes(*b).display_gib()
+        );
+        acc = acc.saturating_add(*b);
+    }
+    let total = Bytes(c.total());
+    let _ = write!(
+        o,
+        r##"<text x="{}" y="{}" text-anchor="middle" font-weight="600" fill="#222" stroke="#fff" stroke-width="3" paint-order="stroke">{}</text>"##,
+        px(x0 + BAR_W / 2.0),
+        px(scale.y(total.0) - 6.0),
+        total.display_gib()
+    );
+    let _ = write!(
+        o,
+        r##"<text x="{}" y="{}" text-anchor="middle" font-weight="600" fill="#222">{}</text>"##,
+        px(x0 + BAR_W / 2.0),
+        px(PLOT_TOP + PLOT_H + 18.0),
+        html(&c.label)
+    );
+    capacity_lines(o, c, &scale, x0, right);
+    let _ = write!(o, "</g>");
+}
+
+/// The axis and grid of a panel.
+fn axis(o: &mut String, left: f64, right: f64, scale: &Scale) {
+    let mut tick = 0.0;
+    while tick <= scale.top_gib + scale.step * 1e-6 {
+        let yy = PLOT_TOP + PLOT_H - tick / scale.top_gib * PLOT_H;
+        let _ = write!(
+            o,
+            r##"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#e6e6e6" stroke-width="1"/><text x="{}" y="{}" text-anchor="end" fill="#666">{}</text>"##,
+            px(left),
+            px(yy),
+            px(right),
+            px(yy),
+            px(left - 6.0),
+            px(yy + 4.0),
+            format::tick(tick)
+        );
+        tick += scale.step;
+    }
+    let bottom = px(PLOT_TOP + PLOT_H);
+    let _ = write!(
+        o,
+        r##"<text x="{}" y="{}" text-anchor="middle" fill="#666">GiB</text><line x1="{}" y1="{bottom}" x2="{}" y2="{bottom}" stroke="#888" stroke-width="1"/>"##,
+        px(left - 24.0),
+        px(PLOT_TOP - 12.0),
+        px(left),
+        px(right)
+    );
+}
+
+/// The machines' capacity lines of a panel, their labels spread so they do not overlap.
+fn capacity_lines(o: &mut String, c: &Column, scale: &Scale, x0: f64, right: f64) {
+    let mut lines: Vec<(f64, &String, u64, &str)> = c
+        .lines
+        .iter()
+        .map(|(n, b, col)| (scale.y(*b), n, *b, *col))
+        .collect();
+    lines.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut label_ys: Vec<f64> = lines.iter().map(|l| l.0 + 4.0).collect();
+    spread(&mut label_ys, PLOT_TOP - 10.0, PLOT_TOP + PLOT_H + 4.0);
+    let lx = x0 + BAR_W + 22.0;
+    let max_chars = (((right - lx) / 6.4) as usize)
+        .saturating_sub(10)
+        .clamp(8, 60);
+    for ((ly, name, b, stroke), label_y) in lines.iter().zip(label_ys) {
+        let ly = px(*ly);
+        let _ = write!(
+            o,
+            r##"<line x1="{}" y1="{ly}" x2="{}" y2="{ly}" stroke="{stroke}" stroke-width="1.5" stroke-dasharray="5 3"><title>{}: {} usable</title></line>"##,
+            px(x0 - 10.0),
+            px(x0 + BAR_W + 10.0),
+            html(name),
+            Bytes(*b).display_gib()
+        );
+        let _ = write!(
+            o,
+            r##"<polyline points="{},{ly} {},{} {},{}" fill="none" stroke="{stroke}" stroke-width="0.75"/>"##,
+            px(x0 + BAR_W + 10.0),
+            px(lx - 8.0),
+            px(label_y - 4.0),
+            px(lx - 3.0),
+            px(label_y - 4.0)
+        );
+        let _ = write!(
+            o,
+            r##"<text x="{}" y="{}" fill="{stroke}" font-size="11.5">{} · {}</text>"##,
+            px(lx),
+            px(label_y),
+            html(&short(name, max_chars)),
+            Bytes(*b).display_gib()
+        );
+    }
+}
+
+/// The legend: one swatch per component kind shown, `per_row` to a row.
+fn legend(o: &mut String, kinds: &[ComponentKind], per_row: usize) {
     let ly0 = PLOT_TOP + PLOT_H + 44.0;
     for (i, k) in kinds.iter().enumerate() {
         let lx = LEFT + (i % per_row) as f64 * 150.0;
         let ly = ly0 + (i / per_row) as f64 * 20.0;
         let _ = write!(
             o,
-            r##"<rect x="{lx:.1}" y="{:.1}" width="12" height="12" rx="2" fill="{}"/><text x="{:.1}" y="{ly:.1}" fill="#222">{}</text>"##,
-            ly - 10.0,
+            r##"<rect x="{}" y="{}" width="12" height="12" rx="2" fill="{}"/><text x="{}" y="{}" fill="#222">{}</text>"##,
+            px(lx),
+            px(ly - 10.0),
             color(*k),
-            lx + 18.0,
+            px(lx + 18.0),
+            px(ly),
             k.label()
         );
     }
-    o.push_str("</svg>");
-    o
 }
 
 #[cfg(test)]

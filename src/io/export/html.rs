@@ -8,8 +8,9 @@ use super::report::{
     recommend_unmet, scenario_rows, settings_rows, totals,
 };
 use super::text::{gib_exact, html};
-use crate::core::estimate::{ComponentKind, group_digits};
+use crate::core::estimate::ComponentKind;
 use crate::core::fit::Verdict;
+use crate::core::format::group_digits;
 use crate::core::units::display_signed_gib;
 use std::fmt::Write as _;
 
@@ -184,7 +185,7 @@ pub(crate) fn render(input: &ReportInput) -> String {
     card(
         &mut o,
         "Parameters",
-        &crate::core::format_params(e.params.total),
+        &crate::core::format::params(e.params.total),
         &format!(
             "{} {}",
             group_digits(e.params.total),

@@ -17,6 +17,7 @@
 use super::text::{py_str, shell, slug};
 use crate::core::estimate::{ComponentKind, estimate};
 use crate::core::fit::{FitResult, Verdict};
+use crate::core::format;
 use crate::core::precision::{KvPrecision, WeightPrecision};
 use crate::core::scenario::{Checkpointing, Mode, Offload, Optimizer, Runtime, Scenario};
 use crate::core::units::{Bytes, GIB};
@@ -329,7 +330,8 @@ pub fn vllm(s: &Scenario, fit: &FitResult) -> LaunchSetting {
             notes.push(n.into());
         }
         lines.push(format!(
-            "--gpu-memory-utilization {util:.2} --kv-cache-dtype {kv}"
+            "--gpu-memory-utilization {} --kv-cache-dtype {kv}",
+            format::fraction(util)
         ));
         let mut last = format!(
             "--max-num-seqs {} --max-num-batched-tokens {}",
@@ -348,10 +350,10 @@ pub fn vllm(s: &Scenario, fit: &FitResult) -> LaunchSetting {
             let gb = short.0.div_ceil(GIB);
             last.push_str(&format!(" --cpu-offload-gb {gb}"));
             notes.push(format!(
-                "--cpu-offload-gb {gb}: each GPU needs {} but vLLM may use {} ({:.0} % of its VRAM), so {gb} GiB of weights per GPU stay in RAM and cross PCIe every step (slow).",
+                "--cpu-offload-gb {gb}: each GPU needs {} but vLLM may use {} ({} of its VRAM), so {gb} GiB of weights per GPU stay in RAM and cross PCIe every step (slow).",
                 fit.gpu_required.display_gib(),
                 budget.display_gib(),
-                util * 100.0
+                format::percent(util)
             ));
         }
         lines.push(last);
@@ -373,8 +375,8 @@ pub fn vllm(s: &Scenario, fit: &FitResult) -> LaunchSetting {
             lines.push(extra.join(" "));
         }
         notes.push(format!(
-            "vLLM reserves {:.0} % of each GPU and fills what weights, activations and CUDA graphs leave with KV blocks.",
-            util * 100.0
+            "vLLM reserves {} of each GPU and fills what weights, activations and CUDA graphs leave with KV blocks.",
+            format::percent(util)
         ));
         if fit.verdict == Verdict::Unified {
             notes.push("vLLM has no Apple-silicon (Metal) backend: on a Mac use llama.cpp.".into());

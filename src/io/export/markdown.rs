@@ -6,7 +6,7 @@ use super::report::{
     recommend_unmet, scenario_rows, settings_rows, totals,
 };
 use super::text::{gib_exact, md};
-use crate::core::estimate::group_digits;
+use crate::core::format::group_digits;
 use std::fmt::Write as _;
 
 /// A fence longer than any run of backticks in `text`.

@@ -6,8 +6,9 @@
 use super::launch::{LaunchSetting, launch_settings};
 use super::{ExportError, html, markdown};
 use crate::core::catalog::Catalog;
-use crate::core::estimate::{Estimate, group_digits};
+use crate::core::estimate::Estimate;
 use crate::core::fit::{FitResult, FitSettings};
+use crate::core::format::group_digits;
 use crate::core::recommend::{Constraints, Recommendations, recommend};
 use crate::core::scenario::{Scenario, SplitStyle};
 use crate::core::speed::{Backend, formula_text};
@@ -233,15 +234,18 @@ pub(crate) fn settings_rows(st: &FitSettings) -> Vec<(&'static str, String, &'st
     rows.extend(vec![
         (
             "Electricity",
-            format!("${}/kWh", st.electricity_usd_per_kwh),
+            format!(
+                "{}/kWh",
+                crate::core::format::usd_as_given(st.electricity_usd_per_kwh)
+            ),
             "running cost of owned machines",
         ),
         (
             "OS reserve",
             format!(
-                "max({}, {:.0} % of RAM)",
+                "max({}, {} of RAM)",
                 st.os_reserve.display_gib(),
-                st.os_reserve_fraction * 100.0
+                pct(st.os_reserve_fraction)
             ),
             "RAM kept for the OS and other programs",
         ),

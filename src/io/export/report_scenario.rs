@@ -2,9 +2,9 @@
 
 use super::report::ReportInput;
 use super::text::gib_exact;
-use crate::core::estimate::group_digits;
 use crate::core::fit::Verdict;
-use crate::core::format_params;
+use crate::core::format;
+use crate::core::format::group_digits;
 use crate::core::model::MlpKind;
 use crate::core::precision::{KvPrecision, WeightPrecision};
 use crate::core::scenario::{Checkpointing, KvAllocation, Mode, Offload, Runtime};
@@ -23,12 +23,7 @@ fn row(label: &'static str, value: impl Into<String>) -> Row {
 }
 
 fn kv_label(k: KvPrecision) -> String {
-    format!("{} ({} bits)", k.cli_name(), trim_float(k.bits()))
-}
-
-fn trim_float(x: f64) -> String {
-    let s = format!("{x:.3}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
+    format!("{} ({} bits)", k.cli_name(), format::bits_trimmed(k.bits()))
 }
 
 /// Every input of the scenario.
@@ -129,12 +124,12 @@ pub(crate) fn scenario_rows(input: &ReportInput) -> Vec<Row> {
         ));
     }
     let pc = input.estimate.params;
-    let mut params = format!("{} ({})", group_digits(pc.total), format_params(pc.total));
+    let mut params = format!("{} ({})", group_digits(pc.total), format::params(pc.total));
     if pc.active != pc.total {
         params.push_str(&format!(
             ", {} ({}) active per token",
             group_digits(pc.active),
-            format_params(pc.active)
+            format::params(pc.active)
         ));
     }
     if m.nominal_params.is_some() && m.file_weights.is_none() {
@@ -152,7 +147,7 @@ pub(crate) fn scenario_rows(input: &ReportInput) -> Vec<Row> {
             ),
         ));
     }
-    let bits = trim_float(s.weights.bits_per_weight());
+    let bits = format::bits_trimmed(s.weights.bits_per_weight());
     v.push(row(
         "Weights",
         if matches!(
@@ -253,7 +248,7 @@ pub(crate) fn scenario_rows(input: &ReportInput) -> Vec<Row> {
             format!(
                 "{} ({})",
                 group_digits(s.train_tokens),
-                format_params(s.train_tokens)
+                format::params(s.train_tokens)
             ),
         ));
     }
@@ -283,7 +278,7 @@ pub(crate) fn scenario_rows(input: &ReportInput) -> Vec<Row> {
     if s.runtime == Runtime::Vllm {
         v.push(row(
             "vLLM GPU memory utilization",
-            format!("{:.0} %", s.gpu_memory_utilization * 100.0),
+            format::percent(s.gpu_memory_utilization),
         ));
     }
     v.push(row(

@@ -31,7 +31,7 @@ use repo::{check_repo_file, encode, split_part};
 use crate::core::precision::WeightPrecision;
 use crate::io::import::gguf::{self, GgufHeader};
 use crate::io::import::safetensors::{self, SafetensorsHeader};
-use crate::io::import::{ImportError, ImportedModel, hf};
+use crate::io::import::{ImportError, ImportedModel, hf, hf_model};
 use cache::{CachedFile, Format, Manifest};
 use http::Http;
 use std::io::Read;
@@ -742,7 +742,7 @@ fn import_entry(dir: &Path, m: &Manifest) -> Result<ImportedModel, HubError> {
             } else {
                 None
             };
-            hf::build(
+            hf_model::build(
                 &shards,
                 config.as_deref().map(|t| (Path::new(hf::CONFIG), t)),
                 &m.source,

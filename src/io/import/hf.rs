@@ -2,6 +2,7 @@
 //! model.safetensors.index.json.
 
 use super::error::{ErrorKind, ImportError, Location, file_name, json_message};
+use super::hf_model::build;
 use super::safetensors::{self};
 use super::{ImportedModel, summary_line};
 use crate::core::hf_config::{ConfigError, parse_hf_config};
@@ -390,5 +391,3 @@ pub fn layer_key(name: &str) -> Option<(&str, u64)> {
     }
     None
 }
-
-pub use super::hf_model::build;

@@ -9,12 +9,12 @@
 mod error;
 pub mod gguf;
 pub mod hf;
-mod hf_model;
+pub(crate) mod hf_model;
 pub mod safetensors;
 
 pub use error::{ErrorKind, ImportError, Location};
 
-use crate::core::format_params;
+use crate::core::format;
 use crate::core::model::ModelSpec;
 use crate::core::precision::WeightPrecision;
 use crate::core::units::Bytes;
@@ -243,7 +243,7 @@ pub(crate) fn summary_line(spec: &ModelSpec, format: &str, total_bytes: u64) -> 
     let params = spec.param_count().total;
     let mut s = format!("{}: {}, {} layers", spec.name, spec.arch, spec.layers);
     if params > 0 {
-        s.push_str(&format!(", {} parameters", format_params(params)));
+        s.push_str(&format!(", {} parameters", format::params(params)));
     }
     s.push_str(&format!(", {format}"));
     if total_bytes > 0 {

@@ -154,6 +154,40 @@ impl SafetensorsHeader {
 /// length bytes; never touches tensor data. Errors carry the byte offset (and for JSON errors the
 /// line:column in the header); the caller adds the file name ([`ImportError::in_file`]).
 pub fn read_header<R: Read>(mut r: R, file_len: u64) -> Result<SafetensorsHeader, ImportError> {
+    let n = read_header_len(&mut r, file_len)?;
+    let buf = read_header_bytes(&mut r, n)?;
+    let text = std::str::from_utf8(&buf).map_err(|e| {
+        ImportError::at(
+            8 + e.valid_up_to() as u64,
+            ErrorKind::InvalidUtf8 {
+                what: "the JSON header".into(),
+            },
+        )
+    })?;
+    let map = parse_header_json(text, &buf)?;
+    let data_len = file_len - 8 - n;
+    let json = HeaderText { text, buf: &buf };
+    let mut metadata = BTreeMap::new();
+    let mut tensors = Vec::with_capacity(map.len());
+    for (name, v) in &map {
+        if name == "__metadata__" {
+            read_metadata(&json, v, &mut metadata)?;
+        } else {
+            tensors.push(read_tensor(&json, name, v)?);
+        }
+    }
+    tensors.sort_by(|a, b| (a.begin, a.end, &a.name).cmp(&(b.begin, b.end, &b.name)));
+    check_layout(&json, &tensors, n, data_len)?;
+    Ok(SafetensorsHeader {
+        header_len: n,
+        metadata,
+        tensors,
+        file_len,
+    })
+}
+
+/// The 8-byte length of the JSON header, checked against the file and the format's limits.
+fn read_header_len<R: Read>(r: &mut R, file_len: u64) -> Result<u64, ImportError> {
     if file_len < 8 {
         return Err(ImportError::at(
             0,
@@ -190,8 +224,13 @@ pub fn read_header<R: Read>(mut r: R, file_len: u64) -> Result<SafetensorsHeader
             format!("header length {n} is too short for a JSON object"),
         ));
     }
+    Ok(n)
+}
+
+/// The `n` bytes of the JSON header (an error when the stream ends before them).
+fn read_header_bytes<R: Read>(r: &mut R, n: u64) -> Result<Vec<u8>, ImportError> {
     let mut buf = Vec::with_capacity(n.min(1 << 20) as usize);
-    let got = (&mut r)
+    let got = r
         .take(n)
         .read_to_end(&mut buf)
         .map_err(|e| ImportError::at(8, ErrorKind::Io(e.to_string())))?;
@@ -201,16 +240,16 @@ pub fn read_header<R: Read>(mut r: R, file_len: u64) -> Result<SafetensorsHeader
             ErrorKind::Io("the stream ended inside the header, before the file's length".into()),
         ));
     }
-    let text = std::str::from_utf8(&buf).map_err(|e| {
-        ImportError::at(
-            8 + e.valid_up_to() as u64,
-            ErrorKind::InvalidUtf8 {
-                what: "the JSON header".into(),
-            },
-        )
-    })?;
+    Ok(buf)
+}
+
+/// The header as a JSON object (errors at line:column).
+fn parse_header_json(
+    text: &str,
+    buf: &[u8],
+) -> Result<serde_json::Map<String, serde_json::Value>, ImportError> {
     if !text.starts_with('{') {
-        let (line, column) = line_col(&buf, 0);
+        let (line, column) = line_col(buf, 0);
         return Err(ImportError::new(
             Location::HeaderJson {
                 offset: 8,
@@ -221,7 +260,7 @@ pub fn read_header<R: Read>(mut r: R, file_len: u64) -> Result<SafetensorsHeader
         ));
     }
     let root: serde_json::Value = serde_json::from_str(text).map_err(|e| {
-        let i = index_of_line_col(&buf, e.line(), e.column());
+        let i = index_of_line_col(buf, e.line(), e.column());
         ImportError::new(
             Location::HeaderJson {
                 offset: 8 + i as u64,
@@ -231,134 +270,147 @@ pub fn read_header<R: Read>(mut r: R, file_len: u64) -> Result<SafetensorsHeader
             ErrorKind::Json(json_message(&e)),
         )
     })?;
-    let serde_json::Value::Object(map) = root else {
-        return Err(ImportError::invalid_at(
+    match root {
+        serde_json::Value::Object(map) => Ok(map),
+        _ => Err(ImportError::invalid_at(
             8,
             "the header is not a JSON object",
-        ));
-    };
-    let data_len = file_len - 8 - n;
-    // Where a key sits in the file, for messages.
-    let key_at = |key: &str| -> Location {
+        )),
+    }
+}
+
+/// The header's text, to point messages at the key they are about.
+struct HeaderText<'a> {
+    text: &'a str,
+    buf: &'a [u8],
+}
+
+impl HeaderText<'_> {
+    /// Where `key` sits in the file.
+    fn at(&self, key: &str) -> Location {
         let quoted = serde_json::to_string(key).unwrap_or_default();
-        let i = text.find(&quoted).unwrap_or(0);
-        let (line, column) = line_col(&buf, i);
+        let i = self.text.find(&quoted).unwrap_or(0);
+        let (line, column) = line_col(self.buf, i);
         Location::HeaderJson {
             offset: 8 + i as u64,
             line,
             column,
         }
-    };
-    let bad = |key: &str, msg: String| ImportError::new(key_at(key), ErrorKind::Invalid(msg));
-
-    let mut metadata = BTreeMap::new();
-    let mut tensors = Vec::with_capacity(map.len());
-    for (name, v) in &map {
-        if name == "__metadata__" {
-            let serde_json::Value::Object(m) = v else {
-                return Err(bad(name, "__metadata__ is not an object of strings".into()));
-            };
-            for (k, v) in m {
-                let serde_json::Value::String(s) = v else {
-                    return Err(bad(k, format!("__metadata__ value '{k}' is not a string")));
-                };
-                metadata.insert(k.clone(), s.clone());
-            }
-            continue;
-        }
-        let serde_json::Value::Object(info) = v else {
-            return Err(bad(
-                name,
-                format!("tensor '{name}' is not an object with dtype, shape and data_offsets"),
-            ));
-        };
-        let dtype_s = info
-            .get("dtype")
-            .and_then(|d| d.as_str())
-            .ok_or_else(|| bad(name, format!("tensor '{name}' has no dtype string")))?;
-        let dtype = Dtype::parse(dtype_s).ok_or_else(|| {
-            bad(
-                name,
-                format!("tensor '{name}' has unknown dtype \"{dtype_s}\""),
-            )
-        })?;
-        let shape_v = info
-            .get("shape")
-            .and_then(|s| s.as_array())
-            .ok_or_else(|| bad(name, format!("tensor '{name}' has no shape array")))?;
-        let mut shape = Vec::with_capacity(shape_v.len());
-        let mut elements: u64 = 1;
-        for d in shape_v {
-            let d = d.as_u64().ok_or_else(|| {
-                bad(
-                    name,
-                    format!(
-                        "tensor '{name}' has a shape entry that is not a non-negative integer: {d}"
-                    ),
-                )
-            })?;
-            elements = elements
-                .checked_mul(d)
-                .ok_or_else(|| bad(name, format!("tensor '{name}' has more than 2^64 elements")))?;
-            shape.push(d);
-        }
-        let offs = info
-            .get("data_offsets")
-            .and_then(|o| o.as_array())
-            .filter(|o| o.len() == 2)
-            .and_then(|o| Some((o[0].as_u64()?, o[1].as_u64()?)))
-            .ok_or_else(|| {
-                bad(
-                    name,
-                    format!(
-                        "tensor '{name}' has no data_offsets [begin, end] of non-negative integers"
-                    ),
-                )
-            })?;
-        let (begin, end) = offs;
-        let bits = elements
-            .checked_mul(dtype.bits())
-            .ok_or_else(|| bad(name, format!("tensor '{name}' is larger than 2^64 bits")))?;
-        if bits % 8 != 0 {
-            return Err(bad(
-                name,
-                format!(
-                    "tensor '{name}' of {elements} {} elements does not fill whole bytes",
-                    dtype.name()
-                ),
-            ));
-        }
-        if end < begin {
-            return Err(bad(
-                name,
-                format!(
-                    "tensor '{name}' has data_offsets [{begin}, {end}] that end before they begin"
-                ),
-            ));
-        }
-        if end - begin != bits / 8 {
-            return Err(bad(
-                name,
-                format!(
-                    "tensor '{name}' has data_offsets [{begin}, {end}] ({} bytes) but shape {shape:?} of {} needs {} bytes",
-                    end - begin,
-                    dtype.name(),
-                    bits / 8
-                ),
-            ));
-        }
-        tensors.push(Tensor {
-            name: name.clone(),
-            dtype,
-            shape,
-            begin,
-            end,
-            elements,
-        });
     }
-    tensors.sort_by(|a, b| (a.begin, a.end, &a.name).cmp(&(b.begin, b.end, &b.name)));
+    /// An invalid-header error at `key`.
+    fn bad(&self, key: &str, msg: String) -> ImportError {
+        ImportError::new(self.at(key), ErrorKind::Invalid(msg))
+    }
+}
+
+/// `__metadata__`: an object of strings.
+fn read_metadata(
+    json: &HeaderText,
+    v: &serde_json::Value,
+    metadata: &mut BTreeMap<String, String>,
+) -> Result<(), ImportError> {
+    let serde_json::Value::Object(m) = v else {
+        return Err(json.bad(
+            "__metadata__",
+            "__metadata__ is not an object of strings".into(),
+        ));
+    };
+    for (k, v) in m {
+        let serde_json::Value::String(s) = v else {
+            return Err(json.bad(k, format!("__metadata__ value '{k}' is not a string")));
+        };
+        metadata.insert(k.clone(), s.clone());
+    }
+    Ok(())
+}
+
+/// One tensor entry: its dtype, shape and data offsets, which must hold exactly its bytes.
+fn read_tensor(
+    json: &HeaderText,
+    name: &str,
+    v: &serde_json::Value,
+) -> Result<Tensor, ImportError> {
+    let bad = |msg: String| json.bad(name, msg);
+    let serde_json::Value::Object(info) = v else {
+        return Err(bad(format!(
+            "tensor '{name}' is not an object with dtype, shape and data_offsets"
+        )));
+    };
+    let dtype_s = info
+        .get("dtype")
+        .and_then(|d| d.as_str())
+        .ok_or_else(|| bad(format!("tensor '{name}' has no dtype string")))?;
+    let dtype = Dtype::parse(dtype_s)
+        .ok_or_else(|| bad(format!("tensor '{name}' has unknown dtype \"{dtype_s}\"")))?;
+    let shape_v = info
+        .get("shape")
+        .and_then(|s| s.as_array())
+        .ok_or_else(|| bad(format!("tensor '{name}' has no shape array")))?;
+    let mut shape = Vec::with_capacity(shape_v.len());
+    let mut elements: u64 = 1;
+    for d in shape_v {
+        let d = d.as_u64().ok_or_else(|| {
+            bad(format!(
+                "tensor '{name}' has a shape entry that is not a non-negative integer: {d}"
+            ))
+        })?;
+        elements = elements
+            .checked_mul(d)
+            .ok_or_else(|| bad(format!("tensor '{name}' has more than 2^64 elements")))?;
+        shape.push(d);
+    }
+    let (begin, end) = info
+        .get("data_offsets")
+        .and_then(|o| o.as_array())
+        .filter(|o| o.len() == 2)
+        .and_then(|o| Some((o[0].as_u64()?, o[1].as_u64()?)))
+        .ok_or_else(|| {
+            bad(format!(
+                "tensor '{name}' has no data_offsets [begin, end] of non-negative integers"
+            ))
+        })?;
+    let bits = elements
+        .checked_mul(dtype.bits())
+        .ok_or_else(|| bad(format!("tensor '{name}' is larger than 2^64 bits")))?;
+    if bits % 8 != 0 {
+        return Err(bad(format!(
+            "tensor '{name}' of {elements} {} elements does not fill whole bytes",
+            dtype.name()
+        )));
+    }
+    if end < begin {
+        return Err(bad(format!(
+            "tensor '{name}' has data_offsets [{begin}, {end}] that end before they begin"
+        )));
+    }
+    if end - begin != bits / 8 {
+        return Err(bad(format!(
+            "tensor '{name}' has data_offsets [{begin}, {end}] ({} bytes) but shape {shape:?} of {} needs {} bytes",
+            end - begin,
+            dtype.name(),
+            bits / 8
+        )));
+    }
+    Ok(Tensor {
+        name: name.to_string(),
+        dtype,
+        shape,
+        begin,
+        end,
+        elements,
+    })
+}
+
+/// The tensors (sorted by offset) fill the data section exactly: no overlap, no gap, nothing
+/// missing or after the last.
+fn check_layout(
+    json: &HeaderText,
+    tensors: &[Tensor],
+    header_len: u64,
+    data_len: u64,
+) -> Result<(), ImportError> {
     let mut at = 0u64;
-    for t in &tensors {
+    for t in tensors {
         if t.begin != at {
             let msg = if t.begin < at {
                 format!(
@@ -371,13 +423,13 @@ pub fn read_header<R: Read>(mut r: R, file_len: u64) -> Result<SafetensorsHeader
                     t.name, t.begin
                 )
             };
-            return Err(bad(&t.name, msg));
+            return Err(json.bad(&t.name, msg));
         }
         at = t.end;
     }
     if at > data_len {
         let last = tensors.last().map(|t| t.name.as_str()).unwrap_or("");
-        return Err(bad(
+        return Err(json.bad(
             last,
             format!(
                 "the tensors need {at} data bytes but the file holds {data_len} after the header (truncated? {} short)",
@@ -387,19 +439,14 @@ pub fn read_header<R: Read>(mut r: R, file_len: u64) -> Result<SafetensorsHeader
     }
     if at < data_len {
         return Err(ImportError::invalid_at(
-            8 + n + at,
+            8 + header_len + at,
             format!(
                 "{} bytes after the last tensor: the format forbids trailing data",
                 data_len - at
             ),
         ));
     }
-    Ok(SafetensorsHeader {
-        header_len: n,
-        metadata,
-        tensors,
-        file_len,
-    })
+    Ok(())
 }
 
 /// Reads the header of the safetensors file at `path`.
@@ -417,5 +464,5 @@ pub fn to_model(
     name: &str,
 ) -> Result<super::ImportedModel, ImportError> {
     let shards = [(std::path::PathBuf::from(source), header.clone())];
-    super::hf::build(&shards, None, source, name, Vec::new())
+    super::hf_model::build(&shards, None, source, name, Vec::new())
 }

@@ -112,7 +112,37 @@ pub fn read_header<R: Read>(r: R, file_len: u64) -> Result<GgufHeader, ImportErr
         len: file_len,
         kept_budget: MAX_KEPT_ITEMS,
     };
+    let (version, tensor_count, kv_count) = read_preamble(&mut rd)?;
+    let metadata = read_metadata(&mut rd, kv_count)?;
+    let alignment = alignment_of(&metadata)?;
+    let mut tensors: Vec<TensorInfo> = Vec::with_capacity(tensor_count.min(4096) as usize);
+    let mut names: HashSet<String> = HashSet::with_capacity(tensor_count.min(4096) as usize);
+    for _ in 0..tensor_count {
+        let t = read_tensor_info(&mut rd, alignment)?;
+        if !names.insert(t.name.clone()) {
+            return Err(ImportError::invalid_at(
+                t.header_offset,
+                format!("duplicate tensor name '{}'", t.name),
+            ));
+        }
+        tensors.push(t);
+    }
+    let header_end = rd.pos;
+    let data_offset = header_end.div_ceil(alignment).saturating_mul(alignment);
+    check_tensor_ends(&tensors, data_offset, file_len)?;
+    Ok(GgufHeader {
+        version,
+        metadata,
+        tensors,
+        alignment,
+        data_offset,
+        file_len,
+    })
+}
 
+/// The magic, the version and the two counts, each checked against the file's length and
+/// headroom's limits: (version, tensor count, metadata count).
+fn read_preamble<R: Read>(rd: &mut Reader<R>) -> Result<(u32, u64, u64), ImportError> {
     let magic: [u8; 4] = rd.bytes("magic")?;
     if magic != MAGIC {
         return Err(ImportError::at(
@@ -149,7 +179,6 @@ pub fn read_header<R: Read>(r: R, file_len: u64) -> Result<GgufHeader, ImportErr
     {
         return Err(rd.too_large(16, "metadata key/value count", kv_count));
     }
-
     if tensor_count > MAX_TENSOR_COUNT {
         return Err(ImportError::invalid_at(
             8,
@@ -168,8 +197,14 @@ pub fn read_header<R: Read>(r: R, file_len: u64) -> Result<GgufHeader, ImportErr
             ),
         ));
     }
+    Ok((version, tensor_count, kv_count))
+}
 
-    // Metadata.
+/// `kv_count` metadata entries; a key given twice is an error.
+fn read_metadata<R: Read>(
+    rd: &mut Reader<R>,
+    kv_count: u64,
+) -> Result<Vec<MetadataEntry>, ImportError> {
     let mut metadata: Vec<MetadataEntry> = Vec::with_capacity(kv_count.min(256) as usize);
     let mut keys: HashSet<String> = HashSet::with_capacity(kv_count.min(256) as usize);
     for _ in 0..kv_count {
@@ -188,136 +223,143 @@ pub fn read_header<R: Read>(r: R, file_len: u64) -> Result<GgufHeader, ImportErr
         }
         metadata.push(MetadataEntry { key, value, offset });
     }
-    let alignment = match metadata.iter().find(|e| e.key == "general.alignment") {
-        None => DEFAULT_ALIGNMENT,
-        Some(e) => match e.value {
-            Value::U32(a) if a != 0 && a.is_power_of_two() => a as u64,
-            Value::U32(a) => {
-                return Err(ImportError::invalid_at(
-                    e.offset,
-                    format!("general.alignment {a} is not a power of two"),
-                ));
-            }
-            ref v => {
-                return Err(ImportError::invalid_at(
-                    e.offset,
-                    format!(
-                        "general.alignment has type {:?}, expected u32",
-                        v.value_type()
-                    ),
-                ));
-            }
-        },
-    };
+    Ok(metadata)
+}
 
-    // Tensor infos.
-    let mut tensors: Vec<TensorInfo> = Vec::with_capacity(tensor_count.min(4096) as usize);
-    let mut names: HashSet<String> = HashSet::with_capacity(tensor_count.min(4096) as usize);
-    for _ in 0..tensor_count {
-        let header_offset = rd.pos;
-        let len_at = rd.pos;
-        let len = rd.u64("tensor name length")?;
-        if len >= MAX_NAME {
-            return Err(ImportError::invalid_at(
-                len_at,
-                format!(
-                    "tensor name length {} exceeds ggml's limit of {} bytes",
-                    count_str(len),
-                    MAX_NAME - 1
-                ),
-            ));
-        }
-        let name = rd.utf8(len, "tensor name")?;
-        let dims_at = rd.pos;
-        let n_dims = rd.u32("tensor dimension count")?;
-        if n_dims > MAX_DIMS {
-            return Err(ImportError::invalid_at(
-                dims_at,
-                format!("tensor '{name}' has {n_dims} dimensions (ggml allows at most {MAX_DIMS})"),
-            ));
-        }
-        let mut dims = Vec::with_capacity(n_dims as usize);
-        let mut elements: u64 = 1;
-        for _ in 0..n_dims {
-            let at = rd.pos;
-            let d = rd.u64("tensor dimension")?;
-            if d > i64::MAX as u64 {
-                return Err(ImportError::invalid_at(
-                    at,
-                    format!("tensor '{name}' has a negative dimension ({})", d as i64),
-                ));
-            }
-            elements = match elements.checked_mul(d) {
-                Some(e) if e <= i64::MAX as u64 => e,
-                _ => {
-                    return Err(ImportError::invalid_at(
-                        at,
-                        format!("tensor '{name}' has more than 2^63 elements"),
-                    ));
-                }
-            };
-            dims.push(d);
-        }
-        let type_at = rd.pos;
-        let id = rd.u32("tensor type")?;
-        let gt = match ggml_type(id) {
-            Some(g) if !g.is_removed() => g,
-            Some(g) => {
-                return Err(ImportError::invalid_at(
-                    type_at,
-                    format!(
-                        "tensor '{name}' has ggml type {id} ({}), which was removed from GGUF files",
-                        g.name
-                    ),
-                ));
-            }
-            None => {
-                return Err(ImportError::at(
-                    type_at,
-                    ErrorKind::UnknownGgmlType { tensor: name, id },
-                ));
-            }
-        };
-        let ne0 = dims.first().copied().unwrap_or(1);
-        if ne0 % gt.block_size != 0 {
+/// `general.alignment` (a power of two, as a u32), else the default.
+fn alignment_of(metadata: &[MetadataEntry]) -> Result<u64, ImportError> {
+    let Some(e) = metadata.iter().find(|e| e.key == "general.alignment") else {
+        return Ok(DEFAULT_ALIGNMENT);
+    };
+    match e.value {
+        Value::U32(a) if a != 0 && a.is_power_of_two() => Ok(a as u64),
+        Value::U32(a) => Err(ImportError::invalid_at(
+            e.offset,
+            format!("general.alignment {a} is not a power of two"),
+        )),
+        ref v => Err(ImportError::invalid_at(
+            e.offset,
+            format!(
+                "general.alignment has type {:?}, expected u32",
+                v.value_type()
+            ),
+        )),
+    }
+}
+
+/// One tensor info: name, dimensions, type and data offset, each checked as it is read.
+fn read_tensor_info<R: Read>(
+    rd: &mut Reader<R>,
+    alignment: u64,
+) -> Result<TensorInfo, ImportError> {
+    let header_offset = rd.pos;
+    let len = rd.u64("tensor name length")?;
+    if len >= MAX_NAME {
+        return Err(ImportError::invalid_at(
+            header_offset,
+            format!(
+                "tensor name length {} exceeds ggml's limit of {} bytes",
+                count_str(len),
+                MAX_NAME - 1
+            ),
+        ));
+    }
+    let name = rd.utf8(len, "tensor name")?;
+    let (dims, elements) = read_dims(rd, &name)?;
+    let type_at = rd.pos;
+    let id = rd.u32("tensor type")?;
+    let gt = match ggml_type(id) {
+        Some(g) if !g.is_removed() => g,
+        Some(g) => {
             return Err(ImportError::invalid_at(
                 type_at,
                 format!(
-                    "tensor '{name}' of type {} has rows of {ne0} elements, not a multiple of the block size {}",
-                    gt.name, gt.block_size
+                    "tensor '{name}' has ggml type {id} ({}), which was removed from GGUF files",
+                    g.name
                 ),
             ));
         }
-        let bytes = gt.checked_bytes(elements).unwrap_or(u64::MAX);
-        let off_at = rd.pos;
-        let offset = rd.u64("tensor data offset")?;
-        if offset % alignment != 0 {
-            return Err(ImportError::invalid_at(
-                off_at,
-                format!(
-                    "tensor '{name}' has data offset {offset}, not a multiple of the alignment {alignment}"
-                ),
+        None => {
+            return Err(ImportError::at(
+                type_at,
+                ErrorKind::UnknownGgmlType { tensor: name, id },
             ));
         }
-        if !names.insert(name.clone()) {
-            return Err(ImportError::invalid_at(
-                header_offset,
-                format!("duplicate tensor name '{name}'"),
-            ));
-        }
-        tensors.push(TensorInfo {
-            name,
-            dims,
-            ggml_type: gt,
-            offset,
-            elements,
-            bytes,
-            header_offset,
-        });
+    };
+    let ne0 = dims.first().copied().unwrap_or(1);
+    if ne0 % gt.block_size != 0 {
+        return Err(ImportError::invalid_at(
+            type_at,
+            format!(
+                "tensor '{name}' of type {} has rows of {ne0} elements, not a multiple of the block size {}",
+                gt.name, gt.block_size
+            ),
+        ));
     }
-    let header_end = rd.pos;
-    let data_offset = header_end.div_ceil(alignment).saturating_mul(alignment);
-    for t in &tensors {
+    let bytes = gt.checked_bytes(elements).unwrap_or(u64::MAX);
+    let off_at = rd.pos;
+    let offset = rd.u64("tensor data offset")?;
+    if offset % alignment != 0 {
+        return Err(ImportError::invalid_at(
+            off_at,
+            format!(
+                "tensor '{name}' has data offset {offset}, not a multiple of the alignment {alignment}"
+            ),
+        ));
+    }
+    Ok(TensorInfo {
+        name,
+        dims,
+        ggml_type: gt,
+        offset,
+        elements,
+        bytes,
+        header_offset,
+    })
+}
+
+/// A tensor's dimensions and its element count (at most 2^63, as ggml's int64 `ne`).
+fn read_dims<R: Read>(rd: &mut Reader<R>, name: &str) -> Result<(Vec<u64>, u64), ImportError> {
+    let dims_at = rd.pos;
+    let n_dims = rd.u32("tensor dimension count")?;
+    if n_dims > MAX_DIMS {
+        return Err(ImportError::invalid_at(
+            dims_at,
+            format!("tensor '{name}' has {n_dims} dimensions (ggml allows at most {MAX_DIMS})"),
+        ));
+    }
+    let mut dims = Vec::with_capacity(n_dims as usize);
+    let mut elements: u64 = 1;
+    for _ in 0..n_dims {
+        let at = rd.pos;
+        let d = rd.u64("tensor dimension")?;
+        if d > i64::MAX as u64 {
+            return Err(ImportError::invalid_at(
+                at,
+                format!("tensor '{name}' has a negative dimension ({})", d as i64),
+            ));
+        }
+        elements = match elements.checked_mul(d) {
+            Some(e) if e <= i64::MAX as u64 => e,
+            _ => {
+                return Err(ImportError::invalid_at(
+                    at,
+                    format!("tensor '{name}' has more than 2^63 elements"),
+                ));
+            }
+        };
+        dims.push(d);
+    }
+    Ok((dims, elements))
+}
+
+/// Every tensor's data ends inside the file.
+fn check_tensor_ends(
+    tensors: &[TensorInfo],
+    data_offset: u64,
+    file_len: u64,
+) -> Result<(), ImportError> {
+    for t in tensors {
         let end = data_offset.saturating_add(t.offset).saturating_add(t.bytes);
         if end > file_len {
             return Err(ImportError::invalid_at(
@@ -337,14 +379,7 @@ pub fn read_header<R: Read>(r: R, file_len: u64) -> Result<GgufHeader, ImportErr
             ));
         }
     }
-    Ok(GgufHeader {
-        version,
-        metadata,
-        tensors,
-        alignment,
-        data_offset,
-        file_len,
-    })
+    Ok(())
 }
 
 /// Reads the header of the GGUF file at `path`.

@@ -112,121 +112,159 @@ fn precision_for_ggml_type(name: &str) -> Option<WeightPrecision> {
     })
 }
 
-/// Builds the imported model from a header (split files merged into one header first).
-/// `source` is the path shown for provenance, `name_hint` the name used without `general.name`.
-/// Fails when the architecture holds an implausible value (a block count of 2^40, …); the error
-/// points at its metadata entry.
-pub fn to_model(
-    h: &GgufHeader,
-    source: &str,
-    name_hint: &str,
-) -> Result<ImportedModel, ImportError> {
-    let mut notes: Vec<String> = Vec::new();
-    let arch = h.get_str("general.architecture").unwrap_or("").to_string();
-    let k = |s: &str| format!("{arch}.{s}");
-    let get = |s: &str| h.get(&k(s));
-    let get_u = |s: &str| get(s).and_then(Value::as_u64);
+/// The metadata of the file's architecture: `{arch}.{key}` lookups.
+struct Meta<'a> {
+    header: &'a GgufHeader,
+    arch: String,
+}
 
-    // Tensor statistics.
-    let mut total: u64 = 0;
-    let mut params: u64 = 0;
-    let mut layer_bytes: u64 = 0;
-    let mut max_blk: Option<u64> = None;
-    let mut by_type: BTreeMap<&'static str, u64> = BTreeMap::new();
-    let mut matrix_by_type: BTreeMap<&'static str, u64> = BTreeMap::new();
-    let mut suffixes: HashSet<&str> = HashSet::new();
-    let mut moe_layers: BTreeSet<u64> = BTreeSet::new();
-    let mut expert_bytes_by_layer: Vec<u64> = Vec::new();
-    // Multi-token-prediction layers (blk.N for N ≥ block_count − nextn_predict_layers): llama.cpp
-    // creates them with TENSOR_SKIP and does not load them unless asked to (load_mtp).
-    let mtp_layers = get_u("nextn_predict_layers").unwrap_or(0);
-    let main_layers = get_u("block_count").map(|b| b.saturating_sub(mtp_layers));
-    let (mut mtp_bytes, mut mtp_count) = (0u64, 0u64);
-    for t in &h.tensors {
-        if let (Some(i), Some(m)) = (blk_index(&t.name), main_layers)
-            && mtp_layers > 0
-            && i >= m
-        {
-            mtp_bytes = mtp_bytes.saturating_add(t.bytes);
-            mtp_count += 1;
-            continue;
-        }
-        total = total.saturating_add(t.bytes);
-        params = params.saturating_add(t.elements);
-        *by_type.entry(t.ggml_type.name).or_default() += t.bytes;
-        if t.dims.len() >= 2 {
-            *matrix_by_type.entry(t.ggml_type.name).or_default() += t.bytes;
-        }
-        if let Some(i) = blk_index(&t.name) {
-            layer_bytes = layer_bytes.saturating_add(t.bytes);
-            if crate::core::placement::experts::is_routed_expert_tensor(&t.name)
-                && let Ok(slot) = usize::try_from(i)
-                && slot < crate::core::model_limits::MAX_LAYERS as usize
+impl Meta<'_> {
+    fn key(&self, s: &str) -> String {
+        format!("{}.{s}", self.arch)
+    }
+    fn get(&self, s: &str) -> Option<&Value> {
+        self.header.get(&self.key(s))
+    }
+    fn get_u(&self, s: &str) -> Option<u64> {
+        self.get(s).and_then(Value::as_u64)
+    }
+}
+
+/// What the tensors say: bytes and parameters (multi-token-prediction layers set apart), bytes
+/// per ggml type, the tensor-name suffixes present, the layers with a router and the routed
+/// experts' bytes per layer.
+#[derive(Default)]
+struct TensorStats<'a> {
+    total: u64,
+    params: u64,
+    layer_bytes: u64,
+    max_blk: Option<u64>,
+    by_type: BTreeMap<&'static str, u64>,
+    matrix_by_type: BTreeMap<&'static str, u64>,
+    suffixes: HashSet<&'a str>,
+    moe_layers: BTreeSet<u64>,
+    expert_bytes_by_layer: Vec<u64>,
+    mtp_bytes: u64,
+    mtp_count: u64,
+}
+
+impl<'a> TensorStats<'a> {
+    /// Multi-token-prediction layers (blk.N for N ≥ `main_layers`) are counted apart: llama.cpp
+    /// creates them with TENSOR_SKIP and does not load them unless asked to (load_mtp).
+    fn of(h: &'a GgufHeader, main_layers: Option<u64>, mtp_layers: u64) -> Self {
+        let mut st = TensorStats::default();
+        for t in &h.tensors {
+            if let (Some(i), Some(main)) = (blk_index(&t.name), main_layers)
+                && mtp_layers > 0
+                && i >= main
             {
-                if expert_bytes_by_layer.len() <= slot {
-                    expert_bytes_by_layer.resize(slot + 1, 0);
-                }
-                expert_bytes_by_layer[slot] = expert_bytes_by_layer[slot].saturating_add(t.bytes);
+                st.mtp_bytes = st.mtp_bytes.saturating_add(t.bytes);
+                st.mtp_count += 1;
+                continue;
             }
-            max_blk = Some(max_blk.map_or(i, |m: u64| m.max(i)));
-            if let Some((_, suffix)) = t.name[4..].split_once('.') {
-                suffixes.insert(suffix);
-                if suffix == "ffn_gate_inp.weight" {
-                    moe_layers.insert(i);
-                }
+            st.total = st.total.saturating_add(t.bytes);
+            st.params = st.params.saturating_add(t.elements);
+            *st.by_type.entry(t.ggml_type.name).or_default() += t.bytes;
+            if t.dims.len() >= 2 {
+                *st.matrix_by_type.entry(t.ggml_type.name).or_default() += t.bytes;
+            }
+            if let Some(i) = blk_index(&t.name) {
+                st.add_layer_tensor(i, t);
+            }
+        }
+        st
+    }
+
+    fn add_layer_tensor(&mut self, layer: u64, t: &'a super::TensorInfo) {
+        self.layer_bytes = self.layer_bytes.saturating_add(t.bytes);
+        if crate::core::placement::experts::is_routed_expert_tensor(&t.name)
+            && let Ok(slot) = usize::try_from(layer)
+            && slot < crate::core::model_limits::MAX_LAYERS as usize
+        {
+            if self.expert_bytes_by_layer.len() <= slot {
+                self.expert_bytes_by_layer.resize(slot + 1, 0);
+            }
+            self.expert_bytes_by_layer[slot] =
+                self.expert_bytes_by_layer[slot].saturating_add(t.bytes);
+        }
+        self.max_blk = Some(self.max_blk.map_or(layer, |m| m.max(layer)));
+        if let Some((_, suffix)) = t.name[4..].split_once('.') {
+            self.suffixes.insert(suffix);
+            if suffix == "ffn_gate_inp.weight" {
+                self.moe_layers.insert(layer);
             }
         }
     }
-    let has = |s: &str| suffixes.contains(s);
-    // The type holding most bytes among the matrices (norms and biases stay F32 in every mix).
-    let pool = if matrix_by_type.is_empty() {
-        &by_type
-    } else {
-        &matrix_by_type
-    };
-    let dominant = pool
-        .iter()
-        .max_by(|a, b| a.1.cmp(b.1).then_with(|| b.0.cmp(a.0)))
-        .map(|(n, _)| *n);
-    let tensor = |n: &str| h.tensor(n);
-    let tok_embd = tensor("token_embd.weight");
-    let blk0 = |s: &str| tensor(&format!("blk.0.{s}"));
 
-    // Architecture.
-    let mut exact = !arch.is_empty();
-    if arch.is_empty() {
-        notes.push("general.architecture is missing (llama.cpp would refuse this file): shape inferred from the tensors".into());
+    fn has(&self, suffix: &str) -> bool {
+        self.suffixes.contains(suffix)
     }
-    if mtp_layers > 0 {
-        notes.push(format!(
-            "{mtp_layers} multi-token-prediction layer(s) ({mtp_count} tensors, {}) are in the file but llama.cpp skips them at load: not counted",
-            Bytes(mtp_bytes).display_gib()
-        ));
+
+    /// The type holding most bytes among the matrices (norms and biases stay F32 in every mix).
+    fn dominant(&self) -> Option<&'static str> {
+        let pool = if self.matrix_by_type.is_empty() {
+            &self.by_type
+        } else {
+            &self.matrix_by_type
+        };
+        pool.iter()
+            .max_by(|a, b| a.1.cmp(b.1).then_with(|| b.0.cmp(a.0)))
+            .map(|(n, _)| *n)
     }
+}
+
+/// The dense shape: from the metadata, else from the tensors (then not exact).
+struct Shape {
+    layers: u64,
+    hidden: u64,
+    heads: u64,
+    kv_heads: u64,
+    head_dim: u64,
+    intermediate: u64,
+    vocab: u64,
+    norms_per_layer: u64,
+    mlp: MlpKind,
+    /// Every size came from the metadata.
+    exact: bool,
+}
+
+fn dense_shape(
+    meta: &Meta,
+    stats: &TensorStats,
+    main_layers: Option<u64>,
+    notes: &mut Vec<String>,
+) -> Shape {
+    let h = meta.header;
+    let tok_embd = h.tensor("token_embd.weight");
+    let blk0 = |s: &str| h.tensor(&format!("blk.0.{s}"));
+    let mut exact = !meta.arch.is_empty();
     let layers = match main_layers {
         Some(n) => n,
         None => {
             exact = false;
-            max_blk.map_or(0, |m| m.saturating_add(1))
+            stats.max_blk.map_or(0, |m| m.saturating_add(1))
         }
     };
-    let hidden = match get_u("embedding_length") {
+    let hidden = match meta.get_u("embedding_length") {
         Some(n) => n,
         None => {
             exact = false;
             tok_embd.and_then(|t| t.dims.first().copied()).unwrap_or(0)
         }
     };
-    let (_, heads) = per_layer(get("attention.head_count")).unwrap_or_else(|| {
+    let (_, heads) = per_layer(meta.get("attention.head_count")).unwrap_or_else(|| {
         exact = false;
         (0, 0)
     });
-    let (kv_min, kv_heads) = per_layer(get("attention.head_count_kv")).unwrap_or((heads, heads));
+    let (kv_min, kv_heads) =
+        per_layer(meta.get("attention.head_count_kv")).unwrap_or((heads, heads));
     if kv_min != kv_heads {
         notes.push(format!("attention.head_count_kv varies per layer ({kv_min}–{kv_heads}): the KV cache is sized with {kv_heads} on every layer, an upper bound"));
     }
-    let head_dim = get_u("attention.key_length").unwrap_or(hidden.checked_div(heads).unwrap_or(0));
-    let intermediate = match per_layer(get("feed_forward_length")) {
+    let head_dim = meta
+        .get_u("attention.key_length")
+        .unwrap_or(hidden.checked_div(heads).unwrap_or(0));
+    let intermediate = match per_layer(meta.get("feed_forward_length")) {
         Some((lo, hi)) => {
             if lo != hi {
                 notes.push(format!("feed_forward_length varies per layer ({lo}–{hi}); the exact bytes come from the tensors"));
@@ -237,11 +275,30 @@ pub fn to_model(
             .and_then(|t| t.dims.get(1).copied())
             .unwrap_or(0),
     };
-    let vocab_tokens = h
+    Shape {
+        layers,
+        hidden,
+        heads,
+        kv_heads,
+        head_dim,
+        intermediate,
+        vocab: vocab_size(h, notes),
+        norms_per_layer: norms_per_layer(h, hidden),
+        mlp: mlp_kind(stats),
+        exact,
+    }
+}
+
+/// The vocabulary: token_embd's rows, else the tokenizer's token count.
+fn vocab_size(h: &GgufHeader, notes: &mut Vec<String>) -> u64 {
+    let rows = h
+        .tensor("token_embd.weight")
+        .and_then(|t| t.dims.get(1).copied());
+    let tokens = h
         .get("tokenizer.ggml.tokens")
         .and_then(Value::as_array)
         .map(|a| a.len);
-    let vocab = match (tok_embd.and_then(|t| t.dims.get(1).copied()), vocab_tokens) {
+    match (rows, tokens) {
         (Some(v), Some(n)) => {
             if v != n {
                 notes.push(format!(
@@ -253,187 +310,218 @@ pub fn to_model(
         (Some(v), None) => v,
         (None, Some(n)) => n,
         (None, None) => 0,
-    };
-    let norms_per_layer = {
-        let n = h
-            .tensors
-            .iter()
-            .filter(|t| {
-                t.name.starts_with("blk.0.")
-                    && t.name.contains("norm")
-                    && !t.name.contains("attn_q_norm")
-                    && !t.name.contains("attn_k_norm")
-                    && t.dims.len() == 1
-                    && t.elements == hidden
-            })
-            .count() as u64;
-        if n == 0 && blk0("attn_norm.weight").is_none() {
-            2
-        } else {
-            n
-        }
-    };
-    let gated = has("ffn_gate.weight")
-        || has("ffn_gate_exps.weight")
-        || has("ffn_gate_up_exps.weight")
-        || has("ffn_gate_shexp.weight");
-    let plain = has("ffn_up.weight") || has("ffn_up_exps.weight");
-    let mlp = if gated || !plain {
+    }
+}
+
+/// The hidden-sized norms of layer 0 (q/k norms aside); 2 when layer 0 has no `attn_norm`.
+fn norms_per_layer(h: &GgufHeader, hidden: u64) -> u64 {
+    let n = h
+        .tensors
+        .iter()
+        .filter(|t| {
+            t.name.starts_with("blk.0.")
+                && t.name.contains("norm")
+                && !t.name.contains("attn_q_norm")
+                && !t.name.contains("attn_k_norm")
+                && t.dims.len() == 1
+                && t.elements == hidden
+        })
+        .count() as u64;
+    if n == 0 && h.tensor("blk.0.attn_norm.weight").is_none() {
+        2
+    } else {
+        n
+    }
+}
+
+fn mlp_kind(stats: &TensorStats) -> MlpKind {
+    let gated = stats.has("ffn_gate.weight")
+        || stats.has("ffn_gate_exps.weight")
+        || stats.has("ffn_gate_up_exps.weight")
+        || stats.has("ffn_gate_shexp.weight");
+    let plain = stats.has("ffn_up.weight") || stats.has("ffn_up_exps.weight");
+    if gated || !plain {
         MlpKind::Gated
     } else {
         MlpKind::Plain
-    };
+    }
+}
 
-    let moe = match get_u("expert_count") {
-        Some(e) if e > 0 => {
-            let first = |s: &str| {
-                h.tensors
-                    .iter()
-                    .find(|t| t.name.starts_with("blk.") && t.name.ends_with(s))
-            };
-            let expert_ffn = get_u("expert_feed_forward_length")
-                .or_else(|| {
-                    first(".ffn_gate_exps.weight")
-                        .or_else(|| first(".ffn_up_exps.weight"))
-                        .and_then(|t| t.dims.get(1).copied())
-                })
-                .unwrap_or(0);
-            let shexp = first(".ffn_up_shexp.weight");
-            let shared = get_u("expert_shared_count").unwrap_or(u64::from(shexp.is_some()));
-            let shared_ffn = get_u("expert_shared_feed_forward_length")
-                .or_else(|| {
-                    shexp
-                        .and_then(|t| t.dims.get(1).copied())
-                        .map(|w| w / shared.max(1))
-                })
-                .unwrap_or(0);
-            let active = get_u("expert_used_count").unwrap_or(0);
-            if active == 0 {
-                notes.push(format!(
-                    "{}.expert_used_count is missing: speed assumes every expert is active",
-                    one_line(&arch)
-                ));
-            }
-            Some(MoeSpec {
-                experts: e,
-                active_experts: if active == 0 { e } else { active },
-                expert_ffn,
-                shared_experts: shared,
-                shared_ffn,
-                shared_expert_gate: has("ffn_gate_inp_shexp.weight"),
-                first_dense_layers: get_u("leading_dense_block_count")
-                    .unwrap_or_else(|| moe_layers.first().copied().unwrap_or(0).min(layers)),
-                dense_layers: dense_between(&moe_layers, layers),
-                router_bias: has("exp_probs_b.bias") || has("ffn_gate_inp.bias"),
-                sparse_step: get_u("interleave_moe_layer_step").unwrap_or(0),
-            })
-        }
-        _ => None,
+/// The mixture of experts, when `expert_count` says there is one.
+fn moe_spec(
+    meta: &Meta,
+    stats: &TensorStats,
+    layers: u64,
+    notes: &mut Vec<String>,
+) -> Option<MoeSpec> {
+    let experts = meta.get_u("expert_count").filter(|e| *e > 0)?;
+    let h = meta.header;
+    let first = |s: &str| {
+        h.tensors
+            .iter()
+            .find(|t| t.name.starts_with("blk.") && t.name.ends_with(s))
     };
-    let mla = match get_u("attention.kv_lora_rank") {
-        Some(r) if r > 0 => {
-            let rope = get_u("rope.dimension_count").unwrap_or(0);
-            let key_len = get_u("attention.key_length_mla")
-                .or(get_u("attention.key_length"))
-                .unwrap_or(0);
-            let v_len = get_u("attention.value_length_mla")
-                .or(get_u("attention.value_length"))
-                .unwrap_or(0);
-            Some(MlaSpec {
-                kv_lora_rank: r,
-                q_lora_rank: get_u("attention.q_lora_rank").unwrap_or(0),
-                qk_rope_head_dim: rope,
-                qk_nope_head_dim: key_len.saturating_sub(rope),
-                v_head_dim: v_len,
-            })
-        }
-        _ => None,
-    };
-    let sliding = match get_u("attention.sliding_window") {
-        Some(w) if w > 0 => {
-            // (local layers, period): llama.cpp's set_swa_pattern(p) makes layer il local when
-            // il % p < p - 1, i.e. global when (il + 1) % p == 0 (SlidingWindow::period).
-            let periodic = |p: u64| (swa_local_layers(layers, p), p);
-            let (local, period) = match get("attention.sliding_window_pattern") {
-                Some(Value::Array(a)) if a.kept => {
-                    let n = a
-                        .items
-                        .iter()
-                        .filter(|v| {
-                            v.as_bool()
-                                .unwrap_or_else(|| v.as_u64().is_some_and(|x| x != 0))
-                        })
-                        .count() as u64;
-                    notes.push(format!("attention.sliding_window_pattern marks {n} of {} layers as sliding; modelled as the last {n}", a.len));
-                    (n, 0)
-                }
-                Some(v) if v.as_u64().is_some() => periodic(v.as_u64().unwrap_or(0)),
-                _ => match arch.as_str() {
-                    // set_swa_pattern() per architecture in llama-model.cpp.
-                    "gemma2" | "gpt-oss" => periodic(2),
-                    "gemma3" | "gemma3n" => periodic(6),
-                    "cohere2" => periodic(4),
-                    _ => {
-                        notes.push(format!("attention.sliding_window {w}: no pattern in the file, assumed on every layer"));
-                        (layers, 0)
-                    }
-                },
-            };
-            Some(SlidingWindow {
-                window: w,
-                local_layers: local.min(layers),
-                period,
-            })
-        }
-        _ => None,
-    };
-
-    // Tied embeddings: llama.cpp creates the output from token_embd with TENSOR_DUPLICATED
-    // (llama-model.cpp). The input layer always stays on the CPU; the output layer goes to the GPU
-    // with -ngl, so there the same matrix is loaded a second time.
-    let is_encoder = ENCODER_ARCHES.contains(&arch.as_str());
-    let tied = tensor("output.weight").is_none() && tok_embd.is_some() && !is_encoder;
-    let mut runtime_extra = 0;
-    if let (true, Some(te)) = (tied, tok_embd) {
-        runtime_extra = te.bytes;
+    let expert_ffn = meta
+        .get_u("expert_feed_forward_length")
+        .or_else(|| {
+            first(".ffn_gate_exps.weight")
+                .or_else(|| first(".ffn_up_exps.weight"))
+                .and_then(|t| t.dims.get(1).copied())
+        })
+        .unwrap_or(0);
+    let shexp = first(".ffn_up_shexp.weight");
+    let shared = meta
+        .get_u("expert_shared_count")
+        .unwrap_or(u64::from(shexp.is_some()));
+    let shared_ffn = meta
+        .get_u("expert_shared_feed_forward_length")
+        .or_else(|| {
+            shexp
+                .and_then(|t| t.dims.get(1).copied())
+                .map(|w| w / shared.max(1))
+        })
+        .unwrap_or(0);
+    let active = meta.get_u("expert_used_count").unwrap_or(0);
+    if active == 0 {
         notes.push(format!(
-            "output.weight is absent (tied embeddings): llama.cpp builds the output matrix from token_embd ({}); with the output layer on a GPU it loads that copy there while token_embd stays in host memory: +{} ({} bytes) beyond the file",
-            te.ggml_type.name,
-            Bytes(te.bytes).display_gib(),
-            te.bytes
+            "{}.expert_used_count is missing: speed assumes every expert is active",
+            one_line(&meta.arch)
         ));
     }
+    Some(MoeSpec {
+        experts,
+        active_experts: if active == 0 { experts } else { active },
+        expert_ffn,
+        shared_experts: shared,
+        shared_ffn,
+        shared_expert_gate: stats.has("ffn_gate_inp_shexp.weight"),
+        first_dense_layers: meta
+            .get_u("leading_dense_block_count")
+            .unwrap_or_else(|| stats.moe_layers.first().copied().unwrap_or(0).min(layers)),
+        dense_layers: dense_between(&stats.moe_layers, layers),
+        router_bias: stats.has("exp_probs_b.bias") || stats.has("ffn_gate_inp.bias"),
+        sparse_step: meta.get_u("interleave_moe_layer_step").unwrap_or(0),
+    })
+}
 
-    // Precision and format.
+/// Multi-head latent attention, when `attention.kv_lora_rank` says there is one.
+fn mla_spec(meta: &Meta) -> Option<MlaSpec> {
+    let rank = meta.get_u("attention.kv_lora_rank").filter(|r| *r > 0)?;
+    let rope = meta.get_u("rope.dimension_count").unwrap_or(0);
+    let key_len = meta
+        .get_u("attention.key_length_mla")
+        .or(meta.get_u("attention.key_length"))
+        .unwrap_or(0);
+    let v_len = meta
+        .get_u("attention.value_length_mla")
+        .or(meta.get_u("attention.value_length"))
+        .unwrap_or(0);
+    Some(MlaSpec {
+        kv_lora_rank: rank,
+        q_lora_rank: meta.get_u("attention.q_lora_rank").unwrap_or(0),
+        qk_rope_head_dim: rope,
+        qk_nope_head_dim: key_len.saturating_sub(rope),
+        v_head_dim: v_len,
+    })
+}
+
+/// The sliding window, when `attention.sliding_window` says there is one, and which layers use
+/// it.
+fn sliding_window(meta: &Meta, layers: u64, notes: &mut Vec<String>) -> Option<SlidingWindow> {
+    let window = meta.get_u("attention.sliding_window").filter(|w| *w > 0)?;
+    // (local layers, period): llama.cpp's set_swa_pattern(p) makes layer il local when
+    // il % p < p - 1, i.e. global when (il + 1) % p == 0 (SlidingWindow::period).
+    let periodic = |p: u64| (swa_local_layers(layers, p), p);
+    let (local, period) = match meta.get("attention.sliding_window_pattern") {
+        Some(Value::Array(a)) if a.kept => {
+            let n = a
+                .items
+                .iter()
+                .filter(|v| {
+                    v.as_bool()
+                        .unwrap_or_else(|| v.as_u64().is_some_and(|x| x != 0))
+                })
+                .count() as u64;
+            notes.push(format!("attention.sliding_window_pattern marks {n} of {} layers as sliding; modelled as the last {n}", a.len));
+            (n, 0)
+        }
+        Some(v) if v.as_u64().is_some() => periodic(v.as_u64().unwrap_or(0)),
+        _ => match meta.arch.as_str() {
+            // set_swa_pattern() per architecture in llama-model.cpp.
+            "gemma2" | "gpt-oss" => periodic(2),
+            "gemma3" | "gemma3n" => periodic(6),
+            "cohere2" => periodic(4),
+            _ => {
+                notes.push(format!("attention.sliding_window {window}: no pattern in the file, assumed on every layer"));
+                (layers, 0)
+            }
+        },
+    };
+    Some(SlidingWindow {
+        window,
+        local_layers: local.min(layers),
+        period,
+    })
+}
+
+/// Tied embeddings: llama.cpp creates the output from token_embd with TENSOR_DUPLICATED
+/// (llama-model.cpp). The input layer always stays on the CPU; the output layer goes to the GPU
+/// with -ngl, so there the same matrix is loaded a second time. Returns (tied, the bytes of that
+/// second copy).
+fn tied_output(meta: &Meta, notes: &mut Vec<String>) -> (bool, u64) {
+    let h = meta.header;
+    let tok_embd = h.tensor("token_embd.weight");
+    let is_encoder = ENCODER_ARCHES.contains(&meta.arch.as_str());
+    let tied = h.tensor("output.weight").is_none() && tok_embd.is_some() && !is_encoder;
+    match (tied, tok_embd) {
+        (true, Some(te)) => {
+            notes.push(format!(
+                "output.weight is absent (tied embeddings): llama.cpp builds the output matrix from token_embd ({}); with the output layer on a GPU it loads that copy there while token_embd stays in host memory: +{} ({} bytes) beyond the file",
+                te.ggml_type.name,
+                Bytes(te.bytes).display_gib(),
+                te.bytes
+            ));
+            (tied, te.bytes)
+        }
+        _ => (tied, 0),
+    }
+}
+
+/// The preset the weights are modelled with, and the format as shown ("GGUF Q4_K_M (mostly
+/// Q4_K)").
+fn precision_and_format(
+    h: &GgufHeader,
+    stats: &TensorStats,
+    notes: &mut Vec<String>,
+) -> (Option<WeightPrecision>, String) {
+    let dominant = stats.dominant();
     let ftype = h.get_u64("general.file_type");
     let ftype_name = ftype.map(|f| {
         file_type_name(f)
             .map(str::to_string)
             .unwrap_or_else(|| format!("file type {f}"))
     });
-    let bpw = if params > 0 {
-        total as f64 * 8.0 / params as f64
-    } else {
-        0.0
-    };
-    let weights = match ftype.and_then(precision_for_file_type).or_else(|| {
+    let preset = ftype.and_then(precision_for_file_type).or_else(|| {
         if ftype.is_none() {
             dominant.and_then(precision_for_ggml_type)
         } else {
             None
         }
-    }) {
+    });
+    let weights = match preset {
         Some(p) => Some(p),
-        None if params > 0 => {
-            let p = nearest_precision(bpw, true);
-            if let Some(p) = p {
+        None if stats.params > 0 => {
+            let bpw = stats.total as f64 * 8.0 / stats.params as f64;
+            let nearest = nearest_precision(bpw, true);
+            if let Some(p) = nearest {
                 notes.push(format!(
-                    "{} has no preset of its own: the nearest is {} by bits per weight ({bpw:.2}); the exact bytes come from the file",
+                    "{} has no preset of its own: the nearest is {} by bits per weight ({}); the exact bytes come from the file",
                     ftype_name.clone().unwrap_or_else(|| dominant.unwrap_or("this mix").to_string()),
-                    p.label()
+                    p.label(),
+                    crate::core::format::bits(bpw)
                 ));
             }
-            p
+            nearest
         }
         None => None,
     };
@@ -443,47 +531,112 @@ pub fn to_model(
         (None, Some(d)) => format!("GGUF (mostly {d})"),
         (None, None) => "GGUF (no tensors)".to_string(),
     };
+    (weights, format)
+}
+
+/// Fails when the spec holds an implausible value, pointing at the metadata entry the value came
+/// from, else at the tensors it was read from.
+fn check_plausible(spec: &ModelSpec, meta: &Meta) -> Result<(), ImportError> {
+    let Some((field, v)) = implausible(spec) else {
+        return Ok(());
+    };
+    let h = meta.header;
+    let key = field.gguf_key().unwrap_or("");
+    let at = h
+        .metadata
+        .iter()
+        .find(|e| !key.is_empty() && e.key == meta.key(key))
+        .map(|e| e.offset)
+        .or(h.tensor("token_embd.weight").map(|t| t.header_offset))
+        .unwrap_or(8);
+    Err(ImportError::invalid_at(
+        at,
+        format!(
+            "{} {} is not plausible (over {})",
+            field.label(),
+            count_str(v),
+            field.max()
+        ),
+    ))
+}
+
+/// Builds the imported model from a header (split files merged into one header first).
+/// `source` is the path shown for provenance, `name_hint` the name used without `general.name`.
+/// Fails when the architecture holds an implausible value (a block count of 2^40, …); the error
+/// points at its metadata entry.
+pub fn to_model(
+    h: &GgufHeader,
+    source: &str,
+    name_hint: &str,
+) -> Result<ImportedModel, ImportError> {
+    let mut notes: Vec<String> = Vec::new();
+    let meta = Meta {
+        header: h,
+        arch: h.get_str("general.architecture").unwrap_or("").to_string(),
+    };
+    let mtp_layers = meta.get_u("nextn_predict_layers").unwrap_or(0);
+    let main_layers = meta
+        .get_u("block_count")
+        .map(|b| b.saturating_sub(mtp_layers));
+    let stats = TensorStats::of(h, main_layers, mtp_layers);
+
+    if meta.arch.is_empty() {
+        notes.push("general.architecture is missing (llama.cpp would refuse this file): shape inferred from the tensors".into());
+    }
+    if mtp_layers > 0 {
+        notes.push(format!(
+            "{mtp_layers} multi-token-prediction layer(s) ({} tensors, {}) are in the file but llama.cpp skips them at load: not counted",
+            stats.mtp_count,
+            Bytes(stats.mtp_bytes).display_gib()
+        ));
+    }
+    let shape = dense_shape(&meta, &stats, main_layers, &mut notes);
+    let moe = moe_spec(&meta, &stats, shape.layers, &mut notes);
+    let mla = mla_spec(&meta);
+    let sliding = sliding_window(&meta, shape.layers, &mut notes);
+    let (tied, runtime_extra) = tied_output(&meta, &mut notes);
+    let (weights, format) = precision_and_format(h, &stats, &mut notes);
     if h.tensors.is_empty() {
         notes.push("the file has no tensors (a vocabulary-only GGUF?)".into());
     }
-    if !exact && !arch.is_empty() {
-        notes.push(format!("some of {}.block_count / embedding_length / attention.head_count are missing: the shape is partly inferred", one_line(&arch)));
+    if !shape.exact && !meta.arch.is_empty() {
+        notes.push(format!("some of {}.block_count / embedding_length / attention.head_count are missing: the shape is partly inferred", one_line(&meta.arch)));
     }
     // Strings from the file go into one-line messages and labels: control characters escaped.
-
     let name = one_line(
         h.get_str("general.name")
             .filter(|s| !s.trim().is_empty())
             .unwrap_or(name_hint),
     )
     .into_owned();
+    let has = |s: &str| stats.has(s);
     let spec = ModelSpec {
         name,
-        arch: if arch.is_empty() {
+        arch: if meta.arch.is_empty() {
             "unknown".into()
         } else {
-            one_line(&arch).into_owned()
+            one_line(&meta.arch).into_owned()
         },
-        layers,
-        hidden,
-        heads,
-        kv_heads,
-        head_dim,
-        intermediate,
-        vocab,
+        layers: shape.layers,
+        hidden: shape.hidden,
+        heads: shape.heads,
+        kv_heads: shape.kv_heads,
+        head_dim: shape.head_dim,
+        intermediate: shape.intermediate,
+        vocab: shape.vocab,
         tied_embeddings: tied,
         qkv_bias: has("attn_q.bias") || has("attn_qkv.bias"),
         o_bias: has("attn_output.bias"),
         mlp_bias: has("ffn_up.bias") || has("ffn_up_exps.bias") || has("ffn_down.bias"),
         qk_norm: has("attn_q_norm.weight") || has("attn_k_norm.weight"),
         attn_sinks: has("attn_sinks.weight") || has("attn_sinks"),
-        norms_per_layer,
-        mlp,
+        norms_per_layer: shape.norms_per_layer,
+        mlp: shape.mlp,
         moe,
         mla,
         sliding,
-        max_context: get_u("context_length").unwrap_or(0),
-        source: if exact {
+        max_context: meta.get_u("context_length").unwrap_or(0),
+        source: if shape.exact {
             ShapeSource::Exact
         } else {
             ShapeSource::Estimated
@@ -492,44 +645,30 @@ pub fn to_model(
         mtp_layers,
         file_weights: Some(FileWeights {
             path: source.to_string(),
-            total_bytes: total,
-            params,
-            layer_bytes,
+            total_bytes: stats.total,
+            params: stats.params,
+            layer_bytes: stats.layer_bytes,
             runtime_extra_bytes: runtime_extra,
             format: format.clone(),
-            expert_bytes_by_layer,
+            expert_bytes_by_layer: stats.expert_bytes_by_layer.clone(),
         }),
         ..ModelSpec::default()
     };
     if spec.max_context == 0 {
-        notes.push(format!("{}.context_length is missing", one_line(&arch)));
-    }
-    if let Some((field, v)) = implausible(&spec) {
-        // Point at the metadata entry the value came from, else at the tensors it was read from.
-        let key = field.gguf_key().unwrap_or("");
-        let at = h
-            .metadata
-            .iter()
-            .find(|e| !key.is_empty() && e.key == k(key))
-            .map(|e| e.offset)
-            .or(tok_embd.map(|t| t.header_offset))
-            .unwrap_or(8);
-        return Err(ImportError::invalid_at(
-            at,
-            format!(
-                "{} {} is not plausible (over {})",
-                field.label(),
-                count_str(v),
-                field.max()
-            ),
+        notes.push(format!(
+            "{}.context_length is missing",
+            one_line(&meta.arch)
         ));
     }
-    let summary = summary_line(&spec, &format, total);
+    check_plausible(&spec, &meta)?;
+    let summary = summary_line(&spec, &format, stats.total);
     Ok(ImportedModel {
         spec,
         weights,
         summary,
         notes,
-        bytes_by_type: bytes_by_type_sorted(by_type.into_iter().map(|(k, v)| (k.to_string(), v))),
+        bytes_by_type: bytes_by_type_sorted(
+            stats.by_type.into_iter().map(|(k, v)| (k.to_string(), v)),
+        ),
     })
 }
