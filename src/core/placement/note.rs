@@ -132,7 +132,11 @@ impl fmt::Display for Note {
                 }
             ),
             Note::VllmShare { utilization } => {
-                write!(f, "vLLM uses {:.0} % of VRAM", utilization * 100.0)
+                write!(
+                    f,
+                    "vLLM uses {} of VRAM",
+                    crate::core::format::percent(*utilization)
+                )
             }
             Note::ExpertOffload {
                 cpu_moe_layers,
