@@ -3,6 +3,7 @@
 
 use super::data::View;
 use super::style::{self, component_color, hint, machine_color};
+use crate::core::catalog::Machine;
 use crate::core::format;
 use crate::core::format::group_digits;
 use crate::core::teach::SpeedBar;
@@ -77,26 +78,7 @@ impl TeachTab {
             hint(ui, "No machine in the catalog.");
             return;
         };
-        // Machine picker (GPU machines first; any machine works).
-        ui.horizontal(|ui| {
-            let l = ui.label("Machine:");
-            let mut chosen = None;
-            let r = egui::ComboBox::from_id_salt("teach-machine")
-                .selected_text(&*m.name)
-                .width(360.0)
-                .height(400.0)
-                .show_ui(ui, |ui| {
-                    for mm in v.data.machines.iter() {
-                        if ui.selectable_label(mm.id == m.id, &*mm.name).clicked() {
-                            chosen = Some(mm.id.to_string());
-                        }
-                    }
-                });
-            let _ = r.response.labelled_by(l.id);
-            if let Some(id) = chosen {
-                v.state.focus = Some(id);
-            }
-        });
+        machine_picker(ui, v, &m);
         let settings = v.state.fit_settings();
         let scenario = v.state.scenario.clone();
         let t = v
@@ -127,6 +109,32 @@ impl TeachTab {
                 cpu_vs_gpu(ui, &t, w, plot_h);
             });
     }
+}
+
+/// The machine the plots are about (GPU machines first; any machine works).
+fn machine_picker(ui: &mut Ui, v: &mut View<'_>, m: &Machine) {
+    ui.horizontal(|ui| {
+        let label = ui.label("Machine:");
+        let mut chosen = None;
+        let combo = egui::ComboBox::from_id_salt("teach-machine")
+            .selected_text(&*m.name)
+            .width(360.0)
+            .height(400.0)
+            .show_ui(ui, |ui| {
+                for other in v.data.machines.iter() {
+                    if ui
+                        .selectable_label(other.id == m.id, &*other.name)
+                        .clicked()
+                    {
+                        chosen = Some(other.id.to_string());
+                    }
+                }
+            });
+        let _ = combo.response.labelled_by(label.id);
+        if let Some(id) = chosen {
+            v.state.focus = Some(id);
+        }
+    });
 }
 
 /// (1) Tokens per second against layers on the GPU: the cliff where the VRAM runs out.
