@@ -3,6 +3,7 @@
 
 use super::data::View;
 use super::style::{self, Swatch, component_color, hint, legend_row, machine_color};
+use crate::core::catalog::Machine;
 use crate::core::format;
 use crate::core::format::group_digits;
 use crate::core::teach::SpeedBar;
@@ -24,26 +25,7 @@ impl TeachTab {
             hint(ui, "No machine in the catalog.");
             return;
         };
-        // Machine picker (GPU machines first; any machine works).
-        ui.horizontal(|ui| {
-            let l = ui.label("Machine:");
-            let mut chosen = None;
-            let r = egui::ComboBox::from_id_salt("teach-machine")
-                .selected_text(&*m.name)
-                .width(360.0)
-                .height(400.0)
-                .show_ui(ui, |ui| {
-                    for mm in v.data.machines.iter() {
-                        if ui.selectable_label(mm.id == m.id, &*mm.name).clicked() {
-                            chosen = Some(mm.id.to_string());
-                        }
-                    }
-                });
-            let _ = r.response.labelled_by(l.id);
-            if let Some(id) = chosen {
-                v.state.focus = Some(id);
-            }
-        });
+        machine_picker(ui, v, &m);
         let settings = v.state.fit_settings();
         let scenario = v.state.scenario.clone();
         let t = v
@@ -58,205 +40,385 @@ impl TeachTab {
             );
         }
 
-        egui::ScrollArea::vertical().id_salt("teach").auto_shrink([false, false]).show(ui, |ui| {
-            let w = ui.available_width();
-            let plot_h = 230.0;
-
-            // (1) Speed against layers on the GPU.
-            ui.label(RichText::new("1. Tokens per second against layers on the GPU").strong());
-            if !t.has_gpu {
-                hint(ui, "This machine has no GPU: every layer runs on the CPU. Pick a machine with a GPU above to see the cliff.");
-            } else {
-                let cliff = t.k_fit as f64;
-                let cliff_label = if t.k_fit >= t.layers { format!("all {} layers fit in VRAM", t.layers) } else { format!("VRAM full at {} of {} layers", t.k_fit, t.layers) };
-                legend_row(
-                    ui,
-                    &[
-                        (BLUE, Swatch::Line, "CPU runs the other layers (llama.cpp -ngl k)"),
-                        (BLUE, Swatch::Dotted, "beyond the VRAM (would not fit)"),
-                        (ORANGE, Swatch::Line, "weights streamed over PCIe (accelerate, vLLM offload)"),
-                        (RED, Swatch::Dashed, &cliff_label),
-                    ],
-                );
-                Plot::new("speed-vs-layers")
-                    .height(plot_h)
-                    .width(w)
-                    .allow_zoom(false)
-                    .allow_drag(false)
-                    .allow_scroll(false)
-                    .allow_boxed_zoom(false)
-                    .x_axis_label("layers on the GPU")
-                    .y_axis_label("tok/s")
-                    .include_y(0.0)
-                    .show(ui, |p| {
-                        let fit_pts: Vec<[f64; 2]> = t.cpu_layers.iter().copied().filter(|q| q[0] <= cliff).collect();
-                        let over: Vec<[f64; 2]> = t.cpu_layers.iter().copied().filter(|q| q[0] >= cliff).collect();
-                        p.line(Line::new("CPU runs the other layers", fit_pts).color(BLUE).width(2.5));
-                        if over.len() > 1 {
-                            p.line(Line::new("beyond the VRAM", over).color(BLUE).style(LineStyle::dotted_loose()).width(1.5));
-                        }
-                        p.line(Line::new("streamed over PCIe", t.streaming.clone()).color(ORANGE).width(2.0));
-                        p.vline(VLine::new(cliff_label.clone(), cliff).color(RED).width(2.0).style(LineStyle::dashed_loose()));
-                    });
-                let k = t.k_fit;
-                let fit_speed = t.cpu_layers.get(k as usize).map(|q| q[1]).unwrap_or(0.0);
-                let full = t.cpu_layers.last().map(|q| q[1]).unwrap_or(0.0);
-                let none = t.cpu_layers.first().map(|q| q[1]).unwrap_or(0.0);
-                hint(
-                    ui,
-                    format!(
-                        "Decode reads every weight once per token, so speed follows memory bandwidth: {} on the GPU, {} for system RAM. With k layers on the GPU the CPU still reads the rest, and the slow part dominates: {} tok/s with none on the GPU, {} tok/s where VRAM runs out (k = {k}), {} tok/s if all fitted. Streaming instead pushes the missing weights over PCIe ({}) for every token, which is slower still: the link, not the GPU, sets the pace.",
-                        format::bandwidth(GbPerSec(t.gpu_bandwidth)),
-                        format::bandwidth(GbPerSec(t.ram_bandwidth)),
-                        style::rate(none),
-                        style::rate(fit_speed),
-                        style::rate(full),
-                        format::bandwidth(GbPerSec(t.link_bandwidth))
-                    ),
-                );
-                if t.unified {
-                    hint(ui, "Unified memory: CPU and GPU share one pool, so there is no PCIe cliff; the GPU may use a share of RAM (Metal's default 2/3 to 3/4).");
-                }
-                if !t.expert_offload.is_empty() {
-                    expert_offload_plot(ui, &t, w, plot_h);
-                }
-            }
-            ui.add_space(10.0);
-
-            // (1b) The memory hierarchy: VRAM → RAM → disk (issue 17).
-            if !t.tiers_mmap.is_empty() {
-                ui.label(RichText::new("1b. Tokens per second as the model spills from VRAM to RAM to the disk").strong());
-                let [vr, rr, sr] = t.tier_rates;
-                let [ve, re, here] = t.tier_edges;
-                let vram_label = format!("VRAM ends: {} GB/s", style::rate(vr));
-                let ram_label = format!("RAM ends: {} GB/s", style::rate(rr));
-                let ssd_label = format!("disk: {}", t.disk_label);
-                let here_label = "this model".to_string();
-                legend_row(
-                    ui,
-                    &[
-                        (BLUE, Swatch::Line, "llama.cpp mmap (past RAM every host byte comes from disk)"),
-                        (ORANGE, Swatch::Line, "only the overflow from disk (accelerate offload_folder)"),
-                        (RED, Swatch::Dashed, &vram_label),
-                        (machine_color(1), Swatch::Dashed, &ram_label),
-                        (Color32::GRAY, Swatch::Line, &here_label),
-                    ],
-                );
-                hint(ui, ssd_label.clone());
-                let log = |pts: &[[f64; 2]]| -> Vec<[f64; 2]> { pts.iter().filter(|q| q[1] > 0.0).map(|q| [q[0], q[1].log10()]).collect() };
-                Plot::new("speed-vs-tiers")
-                    .height(plot_h)
-                    .width(w)
-                    .allow_zoom(false)
-                    .allow_drag(false)
-                    .allow_scroll(false)
-                    .allow_boxed_zoom(false)
-                    .x_axis_label("GiB of weights read per token")
-                    .y_axis_label("tok/s (log scale)")
-                    .y_axis_formatter(|mark, _| style::rate(10f64.powf(mark.value)))
-                    .show(ui, |p| {
-                        p.line(Line::new("llama.cpp mmap", log(&t.tiers_mmap)).color(BLUE).width(2.5));
-                        p.line(Line::new("overflow only", log(&t.tiers_overflow)).color(ORANGE).width(2.0));
-                        if ve > 0.0 {
-                            p.vline(VLine::new(vram_label.clone(), ve).color(RED).width(2.0).style(LineStyle::dashed_loose()));
-                        }
-                        p.vline(VLine::new(ram_label.clone(), re).color(machine_color(1)).width(2.0).style(LineStyle::dashed_loose()));
-                        p.vline(VLine::new(here_label.clone(), here).color(Color32::GRAY).width(1.0));
-                    });
-                hint(
-                    ui,
-                    format!(
-                        "Each tier is an order of magnitude slower than the one above: VRAM {} GB/s, RAM {} GB/s, the disk {} GB/s (rates as this model decodes). Past RAM, llama.cpp still runs because it memory-maps the file, but the page cache evicts each page before the next token needs it, so every byte outside VRAM is read from the disk again: a token every few seconds.",
-                        style::rate(vr),
-                        style::rate(rr),
-                        style::rate(sr)
-                    ),
-                );
+        egui::ScrollArea::vertical()
+            .id_salt("teach")
+            .auto_shrink([false, false])
+            .show(ui, |ui| {
+                let w = ui.available_width();
+                let plot_h = 230.0;
+                speed_vs_layers(ui, &t, w, plot_h);
                 ui.add_space(10.0);
-            }
-
-            // (2) Memory against context.
-            let per_dev = if scenario.gpus == 0 { "RAM" } else { "one GPU" };
-            ui.label(RichText::new(format!("2. Memory of {per_dev} against context length")).strong());
-            let cur = (scenario.context.max(1) as f64).log2();
-            let total_color = ui.visuals().strong_text_color();
-            let (cap_name, cap) = if t.gpu_capacity.0 > 0 && scenario.gpus > 0 {
-                (format!("usable VRAM of {}", t.machine), t.gpu_capacity)
-            } else {
-                (format!("usable RAM of {}", t.machine), t.ram_capacity)
-            };
-            let mut items: Vec<(Color32, Swatch, &str)> = t.per_kind.iter().map(|(k, _)| (component_color(*k), Swatch::Line, k.label())).collect();
-            items.push((total_color, Swatch::Line, "Total"));
-            items.push((machine_color(0), Swatch::Dashed, &cap_name));
-            legend_row(ui, &items);
-            Plot::new("memory-vs-context")
-                .height(plot_h)
-                .width(w)
-                .allow_zoom(false)
-                .allow_drag(false)
-                .allow_scroll(false)
-                .allow_boxed_zoom(false)
-                .x_axis_label("context (tokens, log scale)")
-                .y_axis_label("GiB")
-                .x_grid_spacer(|g| {
-                    let (lo, hi) = g.bounds;
-                    let step = if hi - lo > 14.0 { 2.0 } else { 1.0 };
-                    let mut v = Vec::new();
-                    let mut x = (lo / step).ceil() * step;
-                    while x <= hi {
-                        v.push(GridMark { value: x, step_size: step });
-                        x += step;
-                    }
-                    v
-                })
-                .x_axis_formatter(|mark, _| style::tokens_short(2f64.powf(mark.value).round() as u64))
-                .include_y(0.0)
-                .include_y(cap.as_gib() * 1.05)
-                .show(ui, |p| {
-                    for (kind, pts) in &t.per_kind {
-                        p.line(Line::new(kind.label(), pts.clone()).color(component_color(*kind)).width(2.0));
-                    }
-                    p.line(Line::new("Total", t.total.clone()).color(total_color).width(2.5));
-                    p.hline(HLine::new(cap_name.clone(), cap.as_gib()).color(machine_color(0)).style(LineStyle::dashed_loose()).width(2.0));
-                    p.vline(VLine::new(format!("your context: {}", group_digits(scenario.context)), cur).color(Color32::GRAY).width(1.0));
-                });
-            hint(
-                ui,
-                "The weights do not change with context; the KV cache grows in proportion to it (2 x layers x KV heads x head size x bytes, per token and sequence), and without FlashAttention the prefill scores grow with its square. Where the KV line climbs past the dashed capacity, long prompts stop fitting: quantise the KV cache, use GQA models, PagedAttention, or fewer concurrent sequences.",
-            );
-            ui.add_space(10.0);
-
-            // (3) CPU vs GPU for this workload.
-            ui.label(RichText::new("3. CPU vs GPU for this workload").strong());
-            let half = (w - 16.0) / 2.0;
-            ui.horizontal_top(|ui| {
-                bars_plot(ui, "cpu-gpu-speed", "tokens/s (higher is better)", &t.bars, |b| Some(b.tokens_per_s), |x| style::rate(x.unwrap_or(0.0)), half, plot_h);
-                bars_plot(ui, "cpu-gpu-cost", "$ per 1M tokens (lower is better)", &t.bars, |b| b.usd_per_million, style::usd, half, plot_h);
+                if !t.tiers_mmap.is_empty() {
+                    speed_vs_tiers(ui, &t, w, plot_h);
+                }
+                memory_vs_context(ui, &t, &scenario, w, plot_h);
+                ui.add_space(10.0);
+                cpu_vs_gpu(ui, &t, w, plot_h);
             });
-            egui::Grid::new("cpu-gpu-table").striped(true).spacing([14.0, 4.0]).show(ui, |ui| {
-                ui.label(RichText::new("Placement").strong());
-                ui.label(RichText::new("tok/s").strong());
-                ui.label(RichText::new("$ per 1M tok").strong());
-                ui.label(RichText::new("Fits").strong());
-                ui.end_row();
-                for (i, b) in t.bars.iter().enumerate() {
-                    ui.horizontal(|ui| {
-                        let (r, _) = ui.allocate_exact_size(egui::vec2(12.0, 12.0), egui::Sense::hover());
-                        ui.painter().rect_filled(r, 2.0, bar_color(i, b));
-                        ui.label(&b.label);
-                    });
-                    ui.label(style::rate(b.tokens_per_s));
-                    ui.label(style::usd(b.usd_per_million));
-                    ui.label(if b.fits { "yes" } else { "no" });
-                    ui.end_row();
+    }
+}
+
+/// The machine the plots are about (GPU machines first; any machine works).
+fn machine_picker(ui: &mut Ui, v: &mut View<'_>, m: &Machine) {
+    ui.horizontal(|ui| {
+        let label = ui.label("Machine:");
+        let mut chosen = None;
+        let combo = egui::ComboBox::from_id_salt("teach-machine")
+            .selected_text(&*m.name)
+            .width(360.0)
+            .height(400.0)
+            .show_ui(ui, |ui| {
+                for other in v.data.machines.iter() {
+                    if ui
+                        .selectable_label(other.id == m.id, &*other.name)
+                        .clicked()
+                    {
+                        chosen = Some(other.id.to_string());
+                    }
                 }
             });
+        let _ = combo.response.labelled_by(label.id);
+        if let Some(id) = chosen {
+            v.state.focus = Some(id);
+        }
+    });
+}
+
+/// (1) Tokens per second against layers on the GPU: the cliff where the VRAM runs out.
+fn speed_vs_layers(ui: &mut Ui, t: &crate::core::teach::Teach, w: f32, plot_h: f32) {
+    ui.label(RichText::new("1. Tokens per second against layers on the GPU").strong());
+    if !t.has_gpu {
+        hint(
+            ui,
+            "This machine has no GPU: every layer runs on the CPU. Pick a machine with a GPU above to see the cliff.",
+        );
+    } else {
+        let cliff = t.k_fit as f64;
+        let cliff_label = if t.k_fit >= t.layers {
+            format!("all {} layers fit in VRAM", t.layers)
+        } else {
+            format!("VRAM full at {} of {} layers", t.k_fit, t.layers)
+        };
+        legend_row(
+            ui,
+            &[
+                (
+                    BLUE,
+                    Swatch::Line,
+                    "CPU runs the other layers (llama.cpp -ngl k)",
+                ),
+                (BLUE, Swatch::Dotted, "beyond the VRAM (would not fit)"),
+                (
+                    ORANGE,
+                    Swatch::Line,
+                    "weights streamed over PCIe (accelerate, vLLM offload)",
+                ),
+                (RED, Swatch::Dashed, &cliff_label),
+            ],
+        );
+        Plot::new("speed-vs-layers")
+            .height(plot_h)
+            .width(w)
+            .allow_zoom(false)
+            .allow_drag(false)
+            .allow_scroll(false)
+            .allow_boxed_zoom(false)
+            .x_axis_label("layers on the GPU")
+            .y_axis_label("tok/s")
+            .include_y(0.0)
+            .show(ui, |p| {
+                let fit_pts: Vec<[f64; 2]> = t
+                    .cpu_layers
+                    .iter()
+                    .copied()
+                    .filter(|q| q[0] <= cliff)
+                    .collect();
+                let over: Vec<[f64; 2]> = t
+                    .cpu_layers
+                    .iter()
+                    .copied()
+                    .filter(|q| q[0] >= cliff)
+                    .collect();
+                p.line(
+                    Line::new("CPU runs the other layers", fit_pts)
+                        .color(BLUE)
+                        .width(2.5),
+                );
+                if over.len() > 1 {
+                    p.line(
+                        Line::new("beyond the VRAM", over)
+                            .color(BLUE)
+                            .style(LineStyle::dotted_loose())
+                            .width(1.5),
+                    );
+                }
+                p.line(
+                    Line::new("streamed over PCIe", t.streaming.clone())
+                        .color(ORANGE)
+                        .width(2.0),
+                );
+                p.vline(
+                    VLine::new(cliff_label.clone(), cliff)
+                        .color(RED)
+                        .width(2.0)
+                        .style(LineStyle::dashed_loose()),
+                );
+            });
+        let k = t.k_fit;
+        let fit_speed = t.cpu_layers.get(k as usize).map(|q| q[1]).unwrap_or(0.0);
+        let full = t.cpu_layers.last().map(|q| q[1]).unwrap_or(0.0);
+        let none = t.cpu_layers.first().map(|q| q[1]).unwrap_or(0.0);
+        hint(
+            ui,
+            format!(
+                "Decode reads every weight once per token, so speed follows memory bandwidth: {} on the GPU, {} for system RAM. With k layers on the GPU the CPU still reads the rest, and the slow part dominates: {} tok/s with none on the GPU, {} tok/s where VRAM runs out (k = {k}), {} tok/s if all fitted. Streaming instead pushes the missing weights over PCIe ({}) for every token, which is slower still: the link, not the GPU, sets the pace.",
+                format::bandwidth(GbPerSec(t.gpu_bandwidth)),
+                format::bandwidth(GbPerSec(t.ram_bandwidth)),
+                style::rate(none),
+                style::rate(fit_speed),
+                style::rate(full),
+                format::bandwidth(GbPerSec(t.link_bandwidth))
+            ),
+        );
+        if t.unified {
             hint(
                 ui,
-                "GPUs win on large parallel work: thousands of cores and several times the memory bandwidth of a CPU, so big models and many concurrent requests run far faster. A CPU can still serve a small quantised model to one user: a 4-bit 8B model is under 5 GiB, and decode speed is RAM bandwidth divided by that size. What a CPU cannot do is hold a 70B model's working set at GPU speed. Big unified memory (Apple M-series Max/Ultra, AMD Strix Halo) changes the picture: a large model fits in one pool at a few hundred GB/s, slower than a data-centre GPU but with no PCIe cliff and far more room than a consumer card.",
+                "Unified memory: CPU and GPU share one pool, so there is no PCIe cliff; the GPU may use a share of RAM (Metal's default 2/3 to 3/4).",
+            );
+        }
+        if !t.expert_offload.is_empty() {
+            expert_offload_plot(ui, &t, w, plot_h);
+        }
+    }
+}
+
+/// (1b) Tokens per second as the model spills from VRAM to RAM to the disk: the memory
+/// hierarchy, each tier an order of magnitude slower than the one above.
+fn speed_vs_tiers(ui: &mut Ui, t: &crate::core::teach::Teach, w: f32, plot_h: f32) {
+    ui.label(
+        RichText::new("1b. Tokens per second as the model spills from VRAM to RAM to the disk")
+            .strong(),
+    );
+    let [vr, rr, sr] = t.tier_rates;
+    let [ve, re, here] = t.tier_edges;
+    let vram_label = format!("VRAM ends: {} GB/s", style::rate(vr));
+    let ram_label = format!("RAM ends: {} GB/s", style::rate(rr));
+    let ssd_label = format!("disk: {}", t.disk_label);
+    let here_label = "this model".to_string();
+    legend_row(
+        ui,
+        &[
+            (
+                BLUE,
+                Swatch::Line,
+                "llama.cpp mmap (past RAM every host byte comes from disk)",
+            ),
+            (
+                ORANGE,
+                Swatch::Line,
+                "only the overflow from disk (accelerate offload_folder)",
+            ),
+            (RED, Swatch::Dashed, &vram_label),
+            (machine_color(1), Swatch::Dashed, &ram_label),
+            (Color32::GRAY, Swatch::Line, &here_label),
+        ],
+    );
+    hint(ui, ssd_label.clone());
+    let log = |pts: &[[f64; 2]]| -> Vec<[f64; 2]> {
+        pts.iter()
+            .filter(|q| q[1] > 0.0)
+            .map(|q| [q[0], q[1].log10()])
+            .collect()
+    };
+    Plot::new("speed-vs-tiers")
+        .height(plot_h)
+        .width(w)
+        .allow_zoom(false)
+        .allow_drag(false)
+        .allow_scroll(false)
+        .allow_boxed_zoom(false)
+        .x_axis_label("GiB of weights read per token")
+        .y_axis_label("tok/s (log scale)")
+        .y_axis_formatter(|mark, _| style::rate(10f64.powf(mark.value)))
+        .show(ui, |p| {
+            p.line(
+                Line::new("llama.cpp mmap", log(&t.tiers_mmap))
+                    .color(BLUE)
+                    .width(2.5),
+            );
+            p.line(
+                Line::new("overflow only", log(&t.tiers_overflow))
+                    .color(ORANGE)
+                    .width(2.0),
+            );
+            if ve > 0.0 {
+                p.vline(
+                    VLine::new(vram_label.clone(), ve)
+                        .color(RED)
+                        .width(2.0)
+                        .style(LineStyle::dashed_loose()),
+                );
+            }
+            p.vline(
+                VLine::new(ram_label.clone(), re)
+                    .color(machine_color(1))
+                    .width(2.0)
+                    .style(LineStyle::dashed_loose()),
+            );
+            p.vline(
+                VLine::new(here_label.clone(), here)
+                    .color(Color32::GRAY)
+                    .width(1.0),
             );
         });
-    }
+    hint(
+        ui,
+        format!(
+            "Each tier is an order of magnitude slower than the one above: VRAM {} GB/s, RAM {} GB/s, the disk {} GB/s (rates as this model decodes). Past RAM, llama.cpp still runs because it memory-maps the file, but the page cache evicts each page before the next token needs it, so every byte outside VRAM is read from the disk again: a token every few seconds.",
+            style::rate(vr),
+            style::rate(rr),
+            style::rate(sr)
+        ),
+    );
+    ui.add_space(10.0);
+}
+
+/// (2) Memory of one device against context length.
+fn memory_vs_context(
+    ui: &mut Ui,
+    t: &crate::core::teach::Teach,
+    scenario: &crate::core::scenario::Scenario,
+    w: f32,
+    plot_h: f32,
+) {
+    let per_dev = if scenario.gpus == 0 { "RAM" } else { "one GPU" };
+    ui.label(RichText::new(format!("2. Memory of {per_dev} against context length")).strong());
+    let cur = (scenario.context.max(1) as f64).log2();
+    let total_color = ui.visuals().strong_text_color();
+    let (cap_name, cap) = if t.gpu_capacity.0 > 0 && scenario.gpus > 0 {
+        (format!("usable VRAM of {}", t.machine), t.gpu_capacity)
+    } else {
+        (format!("usable RAM of {}", t.machine), t.ram_capacity)
+    };
+    let mut items: Vec<(Color32, Swatch, &str)> = t
+        .per_kind
+        .iter()
+        .map(|(k, _)| (component_color(*k), Swatch::Line, k.label()))
+        .collect();
+    items.push((total_color, Swatch::Line, "Total"));
+    items.push((machine_color(0), Swatch::Dashed, &cap_name));
+    legend_row(ui, &items);
+    Plot::new("memory-vs-context")
+        .height(plot_h)
+        .width(w)
+        .allow_zoom(false)
+        .allow_drag(false)
+        .allow_scroll(false)
+        .allow_boxed_zoom(false)
+        .x_axis_label("context (tokens, log scale)")
+        .y_axis_label("GiB")
+        .x_grid_spacer(|g| {
+            let (lo, hi) = g.bounds;
+            let step = if hi - lo > 14.0 { 2.0 } else { 1.0 };
+            let mut v = Vec::new();
+            let mut x = (lo / step).ceil() * step;
+            while x <= hi {
+                v.push(GridMark {
+                    value: x,
+                    step_size: step,
+                });
+                x += step;
+            }
+            v
+        })
+        .x_axis_formatter(|mark, _| style::tokens_short(2f64.powf(mark.value).round() as u64))
+        .include_y(0.0)
+        .include_y(cap.as_gib() * 1.05)
+        .show(ui, |p| {
+            for (kind, pts) in &t.per_kind {
+                p.line(
+                    Line::new(kind.label(), pts.clone())
+                        .color(component_color(*kind))
+                        .width(2.0),
+                );
+            }
+            p.line(
+                Line::new("Total", t.total.clone())
+                    .color(total_color)
+                    .width(2.5),
+            );
+            p.hline(
+                HLine::new(cap_name.clone(), cap.as_gib())
+                    .color(machine_color(0))
+                    .style(LineStyle::dashed_loose())
+                    .width(2.0),
+            );
+            p.vline(
+                VLine::new(
+                    format!("your context: {}", group_digits(scenario.context)),
+                    cur,
+                )
+                .color(Color32::GRAY)
+                .width(1.0),
+            );
+        });
+    hint(
+        ui,
+        "The weights do not change with context; the KV cache grows in proportion to it (2 x layers x KV heads x head size x bytes, per token and sequence), and without FlashAttention the prefill scores grow with its square. Where the KV line climbs past the dashed capacity, long prompts stop fitting: quantise the KV cache, use GQA models, PagedAttention, or fewer concurrent sequences.",
+    );
+}
+
+fn cpu_vs_gpu(ui: &mut Ui, t: &crate::core::teach::Teach, w: f32, plot_h: f32) {
+    ui.label(RichText::new("3. CPU vs GPU for this workload").strong());
+    let half = (w - 16.0) / 2.0;
+    ui.horizontal_top(|ui| {
+        bars_plot(
+            ui,
+            "cpu-gpu-speed",
+            "tokens/s (higher is better)",
+            &t.bars,
+            |b| Some(b.tokens_per_s),
+            |x| style::rate(x.unwrap_or(0.0)),
+            half,
+            plot_h,
+        );
+        bars_plot(
+            ui,
+            "cpu-gpu-cost",
+            "$ per 1M tokens (lower is better)",
+            &t.bars,
+            |b| b.usd_per_million,
+            style::usd,
+            half,
+            plot_h,
+        );
+    });
+    egui::Grid::new("cpu-gpu-table")
+        .striped(true)
+        .spacing([14.0, 4.0])
+        .show(ui, |ui| {
+            ui.label(RichText::new("Placement").strong());
+            ui.label(RichText::new("tok/s").strong());
+            ui.label(RichText::new("$ per 1M tok").strong());
+            ui.label(RichText::new("Fits").strong());
+            ui.end_row();
+            for (i, b) in t.bars.iter().enumerate() {
+                ui.horizontal(|ui| {
+                    let (r, _) =
+                        ui.allocate_exact_size(egui::vec2(12.0, 12.0), egui::Sense::hover());
+                    ui.painter().rect_filled(r, 2.0, bar_color(i, b));
+                    ui.label(&b.label);
+                });
+                ui.label(style::rate(b.tokens_per_s));
+                ui.label(style::usd(b.usd_per_million));
+                ui.label(if b.fits { "yes" } else { "no" });
+                ui.end_row();
+            }
+        });
+    hint(
+        ui,
+        "GPUs win on large parallel work: thousands of cores and several times the memory bandwidth of a CPU, so big models and many concurrent requests run far faster. A CPU can still serve a small quantised model to one user: a 4-bit 8B model is under 5 GiB, and decode speed is RAM bandwidth divided by that size. What a CPU cannot do is hold a 70B model's working set at GPU speed. Big unified memory (Apple M-series Max/Ultra, AMD Strix Halo) changes the picture: a large model fits in one pool at a few hundred GB/s, slower than a data-centre GPU but with no PCIe cliff and far more room than a consumer card.",
+    );
 }
 
 /// The colour of bar `i`: one per placement, grey when the workload does not fit there.

@@ -80,10 +80,22 @@ fn card(o: &mut String, k: &str, v: &str, x: &str) {
 }
 
 pub(crate) fn render(input: &ReportInput) -> String {
-    let s = input.scenario;
-    let e = input.estimate;
-    let training = s.mode.is_training();
     let mut o = String::with_capacity(64 * 1024);
+    head(&mut o, input);
+    recommendations(&mut o, input);
+    summary_cards(&mut o, input);
+    memory(&mut o, input);
+    fit(&mut o, input);
+    scenario(&mut o, input);
+    o.push_str(&super::report_serving::html(input, |t| html(t).to_string()));
+    launch(&mut o, input);
+    constants(&mut o, input);
+    footer(&mut o, input);
+    o
+}
+
+/// The document head (styles, security policy) and the page header.
+fn head(o: &mut String, input: &ReportInput) {
     let _ = write!(
         o,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\n<meta name=\"generator\" content=\"headroom {}\">\n<title>Sizing report: {}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n",
@@ -97,7 +109,10 @@ pub(crate) fn render(input: &ReportInput) -> String {
         html(&input.generated),
         html(input.version)
     );
+}
 
+/// What to buy or rent, first: the picks, what no machine satisfies, and this machine.
+fn recommendations(o: &mut String, input: &ReportInput) {
     // What to buy or rent: first.
     o.push_str("<section id=\"recommendations\">\n<h2>Recommendations</h2>\n");
     let rec = input.recommendations();
@@ -153,12 +168,17 @@ pub(crate) fn render(input: &ReportInput) -> String {
         }
     }
     o.push_str("</section>\n");
+}
 
+/// The summary cards: what the GPU and host need, the parameters, the verdict on the first machine.
+fn summary_cards(o: &mut String, input: &ReportInput) {
+    let s = input.scenario;
+    let e = input.estimate;
     // Summary cards.
     o.push_str("<section class=\"cards\">");
     if e.gpus > 0 {
         card(
-            &mut o,
+            o,
             if e.gpus > 1 {
                 "Each GPU needs"
             } else {
@@ -177,13 +197,13 @@ pub(crate) fn render(input: &ReportInput) -> String {
         );
     }
     card(
-        &mut o,
+        o,
         "Host RAM",
         &e.host_total().display_gib(),
         &format!("{} B", group_digits(e.host_total().0)),
     );
     card(
-        &mut o,
+        o,
         "Parameters",
         &crate::core::format::params(e.params.total),
         &format!(
@@ -203,14 +223,18 @@ pub(crate) fn render(input: &ReportInput) -> String {
             "does not fit".to_string()
         };
         card(
-            &mut o,
+            o,
             &format!("On {}", f.name),
             &verdict,
             &format!("headroom {}", display_signed_gib(f.headroom_bytes)),
         );
     }
     o.push_str("</section>\n");
+}
 
+/// The memory chart, the components with their formulas, the totals and the notes.
+fn memory(o: &mut String, input: &ReportInput) {
+    let e = input.estimate;
     // Memory.
     o.push_str("<section id=\"memory\">\n<h2>Memory</h2>\n<div class=\"chart-wrap\">");
     o.push_str(&chart::svg(input));
@@ -266,7 +290,11 @@ pub(crate) fn render(input: &ReportInput) -> String {
         o.push_str("</ul>\n");
     }
     o.push_str("</section>\n");
+}
 
+/// The fit table on the chosen machines and their notes.
+fn fit(o: &mut String, input: &ReportInput) {
+    let training = input.scenario.mode.is_training();
     // Fit.
     o.push_str("<section id=\"fit\">\n<h2>Fit on the chosen machines</h2>\n");
     if input.fits.is_empty() {
@@ -332,7 +360,10 @@ pub(crate) fn render(input: &ReportInput) -> String {
         }
     }
     o.push_str("</section>\n");
+}
 
+/// Every input of the scenario.
+fn scenario(o: &mut String, input: &ReportInput) {
     // Scenario.
     o.push_str("<section id=\"scenario\">\n<h2>Scenario</h2>\n<table>\n<tbody>\n");
     for r in scenario_rows(input) {
@@ -344,10 +375,10 @@ pub(crate) fn render(input: &ReportInput) -> String {
         );
     }
     o.push_str("</tbody>\n</table>\n</section>\n");
+}
 
-    // Serving many users.
-    o.push_str(&super::report_serving::html(input, |t| html(t).to_string()));
-
+/// The launch settings for the first machine that runs it.
+fn launch(o: &mut String, input: &ReportInput) {
     // Launch settings.
     if let Some(first) = input.launch_fit() {
         let _ = writeln!(
@@ -368,7 +399,10 @@ pub(crate) fn render(input: &ReportInput) -> String {
         }
         o.push_str("</section>\n");
     }
+}
 
+/// The speed model's constants.
+fn constants(o: &mut String, input: &ReportInput) {
     // Constants.
     o.push_str("<section id=\"constants\">\n<h2>Speed model constants</h2>\n<table>\n<thead><tr><th>Constant</th><th class=\"num\">Value</th><th>Meaning</th></tr></thead>\n<tbody>\n");
     for (n, v, m) in settings_rows(input.settings) {
@@ -381,7 +415,11 @@ pub(crate) fn render(input: &ReportInput) -> String {
         );
     }
     o.push_str("</tbody>\n</table>\n</section>\n");
+}
 
+/// The footer and the end of the document.
+fn footer(o: &mut String, input: &ReportInput) {
+    let e = input.estimate;
     let weights = e.per_gpu_kind(ComponentKind::Weights);
     let _ = write!(
         o,
@@ -391,5 +429,4 @@ pub(crate) fn render(input: &ReportInput) -> String {
         weights.display_gib(),
         html(&gib_exact(e.host_total()))
     );
-    o
 }

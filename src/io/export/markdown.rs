@@ -45,10 +45,21 @@ fn table(out: &mut String, head: &[&str], align_right: &[bool], rows: &[Vec<Stri
 }
 
 pub(crate) fn render(input: &ReportInput) -> String {
-    let s = input.scenario;
-    let e = input.estimate;
-    let training = s.mode.is_training();
     let mut out = String::new();
+    head(&mut out, input);
+    recommendations(&mut out, input);
+    scenario(&mut out, input);
+    memory(&mut out, input);
+    fit(&mut out, input);
+    out.push_str(&super::report_serving::markdown(input, md));
+    constants(&mut out, input);
+    launch(&mut out, input);
+    footer(&mut out, input);
+    out
+}
+
+/// The title and what the units are.
+fn head(out: &mut String, input: &ReportInput) {
     let _ = writeln!(out, "# Sizing report: {}\n", md(&input.title()));
     let _ = writeln!(
         out,
@@ -56,7 +67,10 @@ pub(crate) fn render(input: &ReportInput) -> String {
         md(&input.generated),
         md(input.version)
     );
+}
 
+/// What to buy or rent, first: the picks, what no machine satisfies, and this machine.
+fn recommendations(out: &mut String, input: &ReportInput) {
     // What to buy or rent: first.
     out.push_str("## Recommendations\n\n");
     let rec = input.recommendations();
@@ -68,7 +82,7 @@ pub(crate) fn render(input: &ReportInput) -> String {
         out.push_str("No catalog machine runs this workload.\n\n");
     } else {
         table(
-            &mut out,
+            out,
             &RECOMMEND_COLUMNS,
             &[false, false, false, true, false, true, false],
             &rows,
@@ -103,15 +117,22 @@ pub(crate) fn render(input: &ReportInput) -> String {
         }
         out.push('\n');
     }
+}
 
+/// Every input of the scenario.
+fn scenario(out: &mut String, input: &ReportInput) {
     // Scenario.
     out.push_str("## Scenario\n\n");
     let rows: Vec<Vec<String>> = scenario_rows(input)
         .into_iter()
         .map(|r| vec![r.label.to_string(), md(&r.value)])
         .collect();
-    table(&mut out, &["Input", "Value"], &[], &rows);
+    table(out, &["Input", "Value"], &[], &rows);
+}
 
+/// The components, the totals, how each number was computed, and the notes.
+fn memory(out: &mut String, input: &ReportInput) {
+    let e = input.estimate;
     // Memory.
     out.push_str("## Memory\n\n");
     let rows: Vec<Vec<String>> = e
@@ -130,7 +151,7 @@ pub(crate) fn render(input: &ReportInput) -> String {
         })
         .collect();
     table(
-        &mut out,
+        out,
         &[
             "Component",
             "Kind",
@@ -147,7 +168,7 @@ pub(crate) fn render(input: &ReportInput) -> String {
         .into_iter()
         .map(|(l, v)| vec![md(&l), v])
         .collect();
-    table(&mut out, &["Total", "Size"], &[false, true], &rows);
+    table(out, &["Total", "Size"], &[false, true], &rows);
     out.push_str("How each number was computed:\n\n");
     for c in &e.components {
         let _ = writeln!(
@@ -167,7 +188,11 @@ pub(crate) fn render(input: &ReportInput) -> String {
         }
         out.push('\n');
     }
+}
 
+/// The fit table on the chosen machines and their notes.
+fn fit(out: &mut String, input: &ReportInput) {
+    let training = input.scenario.mode.is_training();
     // Fit.
     out.push_str("## Fit on the chosen machines\n\n");
     if input.fits.is_empty() {
@@ -180,7 +205,7 @@ pub(crate) fn render(input: &ReportInput) -> String {
             .iter()
             .map(|f| fit_row(input, f, training).iter().map(|c| md(c)).collect())
             .collect();
-        table(&mut out, &cols, &right, &rows);
+        table(out, &cols, &right, &rows);
         out.push_str(
             "GPU need / usable is per GPU; headroom is usable minus needed in the memory that binds (VRAM, or RAM when layers are offloaded or the CPU runs the model).\n\n",
         );
@@ -193,18 +218,21 @@ pub(crate) fn render(input: &ReportInput) -> String {
             out.push('\n');
         }
     }
+}
 
-    // Serving many users.
-    out.push_str(&super::report_serving::markdown(input, md));
-
+/// The speed model's constants.
+fn constants(out: &mut String, input: &ReportInput) {
     // Speed constants.
     out.push_str("## Speed model constants\n\n");
     let rows: Vec<Vec<String>> = settings_rows(input.settings)
         .into_iter()
         .map(|(n, v, m)| vec![n.to_string(), md(&v), md(m)])
         .collect();
-    table(&mut out, &["Constant", "Value", "Meaning"], &[], &rows);
+    table(out, &["Constant", "Value", "Meaning"], &[], &rows);
+}
 
+/// The launch settings for the first machine that runs it.
+fn launch(out: &mut String, input: &ReportInput) {
     // Launch settings.
     if let Some(first) = input.launch_fit() {
         let _ = writeln!(out, "## Launch settings for {}\n", md(&first.name));
@@ -222,7 +250,11 @@ pub(crate) fn render(input: &ReportInput) -> String {
             }
         }
     }
+}
 
+/// The footer line.
+fn footer(out: &mut String, input: &ReportInput) {
+    let e = input.estimate;
     let _ = writeln!(
         out,
         "---\n\nheadroom {} · generated {} · {} per GPU, {} in host RAM.",
@@ -231,5 +263,4 @@ pub(crate) fn render(input: &ReportInput) -> String {
         e.per_gpu_total().display_gib(),
         gib_exact(e.host_total())
     );
-    out
 }

@@ -5,7 +5,7 @@ use super::text::gib_exact;
 use crate::core::fit::Verdict;
 use crate::core::format;
 use crate::core::format::group_digits;
-use crate::core::model::MlpKind;
+use crate::core::model::{MlpKind, ModelSpec};
 use crate::core::precision::{KvPrecision, WeightPrecision};
 use crate::core::scenario::{Checkpointing, KvAllocation, Mode, Offload, Runtime};
 
@@ -28,10 +28,22 @@ fn kv_label(k: KvPrecision) -> String {
 
 /// Every input of the scenario.
 pub(crate) fn scenario_rows(input: &ReportInput) -> Vec<Row> {
+    let training = input.scenario.mode.is_training();
+    let mut v = Vec::new();
+    model_rows(input, &mut v);
+    size_rows(input, &mut v);
+    workload_rows(input, &mut v);
+    if training {
+        training_rows(input, &mut v);
+    }
+    runtime_rows(input, &mut v);
+    v
+}
+
+/// The model: its name and source, whether the shape is exact, the architecture and its parts.
+fn model_rows(input: &ReportInput, v: &mut Vec<Row>) {
     let s = input.scenario;
     let m = &s.model;
-    let training = s.mode.is_training();
-    let mut v = Vec::new();
     let preset = s.model_id.as_deref().and_then(|id| input.catalog.model(id));
     v.push(row(
         "Model",
@@ -49,37 +61,7 @@ pub(crate) fn scenario_rows(input: &ReportInput) -> Vec<Row> {
             "exact (from the model's config, file or preset)"
         },
     ));
-    let mut arch = format!(
-        "{}: {} layers, hidden {}, {} attention heads, {} KV heads × head_dim {}, MLP {} ({}), vocab {}, {} embeddings",
-        m.arch,
-        m.layers,
-        group_digits(m.hidden),
-        m.heads,
-        m.kv_heads,
-        m.head_dim,
-        group_digits(m.intermediate),
-        match m.mlp {
-            MlpKind::Gated => "gated, 3 matrices",
-            MlpKind::Plain => "plain, 2 matrices",
-        },
-        group_digits(m.vocab),
-        if m.tied_embeddings { "tied" } else { "untied" }
-    );
-    let extras: Vec<&str> = [
-        (m.qkv_bias, "q/k/v biases"),
-        (m.o_bias, "output-projection bias"),
-        (m.mlp_bias, "MLP biases"),
-        (m.qk_norm, "q/k norms"),
-        (m.attn_sinks, "attention sinks"),
-    ]
-    .iter()
-    .filter(|(on, _)| *on)
-    .map(|(_, t)| *t)
-    .collect();
-    if !extras.is_empty() {
-        arch.push_str(&format!("; {}", extras.join(", ")));
-    }
-    v.push(row("Architecture", arch));
+    v.push(row("Architecture", architecture(m)));
     if let Some(moe) = &m.moe {
         v.push(row(
             "Mixture of experts",
@@ -123,6 +105,48 @@ pub(crate) fn scenario_rows(input: &ReportInput) -> Vec<Row> {
             format!("{} tokens", group_digits(m.max_context)),
         ));
     }
+}
+
+/// "llama: 32 layers, hidden 4,096, …; q/k/v biases".
+fn architecture(m: &ModelSpec) -> String {
+    let mut text = format!(
+        "{}: {} layers, hidden {}, {} attention heads, {} KV heads × head_dim {}, MLP {} ({}), vocab {}, {} embeddings",
+        m.arch,
+        m.layers,
+        group_digits(m.hidden),
+        m.heads,
+        m.kv_heads,
+        m.head_dim,
+        group_digits(m.intermediate),
+        match m.mlp {
+            MlpKind::Gated => "gated, 3 matrices",
+            MlpKind::Plain => "plain, 2 matrices",
+        },
+        group_digits(m.vocab),
+        if m.tied_embeddings { "tied" } else { "untied" }
+    );
+    let extras: Vec<&str> = [
+        (m.qkv_bias, "q/k/v biases"),
+        (m.o_bias, "output-projection bias"),
+        (m.mlp_bias, "MLP biases"),
+        (m.qk_norm, "q/k norms"),
+        (m.attn_sinks, "attention sinks"),
+    ]
+    .iter()
+    .filter(|(on, _)| *on)
+    .map(|(_, t)| *t)
+    .collect();
+    if !extras.is_empty() {
+        text.push_str(&format!("; {}", extras.join(", ")));
+    }
+    text
+}
+
+/// The parameters, the model file, and the weight and KV-cache precisions.
+fn size_rows(input: &ReportInput, v: &mut Vec<Row>) {
+    let s = input.scenario;
+    let m = &s.model;
+    let training = s.mode.is_training();
     let pc = input.estimate.params;
     let mut params = format!("{} ({})", group_digits(pc.total), format::params(pc.total));
     if pc.active != pc.total {
@@ -175,6 +199,12 @@ pub(crate) fn scenario_rows(input: &ReportInput) -> Vec<Row> {
             },
         ));
     }
+}
+
+/// Context, batch, prefill and prompt, and the mode.
+fn workload_rows(input: &ReportInput, v: &mut Vec<Row>) {
+    let s = input.scenario;
+    let training = s.mode.is_training();
     v.push(row(
         "Context",
         format!("{} tokens per sequence", group_digits(s.context)),
@@ -201,57 +231,66 @@ pub(crate) fn scenario_rows(input: &ReportInput) -> Vec<Row> {
         ));
     }
     v.push(row("Mode", s.mode.label()));
-    if training {
+}
+
+/// Optimizer, checkpointing, LoRA, ZeRO, offload and training tokens.
+fn training_rows(input: &ReportInput, v: &mut Vec<Row>) {
+    let s = input.scenario;
+    v.push(row(
+        "Optimizer",
+        format!(
+            "{}{}",
+            s.optimizer.label(),
+            if s.pure_bf16 {
+                " (pure BF16, no FP32 master copy)"
+            } else {
+                ""
+            }
+        ),
+    ));
+    v.push(row(
+        "Gradient checkpointing",
+        match s.checkpointing {
+            Checkpointing::None => "off",
+            Checkpointing::Selective => "selective (attention recomputed)",
+            Checkpointing::Full => "full (one extra forward per step)",
+        },
+    ));
+    if matches!(s.mode, Mode::Lora | Mode::Qlora) {
         v.push(row(
-            "Optimizer",
+            "LoRA",
             format!(
-                "{}{}",
-                s.optimizer.label(),
-                if s.pure_bf16 {
-                    " (pure BF16, no FP32 master copy)"
-                } else {
-                    ""
-                }
-            ),
-        ));
-        v.push(row(
-            "Gradient checkpointing",
-            match s.checkpointing {
-                Checkpointing::None => "off",
-                Checkpointing::Selective => "selective (attention recomputed)",
-                Checkpointing::Full => "full (one extra forward per step)",
-            },
-        ));
-        if matches!(s.mode, Mode::Lora | Mode::Qlora) {
-            v.push(row(
-                "LoRA",
-                format!(
-                    "rank {}, targets {}",
-                    s.lora_rank,
-                    s.lora_targets.cli_name()
-                ),
-            ));
-        }
-        v.push(row("DeepSpeed ZeRO stage", s.zero.to_string()));
-        v.push(row(
-            "Offload",
-            match s.offload {
-                Offload::None => "none",
-                Offload::Optimizer => "optimizer states to CPU RAM (ZeRO-Offload)",
-                Offload::OptimizerParams => {
-                    "optimizer states and parameters to CPU RAM (ZeRO-3 offload)"
-                }
-            },
-        ));
-        v.push(row(
-            "Training tokens",
-            format!(
-                "{} ({})",
-                group_digits(s.train_tokens),
-                format::params(s.train_tokens)
+                "rank {}, targets {}",
+                s.lora_rank,
+                s.lora_targets.cli_name()
             ),
         ));
     }
+    v.push(row("DeepSpeed ZeRO stage", s.zero.to_string()));
+    v.push(row(
+        "Offload",
+        match s.offload {
+            Offload::None => "none",
+            Offload::Optimizer => "optimizer states to CPU RAM (ZeRO-Offload)",
+            Offload::OptimizerParams => {
+                "optimizer states and parameters to CPU RAM (ZeRO-3 offload)"
+            }
+        },
+    ));
+    v.push(row(
+        "Training tokens",
+        format!(
+            "{} ({})",
+            group_digits(s.train_tokens),
+            format::params(s.train_tokens)
+        ),
+    ));
+}
+
+/// GPUs, attention and KV allocation, the runtime and its reserve, and the techniques.
+fn runtime_rows(input: &ReportInput, v: &mut Vec<Row>) {
+    let s = input.scenario;
+    let training = s.mode.is_training();
     v.push(row(
         "GPUs",
         match (s.gpus, training) {
@@ -289,7 +328,6 @@ pub(crate) fn scenario_rows(input: &ReportInput) -> Vec<Row> {
         },
     ));
     v.push(row("Techniques", techniques(input).join("; ")));
-    v
 }
 
 /// The techniques in effect, by name (every memory technique the scenario uses is named in the
