@@ -187,7 +187,7 @@ fn speed_vs_layers(ui: &mut Ui, t: &crate::core::teach::Teach, w: f32, plot_h: f
             );
         }
         if !t.expert_offload.is_empty() {
-            expert_offload_plot(ui, &t, w, plot_h);
+            expert_offload_plot(ui, t, w, plot_h);
         }
     }
 }
