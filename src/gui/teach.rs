@@ -99,23 +99,36 @@ fn speed_vs_layers(ui: &mut Ui, t: &crate::core::teach::Teach, w: f32, plot_h: f
         } else {
             format!("VRAM full at {} of {} layers", t.k_fit, t.layers)
         };
-        legend_row(
-            ui,
-            &[
-                (
-                    BLUE,
-                    Swatch::Line,
-                    "CPU runs the other layers (llama.cpp -ngl k)",
-                ),
-                (BLUE, Swatch::Dotted, "beyond the VRAM (would not fit)"),
-                (
-                    ORANGE,
-                    Swatch::Line,
-                    "weights streamed over PCIe (accelerate, vLLM offload)",
-                ),
-                (RED, Swatch::Dashed, &cliff_label),
-            ],
-        );
+        let mut legend = vec![
+            (
+                BLUE,
+                Swatch::Line,
+                if t.unified {
+                    "CPU runs the other layers from the same memory (llama.cpp -ngl k)"
+                } else {
+                    "CPU runs the other layers (llama.cpp -ngl k)"
+                },
+            ),
+            (
+                BLUE,
+                Swatch::Dotted,
+                if t.unified {
+                    "beyond the GPU's share or RAM (would not fit)"
+                } else {
+                    "beyond the VRAM or RAM (would not fit)"
+                },
+            ),
+        ];
+        if !t.unified {
+            legend.push((
+                ORANGE,
+                Swatch::Line,
+                "weights streamed over PCIe (accelerate, vLLM offload)",
+            ));
+        }
+        legend.push((RED, Swatch::Dashed, &cliff_label));
+        legend_row(ui, &legend);
+        let k_min = t.k_min as f64;
         Plot::new("speed-vs-layers")
             .height(plot_h)
             .width(w)
@@ -127,36 +140,35 @@ fn speed_vs_layers(ui: &mut Ui, t: &crate::core::teach::Teach, w: f32, plot_h: f
             .y_axis_label("tok/s")
             .include_y(0.0)
             .show(ui, |p| {
-                let fit_pts: Vec<[f64; 2]> = t
-                    .cpu_layers
-                    .iter()
-                    .copied()
-                    .filter(|q| q[0] <= cliff)
-                    .collect();
-                let over: Vec<[f64; 2]> = t
-                    .cpu_layers
-                    .iter()
-                    .copied()
-                    .filter(|q| q[0] >= cliff)
-                    .collect();
-                p.line(
-                    Line::new("CPU runs the other layers", fit_pts)
-                        .color(BLUE)
-                        .width(2.5),
-                );
-                if over.len() > 1 {
+                // Solid only where the machine holds the split: enough layers on the GPU for
+                // RAM to hold the rest, and no more than the GPU holds.
+                let runs = |q: &[f64; 2]| q[0] >= k_min && q[0] <= cliff;
+                let (fit_pts, below, over) = split_points(&t.cpu_layers, k_min, cliff);
+                if fit_pts.len() > 1 {
                     p.line(
-                        Line::new("beyond the VRAM", over)
+                        Line::new("CPU runs the other layers", fit_pts)
                             .color(BLUE)
-                            .style(LineStyle::dotted_loose())
-                            .width(1.5),
+                            .width(2.5),
                     );
                 }
-                p.line(
-                    Line::new("streamed over PCIe", t.streaming.clone())
-                        .color(ORANGE)
-                        .width(2.0),
-                );
+                for (name, pts) in [("needs more RAM", below), ("beyond the VRAM", over)] {
+                    if pts.len() > 1 {
+                        p.line(
+                            Line::new(name, pts)
+                                .color(BLUE)
+                                .style(LineStyle::dotted_loose())
+                                .width(1.5),
+                        );
+                    }
+                }
+                let streamed: Vec<[f64; 2]> = t.streaming.iter().copied().filter(runs).collect();
+                if streamed.len() > 1 {
+                    p.line(
+                        Line::new("streamed over PCIe", streamed)
+                            .color(ORANGE)
+                            .width(2.0),
+                    );
+                }
                 p.vline(
                     VLine::new(cliff_label.clone(), cliff)
                         .color(RED)
@@ -191,6 +203,26 @@ fn speed_vs_layers(ui: &mut Ui, t: &crate::core::teach::Teach, w: f32, plot_h: f
         }
     }
 }
+
+/// The points of a curve over k: those from `k_min` to `cliff` (the split runs), those below
+/// `k_min` (RAM cannot hold the rest) and those beyond `cliff` (the GPU cannot hold k layers),
+/// each segment sharing its end point with the next so the line stays whole.
+fn split_points(pts: &[[f64; 2]], k_min: f64, cliff: f64) -> SplitPoints {
+    let runs = pts
+        .iter()
+        .copied()
+        .filter(|q| q[0] >= k_min && q[0] <= cliff)
+        .collect();
+    let below = pts.iter().copied().filter(|q| q[0] <= k_min).collect();
+    let over = pts
+        .iter()
+        .copied()
+        .filter(|q| q[0] >= cliff.max(k_min))
+        .collect();
+    (runs, below, over)
+}
+
+type SplitPoints = (Vec<[f64; 2]>, Vec<[f64; 2]>, Vec<[f64; 2]>);
 
 /// (1b) Tokens per second as the model spills from VRAM to RAM to the disk: the memory
 /// hierarchy, each tier an order of magnitude slower than the one above.
@@ -545,6 +577,11 @@ fn expert_offload_plot(ui: &mut Ui, t: &crate::core::teach::Teach, w: f32, plot_
                 "-ngl 99 --n-cpu-moe n: the experts of n layers in RAM",
             ),
             (BLUE, Swatch::Line, "-ngl L-n: n whole layers on the CPU"),
+            (
+                GREEN,
+                Swatch::Dotted,
+                "dotted: would not fit the GPU or RAM",
+            ),
             (RED, Swatch::Dashed, &fit_label),
         ],
     );
@@ -562,16 +599,38 @@ fn expert_offload_plot(ui: &mut Ui, t: &crate::core::teach::Teach, w: f32, plot_
         .y_axis_label("tok/s")
         .include_y(0.0)
         .show(ui, |p| {
-            p.line(
-                Line::new("whole layers on the CPU", layers_on_cpu)
-                    .color(BLUE)
-                    .width(1.5),
-            );
-            p.line(
-                Line::new("experts in RAM", t.expert_offload.clone())
-                    .color(GREEN)
-                    .width(2.5),
-            );
+            // Solid where the machine holds the split, dotted where the GPU or RAM does not.
+            let (k_lo, k_hi) = (l - t.k_fit as f64, l - t.k_min as f64);
+            let (n_lo, n_hi) = match (t.n_cpu_moe_fit, t.n_cpu_moe_max) {
+                (Some(a), Some(b)) => (a as f64, b as f64),
+                _ => (f64::INFINITY, f64::INFINITY),
+            };
+            for (name, pts, lo, hi, color, width) in [
+                (
+                    "whole layers on the CPU",
+                    &layers_on_cpu,
+                    k_lo,
+                    k_hi,
+                    BLUE,
+                    1.5,
+                ),
+                ("experts in RAM", &t.expert_offload, n_lo, n_hi, GREEN, 2.5),
+            ] {
+                let (runs, below, above) = split_points(pts, lo, hi);
+                if runs.len() > 1 {
+                    p.line(Line::new(name, runs).color(color).width(width));
+                }
+                for (i, pts) in [below, above].into_iter().enumerate() {
+                    if pts.len() > 1 {
+                        p.line(
+                            Line::new(format!("{name} (would not fit) {i}"), pts)
+                                .color(color)
+                                .style(LineStyle::dotted_loose())
+                                .width(1.5),
+                        );
+                    }
+                }
+            }
             if let Some(n) = t.n_cpu_moe_fit {
                 p.vline(
                     VLine::new(fit_label.clone(), n as f64)
