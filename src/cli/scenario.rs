@@ -174,8 +174,11 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
     if let Some(v) = a.train_tokens {
         s.train_tokens = v;
     }
-    if s.prompt_tokens > s.context {
-        s.prompt_tokens = s.context;
+    // The scenario rules the window applies too (the context to the model's trained length, the
+    // prompt to the context), each change said on stderr.
+    let (s, clamps) = s.normalized();
+    for c in clamps {
+        eprintln!("headroom: note: {c}");
     }
     Ok(s)
 }

@@ -182,7 +182,7 @@ fn machines_chart(ui: &mut Ui, loads: &[MachineLoad], size: egui::Vec2) {
     let mut charts: Vec<BarChart> = Vec::new();
     let mut segments: Vec<Segment> = Vec::new();
     let mut texts: Vec<(f64, f64, String)> = Vec::new();
-    let mut gpu_limits: Vec<(f64, f64, String)> = Vec::new();
+    let mut gpu_limits: Vec<(f64, f64)> = Vec::new();
     let mut top = 100.0f64;
     for (i, l) in loads.iter().enumerate() {
         let x0 = i as f64 * SLOT;
@@ -191,7 +191,7 @@ fn machines_chart(ui: &mut Ui, loads: &[MachineLoad], size: egui::Vec2) {
         let pool: Vec<(ComponentKind, Bytes)> = l.gpu.iter().chain(&l.host).copied().collect();
         let bars: Vec<(f64, Parts<'_>, Bytes, &str)> = if l.unified {
             let limit = share(l.gpu_capacity, l.ram_capacity).min(MAX_SHARE);
-            gpu_limits.push((x0 + 0.5, limit, gib2(l.gpu_capacity)));
+            gpu_limits.push((x0 + 0.5, limit));
             vec![(x0 + 0.5, &pool, l.ram_capacity, "unified memory")]
         } else {
             vec![
@@ -341,7 +341,7 @@ fn machines_chart(ui: &mut Ui, loads: &[MachineLoad], size: egui::Vec2) {
                     .style(LineStyle::dashed_loose())
                     .allow_hover(false),
             );
-            for (i, (x, y, cap)) in gpu_limits.iter().enumerate() {
+            for (i, (x, y)) in gpu_limits.iter().enumerate() {
                 p.line(
                     Line::new(
                         format!("gpu-limit-{i}"),
@@ -350,15 +350,6 @@ fn machines_chart(ui: &mut Ui, loads: &[MachineLoad], size: egui::Vec2) {
                     .color(ui_line_color())
                     .width(1.5)
                     .style(LineStyle::dashed_dense())
-                    .allow_hover(false),
-                );
-                p.text(
-                    Text::new(
-                        "",
-                        PlotPoint::new(x + BAR_W * 0.75, *y),
-                        RichText::new(format!("GPU may use\n{cap}")).size(9.5),
-                    )
-                    .anchor(Align2::LEFT_CENTER)
                     .allow_hover(false),
                 );
             }
@@ -424,7 +415,7 @@ impl BreakdownTab {
                 });
                 hint(
                     ui,
-                    "Left: the scenario with the GPU count set in the inputs (hover the inputs for details). Right: each machine runs it with its own GPUs and, when the model is too big, with whole layers offloaded to RAM; each bar is that machine's memory in use as a share of what it can use (GPU memory per GPU, then RAM). Above the dashed 100 % line it does not fit there.",
+                    "Left: the scenario with the GPU count set in the inputs (hover the inputs for details). Right: each machine runs it with its own GPUs and, when the model is too big, with whole layers offloaded to RAM; each bar is that machine's memory in use as a share of what it can use (GPU memory per GPU, then RAM). A unified-memory machine (Apple silicon, APUs) has one bar, its usable RAM, with a short dashed mark where the GPU's share ends. Above the dashed 100 % line it does not fit there.",
                 );
                 ui.add_space(4.0);
                 machine_rows(ui, &loads);

@@ -97,7 +97,12 @@ fn speed_vs_layers(ui: &mut Ui, t: &crate::core::teach::Teach, w: f32, plot_h: f
         let cliff_label = if t.k_fit >= t.layers {
             format!("all {} layers fit in VRAM", t.layers)
         } else {
-            format!("VRAM full at {} of {} layers", t.k_fit, t.layers)
+            format!(
+                "{} full at {} of {} layers",
+                if t.unified { "GPU share" } else { "VRAM" },
+                t.k_fit,
+                t.layers
+            )
         };
         let mut legend = vec![
             (
@@ -180,22 +185,54 @@ fn speed_vs_layers(ui: &mut Ui, t: &crate::core::teach::Teach, w: f32, plot_h: f
         let fit_speed = t.cpu_layers.get(k as usize).map(|q| q[1]).unwrap_or(0.0);
         let full = t.cpu_layers.last().map(|q| q[1]).unwrap_or(0.0);
         let none = t.cpu_layers.first().map(|q| q[1]).unwrap_or(0.0);
+        let stream = if t.unified {
+            String::new()
+        } else {
+            format!(
+                " Streaming instead pushes the missing weights over PCIe ({}) for every token, which is slower still: the link, not the GPU, sets the pace.",
+                format::bandwidth(GbPerSec(t.link_bandwidth))
+            )
+        };
         hint(
             ui,
             format!(
-                "Decode reads every weight once per token, so speed follows memory bandwidth: {} on the GPU, {} for system RAM. With k layers on the GPU the CPU still reads the rest, and the slow part dominates: {} tok/s with none on the GPU, {} tok/s where VRAM runs out (k = {k}), {} tok/s if all fitted. Streaming instead pushes the missing weights over PCIe ({}) for every token, which is slower still: the link, not the GPU, sets the pace.",
+                "Decode reads every weight once per token, so speed follows memory bandwidth: {} on the GPU, {} for system RAM{}. With k layers on the GPU the CPU still reads the rest, and the slow part dominates: {} tok/s with none on the GPU, {} tok/s where the GPU's memory runs out (k = {k}), {} tok/s if all fitted.{stream}",
                 format::bandwidth(GbPerSec(t.gpu_bandwidth)),
                 format::bandwidth(GbPerSec(t.ram_bandwidth)),
+                if t.unified {
+                    " (the same memory; the CPU cores draw only part of it)"
+                } else {
+                    ""
+                },
                 style::rate(none),
                 style::rate(fit_speed),
                 style::rate(full),
-                format::bandwidth(GbPerSec(t.link_bandwidth))
             ),
         );
+        if t.k_min > t.k_fit {
+            style::warn(
+                ui,
+                format!(
+                    "On this machine no split runs: with {} layers on the GPU the other {} need more than the {} of RAM it can use, so every point is drawn dotted (the verdict reads the rest from the disk, or does not run).",
+                    t.k_fit,
+                    t.layers.saturating_sub(t.k_fit),
+                    style::gib2(t.ram_capacity)
+                ),
+            );
+        } else if t.k_min > 0 {
+            hint(
+                ui,
+                format!(
+                    "Below {} layers on the GPU the rest does not fit in RAM ({} usable): those points are dotted.",
+                    t.k_min,
+                    style::gib2(t.ram_capacity)
+                ),
+            );
+        }
         if t.unified {
             hint(
                 ui,
-                "Unified memory: CPU and GPU share one pool, so there is no PCIe cliff; the GPU may use a share of RAM (Metal's default 2/3 to 3/4).",
+                "Unified memory: CPU and GPU share one pool, so there is no PCIe cliff and nothing to stream; the GPU may use a share of RAM (Metal's default 2/3 to 3/4, raised with sudo sysctl iogpu.wired_limit_mb).",
             );
         }
         if !t.expert_offload.is_empty() {
