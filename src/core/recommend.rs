@@ -440,6 +440,30 @@ pub struct Pick {
     /// $ per 1M tokens (training: the run's cost per 1M trained tokens).
     pub usd_per_million_tokens: Option<f64>,
     pub reason: Reason,
+    /// On unified memory: the raise of the GPU's limit that puts the whole model on the GPU,
+    /// and the speed then (`None` where no raise would).
+    #[serde(default)]
+    pub limit_raise: Option<LimitRaisePick>,
+}
+
+/// A pick's GPU-limit raise: the command and the decode rate with it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LimitRaisePick {
+    pub mib: u64,
+    pub command: String,
+    pub tokens_per_s: f64,
+}
+
+impl fmt::Display for LimitRaisePick {
+    /// "with `sudo sysctl iogpu.wired_limit_mb=44236` the whole model is on the GPU: 5.54 tok/s".
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "with `{}` the whole model is on the GPU: {} tok/s",
+            self.command,
+            format::rate_coarse(self.tokens_per_s)
+        )
+    }
 }
 
 impl Pick {
@@ -1107,6 +1131,7 @@ impl Cand<'_> {
                 why,
                 also: Vec::new(),
             },
+            limit_raise: None,
         }
     }
 }
@@ -1399,7 +1424,11 @@ pub fn recommend_from_fits(
         if cands.is_empty() {
             continue;
         }
-        out.push(group_picks(group, &cands, s, k));
+        let mut g = group_picks(group, &cands, s, k);
+        for p in &mut g.picks {
+            p.limit_raise = limit_raise_pick(s, &p.machine, machines, fits, cat, st);
+        }
+        out.push(g);
     }
     let this_machine = this.map(|m| {
         let fit = fits
@@ -1426,6 +1455,33 @@ pub fn recommend_from_fits(
         cloud_cost_load: None,
         serving: None,
     }
+}
+
+/// The raise of the GPU's limit a unified-memory pick's fit offers, and the speed with it.
+fn limit_raise_pick(
+    s: &Scenario,
+    id: &str,
+    machines: &[Machine],
+    fits: &[FitResult],
+    cat: &Catalog,
+    st: &FitSettings,
+) -> Option<LimitRaisePick> {
+    use crate::core::placement::note::Note;
+    let (m, f) = machines.iter().zip(fits).find(|(m, _)| *m.id == *id)?;
+    let r = f.notes.iter().find_map(|n| match n {
+        Note::GpuLimitRaise(r) => Some(*r),
+        _ => None,
+    })?;
+    let raised = FitSettings {
+        raise_gpu_limit: true,
+        ..st.clone()
+    };
+    let after = fit_one(s, m, cat, &raised);
+    on_gpu(&after).then(|| LimitRaisePick {
+        mib: r.mib(),
+        command: r.command(),
+        tokens_per_s: speed(&after),
+    })
 }
 
 /// Recommendations for scenario `s` over `machines` (fitted here, at the minimum context when

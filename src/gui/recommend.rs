@@ -175,6 +175,9 @@ fn group_card(ui: &mut Ui, g: &GroupPicks, open: &mut Option<String>) {
                 pick_line(ui, p);
                 let reason = p.reason.to_string();
                 ui.add(egui::Label::new(RichText::new(headline(&reason)).small().weak()).wrap());
+                if let Some(raise) = &p.limit_raise {
+                    ui.add(egui::Label::new(RichText::new(raise.to_string()).small()).wrap());
+                }
                 for q in g.picks.iter().skip(1) {
                     let t = format!("{}: {} ({})", q.role.label(), q.name, q.price_text());
                     ui.add(egui::Label::new(RichText::new(t).small()).truncate())
