@@ -11,9 +11,7 @@ use crate::core::format;
 use crate::core::placement::explain::MachineLoad;
 use crate::core::units::Bytes;
 use egui::{Align2, RichText, Ui};
-use egui_plot::{
-    Bar, BarChart, GridMark, HLine, Line, LineStyle, Plot, PlotPoint, PlotPoints, Text,
-};
+use egui_plot::{Bar, BarChart, GridMark, HLine, Line, LineStyle, PlotPoint, PlotPoints, Text};
 
 /// Bars are cut at this share of capacity so one huge overflow does not flatten the others;
 /// the value label above the bar still gives the real share.
@@ -48,19 +46,6 @@ fn fraction(b: Bytes, cap: Bytes) -> f64 {
 /// The share of `cap` that `b` is, in percent (the bars' height).
 fn share(b: Bytes, cap: Bytes) -> f64 {
     fraction(b, cap) * 100.0
-}
-
-/// Keeps a machine name short enough for a label.
-fn short(name: &str, max: usize) -> String {
-    let n: Vec<char> = name.chars().collect();
-    if n.len() > max {
-        format!(
-            "{}...",
-            n[..max.saturating_sub(3)].iter().collect::<String>()
-        )
-    } else {
-        name.to_string()
-    }
 }
 
 /// The words of a machine's row: memory on one GPU, memory in RAM (from the same load the
@@ -294,16 +279,10 @@ fn machines_chart(ui: &mut Ui, loads: &[MachineLoad], size: egui::Vec2) {
         let chars = ((size.x / n as f32) / 7.5).max(8.0) as usize;
         loads
             .iter()
-            .map(|l| format!("{}\n{}", short(&l.name, chars), l.verdict_text))
+            .map(|l| format!("{}\n{}", style::shorten(&l.name, chars), l.verdict_text))
             .collect()
     };
-    let plot = Plot::new("machines-chart")
-        .height(size.y)
-        .width(size.x)
-        .allow_zoom(false)
-        .allow_drag(false)
-        .allow_scroll(false)
-        .allow_boxed_zoom(false)
+    let plot = style::still_plot("machines-chart", size)
         .allow_double_click_reset(false)
         .show_x(false)
         .show_y(false)
@@ -506,13 +485,6 @@ fn component_table(ui: &mut Ui, comps: &[Component], cpu_only: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn short_names() {
-        assert_eq!(short("short", 30), "short");
-        assert!(short(&"x".repeat(50), 30).ends_with("..."));
-        assert_eq!(short(&"x".repeat(50), 30).chars().count(), 30);
-    }
 
     #[test]
     fn shares() {

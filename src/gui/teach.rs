@@ -9,7 +9,7 @@ use crate::core::format::group_digits;
 use crate::core::teach::SpeedBar;
 use crate::core::units::GbPerSec;
 use egui::{Align2, Color32, RichText, Ui};
-use egui_plot::{Bar, BarChart, GridMark, HLine, Line, LineStyle, Plot, PlotPoint, Text, VLine};
+use egui_plot::{Bar, BarChart, GridMark, HLine, Line, LineStyle, PlotPoint, Text, VLine};
 
 const BLUE: Color32 = Color32::from_rgb(66, 133, 244);
 const ORANGE: Color32 = Color32::from_rgb(240, 140, 30);
@@ -134,13 +134,7 @@ fn speed_vs_layers(ui: &mut Ui, t: &crate::core::teach::Teach, w: f32, plot_h: f
         legend.push((RED, Swatch::Dashed, &cliff_label));
         legend_row(ui, &legend);
         let k_min = t.k_min as f64;
-        Plot::new("speed-vs-layers")
-            .height(plot_h)
-            .width(w)
-            .allow_zoom(false)
-            .allow_drag(false)
-            .allow_scroll(false)
-            .allow_boxed_zoom(false)
+        style::still_plot("speed-vs-layers", egui::vec2(w, plot_h))
             .x_axis_label("layers on the GPU")
             .y_axis_label("tok/s")
             .include_y(0.0)
@@ -299,13 +293,7 @@ fn speed_vs_tiers(ui: &mut Ui, t: &crate::core::teach::Teach, w: f32, plot_h: f3
             .map(|q| [q[0], q[1].log10()])
             .collect()
     };
-    Plot::new("speed-vs-tiers")
-        .height(plot_h)
-        .width(w)
-        .allow_zoom(false)
-        .allow_drag(false)
-        .allow_scroll(false)
-        .allow_boxed_zoom(false)
+    style::still_plot("speed-vs-tiers", egui::vec2(w, plot_h))
         .x_axis_label("GiB of weights read per token")
         .y_axis_label("tok/s (log scale)")
         .y_axis_formatter(|mark, _| style::rate(10f64.powf(mark.value)))
@@ -377,13 +365,7 @@ fn memory_vs_context(
     items.push((total_color, Swatch::Line, "Total"));
     items.push((machine_color(0), Swatch::Dashed, &cap_name));
     legend_row(ui, &items);
-    Plot::new("memory-vs-context")
-        .height(plot_h)
-        .width(w)
-        .allow_zoom(false)
-        .allow_drag(false)
-        .allow_scroll(false)
-        .allow_boxed_zoom(false)
+    style::still_plot("memory-vs-context", egui::vec2(w, plot_h))
         .x_axis_label("context (tokens, log scale)")
         .y_axis_label("GiB")
         .x_grid_spacer(|g| {
@@ -539,15 +521,9 @@ fn bars_plot(
         let per_bar = (w / bars.len().max(1) as f32 / 7.0).max(6.0) as usize;
         let labels: Vec<String> = bars
             .iter()
-            .map(|b| short_label(&b.label, per_bar))
+            .map(|b| style::shorten(&b.label, per_bar))
             .collect();
-        Plot::new(id)
-            .height(h)
-            .width(w)
-            .allow_zoom(false)
-            .allow_drag(false)
-            .allow_scroll(false)
-            .allow_boxed_zoom(false)
+        style::still_plot(id, egui::vec2(w, h))
             .show_grid([false, true])
             .include_y(0.0)
             .include_y(top * 1.18)
@@ -583,18 +559,6 @@ fn bars_plot(
     });
 }
 
-fn short_label(s: &str, max: usize) -> String {
-    let c: Vec<char> = s.chars().collect();
-    if c.len() > max {
-        format!(
-            "{}...",
-            c[..max.saturating_sub(3)].iter().collect::<String>()
-        )
-    } else {
-        s.to_string()
-    }
-}
-
 /// Mixture-of-experts models: tok/s against `--n-cpu-moe n` (the routed experts of the first n
 /// layers in RAM, everything else on the GPU) beside whole layers on the CPU, both against the
 /// layers that keep (some of) their weights in RAM.
@@ -625,13 +589,7 @@ fn expert_offload_plot(ui: &mut Ui, t: &crate::core::teach::Teach, w: f32, plot_
     let l = t.layers as f64;
     // The layer curve against the layers on the CPU, for the same x.
     let layers_on_cpu: Vec<[f64; 2]> = t.cpu_layers.iter().map(|q| [l - q[0], q[1]]).collect();
-    Plot::new("speed-vs-n-cpu-moe")
-        .height(plot_h)
-        .width(w)
-        .allow_zoom(false)
-        .allow_drag(false)
-        .allow_scroll(false)
-        .allow_boxed_zoom(false)
+    style::still_plot("speed-vs-n-cpu-moe", egui::vec2(w, plot_h))
         .x_axis_label("layers with weights in RAM (n)")
         .y_axis_label("tok/s")
         .include_y(0.0)
