@@ -45,6 +45,45 @@ fn row_label(ui: &mut Ui, text: &str, help: &str) -> egui::Response {
     }
 }
 
+/// The label of a slider row, with the slider's width set to what the row leaves beside the
+/// number field.
+fn slider_row_label(ui: &mut Ui, text: &str, help: &str) -> egui::Response {
+    let l = row_label(ui, text, help);
+    ui.spacing_mut().slider_width =
+        (ui.available_width() - VALUE_W - ui.spacing().item_spacing.x - 16.0).max(40.0);
+    l
+}
+
+/// The typed number field of an input row named by `label`. It has an id of its own (`id`), so
+/// focus stays on the field while notes come and go.
+fn value_field(
+    ui: &mut Ui,
+    id: &str,
+    field: DragValue<'_>,
+    label: &egui::Response,
+) -> egui::Response {
+    ui.push_id(id, |ui| {
+        ui.add_sized(vec2(VALUE_W - 4.0, ui.spacing().interact_size.y), field)
+    })
+    .inner
+    .labelled_by(label.id)
+}
+
+/// With `slider` focused, whether an arrow key asks for a step up (right, up) or down (left,
+/// down); `None` when none is pressed.
+fn arrow_step(ui: &Ui, slider: &egui::Response) -> Option<bool> {
+    if !slider.has_focus() {
+        return None;
+    }
+    let (up, down) = ui.input(|i| {
+        (
+            i.key_pressed(egui::Key::ArrowRight) || i.key_pressed(egui::Key::ArrowUp),
+            i.key_pressed(egui::Key::ArrowLeft) || i.key_pressed(egui::Key::ArrowDown),
+        )
+    });
+    (up || down).then_some(up)
+}
+
 /// How a `u64` input steps with the arrow keys.
 #[derive(Copy, Clone, PartialEq)]
 enum Step {
@@ -82,9 +121,7 @@ fn slider_u64(
     let before = *value;
     let changed = ui
         .horizontal(|ui| {
-            let l = row_label(ui, label, help);
-            ui.spacing_mut().slider_width =
-                (ui.available_width() - VALUE_W - ui.spacing().item_spacing.x - 16.0).max(40.0);
+            let l = slider_row_label(ui, label, help);
             let s = ui
                 .add(
                     Slider::new(value, range.clone())
@@ -93,30 +130,20 @@ fn slider_u64(
                         .show_value(false),
                 )
                 .labelled_by(l.id);
-            if step == Step::PowerOfTwo && s.has_focus() {
-                let (up, down) = ui.input(|i| {
-                    (
-                        i.key_pressed(egui::Key::ArrowRight) || i.key_pressed(egui::Key::ArrowUp),
-                        i.key_pressed(egui::Key::ArrowLeft) || i.key_pressed(egui::Key::ArrowDown),
-                    )
-                });
-                if up || down {
-                    *value = pow2_step(before, up).clamp(*range.start(), *range.end());
-                }
+            if step == Step::PowerOfTwo
+                && let Some(up) = arrow_step(ui, &s)
+            {
+                *value = pow2_step(before, up).clamp(*range.start(), *range.end());
             }
             let speed = (*value as f64 * 0.02).max(0.2);
-            // An id of its own, so focus stays on this field while notes come and go.
-            let d = ui
-                .push_id(label, |ui| {
-                    ui.add_sized(
-                        vec2(VALUE_W - 4.0, ui.spacing().interact_size.y),
-                        DragValue::new(value)
-                            .speed(speed)
-                            .update_while_editing(false),
-                    )
-                })
-                .inner
-                .labelled_by(l.id);
+            let d = value_field(
+                ui,
+                label,
+                DragValue::new(value)
+                    .speed(speed)
+                    .update_while_editing(false),
+                &l,
+            );
             if d.changed() {
                 let typed = *value;
                 *value = typed.clamp(*range.start(), *range.end());
@@ -161,9 +188,7 @@ fn slider_f64(
     suffix: &str,
 ) -> bool {
     ui.horizontal(|ui| {
-        let l = row_label(ui, label, help);
-        ui.spacing_mut().slider_width =
-            (ui.available_width() - VALUE_W - ui.spacing().item_spacing.x - 16.0).max(40.0);
+        let l = slider_row_label(ui, label, help);
         let s = ui
             .add(
                 Slider::new(value, range.clone())
@@ -172,20 +197,17 @@ fn slider_f64(
             )
             .labelled_by(l.id);
         let speed = (value.abs() * 0.01).max(0.001);
-        let d = ui
-            .push_id(label, |ui| {
-                ui.add_sized(
-                    vec2(VALUE_W - 4.0, ui.spacing().interact_size.y),
-                    DragValue::new(value)
-                        .range(range)
-                        .speed(speed)
-                        .max_decimals(decimals)
-                        .suffix(suffix)
-                        .update_while_editing(false),
-                )
-            })
-            .inner
-            .labelled_by(l.id);
+        let d = value_field(
+            ui,
+            label,
+            DragValue::new(value)
+                .range(range)
+                .speed(speed)
+                .max_decimals(decimals)
+                .suffix(suffix)
+                .update_while_editing(false),
+            &l,
+        );
         s.changed() || d.changed()
     })
     .inner
@@ -390,20 +412,17 @@ impl InputsPanel {
                     "Total parameters. Changing it replaces the model by a generic Llama-like shape of that size",
                 );
                 let speed = (b * 0.005).max(0.001);
-                let d = ui
-                    .push_id("Parameters", |ui| {
-                        ui.add_sized(
-                            vec2(VALUE_W - 4.0, ui.spacing().interact_size.y),
-                            DragValue::new(&mut b)
-                                .range(0.001..=10_000.0)
-                                .speed(speed)
-                                .custom_formatter(|x, _| format::params((x * 1e9).round() as u64))
-                                .custom_parser(parse_params_billions)
-                                .update_while_editing(false),
-                        )
-                    })
-                    .inner
-                    .labelled_by(l.id);
+                let d = value_field(
+                    ui,
+                    "Parameters",
+                    DragValue::new(&mut b)
+                        .range(0.001..=10_000.0)
+                        .speed(speed)
+                        .custom_formatter(|x, _| format::params((x * 1e9).round() as u64))
+                        .custom_parser(parse_params_billions)
+                        .update_while_editing(false),
+                    &l,
+                );
                 (l, d)
             })
             .inner;
@@ -559,13 +578,11 @@ fn workload_section(ui: &mut Ui, v: &mut View<'_>) {
     // note below (the app's normalisation), never silently.
     let before = s.context;
     ui.horizontal(|ui| {
-        let l = row_label(
+        let l = slider_row_label(
             ui,
             "Context",
             "Tokens per sequence (prompt + output): the KV cache is sized for this. Arrow keys double or halve it",
         );
-        ui.spacing_mut().slider_width =
-            (ui.available_width() - VALUE_W - ui.spacing().item_spacing.x - 16.0).max(40.0);
         let sl = ui
             .add(
                 Slider::new(&mut s.context, lo..=limit)
@@ -574,28 +591,18 @@ fn workload_section(ui: &mut Ui, v: &mut View<'_>) {
                     .show_value(false),
             )
             .labelled_by(l.id);
-        if sl.has_focus() {
-            let (up, down) = ui.input(|i| {
-                (
-                    i.key_pressed(egui::Key::ArrowRight) || i.key_pressed(egui::Key::ArrowUp),
-                    i.key_pressed(egui::Key::ArrowLeft) || i.key_pressed(egui::Key::ArrowDown),
-                )
-            });
-            if up || down {
-                s.context = pow2_step(before, up).clamp(lo, limit);
-            }
+        if let Some(up) = arrow_step(ui, &sl) {
+            s.context = pow2_step(before, up).clamp(lo, limit);
         }
         let speed = (s.context as f64 * 0.02).max(0.2);
-        ui.push_id("Context", |ui| {
-            ui.add_sized(
-                vec2(VALUE_W - 4.0, ui.spacing().interact_size.y),
-                DragValue::new(&mut s.context)
-                    .speed(speed)
-                    .update_while_editing(false),
-            )
-        })
-        .inner
-        .labelled_by(l.id);
+        value_field(
+            ui,
+            "Context",
+            DragValue::new(&mut s.context)
+                .speed(speed)
+                .update_while_editing(false),
+            &l,
+        );
     });
     if s.context != before {
         notices.context_clamped = None;
