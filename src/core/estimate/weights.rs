@@ -492,8 +492,11 @@ fn sum_tensors(spec: &ModelSpec, p: WeightPrecision, explain: bool) -> WeightSum
     }
     let arch_total = layer_total.saturating_add(outer);
     let arch_params = spec.arch_param_count().total.max(1);
+    let active_read = layer_active.saturating_add(outer_read);
 
-    // A file's exact bytes, or a user-given parameter count, override the architecture sum.
+    // A file's exact bytes, or a user-given parameter count, override the architecture sum; the
+    // architecture's parts scale with it.
+    let scaled = |part: u64, ratio: f64| Bytes::from_f64(part as f64 * ratio);
     if let Some(fw) = &spec.file_weights
         && fw.total_bytes > 0
     {
@@ -508,8 +511,8 @@ fn sum_tensors(spec: &ModelSpec, p: WeightPrecision, explain: bool) -> WeightSum
             total: Bytes(total),
             layers: Bytes(layers),
             outer: Bytes(total - layers),
-            active_read: Bytes::from_f64((layer_active.saturating_add(outer_read)) as f64 * ratio),
-            largest_layer: Bytes::from_f64(largest as f64 * ratio),
+            active_read: scaled(active_read, ratio),
+            largest_layer: scaled(largest, ratio),
             provenance: Provenance::Exact,
             formula: formula!(
                 explain,
@@ -526,10 +529,10 @@ fn sum_tensors(spec: &ModelSpec, p: WeightPrecision, explain: bool) -> WeightSum
         let ratio = total.as_f64() / arch_total.max(1) as f64;
         return WeightSums {
             total,
-            layers: Bytes::from_f64(layer_total as f64 * ratio),
-            outer: Bytes::from_f64(outer as f64 * ratio),
-            active_read: Bytes::from_f64((layer_active.saturating_add(outer_read)) as f64 * ratio),
-            largest_layer: Bytes::from_f64(largest as f64 * ratio),
+            layers: scaled(layer_total, ratio),
+            outer: scaled(outer, ratio),
+            active_read: scaled(active_read, ratio),
+            largest_layer: scaled(largest, ratio),
             provenance: Provenance::Derived,
             formula: formula!(
                 explain,
@@ -546,7 +549,7 @@ fn sum_tensors(spec: &ModelSpec, p: WeightPrecision, explain: bool) -> WeightSum
         total: Bytes(arch_total),
         layers: Bytes(layer_total),
         outer: Bytes(outer),
-        active_read: Bytes(layer_active.saturating_add(outer_read)),
+        active_read: Bytes(active_read),
         largest_layer: Bytes(largest),
         provenance: Provenance::Derived,
         formula: formula!(
