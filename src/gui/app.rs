@@ -385,13 +385,7 @@ impl HeadroomApp {
             }) else {
                 return JobResult::NoFileChosen { action };
             };
-            let result = crate::io::export::write_atomic(&p, text.as_bytes())
-                .map(|_| p)
-                .map_err(|e| e.to_string());
-            JobResult::Written {
-                what: "Scenario",
-                result,
-            }
+            written("Scenario", p, &text)
         });
     }
 
@@ -469,13 +463,7 @@ impl HeadroomApp {
                 version: env!("CARGO_PKG_VERSION"),
             };
             let text = crate::io::export::render(&input, format);
-            let result = crate::io::export::write_atomic(&p, text.as_bytes())
-                .map(|_| p)
-                .map_err(|e| e.to_string());
-            JobResult::Written {
-                what: "Report",
-                result,
-            }
+            written("Report", p, &text)
         });
     }
 
@@ -957,6 +945,15 @@ impl eframe::App for HeadroomApp {
 }
 
 /// A file-name-friendly name for the scenario: "llama-3-8b-bf16-8k" ([`crate::core::format::slug`]).
+/// Writes `text` to `p` atomically, as a job's result (`what`: what was written, for the status
+/// line).
+fn written(what: &'static str, p: PathBuf, text: &str) -> JobResult {
+    let result = crate::io::export::write_atomic(&p, text.as_bytes())
+        .map(|_| p)
+        .map_err(|e| e.to_string());
+    JobResult::Written { what, result }
+}
+
 fn scenario_slug(s: &Scenario) -> String {
     let base = format!(
         "{}-{}-{}",
