@@ -112,15 +112,19 @@ impl KindFilter {
         KindFilter::Cloud,
         KindFilter::MiniPc,
     ];
-    pub const fn cli_name(self) -> &'static str {
+    /// The catalog's kind of the same name, whose name the filter takes.
+    const fn machine_kind(self) -> MachineKind {
         match self {
-            KindFilter::Laptop => "laptop",
-            KindFilter::Apple => "apple",
-            KindFilter::Desktop => "desktop",
-            KindFilter::Workstation => "workstation",
-            KindFilter::Cloud => "cloud",
-            KindFilter::MiniPc => "mini-pc",
+            KindFilter::Laptop => MachineKind::Laptop,
+            KindFilter::Apple => MachineKind::Apple,
+            KindFilter::Desktop => MachineKind::Desktop,
+            KindFilter::Workstation => MachineKind::Workstation,
+            KindFilter::Cloud => MachineKind::Cloud,
+            KindFilter::MiniPc => MachineKind::MiniPc,
         }
+    }
+    pub const fn cli_name(self) -> &'static str {
+        self.machine_kind().cli_name()
     }
     pub fn from_cli(s: &str) -> Option<Self> {
         let t = s.trim().to_ascii_lowercase();
@@ -136,8 +140,7 @@ impl KindFilter {
     }
     fn matches(self, m: &Machine, apple_gpu: bool) -> bool {
         match self {
-            KindFilter::Workstation => m.kind == MachineKind::Workstation,
-            KindFilter::MiniPc => m.kind == MachineKind::MiniPc,
+            KindFilter::Workstation | KindFilter::MiniPc => m.kind == self.machine_kind(),
             k => k.group().contains(m, apple_gpu),
         }
     }

@@ -86,7 +86,7 @@ pub struct Teach {
     pub per_kind: Vec<(ComponentKind, Vec<[f64; 2]>)>,
     pub total: Vec<[f64; 2]>,
     pub bars: Vec<SpeedBar>,
-    /// The memory hierarchy (issue 17): (GiB of weights read per token, tok/s) with the weights
+    /// The memory hierarchy: (GiB of weights read per token, tok/s) with the weights
     /// filling VRAM, then RAM, then the disk — llama.cpp mmap (past RAM the page cache thrashes:
     /// every host-side byte comes from disk) ...
     pub tiers_mmap: Vec<[f64; 2]>,
@@ -165,158 +165,213 @@ pub fn teach_curves(
     acc: Option<&Accelerator>,
     fits: &[FitResult],
 ) -> Teach {
-    // The speed curves are about serving: a training scenario is shown as its inference twin.
-    let s = Scenario {
-        mode: Mode::Inference,
-        ..scenario.clamped()
-    };
-    let unified = is_unified(acc);
-    let g = gpus_used(m, acc);
-    let (ram_cap, _) = ram_capacity(m, st);
-    let gpu_cap = gpu_capacity(m, acc, &s, st);
-    let est_g = estimate(&Scenario {
-        gpus: g.max(1),
-        ..s.clone()
-    });
-    let est_cpu = estimate(&Scenario {
-        gpus: 0,
-        ..s.clone()
-    });
-    let layers = est_g.workload.layers.max(1);
-    let cost = |tok_s: f64| usd_per_million(m, acc, tok_s, st);
-
+    let c = Setting::new(scenario, st, m, acc);
     let mut t = Teach {
         machine: m.name.to_string(),
         has_gpu: acc.is_some(),
-        unified,
-        layers,
+        unified: c.unified,
+        layers: c.layers,
         ram_bandwidth: m.ram_bandwidth.0,
-        gpu_capacity: gpu_cap,
-        ram_capacity: ram_cap,
+        gpu_capacity: c.gpu_cap,
+        ram_capacity: c.ram_cap,
         ..Teach::default()
     };
+    cpu_only_bar(&mut t, &c);
+    if let Some(a) = acc {
+        gpu_curves(&mut t, &c, a);
+        expert_curve(&mut t, &c, a);
+    }
+    tiers(&mut t, &c.est_g, &c.est_cpu, m, acc, c.gpu_cap, c.ram_cap);
+    // The best unified-memory machine only for an inference scenario (the fits are for the real
+    // scenario, not its inference twin).
+    if !scenario.mode.is_training() {
+        best_unified_bar(&mut t, m, fits);
+    }
+    memory_curves(&mut t, scenario, &c.s);
+    t
+}
 
-    let on_cpu = Place {
-        est: &est_cpu,
-        m,
-        acc,
-        style: SplitStyle::CpuLayers,
-    };
-    let cpu_tok = decode_at(&on_cpu, 0, &s, st);
+/// What every curve of [`teach_curves`] is made from: the scenario as served, the machine and
+/// its capacities, and the estimates on its GPUs and on its CPU alone.
+struct Setting<'a> {
+    /// The speed curves are about serving: a training scenario is shown as its inference twin.
+    s: Scenario,
+    st: &'a FitSettings,
+    m: &'a Machine,
+    acc: Option<&'a Accelerator>,
+    unified: bool,
+    /// GPUs the machine runs the model on.
+    g: u64,
+    ram_cap: Bytes,
+    gpu_cap: Bytes,
+    est_g: Estimate,
+    est_cpu: Estimate,
+    layers: u64,
+}
+
+impl<'a> Setting<'a> {
+    fn new(
+        scenario: &Scenario,
+        st: &'a FitSettings,
+        m: &'a Machine,
+        acc: Option<&'a Accelerator>,
+    ) -> Self {
+        let s = Scenario {
+            mode: Mode::Inference,
+            ..scenario.clamped()
+        };
+        let g = gpus_used(m, acc);
+        let (ram_cap, _) = ram_capacity(m, st);
+        let gpu_cap = gpu_capacity(m, acc, &s, st);
+        let est_g = estimate(&Scenario {
+            gpus: g.max(1),
+            ..s.clone()
+        });
+        let est_cpu = estimate(&Scenario {
+            gpus: 0,
+            ..s.clone()
+        });
+        let layers = est_g.workload.layers.max(1);
+        Setting {
+            s,
+            st,
+            m,
+            acc,
+            unified: is_unified(acc),
+            g,
+            ram_cap,
+            gpu_cap,
+            est_g,
+            est_cpu,
+            layers,
+        }
+    }
+    /// Decode tokens/s with `k` layers on the GPU(s) of placement `est` run in `style`.
+    fn decode(&self, est: &Estimate, style: SplitStyle, k: u64) -> f64 {
+        let p = Place {
+            est,
+            m: self.m,
+            acc: self.acc,
+            style,
+        };
+        decode_at(&p, k, &self.s, self.st)
+    }
+    /// What a million tokens cost at `tok_s` on this machine.
+    fn cost(&self, tok_s: f64) -> Option<f64> {
+        usd_per_million(self.m, self.acc, tok_s, self.st)
+    }
+}
+
+/// The bar of every layer on the CPU, in RAM.
+fn cpu_only_bar(t: &mut Teach, c: &Setting<'_>) {
+    let cpu_tok = c.decode(&c.est_cpu, SplitStyle::CpuLayers, 0);
     t.bars.push(SpeedBar {
         kind: BarKind::CpuOnly,
         label: "CPU only".into(),
         tokens_per_s: cpu_tok,
-        usd_per_million: cost(cpu_tok),
-        fits: est_cpu.total() <= ram_cap,
+        usd_per_million: c.cost(cpu_tok),
+        fits: c.est_cpu.total() <= c.ram_cap,
     });
+}
 
-    if let Some(a) = acc {
-        let link = host_link(a);
-        t.gpu_bandwidth = a.bandwidth.0;
-        t.link_bandwidth = link.0;
-        let place = |style| Place {
-            est: &est_g,
-            m,
-            acc,
-            style,
-        };
-        // Where VRAM runs out, as the fit engine places whole layers.
-        let whole = est_g.per_gpu_total() <= gpu_cap;
-        t.k_fit = if whole {
-            layers
+/// With a GPU: where its memory and RAM run out over k layers on it, tok/s at every k (the CPU
+/// running the rest, or the rest streamed), and the bars of the split and of every layer on it.
+fn gpu_curves(t: &mut Teach, c: &Setting<'_>, a: &Accelerator) {
+    let (layers, unified, ram_cap) = (c.layers, c.unified, c.ram_cap);
+    t.gpu_bandwidth = a.bandwidth.0;
+    t.link_bandwidth = host_link(a).0;
+    let e1 = estimate(&Scenario {
+        gpus: 1,
+        ..c.s.clone()
+    });
+    // Where VRAM runs out, as the fit engine places whole layers.
+    let whole = c.est_g.per_gpu_total() <= c.gpu_cap;
+    t.k_fit = if whole {
+        layers
+    } else {
+        layers_that_fit(&e1, c.gpu_cap, c.g).min(layers - 1)
+    };
+    // Where RAM stops holding the rest, as the fit engine counts it (the offload tiers).
+    let ram_holds = |k: u64| {
+        let host = offload_host_bytes(&e1, k);
+        if unified {
+            host.saturating_add(unified_gpu_bytes(&e1, k)) <= ram_cap
         } else {
-            let e1 = estimate(&Scenario {
-                gpus: 1,
-                ..s.clone()
-            });
-            layers_that_fit(&e1, gpu_cap, g).min(layers - 1)
-        };
-        let e1 = estimate(&Scenario {
-            gpus: 1,
-            ..s.clone()
-        });
-        // Where RAM stops holding the rest, as the fit engine counts it (the offload tiers).
-        let ram_holds = |k: u64| {
-            let host = offload_host_bytes(&e1, k);
-            if unified {
-                host.saturating_add(unified_gpu_bytes(&e1, k)) <= ram_cap
-            } else {
-                host <= ram_cap
-            }
-        };
-        t.k_min = (0..=layers).find(|&k| ram_holds(k)).unwrap_or(layers + 1);
-        let whole = whole
-            && if unified {
-                est_g.per_gpu_total().saturating_add(est_g.host_total()) <= ram_cap
-            } else {
-                est_g.host_total() <= ram_cap
-            };
-        let (cpu_layers, streaming) = (place(SplitStyle::CpuLayers), place(SplitStyle::Streaming));
-        for kk in 0..=layers {
-            t.cpu_layers
-                .push([kk as f64, decode_at(&cpu_layers, kk, &s, st)]);
-            if !unified {
-                t.streaming
-                    .push([kk as f64, decode_at(&streaming, kk, &s, st)]);
-            }
+            host <= ram_cap
         }
-        // Unified memory runs the rest on the CPU whatever the settings say (nothing to stream).
-        let chosen = place(if unified {
-            SplitStyle::CpuLayers
+    };
+    t.k_min = (0..=layers).find(|&k| ram_holds(k)).unwrap_or(layers + 1);
+    let whole = whole
+        && if unified {
+            c.est_g.per_gpu_total().saturating_add(c.est_g.host_total()) <= ram_cap
         } else {
-            st.split_style
-        });
-        if t.k_fit > 0 && t.k_fit < layers {
-            let tok = decode_at(&chosen, t.k_fit, &s, st);
-            let fits = ram_holds(t.k_fit);
-            t.bars.push(SpeedBar {
-                kind: BarKind::Split,
-                label: if fits {
-                    format!("{} of {} layers on GPU", t.k_fit, layers)
-                } else {
-                    format!("{} of {} layers on GPU (needs more RAM)", t.k_fit, layers)
-                },
-                tokens_per_s: tok,
-                usd_per_million: cost(tok),
-                fits,
-            });
+            c.est_g.host_total() <= ram_cap
+        };
+    for kk in 0..=layers {
+        t.cpu_layers
+            .push([kk as f64, c.decode(&c.est_g, SplitStyle::CpuLayers, kk)]);
+        if !unified {
+            t.streaming
+                .push([kk as f64, c.decode(&c.est_g, SplitStyle::Streaming, kk)]);
         }
-        let tok = decode_at(&chosen, layers, &s, st);
+    }
+    // Unified memory runs the rest on the CPU whatever the settings say (nothing to stream).
+    let chosen = if unified {
+        SplitStyle::CpuLayers
+    } else {
+        c.st.split_style
+    };
+    if t.k_fit > 0 && t.k_fit < layers {
+        let tok = c.decode(&c.est_g, chosen, t.k_fit);
+        let fits = ram_holds(t.k_fit);
         t.bars.push(SpeedBar {
-            kind: BarKind::AllGpu,
-            label: if whole {
-                "All on GPU".into()
-            } else if unified {
-                "All on GPU (needs a bigger GPU share)".into()
+            kind: BarKind::Split,
+            label: if fits {
+                format!("{} of {} layers on GPU", t.k_fit, layers)
             } else {
-                "All on GPU (needs more VRAM)".into()
+                format!("{} of {} layers on GPU (needs more RAM)", t.k_fit, layers)
             },
             tokens_per_s: tok,
-            usd_per_million: cost(tok),
-            fits: whole,
+            usd_per_million: c.cost(tok),
+            fits,
         });
     }
-    // Expert offload (MoE): tok/s against the layers whose routed experts sit in RAM.
-    if let Some(a) = acc {
-        let ns: Vec<u64> = (0..=layers).collect();
-        for (split, sp) in expert_offload_points(&s, m, a, st, &ns) {
-            let n = split.cpu_moe_layers;
-            t.expert_offload.push([n as f64, sp.decode_tokens_per_s]);
-            if split.gpu_required <= gpu_cap && split.ram_required <= ram_cap {
-                t.n_cpu_moe_fit.get_or_insert(n);
-                t.n_cpu_moe_max = Some(n);
-            }
+    let tok = c.decode(&c.est_g, chosen, layers);
+    t.bars.push(SpeedBar {
+        kind: BarKind::AllGpu,
+        label: if whole {
+            "All on GPU".into()
+        } else if unified {
+            "All on GPU (needs a bigger GPU share)".into()
+        } else {
+            "All on GPU (needs more VRAM)".into()
+        },
+        tokens_per_s: tok,
+        usd_per_million: c.cost(tok),
+        fits: whole,
+    });
+}
+
+/// Expert offload (MoE): tok/s against the layers whose routed experts sit in RAM.
+fn expert_curve(t: &mut Teach, c: &Setting<'_>, a: &Accelerator) {
+    let ns: Vec<u64> = (0..=c.layers).collect();
+    for (split, sp) in expert_offload_points(&c.s, c.m, a, c.st, &ns) {
+        let n = split.cpu_moe_layers;
+        t.expert_offload.push([n as f64, sp.decode_tokens_per_s]);
+        if split.gpu_required <= c.gpu_cap && split.ram_required <= c.ram_cap {
+            t.n_cpu_moe_fit.get_or_insert(n);
+            t.n_cpu_moe_max = Some(n);
         }
     }
-    tiers(&mut t, &est_g, &est_cpu, m, acc, gpu_cap, ram_cap);
-    // The best unified-memory machine in the catalog for this workload, when the scenario is
-    // an inference one (the fits are for the real scenario).
-    if !scenario.mode.is_training()
-        && let Some(best) = fits
-            .iter()
-            .filter(|f| f.verdict == Verdict::Unified && f.machine != m.id)
-            .max_by(|a, b| a.decode_tokens_per_s.total_cmp(&b.decode_tokens_per_s))
+}
+
+/// The bar of the best unified-memory machine of the catalog for this workload (`fits`: the
+/// scenario's fits on the catalog), when there is one other than `m`.
+fn best_unified_bar(t: &mut Teach, m: &Machine, fits: &[FitResult]) {
+    if let Some(best) = fits
+        .iter()
+        .filter(|f| f.verdict == Verdict::Unified && f.machine != m.id)
+        .max_by(|a, b| a.decode_tokens_per_s.total_cmp(&b.decode_tokens_per_s))
     {
         t.bars.push(SpeedBar {
             kind: BarKind::BestUnified,
@@ -326,8 +381,11 @@ pub fn teach_curves(
             fits: true,
         });
     }
+}
 
-    // Memory against context length, per device (one GPU, or host RAM when CPU only).
+/// Memory against context length, per device (one GPU, or host RAM when CPU only), of
+/// `scenario` in its own mode (`s`: its clamped inference twin).
+fn memory_curves(t: &mut Teach, scenario: &Scenario, s: &Scenario) {
     let max_ctx = if s.model.max_context > 0 {
         s.model.max_context
     } else {
@@ -361,7 +419,6 @@ pub fn teach_curves(
     }
     per_kind.retain(|(_, pts)| pts.iter().any(|p| p[1] > 0.0));
     t.per_kind = per_kind;
-    t
 }
 
 /// The VRAM → RAM → disk curve of [`Teach::tiers_mmap`]: the effective VRAM and RAM rates are

@@ -324,141 +324,147 @@ impl HeadroomApp {
         self.path_prompt = None;
         let slug = scenario_slug(&self.state.scenario);
         match action {
-            FileAction::ImportModel => {
-                self.jobs.spawn("import", move || {
-                    let Some(p) = path.or_else(|| {
-                        open_dialog(
-                            "Import a model",
-                            &[
-                                ("Model files", &["gguf", "safetensors", "json"]),
-                                ("All files", &["*"]),
-                            ],
-                        )
-                    }) else {
-                        return JobResult::NoFileChosen { action };
-                    };
-                    let result = crate::io::import::import_path(&p)
-                        .map(Box::new)
-                        .map_err(|e| e.to_string());
-                    JobResult::Imported { path: p, result }
-                });
-            }
-            FileAction::OpenScenario => {
-                self.jobs.spawn("open", move || {
-                    let Some(p) = path.or_else(|| {
-                        open_dialog("Open a scenario", &[("headroom scenario", &["ron"])])
-                    }) else {
-                        return JobResult::NoFileChosen { action };
-                    };
-                    let result = crate::io::export::read_scenario(&p)
-                        .map(Box::new)
-                        .map_err(|e| e.to_string());
-                    JobResult::ScenarioOpened { path: p, result }
-                });
-            }
-            FileAction::SaveScenario => {
-                let text = crate::io::export::save_scenario(&self.state.scenario);
-                self.jobs.spawn("save", move || {
-                    let Some(p) = path.or_else(|| {
-                        save_dialog(
-                            "Save the scenario",
-                            "headroom scenario",
-                            &["ron"],
-                            &format!("{slug}.ron"),
-                        )
-                    }) else {
-                        return JobResult::NoFileChosen { action };
-                    };
-                    let result = crate::io::export::write_atomic(&p, text.as_bytes())
-                        .map(|_| p)
-                        .map_err(|e| e.to_string());
-                    JobResult::Written {
-                        what: "Scenario",
-                        result,
-                    }
-                });
-            }
-            FileAction::Calibrate => {
-                let local = self
-                    .data
-                    .catalog
-                    .machine(crate::io::detect::LOCAL_MACHINE_ID)
-                    .cloned();
-                let (Some(m), Some(dir)) = (local, self.config_dir.clone()) else {
-                    self.data.tell(Status::error(
-                        "Cannot calibrate: this machine is not detected yet, or there is no config directory (set HEADROOM_CONFIG_DIR).",
-                    ));
-                    return;
-                };
-                let catalog = self.data.catalog.clone();
-                self.jobs.spawn("calibrate", move || {
-                    let Some(p) = path.or_else(|| {
-                        open_dialog(
-                            "Calibrate from llama-bench output (-o json)",
-                            &[
-                                ("llama-bench JSON", &["json", "jsonl"]),
-                                ("All files", &["*"]),
-                            ],
-                        )
-                    }) else {
-                        return JobResult::NoFileChosen { action };
-                    };
-                    let today = crate::io::clock::today_utc();
-                    let result = crate::io::calibration::calibrate_file(
-                        &p, &m, &catalog, &dir, &today,
-                    )
-                    .map(|done| {
-                        let line = format!("{} {}", m.name, done.calibration.note());
-                        (Box::new(done.calibration), line)
-                    });
-                    JobResult::Calibrated(result)
-                });
-            }
-            FileAction::ExportReport => {
-                // Owned copies: the report renders on the job thread, in the format the chosen
-                // file name asks for.
-                let (scenario, estimate, fits, catalog) = self.report_input_owned();
-                let settings = self.state.fit_settings();
-                let fallback = self.report.format;
-                self.jobs.spawn("export", move || {
-                    let ext = fallback.extension();
-                    let Some(mut p) = path.or_else(|| {
-                        save_dialog(
-                            "Export the report",
-                            "Report (.md, .html, .json)",
-                            &["md", "html", "json"],
-                            &format!("{slug}.{ext}"),
-                        )
-                    }) else {
-                        return JobResult::NoFileChosen { action };
-                    };
-                    let format = match crate::io::export::ReportFormat::from_path(&p) {
-                        Ok(f) => f,
-                        Err(_) => {
-                            p.set_extension(ext);
-                            fallback
-                        }
-                    };
-                    let input = ReportInput {
-                        scenario: &scenario,
-                        estimate: &estimate,
-                        fits: &fits,
-                        catalog: &catalog,
-                        settings: &settings,
-                        generated: crate::io::clock::now_utc(),
-                        version: env!("CARGO_PKG_VERSION"),
-                    };
-                    let text = crate::io::export::render(&input, format);
-                    let result = crate::io::export::write_atomic(&p, text.as_bytes())
-                        .map(|_| p)
-                        .map_err(|e| e.to_string());
-                    JobResult::Written {
-                        what: "Report",
-                        result,
-                    }
-                });
-            }
+            FileAction::ImportModel => self.import_model(path),
+            FileAction::OpenScenario => self.open_scenario(path),
+            FileAction::SaveScenario => self.save_scenario(path, slug),
+            FileAction::Calibrate => self.calibrate(path),
+            FileAction::ExportReport => self.export_report(path, slug),
         }
+    }
+
+    /// Imports a model file (`path`, or one chosen in a dialog).
+    fn import_model(&mut self, path: Option<PathBuf>) {
+        let action = FileAction::ImportModel;
+        self.jobs.spawn("import", move || {
+            let Some(p) = path.or_else(|| {
+                open_dialog(
+                    "Import a model",
+                    &[
+                        ("Model files", &["gguf", "safetensors", "json"]),
+                        ("All files", &["*"]),
+                    ],
+                )
+            }) else {
+                return JobResult::NoFileChosen { action };
+            };
+            let result = crate::io::import::import_path(&p)
+                .map(Box::new)
+                .map_err(|e| e.to_string());
+            JobResult::Imported { path: p, result }
+        });
+    }
+
+    /// Opens a scenario file.
+    fn open_scenario(&mut self, path: Option<PathBuf>) {
+        let action = FileAction::OpenScenario;
+        self.jobs.spawn("open", move || {
+            let Some(p) =
+                path.or_else(|| open_dialog("Open a scenario", &[("headroom scenario", &["ron"])]))
+            else {
+                return JobResult::NoFileChosen { action };
+            };
+            let result = crate::io::export::read_scenario(&p)
+                .map(Box::new)
+                .map_err(|e| e.to_string());
+            JobResult::ScenarioOpened { path: p, result }
+        });
+    }
+
+    /// Saves the scenario (`slug`: the file name the dialog offers).
+    fn save_scenario(&mut self, path: Option<PathBuf>, slug: String) {
+        let action = FileAction::SaveScenario;
+        let text = crate::io::export::save_scenario(&self.state.scenario);
+        self.jobs.spawn("save", move || {
+            let Some(p) = path.or_else(|| {
+                save_dialog(
+                    "Save the scenario",
+                    "headroom scenario",
+                    &["ron"],
+                    &format!("{slug}.ron"),
+                )
+            }) else {
+                return JobResult::NoFileChosen { action };
+            };
+            written("Scenario", p, &text)
+        });
+    }
+
+    /// Calibrates this machine from llama-bench output.
+    fn calibrate(&mut self, path: Option<PathBuf>) {
+        let action = FileAction::Calibrate;
+        let local = self
+            .data
+            .catalog
+            .machine(crate::io::detect::LOCAL_MACHINE_ID)
+            .cloned();
+        let (Some(m), Some(dir)) = (local, self.config_dir.clone()) else {
+            self.data.tell(Status::error(
+                "Cannot calibrate: this machine is not detected yet, or there is no config directory (set HEADROOM_CONFIG_DIR).",
+            ));
+            return;
+        };
+        let catalog = self.data.catalog.clone();
+        self.jobs.spawn("calibrate", move || {
+            let Some(p) = path.or_else(|| {
+                open_dialog(
+                    "Calibrate from llama-bench output (-o json)",
+                    &[
+                        ("llama-bench JSON", &["json", "jsonl"]),
+                        ("All files", &["*"]),
+                    ],
+                )
+            }) else {
+                return JobResult::NoFileChosen { action };
+            };
+            let today = crate::io::clock::today_utc();
+            let result = crate::io::calibration::calibrate_file(&p, &m, &catalog, &dir, &today)
+                .map(|done| {
+                    let line = format!("{} {}", m.name, done.calibration.note());
+                    (Box::new(done.calibration), line)
+                });
+            JobResult::Calibrated(result)
+        });
+    }
+
+    /// Exports the report in the format the file name asks for (`slug`: the name the dialog offers).
+    fn export_report(&mut self, path: Option<PathBuf>, slug: String) {
+        let action = FileAction::ExportReport;
+        // Owned copies: the report renders on the job thread, in the format the chosen
+        // file name asks for.
+        let (scenario, estimate, fits, catalog) = self.report_input_owned();
+        let settings = self.state.fit_settings();
+        let fallback = self.report.format;
+        self.jobs.spawn("export", move || {
+            let ext = fallback.extension();
+            let Some(mut p) = path.or_else(|| {
+                save_dialog(
+                    "Export the report",
+                    "Report (.md, .html, .json)",
+                    &["md", "html", "json"],
+                    &format!("{slug}.{ext}"),
+                )
+            }) else {
+                return JobResult::NoFileChosen { action };
+            };
+            let format = match crate::io::export::ReportFormat::from_path(&p) {
+                Ok(f) => f,
+                Err(_) => {
+                    p.set_extension(ext);
+                    fallback
+                }
+            };
+            let input = ReportInput {
+                scenario: &scenario,
+                estimate: &estimate,
+                fits: &fits,
+                catalog: &catalog,
+                settings: &settings,
+                generated: crate::io::clock::now_utc(),
+                version: env!("CARGO_PKG_VERSION"),
+            };
+            let text = crate::io::export::render(&input, format);
+            written("Report", p, &text)
+        });
     }
 
     fn apply_result(&mut self, r: JobResult) {
@@ -939,6 +945,15 @@ impl eframe::App for HeadroomApp {
 }
 
 /// A file-name-friendly name for the scenario: "llama-3-8b-bf16-8k" ([`crate::core::format::slug`]).
+/// Writes `text` to `p` atomically, as a job's result (`what`: what was written, for the status
+/// line).
+fn written(what: &'static str, p: PathBuf, text: &str) -> JobResult {
+    let result = crate::io::export::write_atomic(&p, text.as_bytes())
+        .map(|_| p)
+        .map_err(|e| e.to_string());
+    JobResult::Written { what, result }
+}
+
 fn scenario_slug(s: &Scenario) -> String {
     let base = format!(
         "{}-{}-{}",

@@ -11,9 +11,7 @@ use crate::core::format;
 use crate::core::placement::explain::MachineLoad;
 use crate::core::units::Bytes;
 use egui::{Align2, RichText, Ui};
-use egui_plot::{
-    Bar, BarChart, GridMark, HLine, Line, LineStyle, Plot, PlotPoint, PlotPoints, Text,
-};
+use egui_plot::{Bar, BarChart, GridMark, HLine, Line, LineStyle, PlotPoint, PlotPoints, Text};
 
 /// Bars are cut at this share of capacity so one huge overflow does not flatten the others;
 /// the value label above the bar still gives the real share.
@@ -48,19 +46,6 @@ fn fraction(b: Bytes, cap: Bytes) -> f64 {
 /// The share of `cap` that `b` is, in percent (the bars' height).
 fn share(b: Bytes, cap: Bytes) -> f64 {
     fraction(b, cap) * 100.0
-}
-
-/// Keeps a machine name short enough for a label.
-fn short(name: &str, max: usize) -> String {
-    let n: Vec<char> = name.chars().collect();
-    if n.len() > max {
-        format!(
-            "{}...",
-            n[..max.saturating_sub(3)].iter().collect::<String>()
-        )
-    } else {
-        name.to_string()
-    }
 }
 
 /// The words of a machine's row: memory on one GPU, memory in RAM (from the same load the
@@ -179,114 +164,7 @@ fn scenario_legend(ui: &mut Ui, e: &Estimate, gpus: u64) {
 /// One pair of bars per machine: GPU memory per GPU and RAM, each as a share of what the machine
 /// can use, stacked by component, with a line at 100 %.
 fn machines_chart(ui: &mut Ui, loads: &[MachineLoad], size: egui::Vec2) {
-    let mut charts: Vec<BarChart> = Vec::new();
-    let mut segments: Vec<Segment> = Vec::new();
-    let mut texts: Vec<(f64, f64, String)> = Vec::new();
-    let mut gpu_limits: Vec<(f64, f64)> = Vec::new();
-    let mut top = 100.0f64;
-    for (i, l) in loads.iter().enumerate() {
-        let x0 = i as f64 * SLOT;
-        // Unified memory is one pool: one bar of the usable RAM, the GPU's part first, with a
-        // mark where the GPU's share ends.
-        let pool: Vec<(ComponentKind, Bytes)> = l.gpu.iter().chain(&l.host).copied().collect();
-        let bars: Vec<(f64, Parts<'_>, Bytes, &str)> = if l.unified {
-            let limit = share(l.gpu_capacity, l.ram_capacity).min(MAX_SHARE);
-            gpu_limits.push((x0 + 0.5, limit));
-            vec![(x0 + 0.5, &pool, l.ram_capacity, "unified memory")]
-        } else {
-            vec![
-                (x0, &l.gpu, l.gpu_capacity, "VRAM"),
-                (x0 + 1.0, &l.host, l.ram_capacity, "RAM"),
-            ]
-        };
-        for (x, parts, cap, what) in bars {
-            if cap.0 == 0 {
-                texts.push((x, 0.0, "no GPU".into()));
-                continue;
-            }
-            let mut base = 0.0f64;
-            let total: Bytes = parts.iter().map(|(_, b)| *b).sum();
-            for (j, (kind, b)) in parts.iter().enumerate() {
-                let h = share(*b, cap);
-                let lo = base.min(MAX_SHARE);
-                let hi = (base + h).min(MAX_SHARE);
-                base += h;
-                if hi <= lo {
-                    continue;
-                }
-                let per = match what {
-                    "VRAM" => " per GPU",
-                    _ if l.unified && j < l.gpu.len() => " on the GPU",
-                    _ if l.unified => " on the CPU",
-                    _ => "",
-                };
-                segments.push(Segment {
-                    x,
-                    lo,
-                    hi,
-                    tip: format!(
-                        "{}\n{}: {}{per} ({} of {} usable {what})",
-                        l.name,
-                        kind.label(),
-                        gib2(*b),
-                        format::percent(fraction(*b, cap)),
-                        gib2(cap)
-                    ),
-                });
-                charts.push(
-                    BarChart::new(
-                        format!("m{i}-{what}-{}", kind.json_key()),
-                        vec![
-                            Bar::new(x, hi - lo)
-                                .base_offset(lo)
-                                .width(BAR_W)
-                                .fill(component_color(*kind)),
-                        ],
-                    )
-                    .color(component_color(*kind))
-                    .allow_hover(false),
-                );
-            }
-            // The disk tier: what RAM cannot hold, stacked above the RAM bar in its own colour.
-            if (what == "RAM" || l.unified) && l.disk.0 > 0 {
-                let h = share(l.disk, cap);
-                let lo = base.min(MAX_SHARE);
-                let hi = (base + h).min(MAX_SHARE);
-                base += h;
-                if hi > lo {
-                    segments.push(Segment {
-                        x,
-                        lo,
-                        hi,
-                        tip: format!(
-                            "{}\nOn the disk: {} (read from the SSD, beyond RAM)",
-                            l.name,
-                            gib2(l.disk)
-                        ),
-                    });
-                    let c = style::verdict_color(crate::core::fit::Verdict::Disk);
-                    charts.push(
-                        BarChart::new(
-                            format!("m{i}-disk"),
-                            vec![Bar::new(x, hi - lo).base_offset(lo).width(BAR_W).fill(c)],
-                        )
-                        .color(c)
-                        .allow_hover(false),
-                    );
-                }
-            }
-            let pct = format::percent(fraction(total, cap));
-            top = top.max(base.min(MAX_SHARE));
-            let label = if total.0 == 0 {
-                format!("{what}: none")
-            } else if (what == "RAM" || l.unified) && l.disk.0 > 0 {
-                format!("{what} {pct} + disk")
-            } else {
-                format!("{what} {pct}")
-            };
-            texts.push((x, base.min(MAX_SHARE), label));
-        }
-    }
+    let stacks = Stacks::of(loads);
     let n = loads.len().max(1);
     // Under each pair: the machine's name (cut to the slot; the rows below give it whole) and its
     // verdict, the same as its row's.
@@ -294,23 +172,17 @@ fn machines_chart(ui: &mut Ui, loads: &[MachineLoad], size: egui::Vec2) {
         let chars = ((size.x / n as f32) / 7.5).max(8.0) as usize;
         loads
             .iter()
-            .map(|l| format!("{}\n{}", short(&l.name, chars), l.verdict_text))
+            .map(|l| format!("{}\n{}", style::shorten(&l.name, chars), l.verdict_text))
             .collect()
     };
-    let plot = Plot::new("machines-chart")
-        .height(size.y)
-        .width(size.x)
-        .allow_zoom(false)
-        .allow_drag(false)
-        .allow_scroll(false)
-        .allow_boxed_zoom(false)
+    let plot = style::still_plot("machines-chart", size)
         .allow_double_click_reset(false)
         .show_x(false)
         .show_y(false)
         .include_x(-0.7)
         .include_x((n as f64 - 1.0) * SLOT + 1.7)
         .include_y(0.0)
-        .include_y(top * 1.15)
+        .include_y(stacks.top * 1.15)
         .y_axis_label("% of usable memory")
         .y_axis_min_width(36.0)
         .show_grid([false, true])
@@ -331,7 +203,7 @@ fn machines_chart(ui: &mut Ui, loads: &[MachineLoad], size: egui::Vec2) {
             }
         })
         .show(ui, |p| {
-            for c in charts {
+            for c in stacks.charts {
                 p.bar_chart(c);
             }
             p.hline(
@@ -341,7 +213,7 @@ fn machines_chart(ui: &mut Ui, loads: &[MachineLoad], size: egui::Vec2) {
                     .style(LineStyle::dashed_loose())
                     .allow_hover(false),
             );
-            for (i, (x, y)) in gpu_limits.iter().enumerate() {
+            for (i, (x, y)) in stacks.gpu_limits.iter().enumerate() {
                 p.line(
                     Line::new(
                         format!("gpu-limit-{i}"),
@@ -353,7 +225,7 @@ fn machines_chart(ui: &mut Ui, loads: &[MachineLoad], size: egui::Vec2) {
                     .allow_hover(false),
                 );
             }
-            for (x, y, t) in texts {
+            for (x, y, t) in stacks.texts {
                 p.text(
                     Text::new("", PlotPoint::new(x, y), RichText::new(t).size(10.5))
                         .anchor(Align2::CENTER_BOTTOM)
@@ -363,7 +235,8 @@ fn machines_chart(ui: &mut Ui, loads: &[MachineLoad], size: egui::Vec2) {
         });
     if let Some(pos) = plot.response.hover_pos() {
         let v = plot.transform.value_from_position(pos);
-        if let Some(s) = segments
+        if let Some(s) = stacks
+            .segments
             .iter()
             .find(|s| (v.x - s.x).abs() <= BAR_W / 2.0 && v.y >= s.lo && v.y <= s.hi)
         {
@@ -373,6 +246,145 @@ fn machines_chart(ui: &mut Ui, loads: &[MachineLoad], size: egui::Vec2) {
                 ui.label(tip);
             });
         }
+    }
+}
+
+/// The pieces of the machines chart: the stacked bars, their segments for the hover tooltip, the
+/// labels above the bars, the marks where a unified pool's GPU share ends, and the tallest stack
+/// (percent of usable memory).
+struct Stacks {
+    charts: Vec<BarChart>,
+    segments: Vec<Segment>,
+    texts: Vec<(f64, f64, String)>,
+    gpu_limits: Vec<(f64, f64)>,
+    top: f64,
+}
+
+impl Stacks {
+    fn of(loads: &[MachineLoad]) -> Stacks {
+        let mut st = Stacks {
+            charts: Vec::new(),
+            segments: Vec::new(),
+            texts: Vec::new(),
+            gpu_limits: Vec::new(),
+            top: 100.0,
+        };
+        for (i, l) in loads.iter().enumerate() {
+            let x0 = i as f64 * SLOT;
+            // Unified memory is one pool: one bar of the usable RAM, the GPU's part first, with a
+            // mark where the GPU's share ends.
+            let pool: Vec<(ComponentKind, Bytes)> = l.gpu.iter().chain(&l.host).copied().collect();
+            let bars: Vec<(f64, Parts<'_>, Bytes, &str)> = if l.unified {
+                let limit = share(l.gpu_capacity, l.ram_capacity).min(MAX_SHARE);
+                st.gpu_limits.push((x0 + 0.5, limit));
+                vec![(x0 + 0.5, &pool, l.ram_capacity, "unified memory")]
+            } else {
+                vec![
+                    (x0, &l.gpu, l.gpu_capacity, "VRAM"),
+                    (x0 + 1.0, &l.host, l.ram_capacity, "RAM"),
+                ]
+            };
+            for (x, parts, cap, what) in bars {
+                st.bar(i, l, x, parts, cap, what);
+            }
+        }
+        st
+    }
+
+    /// The bar at `x` of machine `l` (the `i`th): `parts` stacked as shares of `cap` (`what`
+    /// holds them), the disk tier above RAM, and the label on top.
+    fn bar(&mut self, i: usize, l: &MachineLoad, x: f64, parts: Parts<'_>, cap: Bytes, what: &str) {
+        if cap.0 == 0 {
+            self.texts.push((x, 0.0, "no GPU".into()));
+            return;
+        }
+        let mut base = 0.0f64;
+        let total: Bytes = parts.iter().map(|(_, b)| *b).sum();
+        for (j, (kind, b)) in parts.iter().enumerate() {
+            let h = share(*b, cap);
+            let lo = base.min(MAX_SHARE);
+            let hi = (base + h).min(MAX_SHARE);
+            base += h;
+            if hi <= lo {
+                continue;
+            }
+            let per = match what {
+                "VRAM" => " per GPU",
+                _ if l.unified && j < l.gpu.len() => " on the GPU",
+                _ if l.unified => " on the CPU",
+                _ => "",
+            };
+            self.segments.push(Segment {
+                x,
+                lo,
+                hi,
+                tip: format!(
+                    "{}\n{}: {}{per} ({} of {} usable {what})",
+                    l.name,
+                    kind.label(),
+                    gib2(*b),
+                    format::percent(fraction(*b, cap)),
+                    gib2(cap)
+                ),
+            });
+            self.charts.push(
+                BarChart::new(
+                    format!("m{i}-{what}-{}", kind.json_key()),
+                    vec![
+                        Bar::new(x, hi - lo)
+                            .base_offset(lo)
+                            .width(BAR_W)
+                            .fill(component_color(*kind)),
+                    ],
+                )
+                .color(component_color(*kind))
+                .allow_hover(false),
+            );
+        }
+        let on_disk = (what == "RAM" || l.unified) && l.disk.0 > 0;
+        if on_disk {
+            base = self.disk_tier(i, l, x, cap, base);
+        }
+        let pct = format::percent(fraction(total, cap));
+        self.top = self.top.max(base.min(MAX_SHARE));
+        let label = if total.0 == 0 {
+            format!("{what}: none")
+        } else if on_disk {
+            format!("{what} {pct} + disk")
+        } else {
+            format!("{what} {pct}")
+        };
+        self.texts.push((x, base.min(MAX_SHARE), label));
+    }
+
+    /// The disk tier: what RAM cannot hold, stacked from `base` above the RAM bar in its own
+    /// colour. Returns the stack's new top.
+    fn disk_tier(&mut self, i: usize, l: &MachineLoad, x: f64, cap: Bytes, base: f64) -> f64 {
+        let h = share(l.disk, cap);
+        let lo = base.min(MAX_SHARE);
+        let hi = (base + h).min(MAX_SHARE);
+        if hi > lo {
+            self.segments.push(Segment {
+                x,
+                lo,
+                hi,
+                tip: format!(
+                    "{}\nOn the disk: {} (read from the SSD, beyond RAM)",
+                    l.name,
+                    gib2(l.disk)
+                ),
+            });
+            let c = style::verdict_color(crate::core::fit::Verdict::Disk);
+            self.charts.push(
+                BarChart::new(
+                    format!("m{i}-disk"),
+                    vec![Bar::new(x, hi - lo).base_offset(lo).width(BAR_W).fill(c)],
+                )
+                .color(c)
+                .allow_hover(false),
+            );
+        }
+        base + h
     }
 }
 
@@ -506,13 +518,6 @@ fn component_table(ui: &mut Ui, comps: &[Component], cpu_only: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn short_names() {
-        assert_eq!(short("short", 30), "short");
-        assert!(short(&"x".repeat(50), 30).ends_with("..."));
-        assert_eq!(short(&"x".repeat(50), 30).chars().count(), 30);
-    }
 
     #[test]
     fn shares() {

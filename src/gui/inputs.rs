@@ -45,6 +45,45 @@ fn row_label(ui: &mut Ui, text: &str, help: &str) -> egui::Response {
     }
 }
 
+/// The label of a slider row, with the slider's width set to what the row leaves beside the
+/// number field.
+fn slider_row_label(ui: &mut Ui, text: &str, help: &str) -> egui::Response {
+    let l = row_label(ui, text, help);
+    ui.spacing_mut().slider_width =
+        (ui.available_width() - VALUE_W - ui.spacing().item_spacing.x - 16.0).max(40.0);
+    l
+}
+
+/// The typed number field of an input row named by `label`. It has an id of its own (`id`), so
+/// focus stays on the field while notes come and go.
+fn value_field(
+    ui: &mut Ui,
+    id: &str,
+    field: DragValue<'_>,
+    label: &egui::Response,
+) -> egui::Response {
+    ui.push_id(id, |ui| {
+        ui.add_sized(vec2(VALUE_W - 4.0, ui.spacing().interact_size.y), field)
+    })
+    .inner
+    .labelled_by(label.id)
+}
+
+/// With `slider` focused, whether an arrow key asks for a step up (right, up) or down (left,
+/// down); `None` when none is pressed.
+fn arrow_step(ui: &Ui, slider: &egui::Response) -> Option<bool> {
+    if !slider.has_focus() {
+        return None;
+    }
+    let (up, down) = ui.input(|i| {
+        (
+            i.key_pressed(egui::Key::ArrowRight) || i.key_pressed(egui::Key::ArrowUp),
+            i.key_pressed(egui::Key::ArrowLeft) || i.key_pressed(egui::Key::ArrowDown),
+        )
+    });
+    (up || down).then_some(up)
+}
+
 /// How a `u64` input steps with the arrow keys.
 #[derive(Copy, Clone, PartialEq)]
 enum Step {
@@ -82,9 +121,7 @@ fn slider_u64(
     let before = *value;
     let changed = ui
         .horizontal(|ui| {
-            let l = row_label(ui, label, help);
-            ui.spacing_mut().slider_width =
-                (ui.available_width() - VALUE_W - ui.spacing().item_spacing.x - 16.0).max(40.0);
+            let l = slider_row_label(ui, label, help);
             let s = ui
                 .add(
                     Slider::new(value, range.clone())
@@ -93,30 +130,20 @@ fn slider_u64(
                         .show_value(false),
                 )
                 .labelled_by(l.id);
-            if step == Step::PowerOfTwo && s.has_focus() {
-                let (up, down) = ui.input(|i| {
-                    (
-                        i.key_pressed(egui::Key::ArrowRight) || i.key_pressed(egui::Key::ArrowUp),
-                        i.key_pressed(egui::Key::ArrowLeft) || i.key_pressed(egui::Key::ArrowDown),
-                    )
-                });
-                if up || down {
-                    *value = pow2_step(before, up).clamp(*range.start(), *range.end());
-                }
+            if step == Step::PowerOfTwo
+                && let Some(up) = arrow_step(ui, &s)
+            {
+                *value = pow2_step(before, up).clamp(*range.start(), *range.end());
             }
             let speed = (*value as f64 * 0.02).max(0.2);
-            // An id of its own, so focus stays on this field while notes come and go.
-            let d = ui
-                .push_id(label, |ui| {
-                    ui.add_sized(
-                        vec2(VALUE_W - 4.0, ui.spacing().interact_size.y),
-                        DragValue::new(value)
-                            .speed(speed)
-                            .update_while_editing(false),
-                    )
-                })
-                .inner
-                .labelled_by(l.id);
+            let d = value_field(
+                ui,
+                label,
+                DragValue::new(value)
+                    .speed(speed)
+                    .update_while_editing(false),
+                &l,
+            );
             if d.changed() {
                 let typed = *value;
                 *value = typed.clamp(*range.start(), *range.end());
@@ -161,9 +188,7 @@ fn slider_f64(
     suffix: &str,
 ) -> bool {
     ui.horizontal(|ui| {
-        let l = row_label(ui, label, help);
-        ui.spacing_mut().slider_width =
-            (ui.available_width() - VALUE_W - ui.spacing().item_spacing.x - 16.0).max(40.0);
+        let l = slider_row_label(ui, label, help);
         let s = ui
             .add(
                 Slider::new(value, range.clone())
@@ -172,20 +197,17 @@ fn slider_f64(
             )
             .labelled_by(l.id);
         let speed = (value.abs() * 0.01).max(0.001);
-        let d = ui
-            .push_id(label, |ui| {
-                ui.add_sized(
-                    vec2(VALUE_W - 4.0, ui.spacing().interact_size.y),
-                    DragValue::new(value)
-                        .range(range)
-                        .speed(speed)
-                        .max_decimals(decimals)
-                        .suffix(suffix)
-                        .update_while_editing(false),
-                )
-            })
-            .inner
-            .labelled_by(l.id);
+        let d = value_field(
+            ui,
+            label,
+            DragValue::new(value)
+                .range(range)
+                .speed(speed)
+                .max_decimals(decimals)
+                .suffix(suffix)
+                .update_while_editing(false),
+            &l,
+        );
         s.changed() || d.changed()
     })
     .inner
@@ -297,6 +319,18 @@ impl InputsPanel {
     }
 
     fn model_section(&mut self, ui: &mut Ui, v: &mut View<'_>) {
+        self.model_picker(ui, v);
+        // Parameters: dragging it turns the model into a generic one of that size. The slider
+        // is logarithmic over 0.1 B to 2 T and gets a row of its own, the panel's full width, so
+        // a short drag is a small step (each decade about 60 px); the typed field reads "8.03B",
+        // "494M" and takes the same forms.
+        let pc = v.state.scenario.model.param_count();
+        parameters_row(ui, v, pc.total);
+        model_hints(ui, v, &pc);
+    }
+
+    /// The Model row: the preset list with its search field.
+    fn model_picker(&mut self, ui: &mut Ui, v: &mut View<'_>) {
         let current = v.state.scenario.model.name.clone();
         ui.horizontal(|ui| {
             let l = row_label(
@@ -375,95 +409,6 @@ impl InputsPanel {
                 v.apply_preset(&id);
             }
         });
-
-        // Parameters: dragging it turns the model into a generic one of that size. The slider
-        // is logarithmic over 0.1 B to 2 T and gets a row of its own, the panel's full width, so
-        // a short drag is a small step (each decade about 60 px); the typed field reads "8.03B",
-        // "494M" and takes the same forms.
-        let pc = v.state.scenario.model.param_count();
-        let mut b = pc.total as f64 / 1e9;
-        let (l, d) = ui
-            .horizontal(|ui| {
-                let l = row_label(
-                    ui,
-                    "Parameters",
-                    "Total parameters. Changing it replaces the model by a generic Llama-like shape of that size",
-                );
-                let speed = (b * 0.005).max(0.001);
-                let d = ui
-                    .push_id("Parameters", |ui| {
-                        ui.add_sized(
-                            vec2(VALUE_W - 4.0, ui.spacing().interact_size.y),
-                            DragValue::new(&mut b)
-                                .range(0.001..=10_000.0)
-                                .speed(speed)
-                                .custom_formatter(|x, _| format::params((x * 1e9).round() as u64))
-                                .custom_parser(parse_params_billions)
-                                .update_while_editing(false),
-                        )
-                    })
-                    .inner
-                    .labelled_by(l.id);
-                (l, d)
-            })
-            .inner;
-        let s = ui
-            .horizontal(|ui| {
-                ui.spacing_mut().slider_width = (ui.available_width() - 8.0).max(40.0);
-                ui.add(
-                    Slider::new(&mut b, 0.1..=2000.0)
-                        .clamping(egui::SliderClamping::Edits)
-                        .logarithmic(true)
-                        .smart_aim(true)
-                        .show_value(false),
-                )
-                .labelled_by(l.id)
-            })
-            .inner;
-        let changed = s.changed() || d.changed();
-        if changed {
-            let n = (b.clamp(0.001, 10_000.0) * 1e9).round() as u64;
-            v.state.scenario.model = ModelSpec::generic(n);
-            v.state.scenario.model_id = None;
-            v.data.notices.imported = None;
-        }
-        let spec = &v.state.scenario.model;
-        if spec.is_estimated() {
-            warn(
-                ui,
-                format!(
-                    "Shape estimated from the parameter count ({} layers, hidden {}, {} of {} heads for KV): the KV cache and activations are approximate. Pick a preset or import a config for exact numbers.",
-                    spec.layers, spec.hidden, spec.kv_heads, spec.heads
-                ),
-            );
-        } else {
-            let active = if spec.moe.is_some() {
-                format!(", {} active per token", format::params(pc.active))
-            } else {
-                String::new()
-            };
-            hint(
-                ui,
-                format!(
-                    "{} parameters{active}; {} layers, {} KV heads x {}; max context {}",
-                    format::params(pc.total),
-                    spec.layers,
-                    spec.kv_heads,
-                    spec.head_dim,
-                    group_digits(spec.max_context)
-                ),
-            );
-        }
-        if let Some(imp) = &v.data.notices.imported {
-            ui.add(egui::Label::new(RichText::new(&imp.0).size(11.0)).wrap());
-            for n in &imp.1 {
-                hint(ui, n.clone());
-            }
-        }
-        hint(
-            ui,
-            "Your own model: Import model... (top bar) or drop a .gguf, .safetensors or config.json on the window.",
-        );
     }
 
     fn precision_section(&mut self, ui: &mut Ui, v: &mut View<'_>) {
@@ -553,19 +498,24 @@ fn workload_section(ui: &mut Ui, v: &mut View<'_>) {
             ),
         );
     }
+    context_row(ui, s, notices);
+    batch_rows(ui, s, notices);
+}
+
+/// The Context row (typed freely, clamped above the model's maximum with a note), and what the
+/// model was trained for.
+fn context_row(ui: &mut Ui, s: &mut Scenario, notices: &mut Notices) {
     let limit = context_limit(s);
     let lo = 256.min(limit);
     // The context input is typed into freely: above the model's maximum it is clamped with the
     // note below (the app's normalisation), never silently.
     let before = s.context;
     ui.horizontal(|ui| {
-        let l = row_label(
+        let l = slider_row_label(
             ui,
             "Context",
             "Tokens per sequence (prompt + output): the KV cache is sized for this. Arrow keys double or halve it",
         );
-        ui.spacing_mut().slider_width =
-            (ui.available_width() - VALUE_W - ui.spacing().item_spacing.x - 16.0).max(40.0);
         let sl = ui
             .add(
                 Slider::new(&mut s.context, lo..=limit)
@@ -574,28 +524,18 @@ fn workload_section(ui: &mut Ui, v: &mut View<'_>) {
                     .show_value(false),
             )
             .labelled_by(l.id);
-        if sl.has_focus() {
-            let (up, down) = ui.input(|i| {
-                (
-                    i.key_pressed(egui::Key::ArrowRight) || i.key_pressed(egui::Key::ArrowUp),
-                    i.key_pressed(egui::Key::ArrowLeft) || i.key_pressed(egui::Key::ArrowDown),
-                )
-            });
-            if up || down {
-                s.context = pow2_step(before, up).clamp(lo, limit);
-            }
+        if let Some(up) = arrow_step(ui, &sl) {
+            s.context = pow2_step(before, up).clamp(lo, limit);
         }
         let speed = (s.context as f64 * 0.02).max(0.2);
-        ui.push_id("Context", |ui| {
-            ui.add_sized(
-                vec2(VALUE_W - 4.0, ui.spacing().interact_size.y),
-                DragValue::new(&mut s.context)
-                    .speed(speed)
-                    .update_while_editing(false),
-            )
-        })
-        .inner
-        .labelled_by(l.id);
+        value_field(
+            ui,
+            "Context",
+            DragValue::new(&mut s.context)
+                .speed(speed)
+                .update_while_editing(false),
+            &l,
+        );
     });
     if s.context != before {
         notices.context_clamped = None;
@@ -622,6 +562,10 @@ fn workload_section(ui: &mut Ui, v: &mut View<'_>) {
             ),
         );
     }
+}
+
+/// Batch, and for inference the ubatch and the prompt length, for training the tokens of the run.
+fn batch_rows(ui: &mut Ui, s: &mut Scenario, notices: &mut Notices) {
     let (batch_label, batch_help) = if s.mode.is_training() {
         ("Micro-batch", "Sequences per GPU per step")
     } else {
@@ -690,115 +634,10 @@ fn techniques_section(ui: &mut Ui, v: &mut View<'_>) {
         "Tiles attention through on-chip memory: no N x N score matrix (O(N) instead of O(N^2))",
         &mut s.flash_attention,
     );
-    if !train {
-        combo(
-            ui,
-            "KV allocation",
-            "Contiguous reserves the full context per sequence; PagedAttention (vLLM) allocates 16-token blocks on demand",
-            &mut s.kv_allocation,
-            &[KvAllocation::Contiguous, KvAllocation::Paged],
-            |k| match k {
-                KvAllocation::Contiguous => "Contiguous".into(),
-                KvAllocation::Paged => "PagedAttention".into(),
-            },
-        );
-        hint(
-            ui,
-            match s.kv_allocation {
-                KvAllocation::Contiguous => {
-                    "KV allocation: memory for every sequence's whole context is set aside up front, used or not."
-                }
-                KvAllocation::Paged => {
-                    "KV allocation: memory is handed out in small blocks as sequences grow, so short chats leave room for more of them."
-                }
-            },
-        );
+    if train {
+        training_techniques(ui, s, notices);
     } else {
-        combo(
-            ui,
-            "Checkpointing",
-            "Gradient checkpointing: recompute activations in the backward pass instead of storing them (about +33 % compute for full)",
-            &mut s.checkpointing,
-            &Checkpointing::ALL,
-            |c| match c {
-                Checkpointing::None => "None".into(),
-                Checkpointing::Selective => "Selective".into(),
-                Checkpointing::Full => "Full".into(),
-            },
-        );
-        combo(
-            ui,
-            "Optimizer",
-            "Optimizer states per trainable parameter",
-            &mut s.optimizer,
-            &Optimizer::ALL,
-            |o| o.label().into(),
-        );
-        combo(
-            ui,
-            "Framework",
-            "Training framework: decides the loss path, 4-bit activation handling, sharding buffers and allocator settings (docs/memory.md)",
-            &mut s.framework,
-            &Framework::ALL,
-            |f| f.label().into(),
-        );
-        if matches!(s.mode, Mode::Lora | Mode::Qlora) {
-            slider_u64(
-                ui,
-                notices,
-                "LoRA rank",
-                "Rank r of the adapters: r x (d_in + d_out) trainable parameters per adapted matrix",
-                &mut s.lora_rank,
-                1..=1024,
-                true,
-                Step::PowerOfTwo,
-            );
-            combo(
-                ui,
-                "LoRA targets",
-                "Which matrices get adapters",
-                &mut s.lora_targets,
-                &LoraTargets::ALL,
-                |t| match t {
-                    LoraTargets::QV => "q, v".into(),
-                    LoraTargets::Attention => "Attention (q, k, v, o)".into(),
-                    LoraTargets::AllLinear => "All linear layers".into(),
-                },
-            );
-        }
-        if s.mode == Mode::Full {
-            check(
-                ui,
-                "Pure BF16",
-                "Train BF16 weights and states without an FP32 master copy",
-                &mut s.pure_bf16,
-            );
-        }
-        combo(
-            ui,
-            "ZeRO stage",
-            "DeepSpeed ZeRO: shard optimizer states (1), + gradients (2), + weights (3) over the GPUs set below",
-            &mut s.zero,
-            &[0u8, 1, 2, 3],
-            |z| match z {
-                0 => "0 (off)".into(),
-                1 => "1 (optimizer states)".into(),
-                2 => "2 (+ gradients)".into(),
-                _ => "3 (+ weights)".into(),
-            },
-        );
-        combo(
-            ui,
-            "CPU offload",
-            "ZeRO-Offload: keep optimizer states (and with ZeRO-3 the weights) in CPU RAM",
-            &mut s.offload,
-            &Offload::ALL,
-            |o| match o {
-                Offload::None => "None".into(),
-                Offload::Optimizer => "Optimizer states".into(),
-                Offload::OptimizerParams => "Optimizer + weights".into(),
-            },
-        );
+        kv_allocation_row(ui, s);
     }
     let gpus_help = if train {
         "GPUs the job is spread over (data parallel; ZeRO shards over them). 0 = CPU only"
@@ -821,6 +660,122 @@ fn techniques_section(ui: &mut Ui, v: &mut View<'_>) {
     hint(
         ui,
         "GPUs (and ZeRO) describe a hypothetical setup for the summary and the component table. Each machine in the Machines table and the Breakdown chart runs the job with its own GPUs.",
+    );
+}
+
+/// The KV allocation of an inference (contiguous or paged), with what it means.
+fn kv_allocation_row(ui: &mut Ui, s: &mut Scenario) {
+    combo(
+        ui,
+        "KV allocation",
+        "Contiguous reserves the full context per sequence; PagedAttention (vLLM) allocates 16-token blocks on demand",
+        &mut s.kv_allocation,
+        &[KvAllocation::Contiguous, KvAllocation::Paged],
+        |k| match k {
+            KvAllocation::Contiguous => "Contiguous".into(),
+            KvAllocation::Paged => "PagedAttention".into(),
+        },
+    );
+    hint(
+        ui,
+        match s.kv_allocation {
+            KvAllocation::Contiguous => {
+                "KV allocation: memory for every sequence's whole context is set aside up front, used or not."
+            }
+            KvAllocation::Paged => {
+                "KV allocation: memory is handed out in small blocks as sequences grow, so short chats leave room for more of them."
+            }
+        },
+    );
+}
+
+/// The techniques of a training run: checkpointing, optimiser, framework, LoRA, pure BF16, ZeRO
+/// and CPU offload.
+fn training_techniques(ui: &mut Ui, s: &mut Scenario, notices: &mut Notices) {
+    combo(
+        ui,
+        "Checkpointing",
+        "Gradient checkpointing: recompute activations in the backward pass instead of storing them (about +33 % compute for full)",
+        &mut s.checkpointing,
+        &Checkpointing::ALL,
+        |c| match c {
+            Checkpointing::None => "None".into(),
+            Checkpointing::Selective => "Selective".into(),
+            Checkpointing::Full => "Full".into(),
+        },
+    );
+    combo(
+        ui,
+        "Optimizer",
+        "Optimizer states per trainable parameter",
+        &mut s.optimizer,
+        &Optimizer::ALL,
+        |o| o.label().into(),
+    );
+    combo(
+        ui,
+        "Framework",
+        "Training framework: decides the loss path, 4-bit activation handling, sharding buffers and allocator settings (docs/memory.md)",
+        &mut s.framework,
+        &Framework::ALL,
+        |f| f.label().into(),
+    );
+    if matches!(s.mode, Mode::Lora | Mode::Qlora) {
+        slider_u64(
+            ui,
+            notices,
+            "LoRA rank",
+            "Rank r of the adapters: r x (d_in + d_out) trainable parameters per adapted matrix",
+            &mut s.lora_rank,
+            1..=1024,
+            true,
+            Step::PowerOfTwo,
+        );
+        combo(
+            ui,
+            "LoRA targets",
+            "Which matrices get adapters",
+            &mut s.lora_targets,
+            &LoraTargets::ALL,
+            |t| match t {
+                LoraTargets::QV => "q, v".into(),
+                LoraTargets::Attention => "Attention (q, k, v, o)".into(),
+                LoraTargets::AllLinear => "All linear layers".into(),
+            },
+        );
+    }
+    if s.mode == Mode::Full {
+        check(
+            ui,
+            "Pure BF16",
+            "Train BF16 weights and states without an FP32 master copy",
+            &mut s.pure_bf16,
+        );
+    }
+    combo(
+        ui,
+        "ZeRO stage",
+        "DeepSpeed ZeRO: shard optimizer states (1), + gradients (2), + weights (3) over the GPUs set below",
+        &mut s.zero,
+        &[0u8, 1, 2, 3],
+        |z| match z {
+            0 => "0 (off)".into(),
+            1 => "1 (optimizer states)".into(),
+            2 => "2 (+ gradients)".into(),
+            _ => "3 (+ weights)".into(),
+        },
+    );
+    combo(
+        ui,
+        "CPU offload",
+        "ZeRO-Offload: keep optimizer states (and with ZeRO-3 the weights) in CPU RAM",
+        &mut s.offload,
+        &Offload::ALL,
+        |o| match o {
+            Offload::None => "None".into(),
+            Offload::Optimizer => "Optimizer states".into(),
+            Offload::OptimizerParams => "Optimizer + weights".into(),
+        },
     );
 }
 
@@ -906,6 +861,96 @@ fn runtime_section(ui: &mut Ui, v: &mut View<'_>) {
         false,
         3,
         " $/kWh",
+    );
+}
+
+/// The Parameters row (`total`: the model's parameters): a typed field, and a slider of its own
+/// below it. A change replaces the model by a generic one of that size.
+fn parameters_row(ui: &mut Ui, v: &mut View<'_>, total: u64) {
+    let mut b = total as f64 / 1e9;
+    let (l, d) = ui
+        .horizontal(|ui| {
+            let l = row_label(
+                ui,
+                "Parameters",
+                "Total parameters. Changing it replaces the model by a generic Llama-like shape of that size",
+            );
+            let speed = (b * 0.005).max(0.001);
+            let d = value_field(
+                ui,
+                "Parameters",
+                DragValue::new(&mut b)
+                    .range(0.001..=10_000.0)
+                    .speed(speed)
+                    .custom_formatter(|x, _| format::params((x * 1e9).round() as u64))
+                    .custom_parser(parse_params_billions)
+                    .update_while_editing(false),
+                &l,
+            );
+            (l, d)
+        })
+        .inner;
+    let s = ui
+        .horizontal(|ui| {
+            ui.spacing_mut().slider_width = (ui.available_width() - 8.0).max(40.0);
+            ui.add(
+                Slider::new(&mut b, 0.1..=2000.0)
+                    .clamping(egui::SliderClamping::Edits)
+                    .logarithmic(true)
+                    .smart_aim(true)
+                    .show_value(false),
+            )
+            .labelled_by(l.id)
+        })
+        .inner;
+    let changed = s.changed() || d.changed();
+    if changed {
+        let n = (b.clamp(0.001, 10_000.0) * 1e9).round() as u64;
+        v.state.scenario.model = ModelSpec::generic(n);
+        v.state.scenario.model_id = None;
+        v.data.notices.imported = None;
+    }
+}
+
+/// What the panel says under the model: its shape (estimated, or the real one with `pc`, its
+/// parameters), the import's notes, and how to bring one's own model.
+fn model_hints(ui: &mut Ui, v: &View<'_>, pc: &crate::core::model::ParamCount) {
+    let spec = &v.state.scenario.model;
+    if spec.is_estimated() {
+        warn(
+            ui,
+            format!(
+                "Shape estimated from the parameter count ({} layers, hidden {}, {} of {} heads for KV): the KV cache and activations are approximate. Pick a preset or import a config for exact numbers.",
+                spec.layers, spec.hidden, spec.kv_heads, spec.heads
+            ),
+        );
+    } else {
+        let active = if spec.moe.is_some() {
+            format!(", {} active per token", format::params(pc.active))
+        } else {
+            String::new()
+        };
+        hint(
+            ui,
+            format!(
+                "{} parameters{active}; {} layers, {} KV heads x {}; max context {}",
+                format::params(pc.total),
+                spec.layers,
+                spec.kv_heads,
+                spec.head_dim,
+                group_digits(spec.max_context)
+            ),
+        );
+    }
+    if let Some(imp) = &v.data.notices.imported {
+        ui.add(egui::Label::new(RichText::new(&imp.0).size(11.0)).wrap());
+        for n in &imp.1 {
+            hint(ui, n.clone());
+        }
+    }
+    hint(
+        ui,
+        "Your own model: Import model... (top bar) or drop a .gguf, .safetensors or config.json on the window.",
     );
 }
 

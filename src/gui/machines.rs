@@ -202,14 +202,7 @@ impl MachinesTab {
         let fixed = 22.0 + 64.0 + 110.0 + 76.0 + 64.0 + 96.0 + 80.0 + 3.0 * 58.0;
         let gaps = 11.0 * ui.spacing().item_spacing.x + 16.0;
         let name_w = (ui.available_width() - fixed - gaps).clamp(150.0, 360.0);
-        let mut toggles: Vec<(String, bool)> = Vec::new();
-        let mut new_focus = None;
-        let mut sort_click = None;
-        let (speed, lat, cost) = if training {
-            ("Tokens/s", "Step", "Run cost")
-        } else {
-            ("tok/s", "TTFT", "$/1M tok")
-        };
+        let mut clicks = Clicks::default();
         let filter = v.state.filter.clone();
         // Once after a recommendation card opened a machine: scroll its row into view.
         let scroll_row = v
@@ -217,8 +210,13 @@ impl MachinesTab {
             .scroll_to
             .take()
             .and_then(|id| shown.iter().position(|&i| *v.data.machines[i].id == *id));
-        let data = &*v.data;
-        let state = &*v.state;
+        let rows = RowSource {
+            data: &*v.data,
+            state: &*v.state,
+            training,
+            local,
+            focus: focus.as_deref(),
+        };
         let max_h = if short { 60.0 } else { ui.available_height() };
 
         egui::ScrollArea::horizontal()
@@ -249,138 +247,215 @@ impl MachinesTab {
                     .column(Column::initial(58.0).at_least(44.0))
                     .column(Column::remainder().at_least(200.0).clip(true))
                     .header(ROW_H, |mut h| {
-                        h.col(|_| {});
-                        let mut sort = |h: &mut egui_extras::TableRow<'_, '_>, title: &str, col: SortColumn, right: bool| {
-                            h.col(|ui| {
-                                if let Some(c) = sort_header(ui, &filter, title, col, right) {
-                                    sort_click = Some(c);
-                                }
-                            });
-                        };
-                        sort(&mut h, "Machine", SortColumn::Name, false);
-                        sort(&mut h, "Kind", SortColumn::Kind, false);
-                        h.col(|ui| {
-                            ui.label(RichText::new("GPU").strong());
-                        });
-                        h.col(|ui| {
-                            ui.label(RichText::new("GPU memory").strong())
-                                .on_hover_text("Memory per GPU (x the number of GPUs); unified memory: the share of RAM the GPU may use");
-                        });
-                        h.col(|ui| {
-                            ui.label(RichText::new("RAM").strong());
-                        });
-                        sort(&mut h, "Verdict", SortColumn::Verdict, false);
-                        sort(&mut h, "Headroom", SortColumn::Headroom, true);
-                        sort(&mut h, speed, SortColumn::Speed, true);
-                        sort(&mut h, lat, SortColumn::Latency, true);
-                        sort(&mut h, cost, SortColumn::Cost, true);
-                        h.col(|ui| {
-                            ui.label(RichText::new("Why").strong());
-                        });
+                        header_row(&mut h, &filter, training, &mut clicks.sort);
                     })
                     .body(|body| {
                         body.rows(ROW_H, shown.len(), |mut row| {
                             let i = shown[row.index()];
-                            let m = &data.machines[i];
-                            let Some(f) = data.derived.fits.get(i) else {
-                                return;
-                            };
-                            let is_local = local == Some(&*m.id);
-                            let t = machine_text(m, f, &data.catalog);
-                            let reason = crate::core::placement::explain::verdict_reason(f, training);
-                            let mut selected = state.is_selected(&m.id);
-                            row.col(|ui| {
-                                let r = ui
-                                    .add(egui::Checkbox::without_text(&mut selected))
-                                    .accessible_name(format!("Compare {}", m.name));
-                                if r.on_hover_text("Draw this machine on the Breakdown chart and add it to the report").changed() {
-                                    toggles.push((m.id.to_string(), selected));
-                                }
-                            });
-                            row.col(|ui| {
-                                let text = if is_local {
-                                    RichText::new(&*m.name).strong()
-                                } else {
-                                    RichText::new(&*m.name)
-                                };
-                                let on = focus.as_deref() == Some(&*m.id);
-                                let r = ui
-                                    .add(egui::Button::selectable(on, text).truncate())
-                                    .on_hover_ui(|ui| {
-                                        ui.set_max_width(460.0);
-                                        ui.label(machine_tooltip(m, f, &t, &reason));
-                                    });
-                                if r.clicked() {
-                                    new_focus = Some(m.id.to_string());
-                                }
-                            });
-                            row.col(|ui| {
-                                ui.label(kind_short(m.kind));
-                            });
-                            row.col(|ui| {
-                                ui.add(egui::Label::new(&t.gpu).truncate());
-                            });
-                            row.col(|ui| {
-                                ui.add(egui::Label::new(&t.vram).truncate());
-                            });
-                            row.col(|ui| {
-                                ui.label(&t.ram);
-                            });
-                            row.col(|ui| {
-                                style::verdict_badge(ui, f).on_hover_text(reason.clone());
-                            });
-                            let right = |row: &mut egui_extras::TableRow<'_, '_>, text: RichText| {
-                                row.col(|ui| {
-                                    ui.with_layout(Layout::right_to_left(Align::Center), |ui| {
-                                        ui.label(text);
-                                    });
-                                });
-                            };
-                            // A "no" with room to spare is not headroom: the reason says why.
-                            let head = if f.fits() || f.headroom_bytes < 0 {
-                                let c = if f.headroom_bytes >= 0 {
-                                    verdict_color(Verdict::Gpu)
-                                } else {
-                                    verdict_color(Verdict::None)
-                                };
-                                RichText::new(signed_gib(f.headroom_bytes)).color(c)
-                            } else {
-                                RichText::new(MISSING)
-                            };
-                            right(&mut row, head);
-                            let (a, b, c) = if training {
-                                let tr = f.training.as_ref();
-                                (
-                                    if f.runs() { style::rate(speed_of(f)) } else { MISSING.into() },
-                                    tr.map(|t| style::duration(t.step_seconds)).unwrap_or_else(|| MISSING.into()),
-                                    if cost_of(f).is_finite() { style::usd(Some(cost_of(f))) } else { MISSING.into() },
-                                )
-                            } else {
-                                (
-                                    if f.runs() { style::rate(speed_of(f)) } else { MISSING.into() },
-                                    if f.runs() && latency_of(f).is_finite() { style::duration(latency_of(f)) } else { MISSING.into() },
-                                    if f.runs() { style::usd(f.usd_per_million_tokens) } else { MISSING.into() },
-                                )
-                            };
-                            right(&mut row, RichText::new(a));
-                            right(&mut row, RichText::new(b));
-                            right(&mut row, RichText::new(c));
-                            row.col(|ui| {
-                                ui.add(egui::Label::new(RichText::new(&reason).size(11.0).weak()).truncate())
-                                    .on_hover_text(reason.clone());
-                            });
+                            rows.row(&mut row, i, &mut clicks);
                         });
                     });
             });
-        for (id, on) in toggles {
+        for (id, on) in clicks.toggles {
             v.state.set_selected(&id, on);
         }
-        if let Some(id) = new_focus {
+        if let Some(id) = clicks.focus {
             v.state.focus = Some(id);
         }
-        if let Some(c) = sort_click {
+        if let Some(c) = clicks.sort {
             apply_sort(&mut v.state.filter, c);
         }
+    }
+}
+
+/// What the table's clicks ask for, applied once the frame is drawn.
+#[derive(Default)]
+struct Clicks {
+    /// Machines ticked on or off for the Breakdown chart.
+    toggles: Vec<(String, bool)>,
+    /// The machine clicked into focus.
+    focus: Option<String>,
+    /// The column header clicked.
+    sort: Option<SortColumn>,
+}
+
+/// The table's header: sortable columns answer a click in `sort`.
+fn header_row(
+    h: &mut egui_extras::TableRow<'_, '_>,
+    filter: &MachineFilter,
+    training: bool,
+    sort: &mut Option<SortColumn>,
+) {
+    let (speed, lat, cost) = if training {
+        ("Tokens/s", "Step", "Run cost")
+    } else {
+        ("tok/s", "TTFT", "$/1M tok")
+    };
+    h.col(|_| {});
+    let mut sorted =
+        |h: &mut egui_extras::TableRow<'_, '_>, title: &str, col: SortColumn, right: bool| {
+            h.col(|ui| {
+                if let Some(c) = sort_header(ui, filter, title, col, right) {
+                    *sort = Some(c);
+                }
+            });
+        };
+    let plain = |h: &mut egui_extras::TableRow<'_, '_>, title: &str| {
+        h.col(|ui| {
+            ui.label(RichText::new(title).strong());
+        });
+    };
+    sorted(h, "Machine", SortColumn::Name, false);
+    sorted(h, "Kind", SortColumn::Kind, false);
+    plain(h, "GPU");
+    h.col(|ui| {
+        ui.label(RichText::new("GPU memory").strong())
+            .on_hover_text("Memory per GPU (x the number of GPUs); unified memory: the share of RAM the GPU may use");
+    });
+    plain(h, "RAM");
+    sorted(h, "Verdict", SortColumn::Verdict, false);
+    sorted(h, "Headroom", SortColumn::Headroom, true);
+    sorted(h, speed, SortColumn::Speed, true);
+    sorted(h, lat, SortColumn::Latency, true);
+    sorted(h, cost, SortColumn::Cost, true);
+    plain(h, "Why");
+}
+
+/// What every row of the table reads.
+struct RowSource<'a> {
+    data: &'a super::data::Data,
+    state: &'a super::state::State,
+    training: bool,
+    /// This machine's id.
+    local: Option<&'a str>,
+    /// The machine in focus.
+    focus: Option<&'a str>,
+}
+
+impl RowSource<'_> {
+    /// The row of machine `i`.
+    fn row(&self, row: &mut egui_extras::TableRow<'_, '_>, i: usize, clicks: &mut Clicks) {
+        let (data, training) = (self.data, self.training);
+        let m = &data.machines[i];
+        let Some(f) = data.derived.fits.get(i) else {
+            return;
+        };
+        let is_local = self.local == Some(&*m.id);
+        let t = machine_text(m, f, &data.catalog);
+        let reason = crate::core::placement::explain::verdict_reason(f, training);
+        let mut selected = self.state.is_selected(&m.id);
+        row.col(|ui| {
+            let r = ui
+                .add(egui::Checkbox::without_text(&mut selected))
+                .accessible_name(format!("Compare {}", m.name));
+            if r.on_hover_text("Draw this machine on the Breakdown chart and add it to the report")
+                .changed()
+            {
+                clicks.toggles.push((m.id.to_string(), selected));
+            }
+        });
+        row.col(|ui| {
+            let text = if is_local {
+                RichText::new(&*m.name).strong()
+            } else {
+                RichText::new(&*m.name)
+            };
+            let on = self.focus == Some(&*m.id);
+            let r = ui
+                .add(egui::Button::selectable(on, text).truncate())
+                .on_hover_ui(|ui| {
+                    ui.set_max_width(460.0);
+                    ui.label(machine_tooltip(m, f, &t, &reason));
+                });
+            if r.clicked() {
+                clicks.focus = Some(m.id.to_string());
+            }
+        });
+        row.col(|ui| {
+            ui.label(kind_short(m.kind));
+        });
+        row.col(|ui| {
+            ui.add(egui::Label::new(&t.gpu).truncate());
+        });
+        row.col(|ui| {
+            ui.add(egui::Label::new(&t.vram).truncate());
+        });
+        row.col(|ui| {
+            ui.label(&t.ram);
+        });
+        row.col(|ui| {
+            style::verdict_badge(ui, f).on_hover_text(reason.clone());
+        });
+        let right = |row: &mut egui_extras::TableRow<'_, '_>, text: RichText| {
+            row.col(|ui| {
+                ui.with_layout(Layout::right_to_left(Align::Center), |ui| {
+                    ui.label(text);
+                });
+            });
+        };
+        right(row, headroom_text(f));
+        let (a, b, c) = speed_cells(f, training);
+        right(row, RichText::new(a));
+        right(row, RichText::new(b));
+        right(row, RichText::new(c));
+        row.col(|ui| {
+            ui.add(egui::Label::new(RichText::new(&reason).size(11.0).weak()).truncate())
+                .on_hover_text(reason.clone());
+        });
+    }
+}
+
+/// The Headroom cell. A "no" with room to spare is not headroom: the reason says why.
+fn headroom_text(f: &FitResult) -> RichText {
+    if f.fits() || f.headroom_bytes < 0 {
+        let c = if f.headroom_bytes >= 0 {
+            verdict_color(Verdict::Gpu)
+        } else {
+            verdict_color(Verdict::None)
+        };
+        RichText::new(signed_gib(f.headroom_bytes)).color(c)
+    } else {
+        RichText::new(MISSING)
+    }
+}
+
+/// The speed, latency and cost cells: tokens/s, step time and run cost for training; tok/s,
+/// TTFT and $ per 1M tokens for inference.
+fn speed_cells(f: &FitResult, training: bool) -> (String, String, String) {
+    if training {
+        let tr = f.training.as_ref();
+        (
+            if f.runs() {
+                style::rate(speed_of(f))
+            } else {
+                MISSING.into()
+            },
+            tr.map(|t| style::duration(t.step_seconds))
+                .unwrap_or_else(|| MISSING.into()),
+            if cost_of(f).is_finite() {
+                style::usd(Some(cost_of(f)))
+            } else {
+                MISSING.into()
+            },
+        )
+    } else {
+        (
+            if f.runs() {
+                style::rate(speed_of(f))
+            } else {
+                MISSING.into()
+            },
+            if f.runs() && latency_of(f).is_finite() {
+                style::duration(latency_of(f))
+            } else {
+                MISSING.into()
+            },
+            if f.runs() {
+                style::usd(f.usd_per_million_tokens)
+            } else {
+                MISSING.into()
+            },
+        )
     }
 }
 

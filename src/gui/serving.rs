@@ -10,7 +10,7 @@
 use super::data::View;
 use super::inputs::context_limit;
 use super::style::empty_state;
-use super::style::{hint, line_swatch, machine_color, warn};
+use super::style::{hint, line_swatch, machine_color, still_plot, warn};
 use crate::core::catalog::MachineKind;
 use crate::core::format;
 use crate::core::scenario::Scenario;
@@ -19,7 +19,7 @@ use crate::core::serving::{
     AMORTISATION_YEARS, CostBasis, Engine, Load, LoadPoint, Mix, ServingPlan, Target,
 };
 use egui::{Color32, ComboBox, DragValue, RichText, Slider, Ui, vec2};
-use egui_plot::{Axis, GridMark, Line, LineStyle, MarkerShape, Plot, Points, Span};
+use egui_plot::{Axis, GridMark, Line, LineStyle, MarkerShape, Points, Span};
 
 /// Cloud machines shown when no machine is ticked: the cheapest servable ones.
 const FALLBACK_CLOUD: usize = 4;
@@ -717,13 +717,7 @@ fn chart(ui: &mut Ui, c: &Chart<'_>, plans: &[ServingPlan], size: egui::Vec2) {
             .map(|(i, p)| series(i, p, c.y))
             .collect();
         let fmt = c.fmt;
-        let mut plot = Plot::new(c.id)
-            .height(size.y)
-            .width(size.x)
-            .allow_zoom(false)
-            .allow_drag(false)
-            .allow_scroll(false)
-            .allow_boxed_zoom(false)
+        let mut plot = still_plot(c.id, size)
             .x_axis_label("users in flight")
             .x_grid_spacer(pow2_marks)
             .x_axis_formatter(|m, _| users_at(m.value))

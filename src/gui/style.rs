@@ -116,6 +116,32 @@ pub fn drawable(text: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// `text` cut to `max` characters, the cut marked "..." (plot labels, where the full text is in
+/// the rows or the table beside the plot).
+pub fn shorten(text: &str, max: usize) -> String {
+    let c: Vec<char> = text.chars().collect();
+    if c.len() > max {
+        format!(
+            "{}...",
+            c[..max.saturating_sub(3)].iter().collect::<String>()
+        )
+    } else {
+        text.to_string()
+    }
+}
+
+/// A plot of `size` that stays as drawn: no zoom, drag, scroll or box zoom (every chart in the
+/// window shows computed curves at bounds of its own choosing).
+pub fn still_plot<'a>(id: impl egui::AsIdSalt, size: egui::Vec2) -> egui_plot::Plot<'a> {
+    egui_plot::Plot::new(id)
+        .height(size.y)
+        .width(size.x)
+        .allow_zoom(false)
+        .allow_drag(false)
+        .allow_scroll(false)
+        .allow_boxed_zoom(false)
+}
+
 /// Small, weak explanatory text that wraps.
 pub fn hint(ui: &mut egui::Ui, text: impl Into<String>) {
     let text = text.into();
@@ -228,6 +254,13 @@ mod tests {
     fn arrows_become_ascii() {
         assert_eq!(drawable("16-bit → FP32"), "16-bit -> FP32");
         assert_eq!(drawable("plain"), "plain");
+    }
+
+    #[test]
+    fn short_names() {
+        assert_eq!(shorten("short", 30), "short");
+        assert!(shorten(&"x".repeat(50), 30).ends_with("..."));
+        assert_eq!(shorten(&"x".repeat(50), 30).chars().count(), 30);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::core::format::group_digits;
 use crate::core::teach::SpeedBar;
 use crate::core::units::GbPerSec;
 use egui::{Align2, Color32, RichText, Ui};
-use egui_plot::{Bar, BarChart, GridMark, HLine, Line, LineStyle, Plot, PlotPoint, Text, VLine};
+use egui_plot::{Bar, BarChart, GridMark, HLine, Line, LineStyle, PlotPoint, Text, VLine};
 
 const BLUE: Color32 = Color32::from_rgb(66, 133, 244);
 const ORANGE: Color32 = Color32::from_rgb(240, 140, 30);
@@ -92,152 +92,164 @@ fn speed_vs_layers(ui: &mut Ui, t: &crate::core::teach::Teach, w: f32, plot_h: f
             ui,
             "This machine has no GPU: every layer runs on the CPU. Pick a machine with a GPU above to see the cliff.",
         );
+        return;
+    }
+    let cliff_label = if t.k_fit >= t.layers {
+        format!("all {} layers fit in VRAM", t.layers)
     } else {
-        let cliff = t.k_fit as f64;
-        let cliff_label = if t.k_fit >= t.layers {
-            format!("all {} layers fit in VRAM", t.layers)
-        } else {
-            format!(
-                "{} full at {} of {} layers",
-                if t.unified { "GPU share" } else { "VRAM" },
-                t.k_fit,
-                t.layers
-            )
-        };
-        let mut legend = vec![
-            (
-                BLUE,
-                Swatch::Line,
-                if t.unified {
-                    "CPU runs the other layers from the same memory (llama.cpp -ngl k)"
-                } else {
-                    "CPU runs the other layers (llama.cpp -ngl k)"
-                },
-            ),
-            (
-                BLUE,
-                Swatch::Dotted,
-                if t.unified {
-                    "beyond the GPU's share or RAM (would not fit)"
-                } else {
-                    "beyond the VRAM or RAM (would not fit)"
-                },
-            ),
-        ];
-        if !t.unified {
-            legend.push((
-                ORANGE,
-                Swatch::Line,
-                "weights streamed over PCIe (accelerate, vLLM offload)",
-            ));
-        }
-        legend.push((RED, Swatch::Dashed, &cliff_label));
-        legend_row(ui, &legend);
-        let k_min = t.k_min as f64;
-        Plot::new("speed-vs-layers")
-            .height(plot_h)
-            .width(w)
-            .allow_zoom(false)
-            .allow_drag(false)
-            .allow_scroll(false)
-            .allow_boxed_zoom(false)
-            .x_axis_label("layers on the GPU")
-            .y_axis_label("tok/s")
-            .include_y(0.0)
-            .show(ui, |p| {
-                // Solid only where the machine holds the split: enough layers on the GPU for
-                // RAM to hold the rest, and no more than the GPU holds.
-                let runs = |q: &[f64; 2]| q[0] >= k_min && q[0] <= cliff;
-                let (fit_pts, below, over) = split_points(&t.cpu_layers, k_min, cliff);
-                if fit_pts.len() > 1 {
-                    p.line(
-                        Line::new("CPU runs the other layers", fit_pts)
-                            .color(BLUE)
-                            .width(2.5),
-                    );
-                }
-                for (name, pts) in [("needs more RAM", below), ("beyond the VRAM", over)] {
-                    if pts.len() > 1 {
-                        p.line(
-                            Line::new(name, pts)
-                                .color(BLUE)
-                                .style(LineStyle::dotted_loose())
-                                .width(1.5),
-                        );
-                    }
-                }
-                let streamed: Vec<[f64; 2]> = t.streaming.iter().copied().filter(runs).collect();
-                if streamed.len() > 1 {
-                    p.line(
-                        Line::new("streamed over PCIe", streamed)
-                            .color(ORANGE)
-                            .width(2.0),
-                    );
-                }
-                p.vline(
-                    VLine::new(cliff_label.clone(), cliff)
-                        .color(RED)
-                        .width(2.0)
-                        .style(LineStyle::dashed_loose()),
+        format!(
+            "{} full at {} of {} layers",
+            if t.unified { "GPU share" } else { "VRAM" },
+            t.k_fit,
+            t.layers
+        )
+    };
+    layers_legend(ui, t, &cliff_label);
+    layers_plot(ui, t, &cliff_label, w, plot_h);
+    layers_hints(ui, t);
+    if !t.expert_offload.is_empty() {
+        expert_offload_plot(ui, t, w, plot_h);
+    }
+}
+
+/// The legend of the layers plot: the CPU's curve (solid where it runs, dotted where it would
+/// not fit), the streamed one (discrete GPUs), and the cliff.
+fn layers_legend(ui: &mut Ui, t: &crate::core::teach::Teach, cliff_label: &str) {
+    let mut legend = vec![
+        (
+            BLUE,
+            Swatch::Line,
+            if t.unified {
+                "CPU runs the other layers from the same memory (llama.cpp -ngl k)"
+            } else {
+                "CPU runs the other layers (llama.cpp -ngl k)"
+            },
+        ),
+        (
+            BLUE,
+            Swatch::Dotted,
+            if t.unified {
+                "beyond the GPU's share or RAM (would not fit)"
+            } else {
+                "beyond the VRAM or RAM (would not fit)"
+            },
+        ),
+    ];
+    if !t.unified {
+        legend.push((
+            ORANGE,
+            Swatch::Line,
+            "weights streamed over PCIe (accelerate, vLLM offload)",
+        ));
+    }
+    legend.push((RED, Swatch::Dashed, cliff_label));
+    legend_row(ui, &legend);
+}
+
+/// The layers plot: tok/s against k layers on the GPU, solid where the split runs, and the cliff
+/// at `t.k_fit`.
+fn layers_plot(ui: &mut Ui, t: &crate::core::teach::Teach, cliff_label: &str, w: f32, plot_h: f32) {
+    let cliff = t.k_fit as f64;
+    let k_min = t.k_min as f64;
+    style::still_plot("speed-vs-layers", egui::vec2(w, plot_h))
+        .x_axis_label("layers on the GPU")
+        .y_axis_label("tok/s")
+        .include_y(0.0)
+        .show(ui, |p| {
+            // Solid only where the machine holds the split: enough layers on the GPU for
+            // RAM to hold the rest, and no more than the GPU holds.
+            let runs = |q: &[f64; 2]| q[0] >= k_min && q[0] <= cliff;
+            let (fit_pts, below, over) = split_points(&t.cpu_layers, k_min, cliff);
+            if fit_pts.len() > 1 {
+                p.line(
+                    Line::new("CPU runs the other layers", fit_pts)
+                        .color(BLUE)
+                        .width(2.5),
                 );
-            });
-        let k = t.k_fit;
-        let fit_speed = t.cpu_layers.get(k as usize).map(|q| q[1]).unwrap_or(0.0);
-        let full = t.cpu_layers.last().map(|q| q[1]).unwrap_or(0.0);
-        let none = t.cpu_layers.first().map(|q| q[1]).unwrap_or(0.0);
-        let stream = if t.unified {
-            String::new()
-        } else {
+            }
+            for (name, pts) in [("needs more RAM", below), ("beyond the VRAM", over)] {
+                if pts.len() > 1 {
+                    p.line(
+                        Line::new(name, pts)
+                            .color(BLUE)
+                            .style(LineStyle::dotted_loose())
+                            .width(1.5),
+                    );
+                }
+            }
+            let streamed: Vec<[f64; 2]> = t.streaming.iter().copied().filter(runs).collect();
+            if streamed.len() > 1 {
+                p.line(
+                    Line::new("streamed over PCIe", streamed)
+                        .color(ORANGE)
+                        .width(2.0),
+                );
+            }
+            p.vline(
+                VLine::new(cliff_label, cliff)
+                    .color(RED)
+                    .width(2.0)
+                    .style(LineStyle::dashed_loose()),
+            );
+        });
+}
+
+/// The words under the layers plot: the speeds at none, the cliff and all on the GPU, and where
+/// RAM runs out.
+fn layers_hints(ui: &mut Ui, t: &crate::core::teach::Teach) {
+    let k = t.k_fit;
+    let fit_speed = t.cpu_layers.get(k as usize).map(|q| q[1]).unwrap_or(0.0);
+    let full = t.cpu_layers.last().map(|q| q[1]).unwrap_or(0.0);
+    let none = t.cpu_layers.first().map(|q| q[1]).unwrap_or(0.0);
+    let stream = if t.unified {
+        String::new()
+    } else {
+        format!(
+            " Streaming instead pushes the missing weights over PCIe ({}) for every token, which is slower still: the link, not the GPU, sets the pace.",
+            format::bandwidth(GbPerSec(t.link_bandwidth))
+        )
+    };
+    hint(
+        ui,
+        format!(
+            "Decode reads every weight once per token, so speed follows memory bandwidth: {} on the GPU, {} for system RAM{}. With k layers on the GPU the CPU still reads the rest, and the slow part dominates: {} tok/s with none on the GPU, {} tok/s where the GPU's memory runs out (k = {k}), {} tok/s if all fitted.{stream}",
+            format::bandwidth(GbPerSec(t.gpu_bandwidth)),
+            format::bandwidth(GbPerSec(t.ram_bandwidth)),
+            if t.unified {
+                " (the same memory; the CPU cores draw only part of it)"
+            } else {
+                ""
+            },
+            style::rate(none),
+            style::rate(fit_speed),
+            style::rate(full),
+        ),
+    );
+    if t.k_min > t.k_fit {
+        style::warn(
+            ui,
             format!(
-                " Streaming instead pushes the missing weights over PCIe ({}) for every token, which is slower still: the link, not the GPU, sets the pace.",
-                format::bandwidth(GbPerSec(t.link_bandwidth))
-            )
-        };
+                "On this machine no split runs: with {} layers on the GPU the other {} need more than the {} of RAM it can use, so every point is drawn dotted (the verdict reads the rest from the disk, or does not run).",
+                t.k_fit,
+                t.layers.saturating_sub(t.k_fit),
+                style::gib2(t.ram_capacity)
+            ),
+        );
+    } else if t.k_min > 0 {
         hint(
             ui,
             format!(
-                "Decode reads every weight once per token, so speed follows memory bandwidth: {} on the GPU, {} for system RAM{}. With k layers on the GPU the CPU still reads the rest, and the slow part dominates: {} tok/s with none on the GPU, {} tok/s where the GPU's memory runs out (k = {k}), {} tok/s if all fitted.{stream}",
-                format::bandwidth(GbPerSec(t.gpu_bandwidth)),
-                format::bandwidth(GbPerSec(t.ram_bandwidth)),
-                if t.unified {
-                    " (the same memory; the CPU cores draw only part of it)"
-                } else {
-                    ""
-                },
-                style::rate(none),
-                style::rate(fit_speed),
-                style::rate(full),
+                "Below {} layers on the GPU the rest does not fit in RAM ({} usable): those points are dotted.",
+                t.k_min,
+                style::gib2(t.ram_capacity)
             ),
         );
-        if t.k_min > t.k_fit {
-            style::warn(
-                ui,
-                format!(
-                    "On this machine no split runs: with {} layers on the GPU the other {} need more than the {} of RAM it can use, so every point is drawn dotted (the verdict reads the rest from the disk, or does not run).",
-                    t.k_fit,
-                    t.layers.saturating_sub(t.k_fit),
-                    style::gib2(t.ram_capacity)
-                ),
-            );
-        } else if t.k_min > 0 {
-            hint(
-                ui,
-                format!(
-                    "Below {} layers on the GPU the rest does not fit in RAM ({} usable): those points are dotted.",
-                    t.k_min,
-                    style::gib2(t.ram_capacity)
-                ),
-            );
-        }
-        if t.unified {
-            hint(
-                ui,
-                "Unified memory: CPU and GPU share one pool, so there is no PCIe cliff and nothing to stream; the GPU may use a share of RAM (Metal's default 2/3 to 3/4, raised with sudo sysctl iogpu.wired_limit_mb).",
-            );
-        }
-        if !t.expert_offload.is_empty() {
-            expert_offload_plot(ui, t, w, plot_h);
-        }
+    }
+    if t.unified {
+        hint(
+            ui,
+            "Unified memory: CPU and GPU share one pool, so there is no PCIe cliff and nothing to stream; the GPU may use a share of RAM (Metal's default 2/3 to 3/4, raised with sudo sysctl iogpu.wired_limit_mb).",
+        );
     }
 }
 
@@ -299,13 +311,7 @@ fn speed_vs_tiers(ui: &mut Ui, t: &crate::core::teach::Teach, w: f32, plot_h: f3
             .map(|q| [q[0], q[1].log10()])
             .collect()
     };
-    Plot::new("speed-vs-tiers")
-        .height(plot_h)
-        .width(w)
-        .allow_zoom(false)
-        .allow_drag(false)
-        .allow_scroll(false)
-        .allow_boxed_zoom(false)
+    style::still_plot("speed-vs-tiers", egui::vec2(w, plot_h))
         .x_axis_label("GiB of weights read per token")
         .y_axis_label("tok/s (log scale)")
         .y_axis_formatter(|mark, _| style::rate(10f64.powf(mark.value)))
@@ -377,13 +383,7 @@ fn memory_vs_context(
     items.push((total_color, Swatch::Line, "Total"));
     items.push((machine_color(0), Swatch::Dashed, &cap_name));
     legend_row(ui, &items);
-    Plot::new("memory-vs-context")
-        .height(plot_h)
-        .width(w)
-        .allow_zoom(false)
-        .allow_drag(false)
-        .allow_scroll(false)
-        .allow_boxed_zoom(false)
+    style::still_plot("memory-vs-context", egui::vec2(w, plot_h))
         .x_axis_label("context (tokens, log scale)")
         .y_axis_label("GiB")
         .x_grid_spacer(|g| {
@@ -539,15 +539,9 @@ fn bars_plot(
         let per_bar = (w / bars.len().max(1) as f32 / 7.0).max(6.0) as usize;
         let labels: Vec<String> = bars
             .iter()
-            .map(|b| short_label(&b.label, per_bar))
+            .map(|b| style::shorten(&b.label, per_bar))
             .collect();
-        Plot::new(id)
-            .height(h)
-            .width(w)
-            .allow_zoom(false)
-            .allow_drag(false)
-            .allow_scroll(false)
-            .allow_boxed_zoom(false)
+        style::still_plot(id, egui::vec2(w, h))
             .show_grid([false, true])
             .include_y(0.0)
             .include_y(top * 1.18)
@@ -583,18 +577,6 @@ fn bars_plot(
     });
 }
 
-fn short_label(s: &str, max: usize) -> String {
-    let c: Vec<char> = s.chars().collect();
-    if c.len() > max {
-        format!(
-            "{}...",
-            c[..max.saturating_sub(3)].iter().collect::<String>()
-        )
-    } else {
-        s.to_string()
-    }
-}
-
 /// Mixture-of-experts models: tok/s against `--n-cpu-moe n` (the routed experts of the first n
 /// layers in RAM, everything else on the GPU) beside whole layers on the CPU, both against the
 /// layers that keep (some of) their weights in RAM.
@@ -625,13 +607,7 @@ fn expert_offload_plot(ui: &mut Ui, t: &crate::core::teach::Teach, w: f32, plot_
     let l = t.layers as f64;
     // The layer curve against the layers on the CPU, for the same x.
     let layers_on_cpu: Vec<[f64; 2]> = t.cpu_layers.iter().map(|q| [l - q[0], q[1]]).collect();
-    Plot::new("speed-vs-n-cpu-moe")
-        .height(plot_h)
-        .width(w)
-        .allow_zoom(false)
-        .allow_drag(false)
-        .allow_scroll(false)
-        .allow_boxed_zoom(false)
+    style::still_plot("speed-vs-n-cpu-moe", egui::vec2(w, plot_h))
         .x_axis_label("layers with weights in RAM (n)")
         .y_axis_label("tok/s")
         .include_y(0.0)

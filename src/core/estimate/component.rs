@@ -159,11 +159,11 @@ impl ComponentList {
         });
     }
 
-    /// Per-GPU bytes of the components of the given kinds placed on the GPUs.
-    pub(super) fn per_gpu_of(&self, kinds: &[ComponentKind]) -> Bytes {
+    /// Per-GPU bytes of the components placed on the GPUs whose kind `keep` takes.
+    pub(super) fn per_gpu_where(&self, keep: impl Fn(ComponentKind) -> bool) -> Bytes {
         self.items
             .iter()
-            .filter(|c| c.placement == Placement::Gpu && kinds.contains(&c.kind))
+            .filter(|c| c.placement == Placement::Gpu && keep(c.kind))
             .map(|c| c.per_device)
             .sum()
     }

@@ -109,16 +109,11 @@ pub(super) fn profile(f: Framework) -> FrameworkProfile {
             allocator_reserve: EXPANDABLE_SEGMENTS_RESERVE_FRACTION,
             allocator_text: "PyTorch caching allocator with expandable segments (set by Unsloth)",
         },
+        // DeepSpeed runs through the HF Trainer (transformers/integrations/deepspeed.py):
+        // transformers' loss, PEFT and bitsandbytes; only the model states are counted its way.
         Framework::DeepSpeed => FrameworkProfile {
-            loss_bytes_per_logit: HF_LOSS_BYTES_PER_LOGIT,
-            loss_text: hf_loss,
-            bnb_saves_layer_inputs: true,
-            upcasts_unquantised_weights: true,
-            checkpoints_in_host_ram: false,
-            shards_with_fsdp: false,
             deepspeed_convention: true,
-            allocator_reserve: ALLOCATOR_RESERVE_FRACTION,
-            allocator_text: caching,
+            ..profile(Framework::Transformers)
         },
         Framework::Fsdp => FrameworkProfile {
             loss_bytes_per_logit: HF_LOSS_BYTES_PER_LOGIT,

@@ -45,7 +45,7 @@ pub(super) struct KvSums {
 
 /// Place the KV cache (inference only; training keeps no cache).
 pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>) -> KvSums {
-    let (s, spec, explain, n) = (job.s, job.spec, job.explain, job.devices);
+    let (s, spec, n) = (job.s, job.spec, job.devices);
     let (k_elements, v_elements) = spec.kv_elements_per_token_layer();
     let per_token_layer = Bytes(
         s.kv.k
@@ -61,7 +61,73 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
         };
     }
     let ctx = s.context;
-    let (alloc_ctx, pad_note) = match (s.runtime, s.kv_allocation) {
+    let (alloc_ctx, pad_note) = allocated_context(job);
+    let w = sliding_window(job, alloc_ctx);
+    let global = spec.layers - w.local;
+    let total = per_token_layer
+        .saturating_mul(global)
+        .saturating_mul(alloc_ctx)
+        .saturating_mul(s.batch)
+        .saturating_add(
+            per_token_layer
+                .saturating_mul(w.local)
+                .saturating_mul(w.cells),
+        );
+    let read_per_token = per_token_layer
+        .saturating_mul(global)
+        .saturating_mul(ctx)
+        .saturating_add(
+            per_token_layer
+                .saturating_mul(w.local)
+                .saturating_mul(w.window.min(ctx)),
+        );
+    // Tensor parallel splits KV heads; with fewer KV heads than GPUs they are replicated, and
+    // MLA's latent is replicated on every GPU.
+    let per_gpu = if job.cpu_only || n == 1 || spec.mla.is_some() {
+        total
+    } else {
+        let per = spec.kv_heads.div_ceil(n).max(1);
+        Bytes(scale_by_ratio(total.0, per, spec.kv_heads.max(1)))
+    };
+    let text = kv_formula(
+        job,
+        per_token_layer,
+        k_elements,
+        (alloc_ctx, pad_note),
+        &w,
+        total,
+    );
+    let provenance = if spec.is_estimated() {
+        Provenance::Heuristic
+    } else {
+        Provenance::Derived
+    };
+    list.gpu(
+        ComponentKind::KvCache,
+        "KV cache",
+        per_gpu,
+        provenance,
+        text,
+    );
+    allocation_note(
+        job,
+        per_token_layer.saturating_mul(global),
+        alloc_ctx,
+        notes,
+    );
+    KvSums {
+        per_token,
+        total,
+        read_per_token,
+    }
+}
+
+/// The context each sequence's cache is allocated for, as the runtime rounds it, and the words
+/// for the rounding.
+fn allocated_context(job: &Job) -> (u64, &'static str) {
+    let s = job.s;
+    let ctx = s.context;
+    match (s.runtime, s.kv_allocation) {
         (Runtime::LlamaCpp, _) => (
             ctx.div_ceil(LLAMA_CPP_CTX_PAD)
                 .saturating_mul(LLAMA_CPP_CTX_PAD),
@@ -73,7 +139,23 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
             "PagedAttention 16-token blocks",
         ),
         _ => (ctx, "contiguous, reserved for the full length"),
-    };
+    }
+}
+
+/// The sliding-window layers as the runtime caches them.
+struct Window {
+    /// Sliding-window layers (0: the runtime gives every layer the full context).
+    local: u64,
+    /// Their window, tokens.
+    window: u64,
+    /// Cells one such layer keeps for the whole job (all sequences).
+    cells: u64,
+}
+
+/// The sliding-window layers of the job's model on its runtime, at an allocated context of
+/// `alloc_ctx` tokens per sequence.
+fn sliding_window(job: &Job, alloc_ctx: u64) -> Window {
+    let (s, spec) = (job.s, job.spec);
     // llama.cpp implements sliding-window caches only for some architectures (Gemma 2/3,
     // gpt-oss, Cohere 2 …); a Mistral-v0.1 GGUF gets the full n_ctx on every layer.
     let swa_runtime = s.runtime != Runtime::LlamaCpp
@@ -86,9 +168,7 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
     } else {
         (0, 0)
     };
-    let global = spec.layers - local;
-    // Cells a sliding-window layer keeps for the whole job (all sequences).
-    let local_cells = if local == 0 {
+    let cells = if local == 0 {
         0
     } else if s.runtime == Runtime::LlamaCpp {
         llama_cpp_swa_cells(window, alloc_ctx, s.batch, s.ubatch)
@@ -102,31 +182,25 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
         };
         t.saturating_mul(s.batch)
     };
-    let total = per_token_layer
-        .saturating_mul(global)
-        .saturating_mul(alloc_ctx)
-        .saturating_mul(s.batch)
-        .saturating_add(
-            per_token_layer
-                .saturating_mul(local)
-                .saturating_mul(local_cells),
-        );
-    let read_per_token = per_token_layer
-        .saturating_mul(global)
-        .saturating_mul(ctx)
-        .saturating_add(
-            per_token_layer
-                .saturating_mul(local)
-                .saturating_mul(window.min(ctx)),
-        );
-    // Tensor parallel splits KV heads; with fewer KV heads than GPUs they are replicated, and
-    // MLA's latent is replicated on every GPU.
-    let per_gpu = if job.cpu_only || n == 1 || spec.mla.is_some() {
-        total
-    } else {
-        let per = spec.kv_heads.div_ceil(n).max(1);
-        Bytes(scale_by_ratio(total.0, per, spec.kv_heads.max(1)))
-    };
+    Window {
+        local,
+        window,
+        cells,
+    }
+}
+
+/// The KV cache's formula: bytes per token and layer, the allocated context (tokens,
+/// and the words for their rounding), the sequences and the sliding-window layers.
+fn kv_formula(
+    job: &Job,
+    per_token_layer: Bytes,
+    k_elements: u64,
+    (alloc_ctx, pad_note): (u64, &str),
+    w: &Window,
+    total: Bytes,
+) -> String {
+    let (s, spec, explain) = (job.s, job.spec, job.explain);
+    let (local, local_cells) = (w.local, w.cells);
     let kv_name = |p: KvPrecision| p.cli_name();
     let kv_types = if s.kv.k == s.kv.v {
         kv_name(s.kv.k).to_string()
@@ -158,7 +232,7 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
             group_digits(local_cells / s.batch.max(1))
         )
     };
-    let text = formula!(
+    formula!(
         explain,
         "{per_layer_formula} at {kv_types} = {} B/token/layer × {} layers × {} tokens ({pad_note}) × {} sequences{window_part} = {}",
         group_digits(per_token_layer.0),
@@ -166,34 +240,25 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
         group_digits(alloc_ctx),
         s.batch,
         gib(total)
-    );
-    let provenance = if spec.is_estimated() {
-        Provenance::Heuristic
-    } else {
-        Provenance::Derived
-    };
-    list.gpu(
-        ComponentKind::KvCache,
-        "KV cache",
-        per_gpu,
-        provenance,
-        text,
-    );
-    if s.kv_allocation == KvAllocation::Paged && alloc_ctx > ctx && s.runtime != Runtime::LlamaCpp {
-        let waste = per_token_layer
-            .saturating_mul(global)
-            .saturating_mul(alloc_ctx - ctx)
+    )
+}
+
+/// The note on how the allocation wastes or reserves memory (`per_token_global`: KV bytes per
+/// token of the full-context layers).
+fn allocation_note(job: &Job, per_token_global: Bytes, alloc_ctx: u64, notes: &mut Vec<String>) {
+    let s = job.s;
+    if s.kv_allocation == KvAllocation::Paged
+        && alloc_ctx > s.context
+        && s.runtime != Runtime::LlamaCpp
+    {
+        let waste = per_token_global
+            .saturating_mul(alloc_ctx - s.context)
             .saturating_mul(s.batch);
-        notes.push(formula!(explain,
+        notes.push(formula!(job.explain,
             "PagedAttention rounds each sequence up to 16-token blocks: {} of the KV cache is block waste (< 1 block per sequence).",
             gib(waste)
         ));
     } else if s.kv_allocation == KvAllocation::Contiguous {
         notes.push("Contiguous KV reserves the full length for every sequence; the vLLM paper found only 20–38 % of such reservations holding tokens. PagedAttention allocates 16-token blocks on demand.".into());
-    }
-    KvSums {
-        per_token,
-        total,
-        read_per_token,
     }
 }

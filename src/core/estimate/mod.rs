@@ -282,7 +282,7 @@ pub fn estimate_with(scenario: &Scenario, explain: bool) -> Estimate {
 
     // ---- Workload numbers for speed and fit ----
     use ComponentKind::{Activations, Overhead};
-    let fixed_per_device = list.per_gpu_of(&[Activations, Overhead]);
+    let fixed_per_device = list.per_gpu_where(|k| matches!(k, Activations | Overhead));
     // Forward FLOPs per token: 2 per active weight, plus attention 2·2·L·n_h·d·ctx (QKᵀ and AV).
     let attn_flops =
         4.0 * spec.layers as f64 * (spec.heads * spec.head_dim) as f64 * s.context as f64 / 2.0;

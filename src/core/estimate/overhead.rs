@@ -59,14 +59,8 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
 /// (`torch.cuda.max_memory_allocated`); with these, to what `nvidia-smi` shows.
 fn training_reserve(job: &Job, list: &mut ComponentList) {
     use ComponentKind::*;
-    let allocated = list.per_gpu_of(&[
-        Weights,
-        KvCache,
-        Activations,
-        Gradients,
-        Optimizer,
-        MasterWeights,
-    ]);
+    // Everything placed so far but the reserve, as `Estimate::peak_allocated` counts it.
+    let allocated = list.per_gpu_where(|k| k != Overhead);
     let fraction = job.framework.allocator_reserve;
     let reserve = allocated.scale(fraction);
     list.gpu(

@@ -20,7 +20,7 @@ pub(super) fn place(
     list: &mut ComponentList,
     notes: &mut Vec<String>,
 ) {
-    let (s, spec, explain, n, stage) = (job.s, job.spec, job.explain, job.devices, job.zero_stage);
+    let (s, stage) = (job.s, job.zero_stage);
     let fp32_train = s.mode == Mode::Full && weights.precision == WeightPrecision::Fp32;
     let offload_opt = s.offload != Offload::None && !job.cpu_only;
     if s.mode == Mode::Qlora && job.framework.upcasts_unquantised_weights {
@@ -35,7 +35,40 @@ pub(super) fn place(
     if deepspeed_grads {
         notes.push(deepspeed_comparison(job, params.total, weights));
     }
-    let (trainable, adapter_bytes, grad_bytes, master_bytes) = match s.mode {
+    let t = trainable(job, params, fp32_train, deepspeed_grads);
+    if s.mode != Mode::Full {
+        lora_adapters(job, &t, list);
+    }
+    gradients(job, &t, deepspeed_grads, list);
+    if offload_opt {
+        offloaded_optimizer_states(job, &t, list);
+    } else {
+        optimizer_states(job, &t, list);
+    }
+}
+
+/// The trainable parameters, the bytes each holds as adapter weight, gradient, FP32 master copy
+/// and optimiser state, and the words of the last.
+struct Trainable {
+    params: u64,
+    adapter_bytes: f64,
+    grad_bytes: f64,
+    master_bytes: f64,
+    optimizer_bytes: f64,
+    optimizer_text: &'static str,
+}
+
+impl Trainable {
+    /// `bytes` for every trainable parameter, over all the GPUs.
+    fn total(&self, bytes: f64) -> f64 {
+        self.params as f64 * bytes
+    }
+}
+
+/// What is trained, and at how many bytes a parameter, in the scenario's mode.
+fn trainable(job: &Job, params: &ParamCount, fp32_train: bool, deepspeed_grads: bool) -> Trainable {
+    let (s, spec) = (job.s, job.spec);
+    let (params, adapter_bytes, grad_bytes, master_bytes) = match s.mode {
         Mode::Full if fp32_train => (params.total, 4.0, 4.0, 0.0),
         Mode::Full if deepspeed_grads => (
             params.total,
@@ -61,122 +94,152 @@ pub(super) fn place(
     };
     let (optimizer_bytes, optimizer_text) =
         optimizer_bytes_per_param(s.optimizer, s.pure_bf16, spec);
-    let trainable_f = trainable as f64;
-    let gpus_f = n as f64;
-    if s.mode != Mode::Full {
-        let adapters = Bytes::from_f64(trainable_f * adapter_bytes);
-        let adapters_per_gpu = if stage >= 3 {
-            adapters.div_ceil(n)
-        } else {
-            adapters
-        };
-        list.gpu(
-            ComponentKind::Weights,
-            "LoRA adapters",
-            adapters_per_gpu,
-            Provenance::Derived,
-            formula!(explain,
-                "rank {} × (d_in + d_out) over {} matrices × {} layers = {} trainable params × {adapter_bytes} B = {}",
-                s.lora_rank,
-                s.lora_targets.cli_name(),
-                spec.layers,
-                group_digits(trainable),
-                gib(adapters)
-            ),
-        );
+    Trainable {
+        params,
+        adapter_bytes,
+        grad_bytes,
+        master_bytes,
+        optimizer_bytes,
+        optimizer_text,
     }
-    let shard = |on: bool, x: f64| if on { x / gpus_f } else { x };
-    let zero_txt = |on: bool| {
-        if on && n > 1 {
-            formula!(explain, " ÷ {n} GPUs (ZeRO-{stage})")
-        } else {
-            String::new()
-        }
+}
+
+/// `x` bytes on one GPU: divided over the GPUs when ZeRO shards it (`on`).
+fn shard(job: &Job, on: bool, x: f64) -> f64 {
+    if on { x / job.devices as f64 } else { x }
+}
+
+/// The formula's words for a state ZeRO shards (`on`) over more than one GPU.
+fn zero_text(job: &Job, on: bool) -> String {
+    let (n, stage) = (job.devices, job.zero_stage);
+    if on && n > 1 {
+        formula!(job.explain, " ÷ {n} GPUs (ZeRO-{stage})")
+    } else {
+        String::new()
+    }
+}
+
+/// The LoRA adapters (sharded by ZeRO-3 like any weight).
+fn lora_adapters(job: &Job, t: &Trainable, list: &mut ComponentList) {
+    let (s, spec, n) = (job.s, job.spec, job.devices);
+    let adapter_bytes = t.adapter_bytes;
+    let adapters = Bytes::from_f64(t.total(adapter_bytes));
+    let adapters_per_gpu = if job.zero_stage >= 3 {
+        adapters.div_ceil(n)
+    } else {
+        adapters
     };
-    // Gradients.
-    let grads_per_gpu = shard(stage >= 2, trainable_f * grad_bytes);
+    list.gpu(
+        ComponentKind::Weights,
+        "LoRA adapters",
+        adapters_per_gpu,
+        Provenance::Derived,
+        formula!(job.explain,
+            "rank {} × (d_in + d_out) over {} matrices × {} layers = {} trainable params × {adapter_bytes} B = {}",
+            s.lora_rank,
+            s.lora_targets.cli_name(),
+            spec.layers,
+            group_digits(t.params),
+            gib(adapters)
+        ),
+    );
+}
+
+/// The gradients (sharded from ZeRO-2).
+fn gradients(job: &Job, t: &Trainable, deepspeed_grads: bool, list: &mut ComponentList) {
+    let on = job.zero_stage >= 2;
+    let grad_bytes = t.grad_bytes;
+    let grads_per_gpu = shard(job, on, t.total(grad_bytes));
     list.gpu(
         ComponentKind::Gradients,
         "Gradients",
         Bytes::from_f64(grads_per_gpu),
         Provenance::Derived,
         formula!(
-            explain,
+            job.explain,
             "{} trainable params × {grad_bytes} B{}{}",
-            group_digits(trainable),
+            group_digits(t.params),
             if deepspeed_grads {
                 " (2 B 16-bit + 4 B FP32 gradient partition, as DeepSpeed counts)"
             } else {
                 ""
             },
-            zero_txt(stage >= 2)
+            zero_text(job, on)
         ),
     );
-    // Optimiser states and master weights.
-    let optimizer_total = trainable_f * optimizer_bytes;
-    let master_total = trainable_f * master_bytes;
-    if offload_opt {
+}
+
+/// The optimiser states and master weights in CPU RAM (ZeRO-Offload).
+fn offloaded_optimizer_states(job: &Job, t: &Trainable, list: &mut ComponentList) {
+    let explain = job.explain;
+    let optimizer_text = t.optimizer_text;
+    let master_total = t.total(t.master_bytes);
+    list.host(
+        ComponentKind::Optimizer,
+        "Optimizer states (CPU offload)",
+        Bytes::from_f64(t.total(t.optimizer_bytes)),
+        Provenance::Derived,
+        formula!(
+            explain,
+            "{optimizer_text} × {} params, in CPU RAM (ZeRO-Offload)",
+            group_digits(t.params)
+        ),
+    );
+    if master_total > 0.0 {
         list.host(
-            ComponentKind::Optimizer,
-            "Optimizer states (CPU offload)",
-            Bytes::from_f64(optimizer_total),
+            ComponentKind::MasterWeights,
+            "FP32 master weights (CPU offload)",
+            Bytes::from_f64(master_total),
             Provenance::Derived,
             formula!(
                 explain,
-                "{optimizer_text} × {} params, in CPU RAM (ZeRO-Offload)",
-                group_digits(trainable)
+                "4 B × {} params, in CPU RAM (ZeRO-Offload)",
+                group_digits(t.params)
             ),
         );
-        if master_total > 0.0 {
-            list.host(
-                ComponentKind::MasterWeights,
-                "FP32 master weights (CPU offload)",
-                Bytes::from_f64(master_total),
-                Provenance::Derived,
-                formula!(
-                    explain,
-                    "4 B × {} params, in CPU RAM (ZeRO-Offload)",
-                    group_digits(trainable)
-                ),
-            );
-        }
-    } else {
-        let qlora_paged = s.mode == Mode::Qlora;
-        list.gpu(
-            ComponentKind::Optimizer,
+    }
+}
+
+/// The optimiser states and master weights on the GPUs (sharded from ZeRO-1).
+fn optimizer_states(job: &Job, t: &Trainable, list: &mut ComponentList) {
+    let (explain, on) = (job.explain, job.zero_stage >= 1);
+    let optimizer_text = t.optimizer_text;
+    let master_total = t.total(t.master_bytes);
+    let qlora_paged = job.s.mode == Mode::Qlora;
+    list.gpu(
+        ComponentKind::Optimizer,
+        if qlora_paged {
+            "Optimizer states (paged)"
+        } else {
+            "Optimizer states"
+        },
+        Bytes::from_f64(shard(job, on, t.total(t.optimizer_bytes))),
+        Provenance::Derived,
+        formula!(
+            explain,
+            "{optimizer_text} × {} params{}{}",
+            group_digits(t.params),
+            zero_text(job, on),
             if qlora_paged {
-                "Optimizer states (paged)"
+                "; paged AdamW spills to CPU RAM under memory pressure"
             } else {
-                "Optimizer states"
-            },
-            Bytes::from_f64(shard(stage >= 1, optimizer_total)),
+                ""
+            }
+        ),
+    );
+    if master_total > 0.0 {
+        list.gpu(
+            ComponentKind::MasterWeights,
+            "FP32 master weights",
+            Bytes::from_f64(shard(job, on, master_total)),
             Provenance::Derived,
             formula!(
                 explain,
-                "{optimizer_text} × {} params{}{}",
-                group_digits(trainable),
-                zero_txt(stage >= 1),
-                if qlora_paged {
-                    "; paged AdamW spills to CPU RAM under memory pressure"
-                } else {
-                    ""
-                }
+                "4 B × {} params{}",
+                group_digits(t.params),
+                zero_text(job, on)
             ),
         );
-        if master_total > 0.0 {
-            list.gpu(
-                ComponentKind::MasterWeights,
-                "FP32 master weights",
-                Bytes::from_f64(shard(stage >= 1, master_total)),
-                Provenance::Derived,
-                formula!(
-                    explain,
-                    "4 B × {} params{}",
-                    group_digits(trainable),
-                    zero_txt(stage >= 1)
-                ),
-            );
-        }
     }
 }
 

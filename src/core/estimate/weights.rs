@@ -22,7 +22,64 @@ pub(super) struct PlacedWeights {
 pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>) -> PlacedWeights {
     let (s, spec, cpu_only, n) = (job.s, job.spec, job.cpu_only, job.devices);
     let train = s.mode.is_training();
-    let wprec = match s.mode {
+    let wprec = held_precision(job, notes);
+    let w = sum_tensors(spec, wprec, job.explain);
+
+    // How ZeRO/TP/offload split each state. Inference: tensor parallel splits weights evenly.
+    let stage = job.zero_stage;
+    let offload_params = train && s.offload == Offload::OptimizerParams && !cpu_only;
+    if train && s.offload == Offload::OptimizerParams && stage < 3 {
+        notes.push(
+            "DeepSpeed offloads parameters only with ZeRO stage 3 (offload_param); set --zero 3."
+                .into(),
+        );
+    }
+    let shard_weights = !train || stage >= 3;
+    let weights_per_gpu = if shard_weights {
+        w.total.div_ceil(n)
+    } else {
+        w.total
+    };
+    let wname = if train && s.mode != Mode::Full {
+        "Weights (frozen base)"
+    } else {
+        "Weights"
+    };
+    if offload_params && stage >= 3 {
+        offloaded_weights(job, &w, wname, list);
+    } else if train && stage >= 3 && n > 1 && job.framework.deepspeed_convention {
+        deepspeed_zero3_weights(job, &w, wname, weights_per_gpu, list);
+    } else if w.total.0 > 0 {
+        let split_note = split_note(job, shard_weights, weights_per_gpu);
+        list.gpu(
+            ComponentKind::Weights,
+            wname,
+            weights_per_gpu,
+            w.provenance,
+            formula!(job.explain, "{}{split_note}", w.formula),
+        );
+    }
+    if train && stage >= 3 && n > 1 && job.framework.shards_with_fsdp {
+        fsdp_unsharded_units(job, &w, list);
+    }
+    if s.runtime == Runtime::LlamaCpp
+        && let Some(fw) = &spec.file_weights
+        && fw.runtime_extra_bytes > 0
+    {
+        tied_embedding_copy(job, fw.runtime_extra_bytes, list);
+    }
+
+    PlacedWeights {
+        precision: wprec,
+        sums: w,
+    }
+}
+
+/// The precision the weights are held at: the scenario's, or for training the one the mode
+/// trains (with a note when that differs).
+fn held_precision(job: &Job, notes: &mut Vec<String>) -> WeightPrecision {
+    let s = job.s;
+    match s.mode {
         Mode::Qlora => {
             if matches!(
                 s.weights,
@@ -50,25 +107,15 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
             }
         }
         _ => s.weights,
-    };
-    let w = sum_tensors(spec, wprec, job.explain);
-
-    // How ZeRO/TP/offload split each state. Inference: tensor parallel splits weights evenly.
-    let stage = job.zero_stage;
-    let offload_params = train && s.offload == Offload::OptimizerParams && !cpu_only;
-    if train && s.offload == Offload::OptimizerParams && stage < 3 {
-        notes.push(
-            "DeepSpeed offloads parameters only with ZeRO stage 3 (offload_param); set --zero 3."
-                .into(),
-        );
     }
-    let shard_weights = !train || stage >= 3;
-    let weights_per_gpu = if shard_weights {
-        w.total.div_ceil(n)
-    } else {
-        w.total
-    };
-    let split_note = if cpu_only {
+}
+
+/// How the weights on one GPU are split, for the formula (`shard_weights`: tensor parallel or
+/// ZeRO-3/FSDP divides them, `weights_per_gpu` each).
+fn split_note(job: &Job, shard_weights: bool, weights_per_gpu: Bytes) -> String {
+    let (cpu_only, n) = (job.cpu_only, job.devices);
+    let train = job.s.mode.is_training();
+    if cpu_only {
         String::new()
     } else if !train && n > 1 {
         formula!(
@@ -89,63 +136,36 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
         )
     } else {
         String::new()
-    };
-    let wname = if train && s.mode != Mode::Full {
-        "Weights (frozen base)"
-    } else {
-        "Weights"
-    };
-    if offload_params && stage >= 3 {
-        list.host(
-            ComponentKind::Weights,
-            wname,
-            w.total,
-            w.provenance,
-            formula!(
-                job.explain,
-                "{} (offloaded to CPU RAM, ZeRO-3 offload_param)",
-                w.formula
-            ),
-        );
-        // The GPU keeps a working set of fetched layers (DeepSpeed stage3_prefetch_bucket_size;
-        // its estimator uses 4 × the largest layer's parameters).
-        let ws = w.largest_layer.saturating_mul(2);
-        list.gpu(
-            ComponentKind::Weights,
-            "Weights (prefetched layers)",
-            ws,
-            Provenance::Heuristic,
-            formula!(
-                job.explain,
-                "2 × largest layer {} (ZeRO-3 parameter prefetch)",
-                gib(w.largest_layer)
-            ),
-        );
-    } else if train && stage >= 3 && n > 1 && job.framework.deepspeed_convention {
-        deepspeed_zero3_weights(job, &w, wname, weights_per_gpu, list);
-    } else if w.total.0 > 0 {
-        list.gpu(
-            ComponentKind::Weights,
-            wname,
-            weights_per_gpu,
-            w.provenance,
-            formula!(job.explain, "{}{split_note}", w.formula),
-        );
     }
-    if train && stage >= 3 && n > 1 && job.framework.shards_with_fsdp {
-        fsdp_unsharded_units(job, &w, list);
-    }
-    if s.runtime == Runtime::LlamaCpp
-        && let Some(fw) = &spec.file_weights
-        && fw.runtime_extra_bytes > 0
-    {
-        tied_embedding_copy(job, fw.runtime_extra_bytes, list);
-    }
+}
 
-    PlacedWeights {
-        precision: wprec,
-        sums: w,
-    }
+/// ZeRO-3 `offload_param`: the weights in CPU RAM, a working set of fetched layers on the GPU.
+fn offloaded_weights(job: &Job, w: &WeightSums, wname: &str, list: &mut ComponentList) {
+    list.host(
+        ComponentKind::Weights,
+        wname,
+        w.total,
+        w.provenance,
+        formula!(
+            job.explain,
+            "{} (offloaded to CPU RAM, ZeRO-3 offload_param)",
+            w.formula
+        ),
+    );
+    // The GPU keeps a working set of fetched layers (DeepSpeed stage3_prefetch_bucket_size;
+    // its estimator uses 4 × the largest layer's parameters).
+    let ws = w.largest_layer.saturating_mul(2);
+    list.gpu(
+        ComponentKind::Weights,
+        "Weights (prefetched layers)",
+        ws,
+        Provenance::Heuristic,
+        formula!(
+            job.explain,
+            "2 × largest layer {} (ZeRO-3 parameter prefetch)",
+            gib(w.largest_layer)
+        ),
+    );
 }
 
 /// DeepSpeed ZeRO-3 counted as DeepSpeed's estimator counts it
@@ -442,6 +462,85 @@ pub(super) struct WeightSums {
 /// The weights of `spec` at precision `p`: from the model file when there is one, else from a
 /// user-given parameter count, else summed tensor by tensor from the architecture.
 fn sum_tensors(spec: &ModelSpec, p: WeightPrecision, explain: bool) -> WeightSums {
+    let (layer_total, layer_active, largest) = layer_sums(spec, p);
+    let (outer, outer_read) = outer_sums(spec, p);
+    let arch_total = layer_total.saturating_add(outer);
+    let arch_params = spec.arch_param_count().total.max(1);
+    let active_read = layer_active.saturating_add(outer_read);
+
+    // A file's exact bytes, or a user-given parameter count, override the architecture sum; the
+    // architecture's parts scale with it.
+    let scaled = |part: u64, ratio: f64| Bytes::from_f64(part as f64 * ratio);
+    if let Some(fw) = &spec.file_weights
+        && fw.total_bytes > 0
+    {
+        let total = fw.total_bytes;
+        let layers = if fw.layer_bytes > 0 {
+            fw.layer_bytes.min(total)
+        } else {
+            scale_by_ratio(total, layer_total, arch_total)
+        };
+        let ratio = total as f64 / arch_total.max(1) as f64;
+        return WeightSums {
+            total: Bytes(total),
+            layers: Bytes(layers),
+            outer: Bytes(total - layers),
+            active_read: scaled(active_read, ratio),
+            largest_layer: scaled(largest, ratio),
+            provenance: Provenance::Exact,
+            formula: formula!(
+                explain,
+                "sum of the tensor sizes in {} ({}) = {} bytes",
+                fw.path,
+                fw.format,
+                group_digits(total)
+            ),
+        };
+    }
+    if let Some(np) = spec.nominal_params {
+        let bits = p.bits_per_weight();
+        let total = Bytes::from_f64(np as f64 * bits / 8.0);
+        let ratio = total.as_f64() / arch_total.max(1) as f64;
+        return WeightSums {
+            total,
+            layers: scaled(layer_total, ratio),
+            outer: scaled(outer, ratio),
+            active_read: scaled(active_read, ratio),
+            largest_layer: scaled(largest, ratio),
+            provenance: Provenance::Derived,
+            formula: formula!(
+                explain,
+                "{} params × {} bits / 8 = {} ({})",
+                group_digits(np),
+                format::bits_exact(bits),
+                gib(total),
+                p.label()
+            ),
+        };
+    }
+    let eff_bits = arch_total as f64 * 8.0 / arch_params as f64;
+    WeightSums {
+        total: Bytes(arch_total),
+        layers: Bytes(layer_total),
+        outer: Bytes(outer),
+        active_read: Bytes(active_read),
+        largest_layer: Bytes(largest),
+        provenance: Provenance::Derived,
+        formula: formula!(
+            explain,
+            "Σ tensors: {} params at {} ({} bits/weight on average; {}) = {}",
+            group_digits(arch_params),
+            p.label(),
+            format::bits_exact(eff_bits),
+            p.mix_note(),
+            gib(Bytes(arch_total))
+        ),
+    }
+}
+
+/// Bytes of the repeated layers at precision `p`: (all layers, what a token reads of them, the
+/// largest layer).
+fn layer_sums(spec: &ModelSpec, p: WeightPrecision) -> (u64, u64, u64) {
     let n = spec.layers;
     let moe_model = spec.moe.as_ref().is_some_and(|m| m.experts > 0);
     // Per-layer sums. Layers differ only by MoE/dense kind and by the k-quant mixes' layer index.
@@ -472,6 +571,13 @@ fn sum_tensors(spec: &ModelSpec, p: WeightPrecision, explain: bool) -> WeightSum
             sum_layer(g.first, g.count);
         }
     }
+    (layer_total, layer_active, largest)
+}
+
+/// Bytes of the tensors outside the layers at precision `p`: (all of them, what a token reads).
+fn outer_sums(spec: &ModelSpec, p: WeightPrecision) -> (u64, u64) {
+    let n = spec.layers;
+    let moe_model = spec.moe.as_ref().is_some_and(|m| m.experts > 0);
     let mut outer = 0u64;
     let mut outer_read = 0u64;
     for g in spec.outer_tensors() {
@@ -490,73 +596,5 @@ fn sum_tensors(spec: &ModelSpec, p: WeightPrecision, explain: bool) -> WeightSum
         };
         outer_read = outer_read.saturating_add(group_bytes(p, &whole, 0, n, moe_model).0);
     }
-    let arch_total = layer_total.saturating_add(outer);
-    let arch_params = spec.arch_param_count().total.max(1);
-
-    // A file's exact bytes, or a user-given parameter count, override the architecture sum.
-    if let Some(fw) = &spec.file_weights
-        && fw.total_bytes > 0
-    {
-        let total = fw.total_bytes;
-        let layers = if fw.layer_bytes > 0 {
-            fw.layer_bytes.min(total)
-        } else {
-            scale_by_ratio(total, layer_total, arch_total)
-        };
-        let ratio = total as f64 / arch_total.max(1) as f64;
-        return WeightSums {
-            total: Bytes(total),
-            layers: Bytes(layers),
-            outer: Bytes(total - layers),
-            active_read: Bytes::from_f64((layer_active.saturating_add(outer_read)) as f64 * ratio),
-            largest_layer: Bytes::from_f64(largest as f64 * ratio),
-            provenance: Provenance::Exact,
-            formula: formula!(
-                explain,
-                "sum of the tensor sizes in {} ({}) = {} bytes",
-                fw.path,
-                fw.format,
-                group_digits(total)
-            ),
-        };
-    }
-    if let Some(np) = spec.nominal_params {
-        let bits = p.bits_per_weight();
-        let total = Bytes::from_f64(np as f64 * bits / 8.0);
-        let ratio = total.as_f64() / arch_total.max(1) as f64;
-        return WeightSums {
-            total,
-            layers: Bytes::from_f64(layer_total as f64 * ratio),
-            outer: Bytes::from_f64(outer as f64 * ratio),
-            active_read: Bytes::from_f64((layer_active.saturating_add(outer_read)) as f64 * ratio),
-            largest_layer: Bytes::from_f64(largest as f64 * ratio),
-            provenance: Provenance::Derived,
-            formula: formula!(
-                explain,
-                "{} params × {} bits / 8 = {} ({})",
-                group_digits(np),
-                format::bits_exact(bits),
-                gib(total),
-                p.label()
-            ),
-        };
-    }
-    let eff_bits = arch_total as f64 * 8.0 / arch_params as f64;
-    WeightSums {
-        total: Bytes(arch_total),
-        layers: Bytes(layer_total),
-        outer: Bytes(outer),
-        active_read: Bytes(layer_active.saturating_add(outer_read)),
-        largest_layer: Bytes(largest),
-        provenance: Provenance::Derived,
-        formula: formula!(
-            explain,
-            "Σ tensors: {} params at {} ({} bits/weight on average; {}) = {}",
-            group_digits(arch_params),
-            p.label(),
-            format::bits_exact(eff_bits),
-            p.mix_note(),
-            gib(Bytes(arch_total))
-        ),
-    }
+    (outer, outer_read)
 }

@@ -1,7 +1,9 @@
 //! The tensor inventory of an architecture (one entry per stored tensor, following the
 //! `transformers` modeling files named in [`super`]) and the parameter counts summed from it.
 
-use super::{LayerGroup, MlpKind, ModelSpec, ParamCount, ShapeSource, TensorGroup};
+use super::{
+    LayerGroup, MlaSpec, MlpKind, ModelSpec, MoeSpec, ParamCount, ShapeSource, TensorGroup,
+};
 use crate::core::precision::TensorClass;
 
 impl ModelSpec {
@@ -98,165 +100,176 @@ impl ModelSpec {
 
     /// The inventory of a dense (`moe_layer` false) or MoE layer; see [`Self::layer_tensors`].
     fn layer_tensors_of(&self, moe_layer: bool) -> Vec<TensorGroup> {
-        let h = self.hidden;
         let mut v = Vec::with_capacity(10);
-        let g = |class, elements, row| TensorGroup {
-            class,
-            elements,
-            active_elements: elements,
-            row,
-            routed: false,
-        };
-        // Attention.
-        if let Some(mla) = &self.mla {
-            let qk = mla.qk_nope_head_dim.saturating_add(mla.qk_rope_head_dim);
-            let q = if mla.q_lora_rank > 0 {
-                Self::m(h, mla.q_lora_rank)
-                    .saturating_add(Self::m(mla.q_lora_rank, Self::m(self.heads, qk)))
-            } else {
-                Self::m(h, Self::m(self.heads, qk))
-            };
-            v.push(g(TensorClass::AttnQ, q, h));
-            // kv_a_proj_with_mqa: h → kv_lora_rank + rope; kv_b_proj: kv_lora_rank → heads·(nope + v).
-            v.push(g(
-                TensorClass::AttnK,
-                Self::m(h, mla.kv_lora_rank.saturating_add(mla.qk_rope_head_dim)),
-                h,
-            ));
-            v.push(g(
-                TensorClass::AttnV,
-                Self::m(
-                    mla.kv_lora_rank,
-                    Self::m(
-                        self.heads,
-                        mla.qk_nope_head_dim.saturating_add(mla.v_head_dim),
-                    ),
-                ),
-                mla.kv_lora_rank,
-            ));
-            let o_in = Self::m(self.heads, mla.v_head_dim);
-            v.push(g(TensorClass::AttnOut, Self::m(o_in, h), o_in));
-            // q_a_layernorm (only with a low-rank query) + kv_a_layernorm.
-            v.push(g(
-                TensorClass::Small,
-                mla.q_lora_rank.saturating_add(mla.kv_lora_rank),
-                0,
-            ));
-        } else {
-            let qd = Self::m(self.heads, self.head_dim);
-            let kvd = Self::m(self.kv_heads, self.head_dim);
-            v.push(g(TensorClass::AttnQ, Self::m(h, qd), h));
-            v.push(g(TensorClass::AttnK, Self::m(h, kvd), h));
-            v.push(g(TensorClass::AttnV, Self::m(h, kvd), h));
-            v.push(g(TensorClass::AttnOut, Self::m(qd, h), qd));
-            let mut small = 0u64;
-            if self.qkv_bias {
-                small = small
-                    .saturating_add(qd)
-                    .saturating_add(kvd.saturating_mul(2));
-            }
-            if self.o_bias {
-                small = small.saturating_add(h);
-            }
-            if self.qk_norm {
-                small = small.saturating_add(self.head_dim.saturating_mul(2));
-            }
-            if self.attn_sinks {
-                small = small.saturating_add(self.heads);
-            }
-            if small > 0 {
-                v.push(g(TensorClass::Small, small, 0));
+        match &self.mla {
+            Some(mla) => self.mla_attention_tensors(mla, &mut v),
+            None => self.attention_tensors(&mut v),
+        }
+        match &self.moe {
+            Some(moe) if moe_layer => self.moe_mlp_tensors(moe, &mut v),
+            _ => {
+                let (gu, down, bias) = self.mlp_elements(self.intermediate);
+                v.push(whole(TensorClass::FfnGateUp, gu, self.hidden));
+                v.push(whole(TensorClass::FfnDown, down, self.intermediate));
+                if bias > 0 {
+                    v.push(whole(TensorClass::Small, bias, 0));
+                }
             }
         }
-        // MLP.
+        v.push(whole(
+            TensorClass::Small,
+            Self::m(self.norms_per_layer, self.hidden),
+            0,
+        ));
+        v
+    }
+
+    /// Multi-head latent attention's projections and norms (DeepSeek-V2/V3).
+    fn mla_attention_tensors(&self, mla: &MlaSpec, v: &mut Vec<TensorGroup>) {
+        let h = self.hidden;
+        let qk = mla.qk_nope_head_dim.saturating_add(mla.qk_rope_head_dim);
+        let q = if mla.q_lora_rank > 0 {
+            Self::m(h, mla.q_lora_rank)
+                .saturating_add(Self::m(mla.q_lora_rank, Self::m(self.heads, qk)))
+        } else {
+            Self::m(h, Self::m(self.heads, qk))
+        };
+        v.push(whole(TensorClass::AttnQ, q, h));
+        // kv_a_proj_with_mqa: h → kv_lora_rank + rope; kv_b_proj: kv_lora_rank → heads·(nope + v).
+        v.push(whole(
+            TensorClass::AttnK,
+            Self::m(h, mla.kv_lora_rank.saturating_add(mla.qk_rope_head_dim)),
+            h,
+        ));
+        v.push(whole(
+            TensorClass::AttnV,
+            Self::m(
+                mla.kv_lora_rank,
+                Self::m(
+                    self.heads,
+                    mla.qk_nope_head_dim.saturating_add(mla.v_head_dim),
+                ),
+            ),
+            mla.kv_lora_rank,
+        ));
+        let o_in = Self::m(self.heads, mla.v_head_dim);
+        v.push(whole(TensorClass::AttnOut, Self::m(o_in, h), o_in));
+        // q_a_layernorm (only with a low-rank query) + kv_a_layernorm.
+        v.push(whole(
+            TensorClass::Small,
+            mla.q_lora_rank.saturating_add(mla.kv_lora_rank),
+            0,
+        ));
+    }
+
+    /// Standard (multi-head or grouped-query) attention's projections, biases, norms and sinks.
+    fn attention_tensors(&self, v: &mut Vec<TensorGroup>) {
+        let h = self.hidden;
+        let qd = Self::m(self.heads, self.head_dim);
+        let kvd = Self::m(self.kv_heads, self.head_dim);
+        v.push(whole(TensorClass::AttnQ, Self::m(h, qd), h));
+        v.push(whole(TensorClass::AttnK, Self::m(h, kvd), h));
+        v.push(whole(TensorClass::AttnV, Self::m(h, kvd), h));
+        v.push(whole(TensorClass::AttnOut, Self::m(qd, h), qd));
+        let mut small = 0u64;
+        if self.qkv_bias {
+            small = small
+                .saturating_add(qd)
+                .saturating_add(kvd.saturating_mul(2));
+        }
+        if self.o_bias {
+            small = small.saturating_add(h);
+        }
+        if self.qk_norm {
+            small = small.saturating_add(self.head_dim.saturating_mul(2));
+        }
+        if self.attn_sinks {
+            small = small.saturating_add(self.heads);
+        }
+        if small > 0 {
+            v.push(whole(TensorClass::Small, small, 0));
+        }
+    }
+
+    /// One MLP of FFN width `width`: (gate + up elements, down elements, bias elements).
+    fn mlp_elements(&self, width: u64) -> (u64, u64, u64) {
+        let h = self.hidden;
         let mats: u64 = match self.mlp {
             MlpKind::Gated => 3,
             MlpKind::Plain => 2,
         };
-        let updown = |width: u64| -> (u64, u64, u64) {
-            // (gate+up elements, down elements, bias elements)
-            let gu = Self::m(Self::m(h, width), mats - 1);
-            let down = Self::m(h, width);
-            let bias = if self.mlp_bias {
-                Self::m(width, mats - 1).saturating_add(h)
-            } else {
-                0
-            };
-            (gu, down, bias)
+        let gu = Self::m(Self::m(h, width), mats - 1);
+        let down = Self::m(h, width);
+        let bias = if self.mlp_bias {
+            Self::m(width, mats - 1).saturating_add(h)
+        } else {
+            0
         };
-        match &self.moe {
-            Some(moe) if moe_layer => {
-                let (gu, down, bias) = updown(moe.expert_ffn);
-                let e = moe.experts;
-                let k = moe.active_experts.min(e);
-                v.push(TensorGroup {
-                    class: TensorClass::FfnGateUp,
-                    elements: Self::m(gu, e),
-                    active_elements: Self::m(gu, k),
-                    row: h,
-                    routed: true,
-                });
-                v.push(TensorGroup {
-                    class: TensorClass::FfnDown,
-                    elements: Self::m(down, e),
-                    active_elements: Self::m(down, k),
-                    row: moe.expert_ffn,
-                    routed: true,
-                });
-                // Routed experts' biases (gpt-oss `gate_up_proj_bias`, `down_proj_bias`): they
-                // travel with the experts (llama.cpp `ffn_*_exps.bias`).
-                if bias > 0 {
-                    v.push(TensorGroup {
-                        class: TensorClass::Small,
-                        elements: Self::m(bias, e),
-                        active_elements: Self::m(bias, k),
-                        row: 0,
-                        routed: true,
-                    });
-                }
-                // Router (h × E, read in full for every token).
-                let mut small = Self::m(h, e);
-                let mut small_active = Self::m(h, e);
-                if moe.router_bias {
-                    small = small.saturating_add(e);
-                    small_active = small_active.saturating_add(e);
-                }
-                if moe.shared_experts > 0 {
-                    let w = if moe.shared_ffn > 0 {
-                        moe.shared_ffn
-                    } else {
-                        moe.expert_ffn
-                    };
-                    let (sgu, sdown, sbias) = updown(w);
-                    let n = moe.shared_experts;
-                    v.push(g(TensorClass::FfnGateUp, Self::m(sgu, n), h));
-                    v.push(g(TensorClass::FfnDown, Self::m(sdown, n), w));
-                    small = small.saturating_add(Self::m(sbias, n));
-                    small_active = small_active.saturating_add(Self::m(sbias, n));
-                    if moe.shared_expert_gate {
-                        small = small.saturating_add(h);
-                        small_active = small_active.saturating_add(h);
-                    }
-                }
-                v.push(TensorGroup {
-                    class: TensorClass::Small,
-                    elements: small,
-                    active_elements: small_active,
-                    row: 0,
-                    routed: false,
-                });
-            }
-            _ => {
-                let (gu, down, bias) = updown(self.intermediate);
-                v.push(g(TensorClass::FfnGateUp, gu, h));
-                v.push(g(TensorClass::FfnDown, down, self.intermediate));
-                if bias > 0 {
-                    v.push(g(TensorClass::Small, bias, 0));
-                }
+        (gu, down, bias)
+    }
+
+    /// A MoE layer's routed experts (their top-k active), router and shared experts.
+    fn moe_mlp_tensors(&self, moe: &MoeSpec, v: &mut Vec<TensorGroup>) {
+        let h = self.hidden;
+        let (gu, down, bias) = self.mlp_elements(moe.expert_ffn);
+        let e = moe.experts;
+        let k = moe.active_experts.min(e);
+        v.push(TensorGroup {
+            class: TensorClass::FfnGateUp,
+            elements: Self::m(gu, e),
+            active_elements: Self::m(gu, k),
+            row: h,
+            routed: true,
+        });
+        v.push(TensorGroup {
+            class: TensorClass::FfnDown,
+            elements: Self::m(down, e),
+            active_elements: Self::m(down, k),
+            row: moe.expert_ffn,
+            routed: true,
+        });
+        // Routed experts' biases (gpt-oss `gate_up_proj_bias`, `down_proj_bias`): they
+        // travel with the experts (llama.cpp `ffn_*_exps.bias`).
+        if bias > 0 {
+            v.push(TensorGroup {
+                class: TensorClass::Small,
+                elements: Self::m(bias, e),
+                active_elements: Self::m(bias, k),
+                row: 0,
+                routed: true,
+            });
+        }
+        // Router (h × E, read in full for every token).
+        let mut small = Self::m(h, e);
+        let mut small_active = Self::m(h, e);
+        if moe.router_bias {
+            small = small.saturating_add(e);
+            small_active = small_active.saturating_add(e);
+        }
+        if moe.shared_experts > 0 {
+            let w = if moe.shared_ffn > 0 {
+                moe.shared_ffn
+            } else {
+                moe.expert_ffn
+            };
+            let (sgu, sdown, sbias) = self.mlp_elements(w);
+            let n = moe.shared_experts;
+            v.push(whole(TensorClass::FfnGateUp, Self::m(sgu, n), h));
+            v.push(whole(TensorClass::FfnDown, Self::m(sdown, n), w));
+            small = small.saturating_add(Self::m(sbias, n));
+            small_active = small_active.saturating_add(Self::m(sbias, n));
+            if moe.shared_expert_gate {
+                small = small.saturating_add(h);
+                small_active = small_active.saturating_add(h);
             }
         }
-        v.push(g(TensorClass::Small, Self::m(self.norms_per_layer, h), 0));
-        v
+        v.push(TensorGroup {
+            class: TensorClass::Small,
+            elements: small,
+            active_elements: small_active,
+            row: 0,
+            routed: false,
+        });
     }
 
     /// Tensors outside the layers, the token embedding first: embedding `V·h`, final norm `h`,
@@ -415,6 +428,17 @@ impl ModelSpec {
     /// Whether this shape is real or estimated from a parameter count.
     pub fn is_estimated(&self) -> bool {
         self.source == ShapeSource::Estimated
+    }
+}
+
+/// A tensor group read in full for every token (not a routed expert).
+fn whole(class: TensorClass, elements: u64, row: u64) -> TensorGroup {
+    TensorGroup {
+        class,
+        elements,
+        active_elements: elements,
+        row,
+        routed: false,
     }
 }
 

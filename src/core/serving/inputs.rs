@@ -53,6 +53,12 @@ impl Engine {
     pub const fn continuous(self) -> bool {
         !matches!(self, Engine::Transformers)
     }
+    /// Whether the engine splits the layers over every GPU of the machine (llama.cpp's
+    /// `--split-mode layer`, transformers' `device_map="auto"`): one replica, the GPUs' memory
+    /// pooled behind one GPU's speed, rather than tensor parallel.
+    pub const fn splits_layers(self) -> bool {
+        matches!(self, Engine::LlamaServer | Engine::Transformers)
+    }
 }
 
 /// A named traffic mix: mean prompt and output lengths and the share of the prompt that is a

@@ -236,7 +236,7 @@ pub fn plan(
         None => tp_candidates(&s, m, acc, engine),
     };
     for tp in tps {
-        let Some(p) = plan_at(&s, fit, m, acc, st, tp) else {
+        let Some(p) = build(&s, fit, m, acc, st, tp).map(|b| plan_of(b, &s, m, acc, st)) else {
             continue;
         };
         let better = match &best {
@@ -264,12 +264,8 @@ fn score(p: &ServingPlan) -> (u64, u64) {
 /// count and the attention heads (vLLM requires `num_attention_heads % tp == 0`). llama.cpp and
 /// transformers split layers over every GPU (one replica, memory pooled, no speed-up).
 fn tp_candidates(s: &Scenario, m: &Machine, acc: &Accelerator, engine: Engine) -> Vec<u64> {
-    let n = if acc.memory_kind == MemoryKind::Unified {
-        1
-    } else {
-        m.gpu_count.max(1) as u64
-    };
-    if matches!(engine, Engine::LlamaServer | Engine::Transformers) {
+    let n = machine_gpus(m, acc);
+    if engine.splits_layers() {
         return vec![n];
     }
     let heads = s.model.heads.max(1);
@@ -277,6 +273,16 @@ fn tp_candidates(s: &Scenario, m: &Machine, acc: &Accelerator, engine: Engine) -
         .map(|k| 1_u64 << k)
         .filter(|tp| *tp <= n && n.is_multiple_of(*tp) && heads.is_multiple_of(*tp))
         .collect()
+}
+
+/// The GPUs a machine serves with: its own count, or one on a unified-memory machine (its GPU
+/// and CPU share one pool).
+fn machine_gpus(m: &Machine, acc: &Accelerator) -> u64 {
+    if acc.memory_kind == MemoryKind::Unified {
+        1
+    } else {
+        m.gpu_count.max(1) as u64
+    }
 }
 
 /// The scenario as the engine's memory arithmetic sees it at `gpus` GPUs.
@@ -354,7 +360,7 @@ pub fn build(
     let s = s.clamped();
     let inputs = s.serving.clamped();
     let engine = engine::resolve_engine(&s, &inputs, Some(acc));
-    let layer_split = matches!(engine, Engine::LlamaServer | Engine::Transformers);
+    let layer_split = engine.splits_layers();
     // Layer split pools the GPUs' memory behind one GPU's speed.
     let est_gpus = if layer_split { 1 } else { tp.max(1) };
     let es = engine_scenario(&s, engine, est_gpus);
@@ -400,11 +406,7 @@ pub fn build(
         step.vector_s_per_token = est.params.active as f64 * profile.dot_flops_per_weight
             / (gpu.vector_tflops.max(0.01) * 1e12);
     }
-    let gpus_in_machine = if acc.memory_kind == MemoryKind::Unified {
-        1
-    } else {
-        m.gpu_count.max(1) as u64
-    };
+    let gpus_in_machine = machine_gpus(m, acc);
     let (memory, usable) = if layer_split {
         (
             acc.memory.saturating_mul(gpus_in_machine),
@@ -460,15 +462,15 @@ pub fn build(
     })
 }
 
-fn plan_at(
+/// The plan of replica `b` of `s` on machine `m`: the loads it holds, what they cost, and its
+/// curve.
+fn plan_of(
+    b: Built,
     s: &Scenario,
-    fit: &FitResult,
     m: &Machine,
     acc: &Accelerator,
     st: &FitSettings,
-    tp: u64,
-) -> Option<ServingPlan> {
-    let b = build(s, fit, m, acc, st, tp)?;
+) -> ServingPlan {
     let inputs = s.serving.clamped();
     let replica = b.replica();
     let target = inputs.target;
@@ -499,7 +501,7 @@ fn plan_at(
         },
         ..b.settings
     };
-    Some(ServingPlan {
+    ServingPlan {
         machine: m.id.clone(),
         name: m.name.clone(),
         kind: m.kind,
@@ -519,7 +521,7 @@ fn plan_at(
         asked,
         cost,
         curve,
-    })
+    }
 }
 
 /// Requests that run at once: the pool at the traffic's mean occupancy (a shared prefix kept

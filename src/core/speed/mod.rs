@@ -485,137 +485,187 @@ pub fn placement_speed(q: &SpeedQuery, k: &SpeedConstants) -> Speed {
     {
         return pytorch_speed(q, k, g);
     }
-    let sh = shape(q);
-    let l = sh.layers;
-    let b = q.batch.max(1) as f64;
-    let d = q.depth as f64;
-    let cpu_p = &k.profiles.cpu;
-    let cpu_bps = (q.cpu.bandwidth.bytes_per_sec() * cpu_p.bandwidth_efficiency.clamp(0.01, 1.0))
-        .max(1.0)
-        * q.tuning.bandwidth_factor.max(0.01);
-    let link_bps = (q.link.bytes_per_sec() * k.pcie_efficiency).max(1.0);
-    let attn_tok = sh.attn_per_depth * d;
-    let kv = sh.kv_at_depth * b;
-
-    // Decode time of `frac` of the layers (and the outer weights when `outer`) on the CPU.
-    let cpu_decode = |frac: f64, outer: bool| -> f64 {
-        if frac <= 0.0 && !outer {
-            return 0.0;
-        }
-        let bytes = sh.layer_read * frac + kv * frac + if outer { sh.outer_read } else { 0.0 };
-        let weights = sh.active_params * frac;
-        bytes / cpu_bps
-            + b * (weights * cpu_p.dot_flops_per_weight + attn_tok * frac) / q.cpu.flops()
-            + l * frac * cpu_p.layer_overhead_us * 1e-6
+    let p = Placed::new(q, k);
+    let decode = match p.gpu {
+        None => p.b / p.cpu_decode(1.0, true),
+        Some(g) => p.gpu_decode(g),
     };
-
-    let (gpu, n_gpus) = match q.gpu {
-        Some(g) if q.gpu_layers > 0 => (Some(g), q.gpus.max(1) as f64),
-        _ => (None, 1.0),
-    };
-
-    let decode = match gpu {
-        None => b / cpu_decode(1.0, true),
-        Some(g) => {
-            let p = k.profiles.get(q.backend);
-            let gl = q.gpu_layers.min(sh.layers as u64) as f64;
-            let frac = gl / l;
-            let outer_on_gpu = gl >= l;
-            let bps = g.achievable_bps(p) * q.tuning.bandwidth_factor.max(0.01);
-            let bytes =
-                sh.layer_read * frac + kv * frac + if outer_on_gpu { sh.outer_read } else { 0.0 };
-            let weights = sh.active_params * frac;
-            // Several GPUs: what runs in parallel, and what it costs per layer to combine.
-            let (par, comm) = match q.multi {
-                _ if n_gpus <= 1.0 => (1.0, 0.0),
-                MultiGpu::LayerSplit => (1.0, 0.0),
-                MultiGpu::RowSplit | MultiGpu::TensorParallel => {
-                    let msg = b * sh.hidden * 2.0;
-                    (n_gpus, 2.0 * gl * allreduce_s(q, k, n_gpus, msg))
-                }
-            };
-            let t_mem = bytes / (bps * par);
-            let fixed = gl * p.layer_overhead_us * 1e-6;
-            let t_gpu = if q.backend == Backend::Vllm || q.backend == Backend::Transformers {
-                // Batched decode is a roofline: the weights are read once for all B sequences.
-                let flops = b * (2.0 * weights + attn_tok * frac);
-                let rate = gpu_gemm_rate(p, &g, &sh) * par;
-                t_mem.max(flops / rate) + fixed + comm
-            } else {
-                // llama.cpp: mat-vec kernels up to 8 sequences (mmvq), then MMQ GEMMs.
-                let t_cmp = if b <= 8.0 {
-                    b * weights * p.dot_flops_per_weight / (g.vector_tflops.max(0.01) * 1e12 * par)
-                } else {
-                    b * 2.0 * weights / (gpu_gemm_rate(p, &g, &sh) * par)
-                };
-                t_mem + t_cmp + fixed + comm
-            };
-            let t_rest = match q.style {
-                _ if outer_on_gpu => 0.0,
-                SplitStyle::CpuLayers => cpu_decode(1.0 - frac, true),
-                // Streaming: weights (not KV, which stays on the GPU) cross the link each step.
-                SplitStyle::Streaming => {
-                    (sh.layer_read * (1.0 - frac) + sh.outer_read) / link_bps
-                        + kv * (1.0 - frac) / (bps * par)
-                }
-            };
-            b / (t_gpu + t_rest)
-        }
-    };
-
-    // Prefill of one ubatch-sized chunk at the query depth.
-    let u = q.ubatch.max(1) as f64;
-    let chunk_flops = u * (2.0 * sh.active_params + sh.attn_per_depth * (d + u / 2.0));
-    let touched =
-        sh.layer_read + (sh.layer_total - sh.layer_read).max(0.0) * experts_touched(sh.moe, u);
-    let prefill = match gpu {
-        None => {
-            let rate = cpu_gemm_rate(cpu_p, &q.cpu, &sh) * q.tuning.prefill_factor.max(0.01);
-            let t = (chunk_flops / rate).max((touched + sh.outer_read) / cpu_bps)
-                + l * cpu_p.layer_overhead_us * 1e-6;
-            u / t
-        }
-        Some(g) => {
-            let p = k.profiles.get(q.backend);
-            let gl = q.gpu_layers.min(sh.layers as u64) as f64;
-            let frac = gl / l;
-            let par = match q.multi {
-                _ if n_gpus <= 1.0 => 1.0,
-                // Layer split: one ubatch passes the GPUs one after another (llama.cpp pipelines
-                // only several ubatches of one batch, PR 6017).
-                MultiGpu::LayerSplit => 1.0,
-                MultiGpu::RowSplit | MultiGpu::TensorParallel => n_gpus,
-            };
-            let comm = if par > 1.0 {
-                2.0 * gl * allreduce_s(q, k, n_gpus, u * sh.hidden * 2.0)
-            } else {
-                0.0
-            };
-            let rate = gpu_gemm_rate(p, &g, &sh) * par * q.tuning.prefill_factor.max(0.01);
-            let bps = g.achievable_bps(p) * par;
-            // Every layer's FLOPs run on the GPU: with CPU layers llama.cpp copies their weights
-            // over PCIe for batches ≥ 32 tokens (llama.cpp PR 6083, GGML_CUDA_MIN_BATCH_OFFLOAD).
-            let t_cmp =
-                (chunk_flops / rate).max(touched * frac / bps) + gl * p.layer_overhead_us * 1e-6;
-            let off_bytes =
-                sh.layer_total * (1.0 - frac) + if gl >= l { 0.0 } else { sh.outer_read };
-            // Unified memory has no link: Metal takes the same large-batch matmuls
-            // (`ggml_backend_metal_device_offload_op`, batch ≥ 32) and the scheduler copies the
-            // CPU layers' weights into a GPU buffer of the same RAM — a memcpy, which reads and
-            // writes each byte at the CPU's bandwidth.
-            let t_copy = if g.unified {
-                2.0 * off_bytes / cpu_bps
-            } else if u >= 32.0 {
-                off_bytes / link_bps
-            } else {
-                off_bytes / cpu_bps
-            };
-            u / (t_cmp + comm + t_copy)
-        }
-    };
+    let prefill = p.prefill();
     Speed {
         decode_tokens_per_s: finite(decode),
         prefill_tokens_per_s: finite(prefill),
+    }
+}
+
+/// What the decode and the prefill of a layer placement share: the query, its shape, and the
+/// CPU's and the link's rates.
+struct Placed<'a> {
+    q: &'a SpeedQuery<'a>,
+    k: &'a SpeedConstants,
+    sh: Shape,
+    /// Layers.
+    l: f64,
+    /// Sequences decoded together.
+    b: f64,
+    /// Depth of the query (tokens already in the context).
+    d: f64,
+    cpu_p: &'a Profile,
+    cpu_bps: f64,
+    link_bps: f64,
+    /// Attention FLOPs per token at the query depth.
+    attn_tok: f64,
+    /// KV bytes read per step (all sequences).
+    kv: f64,
+    /// The GPU when any layer is on it, and the GPUs the layers are on.
+    gpu: Option<GpuDevice>,
+    n_gpus: f64,
+}
+
+impl<'a> Placed<'a> {
+    fn new(q: &'a SpeedQuery<'a>, k: &'a SpeedConstants) -> Self {
+        let sh = shape(q);
+        let l = sh.layers;
+        let b = q.batch.max(1) as f64;
+        let d = q.depth as f64;
+        let cpu_p = &k.profiles.cpu;
+        let cpu_bps = (q.cpu.bandwidth.bytes_per_sec()
+            * cpu_p.bandwidth_efficiency.clamp(0.01, 1.0))
+        .max(1.0)
+            * q.tuning.bandwidth_factor.max(0.01);
+        let link_bps = (q.link.bytes_per_sec() * k.pcie_efficiency).max(1.0);
+        let attn_tok = sh.attn_per_depth * d;
+        let kv = sh.kv_at_depth * b;
+        let (gpu, n_gpus) = match q.gpu {
+            Some(g) if q.gpu_layers > 0 => (Some(g), q.gpus.max(1) as f64),
+            _ => (None, 1.0),
+        };
+        Placed {
+            q,
+            k,
+            sh,
+            l,
+            b,
+            d,
+            cpu_p,
+            cpu_bps,
+            link_bps,
+            attn_tok,
+            kv,
+            gpu,
+            n_gpus,
+        }
+    }
+
+    /// Decode time of `frac` of the layers (and the outer weights when `outer`) on the CPU.
+    fn cpu_decode(&self, frac: f64, outer: bool) -> f64 {
+        let (sh, b, cpu_p) = (&self.sh, self.b, self.cpu_p);
+        if frac <= 0.0 && !outer {
+            return 0.0;
+        }
+        let bytes = sh.layer_read * frac + self.kv * frac + if outer { sh.outer_read } else { 0.0 };
+        let weights = sh.active_params * frac;
+        bytes / self.cpu_bps
+            + b * (weights * cpu_p.dot_flops_per_weight + self.attn_tok * frac) / self.q.cpu.flops()
+            + self.l * frac * cpu_p.layer_overhead_us * 1e-6
+    }
+
+    /// Decode tokens/s with the query's layers on GPU `g` and the rest on the CPU or streamed.
+    fn gpu_decode(&self, g: GpuDevice) -> f64 {
+        let (q, k, sh) = (self.q, self.k, &self.sh);
+        let (l, b, kv, n_gpus, attn_tok) = (self.l, self.b, self.kv, self.n_gpus, self.attn_tok);
+        let p = k.profiles.get(q.backend);
+        let gl = q.gpu_layers.min(sh.layers as u64) as f64;
+        let frac = gl / l;
+        let outer_on_gpu = gl >= l;
+        let bps = g.achievable_bps(p) * q.tuning.bandwidth_factor.max(0.01);
+        let bytes =
+            sh.layer_read * frac + kv * frac + if outer_on_gpu { sh.outer_read } else { 0.0 };
+        let weights = sh.active_params * frac;
+        // Several GPUs: what runs in parallel, and what it costs per layer to combine.
+        let (par, comm) = match q.multi {
+            _ if n_gpus <= 1.0 => (1.0, 0.0),
+            MultiGpu::LayerSplit => (1.0, 0.0),
+            MultiGpu::RowSplit | MultiGpu::TensorParallel => {
+                let msg = b * sh.hidden * 2.0;
+                (n_gpus, 2.0 * gl * allreduce_s(q, k, n_gpus, msg))
+            }
+        };
+        let t_mem = bytes / (bps * par);
+        let fixed = gl * p.layer_overhead_us * 1e-6;
+        let t_gpu = if q.backend == Backend::Vllm || q.backend == Backend::Transformers {
+            // Batched decode is a roofline: the weights are read once for all B sequences.
+            let flops = b * (2.0 * weights + attn_tok * frac);
+            let rate = gpu_gemm_rate(p, &g, sh) * par;
+            t_mem.max(flops / rate) + fixed + comm
+        } else {
+            // llama.cpp: mat-vec kernels up to 8 sequences (mmvq), then MMQ GEMMs.
+            let t_cmp = if b <= 8.0 {
+                b * weights * p.dot_flops_per_weight / (g.vector_tflops.max(0.01) * 1e12 * par)
+            } else {
+                b * 2.0 * weights / (gpu_gemm_rate(p, &g, sh) * par)
+            };
+            t_mem + t_cmp + fixed + comm
+        };
+        let t_rest = match q.style {
+            _ if outer_on_gpu => 0.0,
+            SplitStyle::CpuLayers => self.cpu_decode(1.0 - frac, true),
+            // Streaming: weights (not KV, which stays on the GPU) cross the link each step.
+            SplitStyle::Streaming => {
+                (sh.layer_read * (1.0 - frac) + sh.outer_read) / self.link_bps
+                    + kv * (1.0 - frac) / (bps * par)
+            }
+        };
+        b / (t_gpu + t_rest)
+    }
+
+    /// Prefill tokens/s of one ubatch-sized chunk at the query depth.
+    fn prefill(&self) -> f64 {
+        let (q, k, sh, cpu_p) = (self.q, self.k, &self.sh, self.cpu_p);
+        let (l, d, n_gpus, cpu_bps) = (self.l, self.d, self.n_gpus, self.cpu_bps);
+        let u = q.ubatch.max(1) as f64;
+        let chunk_flops = u * (2.0 * sh.active_params + sh.attn_per_depth * (d + u / 2.0));
+        let touched =
+            sh.layer_read + (sh.layer_total - sh.layer_read).max(0.0) * experts_touched(sh.moe, u);
+        let Some(g) = self.gpu else {
+            let rate = cpu_gemm_rate(cpu_p, &q.cpu, sh) * q.tuning.prefill_factor.max(0.01);
+            let t = (chunk_flops / rate).max((touched + sh.outer_read) / cpu_bps)
+                + l * cpu_p.layer_overhead_us * 1e-6;
+            return u / t;
+        };
+        let p = k.profiles.get(q.backend);
+        let gl = q.gpu_layers.min(sh.layers as u64) as f64;
+        let frac = gl / l;
+        let par = match q.multi {
+            _ if n_gpus <= 1.0 => 1.0,
+            // Layer split: one ubatch passes the GPUs one after another (llama.cpp pipelines
+            // only several ubatches of one batch, PR 6017).
+            MultiGpu::LayerSplit => 1.0,
+            MultiGpu::RowSplit | MultiGpu::TensorParallel => n_gpus,
+        };
+        let comm = if par > 1.0 {
+            2.0 * gl * allreduce_s(q, k, n_gpus, u * sh.hidden * 2.0)
+        } else {
+            0.0
+        };
+        let rate = gpu_gemm_rate(p, &g, sh) * par * q.tuning.prefill_factor.max(0.01);
+        let bps = g.achievable_bps(p) * par;
+        // Every layer's FLOPs run on the GPU: with CPU layers llama.cpp copies their weights
+        // over PCIe for batches ≥ 32 tokens (llama.cpp PR 6083, GGML_CUDA_MIN_BATCH_OFFLOAD).
+        let t_cmp =
+            (chunk_flops / rate).max(touched * frac / bps) + gl * p.layer_overhead_us * 1e-6;
+        let off_bytes = sh.layer_total * (1.0 - frac) + if gl >= l { 0.0 } else { sh.outer_read };
+        // Unified memory has no link: Metal takes the same large-batch matmuls
+        // (`ggml_backend_metal_device_offload_op`, batch ≥ 32) and the scheduler copies the
+        // CPU layers' weights into a GPU buffer of the same RAM — a memcpy, which reads and
+        // writes each byte at the CPU's bandwidth.
+        let t_copy = if g.unified {
+            2.0 * off_bytes / cpu_bps
+        } else if u >= 32.0 {
+            off_bytes / self.link_bps
+        } else {
+            off_bytes / cpu_bps
+        };
+        u / (t_cmp + comm + t_copy)
     }
 }
 
