@@ -129,8 +129,9 @@ fn batch_slider_multiplies_the_kv_cache() {
 }
 
 #[test]
-fn context_is_clamped_to_the_model_with_a_note() {
-    // Llama 3 8B was trained for 8,192 tokens; a saved scenario asking for 32K is clamped.
+fn a_context_beyond_the_model_is_kept_with_a_warning() {
+    // Llama 3 8B was trained for 8,192 tokens; a saved scenario asking for 32K keeps 32K (the
+    // command line does the same) and says what that means.
     let s = State {
         scenario: Scenario {
             context: 32768,
@@ -139,10 +140,10 @@ fn context_is_clamped_to_the_model_with_a_note() {
         ..State::default()
     };
     let h = harness(s);
-    assert_eq!(h.state().state.scenario.context, 8192);
+    assert_eq!(h.state().state.scenario.context, 32768);
     assert!(
         h.query_by_label_contains(
-            "Context clamped from 32,768 to this model's maximum of 8,192 tokens"
+            "Context 32,768 is beyond the 8,192 tokens this model was trained for"
         )
         .is_some()
     );
@@ -900,14 +901,21 @@ fn typing_applies_on_enter_and_changes_no_other_input() {
     let s = &h.state().state.scenario;
     assert_eq!(s.context, 32768);
     assert_eq!(s.prompt_tokens, before.prompt_tokens);
-    // Above the model's maximum: clamped, and the window says so.
+    // Above the model's trained length: kept as asked (as on the command line), with a warning.
     type_into(&mut h, "Context", "200000", true);
-    assert_eq!(h.state().state.scenario.context, 131_072);
+    assert_eq!(h.state().state.scenario.context, 200_000);
     assert!(
         h.query_by_label_contains(
-            "Context clamped from 200,000 to this model's maximum of 131,072 tokens"
+            "Context 200,000 is beyond the 131,072 tokens this model was trained for"
         )
         .is_some()
+    );
+    // Above what the input takes: lowered, and the window says so.
+    type_into(&mut h, "Context", "5000000", true);
+    assert_eq!(h.state().state.scenario.context, 1 << 20);
+    assert!(
+        h.query_by_label_contains("Context lowered from 5,000,000 to 1,048,576 tokens")
+            .is_some()
     );
     // A batch above the slider's range: clamped with a note.
     type_into(&mut h, "Batch", "9999", true);

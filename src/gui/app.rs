@@ -256,19 +256,13 @@ impl HeadroomApp {
     }
 
     /// Brings the inputs that depend on each other together with the core's rules
-    /// ([`Scenario::normalized`]: the context to the model, the prompt to the context, every
-    /// number into its domain), with a note for each change; the context slider's own top
-    /// ([`super::inputs::context_limit`]) after them.
+    /// ([`Scenario::normalized`]: the prompt to the context, every number into its domain), with
+    /// a note for each change; the context slider's own top
+    /// ([`super::inputs::MAX_CONTEXT_SLIDER`]) after them. As each frame does.
     pub fn normalize(&mut self) {
-        use crate::core::scenario::{ClampWhy, Input};
         let (mut n, clamps) = self.state.scenario.normalized();
         for c in &clamps {
-            match (c.input, c.why) {
-                (Input::Context, ClampWhy::ModelContext) => {
-                    self.data.notices.context_clamped = Some(c.from as u64);
-                }
-                _ => self.data.notices.clamp(c.input.label(), c.to_string()),
-            }
+            self.data.notices.clamp(c.input.label(), c.to_string());
         }
         let limit = super::inputs::context_limit(&n);
         if n.context > limit {

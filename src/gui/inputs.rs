@@ -264,12 +264,10 @@ fn kv_name(p: KvPrecision) -> String {
 pub const MAX_CONTEXT_SLIDER: u64 = 1 << 20;
 
 /// The context slider's upper end for this model.
-pub fn context_limit(s: &Scenario) -> u64 {
-    if s.model.max_context > 0 {
-        s.model.max_context.min(MAX_CONTEXT_SLIDER)
-    } else {
-        MAX_CONTEXT_SLIDER
-    }
+pub fn context_limit(_s: &Scenario) -> u64 {
+    // Not the model's trained length: a longer context is a real question (RoPE scaling, what
+    // llama.cpp runs with a warning); the row warns instead.
+    MAX_CONTEXT_SLIDER
 }
 
 /// The inputs panel and the state of its model search.
@@ -541,15 +539,22 @@ fn context_row(ui: &mut Ui, s: &mut Scenario, notices: &mut Notices) {
         notices.context_clamped = None;
     }
     let max = s.model.max_context;
-    if let Some(n) = notices
-        .context_clamped
-        .filter(|_| max > 0 && s.context >= max)
-    {
+    if let Some(n) = notices.context_clamped.filter(|&n| n > s.context) {
         warn(
             ui,
             format!(
-                "Context clamped from {} to this model's maximum of {} tokens.",
+                "Context lowered from {} to {} tokens, the most this input takes.",
                 group_digits(n),
+                group_digits(s.context)
+            ),
+        );
+    }
+    if max > 0 && s.context > max {
+        warn(
+            ui,
+            format!(
+                "Context {} is beyond the {} tokens this model was trained for: the memory is for the asked length; llama.cpp warns (n_ctx_train < n_ctx), vLLM refuses it without VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, and quality past the trained length needs RoPE scaling.",
+                group_digits(s.context),
                 group_digits(max)
             ),
         );

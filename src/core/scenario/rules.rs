@@ -2,8 +2,11 @@
 //! - [`Scenario::problems`]: every input outside its domain (a scenario file or a typed value is
 //!   refused with the input named, as the command-line parsers refuse a flag);
 //! - [`Scenario::normalized`]: the scenario with the inputs that depend on each other brought
-//!   together (the context to the model's trained length, the prompt to the context), each
-//!   change returned as a [`Clamp`] the surface shows.
+//!   together (the prompt to the context) and every number in its domain, each change returned
+//!   as a [`Clamp`] the surface shows. A context beyond the model's trained length is kept (the
+//!   estimate notes it): llama.cpp runs it with a warning (`n_ctx_train < n_ctx` in
+//!   `llama_context`), vLLM with `VLLM_ALLOW_LONG_MAX_MODEL_LEN=1`, and its memory is what the
+//!   user asked about.
 //!
 //! Bounds are [`super::limits`], `core::serving::inputs::limits` and `core::model_limits`.
 
@@ -189,8 +192,6 @@ impl fmt::Display for Problem {
 /// Why an input was changed by [`Scenario::normalized`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ClampWhy {
-    /// Beyond the model's trained context (`max_position_embeddings`).
-    ModelContext,
     /// A prompt cannot be longer than the context.
     LongerThanContext,
     /// Outside the input's domain (a value a slider or a file could not hold).
@@ -218,11 +219,6 @@ impl fmt::Display for Clamp {
         let (from, to) = (format::input_value(self.from), format::input_value(self.to));
         let label = self.input.label();
         match self.why {
-            ClampWhy::ModelContext => write!(
-                f,
-                "{label} {dir} from {from} to the model's trained context ({to}): the model was \
-                 not trained for longer sequences."
-            ),
             ClampWhy::LongerThanContext => write!(
                 f,
                 "{label} {dir} from {from} to the context ({to}): a prompt cannot be longer than \
@@ -362,9 +358,8 @@ impl Scenario {
         }
     }
 
-    /// The scenario with its dependent inputs brought together, and each change made:
-    /// the context down to the model's trained context (when the model states one), the prompt
-    /// down to the context, then every number into its domain ([`Scenario::clamped`]).
+    /// The scenario with its dependent inputs brought together, and each change made: the
+    /// prompt down to the context, then every number into its domain ([`Scenario::clamped`]).
     pub fn normalized(&self) -> (Scenario, Vec<Clamp>) {
         let mut s = self.clone();
         let mut notes = Vec::new();
@@ -381,15 +376,6 @@ impl Scenario {
         let context = s.context.clamp(1, limits::MAX_CONTEXT);
         note(Input::Context, s.context, context, ClampWhy::Range);
         s.context = context;
-        if s.model.max_context > 0 && s.context > s.model.max_context {
-            note(
-                Input::Context,
-                s.context,
-                s.model.max_context,
-                ClampWhy::ModelContext,
-            );
-            s.context = s.model.max_context;
-        }
         if s.prompt_tokens > s.context {
             note(
                 Input::PromptTokens,
@@ -481,22 +467,18 @@ mod tests {
     }
 
     #[test]
-    fn the_prompt_follows_the_context_and_the_context_the_model() {
+    fn the_prompt_follows_the_context_and_a_long_context_is_kept() {
         let mut s = Scenario::default();
         s.model.max_context = 8192;
         s.context = 32_768;
-        s.prompt_tokens = 20_000;
+        s.prompt_tokens = 40_000;
         let (n, notes) = s.normalized();
-        assert_eq!((n.context, n.prompt_tokens), (8192, 8192));
-        assert_eq!(notes.len(), 2);
+        // Beyond the trained length is the user's question (RoPE scaling, a what-if): kept.
+        assert_eq!((n.context, n.prompt_tokens), (32_768, 32_768));
+        assert_eq!(notes.len(), 1);
         assert_eq!(
             notes[0].to_string(),
-            "Context lowered from 32,768 to the model's trained context (8,192): the model was \
-             not trained for longer sequences."
-        );
-        assert_eq!(
-            notes[1].to_string(),
-            "Prompt tokens lowered from 20,000 to the context (8,192): a prompt cannot be longer \
+            "Prompt tokens lowered from 40,000 to the context (32,768): a prompt cannot be longer \
              than the context."
         );
         // Normalizing twice changes nothing more.
