@@ -1485,9 +1485,16 @@ fn cli_report_prints_or_writes() {
     let bad = d.path().join("missing").join("r.md").display().to_string();
     let err = run(&input, ReportFormat::Markdown, &bad).unwrap_err();
     assert!(err.contains(&bad), "{err}");
+    // A --format that contradicts the extension is refused; a name without one takes any.
+    let clash = format_for(Some("html"), "x.md").unwrap_err();
+    assert!(clash.contains("x.md") && clash.contains("--format html"), "{clash}");
     assert_eq!(
-        format_for(Some("html"), "x.md").unwrap(),
+        format_for(Some("html"), "report.txt").unwrap(),
         ReportFormat::Html
+    );
+    assert_eq!(
+        format_for(Some("json"), "/dev/stdout").unwrap(),
+        ReportFormat::Json
     );
     assert_eq!(format_for(None, "-").unwrap(), ReportFormat::Markdown);
     assert!(format_for(None, "x.pdf").unwrap_err().contains("x.pdf"));

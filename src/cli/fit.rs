@@ -172,7 +172,7 @@ pub fn select_machines(
             out.push(m);
         } else {
             let m = find_machine(cat, id).ok_or_else(|| {
-                CliError::input(format!(
+                CliError::usage(format!(
                     "--machine: unknown machine '{id}' (see `headroom catalog list`)"
                 ))
             })?;

@@ -3,6 +3,7 @@
 use super::app::CliError;
 use super::args::ScenarioArgs;
 use crate::core::catalog::Catalog;
+use crate::core::format::one_line;
 use crate::core::model::ModelSpec;
 use crate::core::scenario::{KvAllocation, Scenario};
 use crate::core::serving::{Load, ServingInputs};
@@ -57,17 +58,9 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
         None => Scenario::default(),
     };
     if let Some(id) = &a.model {
-        let p = cat.model(id).ok_or_else(|| {
-            CliError::input(format!(
-                "--model: unknown preset '{id}' (try one of: {})",
-                cat.models
-                    .iter()
-                    .take(12)
-                    .map(|m| m.id.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))
-        })?;
+        let p = cat
+            .model(id)
+            .ok_or_else(|| CliError::usage(unknown_model(id, cat)))?;
         s.model = p.spec.clone();
         s.model_id = Some(p.id.clone());
         // The precision the publisher ships; --weights overrides it below.
@@ -90,20 +83,22 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
         a.url.as_deref(),
         a.weights,
     )
-    .map_err(|e| CliError::input(e.to_string()))?;
+    .map_err(CliError::from)?;
     let local = [&a.gguf, &a.safetensors].into_iter().flatten();
-    let local = local
-        .map(|p| crate::io::import::import_path(p).map_err(|e| CliError::input(e.to_string())));
+    let local = local.map(|p| crate::io::import::import_path(p).map_err(CliError::from));
     for imp in local.chain(remote.map(Ok)) {
         let imp = imp?;
+        for n in &imp.notes {
+            eprintln!("headroom: note: {}", one_line(n));
+        }
         s.model = imp.spec;
         s.model_id = None;
-        if let Some(w) = imp.weights
-            && a.weights.is_none()
-        {
+        if let Some(w) = imp.weights {
             s.weights = w;
         }
     }
+    // The precision the file's exact bytes hold at: what the import (or the saved scenario) set.
+    let stored = s.model.file_weights.as_ref().map(|_| s.weights);
     if let Some(v) = a.weights {
         s.weights = v;
     }
@@ -176,5 +171,78 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
     if s.prompt_tokens > s.context {
         s.prompt_tokens = s.context;
     }
+    // A file's exact bytes hold at its own precision only: another one (an explicit --weights,
+    // or QLoRA's NF4 / a full fine-tune's BF16) is sized from the architecture at that precision.
+    if let Some(stored) = stored {
+        let held = crate::io::import::held_precision(s.mode, s.weights);
+        if let Some(note) = crate::io::import::resize_weights(&mut s.model, Some(stored), held) {
+            eprintln!("headroom: note: {note}");
+        }
+    }
     Ok(s)
+}
+
+/// "--model: unknown preset 'llama3-8b' (nearest: llama-3-8b, …)": the preset ids nearest to
+/// `id` by edit distance, else where to list them all.
+fn unknown_model(id: &str, cat: &Catalog) -> String {
+    let shown = one_line(id);
+    let near = nearest_ids(id, cat.models.iter().map(|m| m.id.as_str()), 5);
+    if near.is_empty() {
+        format!("--model: unknown preset '{shown}' (list them: headroom catalog models)")
+    } else {
+        format!(
+            "--model: unknown preset '{shown}' (nearest: {}; all: headroom catalog models)",
+            near.join(", ")
+        )
+    }
+}
+
+/// Up to `n` of `ids` nearest to `typed` by Levenshtein distance (case-insensitive), nearest
+/// first; only those within a third of the longer name (at least 2 edits), so a wild guess gets
+/// no list.
+pub fn nearest_ids<'a>(typed: &str, ids: impl Iterator<Item = &'a str>, n: usize) -> Vec<&'a str> {
+    let t: Vec<char> = typed.trim().to_lowercase().chars().take(128).collect();
+    let mut scored: Vec<(usize, &str)> = ids
+        .filter_map(|id| {
+            let c: Vec<char> = id.to_lowercase().chars().collect();
+            let d = levenshtein(&t, &c);
+            let bound = (t.len().max(c.len()) / 3).max(2);
+            // A prefix typed in full ("qwen3" for qwen3-8b) is near too.
+            let prefix = t.len() >= 3 && c.starts_with(&t);
+            (d <= bound || prefix).then_some((if prefix { d.min(bound) } else { d }, id))
+        })
+        .collect();
+    scored.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
+    scored.into_iter().take(n).map(|(_, id)| id).collect()
+}
+
+/// Edit distance (insertions, deletions, substitutions), two rows.
+fn levenshtein(a: &[char], b: &[char]) -> usize {
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, ca) in a.iter().enumerate() {
+        cur[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_ids_by_edit_distance() {
+        let ids = ["llama-3-8b", "llama-3-70b", "qwen2.5-0.5b", "qwen3-8b", "mixtral-8x7b"];
+        let near = nearest_ids("llama3-8b", ids.iter().copied(), 5);
+        assert_eq!(near.first(), Some(&"llama-3-8b"), "{near:?}");
+        assert!(!near.contains(&"qwen2.5-0.5b"), "{near:?}");
+        assert_eq!(nearest_ids("QWEN3-8B", ids.iter().copied(), 5)[0], "qwen3-8b");
+        assert!(nearest_ids("zzzzzzzzzzzz", ids.iter().copied(), 5).is_empty());
+        assert_eq!(levenshtein(&['a', 'b'], &['b']), 1);
+    }
 }

@@ -201,16 +201,19 @@ impl<T: ValueEnum + Clone + Send + Sync + 'static> TypedValueParser for Choice<T
                     ContextValue::String(arg.map_or_else(|| "...".into(), |a| a.to_string())),
                 );
                 e.insert(ContextKind::InvalidValue, ContextValue::String(raw.into()));
-                e.insert(
-                    ContextKind::ValidValue,
-                    ContextValue::Strings(
-                        T::value_variants()
-                            .iter()
-                            .filter_map(|v| v.to_possible_value())
-                            .map(|p| p.get_name().to_string())
-                            .collect(),
-                    ),
-                );
+                let names: Vec<String> = T::value_variants()
+                    .iter()
+                    .filter_map(|v| v.to_possible_value())
+                    .map(|p| p.get_name().to_string())
+                    .collect();
+                let near = super::scenario::nearest_ids(s, names.iter().map(String::as_str), 1);
+                if let Some(n) = near.first() {
+                    e.insert(
+                        ContextKind::SuggestedValue,
+                        ContextValue::String((*n).to_string()),
+                    );
+                }
+                e.insert(ContextKind::ValidValue, ContextValue::Strings(names));
                 e
             })
     }
