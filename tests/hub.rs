@@ -392,6 +392,7 @@ fn opts(server: &Server, cache: &Path) -> Options {
         token: None,
         cache_root: Some(cache.to_path_buf()),
         timeout: Duration::from_secs(10),
+        deadline: None,
         cancel: None,
         offline: false,
     }

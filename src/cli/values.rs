@@ -200,7 +200,10 @@ impl<T: ValueEnum + Clone + Send + Sync + 'static> TypedValueParser for Choice<T
                     ContextKind::InvalidArg,
                     ContextValue::String(arg.map_or_else(|| "...".into(), |a| a.to_string())),
                 );
-                e.insert(ContextKind::InvalidValue, ContextValue::String(raw.into()));
+                e.insert(
+                    ContextKind::InvalidValue,
+                    ContextValue::String(raw.to_string()),
+                );
                 let names: Vec<String> = T::value_variants()
                     .iter()
                     .filter_map(|v| v.to_possible_value())

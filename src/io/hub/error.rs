@@ -41,6 +41,16 @@ impl HubError {
             message: message.replace(['\n', '\r'], " "),
         }
     }
+    /// "status 403" from a refused request's message, else "access refused".
+    pub(super) fn status_text(&self) -> String {
+        self.message
+            .find("(status ")
+            .and_then(|i| {
+                let rest = &self.message[i + 1..];
+                rest.find(')').map(|j| rest[..j].to_string())
+            })
+            .unwrap_or_else(|| "access refused".into())
+    }
     pub(super) fn bad(message: String) -> HubError {
         HubError::new(HubErrorKind::BadRequest, message)
     }
