@@ -233,6 +233,8 @@ struct Server {
     base: String,
     seen: Arc<Mutex<Vec<Seen>>>,
     body_bytes: Arc<AtomicU64>,
+    /// While set, every connection is closed unanswered (the network is down).
+    down: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Server {
@@ -249,8 +251,14 @@ impl Server {
                 .collect(),
         );
         let (s2, b2) = (seen.clone(), body_bytes.clone());
+        let down = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let d2 = down.clone();
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
+                if d2.load(Ordering::SeqCst) {
+                    drop(stream);
+                    continue;
+                }
                 let (repos, seen, bytes) = (repos.clone(), s2.clone(), b2.clone());
                 std::thread::spawn(move || {
                     let _ = handle(stream, &repos, &seen, &bytes);
@@ -261,6 +269,7 @@ impl Server {
             base,
             seen,
             body_bytes,
+            down,
         }
     }
     fn requests(&self) -> usize {
@@ -1113,14 +1122,9 @@ fn a_split_gguf_brings_its_parts() {
     assert_same(&a.model, &local);
     assert_eq!(a.requests, 1 + 2, "one range per small part");
 
-    // Offline later: the listing and the model come from the cache.
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut off = o.clone();
-    off.endpoint = format!("http://127.0.0.1:{port}");
+    // The network down later: the listing and the model come from the cache.
+    server.down.store(true, Ordering::SeqCst);
+    let off = o.clone();
     assert_eq!(
         hub::list_repo("org/split-GGUF", "main", &off).unwrap(),
         listing
@@ -1128,6 +1132,17 @@ fn a_split_gguf_brings_its_parts() {
     let b = open(&hub_req("org/split-GGUF", None, None), &off).unwrap();
     assert!(b.from_cache);
     assert_eq!(b.model.spec, a.model.spec);
+    server.down.store(false, Ordering::SeqCst);
+    // Another endpoint (a mirror) has its own cache: nothing of this one's answers it.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut mirror = o.clone();
+    mirror.endpoint = format!("http://127.0.0.1:{port}");
+    assert!(hub::list_repo("org/split-GGUF", "main", &mirror).is_err());
+    assert!(open(&hub_req("org/split-GGUF", None, None), &mirror).is_err());
     // HF_HUB_OFFLINE: the cache answers, nothing else is asked.
     let mut offline = o.clone();
     offline.offline = true;

@@ -49,6 +49,9 @@ pub fn target_of(path: &Path) -> Result<Target, String> {
                 }
                 return Ok(Target::Replace(p));
             }
+            Err(e) if e.kind() == io::ErrorKind::NotADirectory => {
+                return Err(format!("'{}' is not a folder", folder_of(&p).display()));
+            }
             Err(e) => return Err(io_reason(&e)),
         };
         if md.file_type().is_symlink() {

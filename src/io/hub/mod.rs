@@ -917,5 +917,15 @@ pub fn import_for_cli(
         }
     };
     let opened = open(&req, &Options::from_env(), &mut |_, _, _| {})?;
-    Ok(Some(opened.model))
+    let mut model = opened.model;
+    if opened.from_cache {
+        let entry = opened
+            .cache_entry
+            .map(|e| e.display().to_string())
+            .unwrap_or_default();
+        model.notes.push(format!(
+            "answered from the cache ({entry}): no network request this time"
+        ));
+    }
+    Ok(Some(model))
 }
