@@ -1156,7 +1156,7 @@ fn a_split_gguf_brings_its_parts() {
     assert!(e.message.contains("HF_HUB_OFFLINE"), "{e}");
     assert_eq!(server.requests(), n);
     // An unknown repo offline is still a network error.
-    let e = hub::list_repo("org/other", "main", &off).unwrap_err();
+    let e = hub::list_repo("org/other", "main", &mirror).unwrap_err();
     assert_eq!(e.kind, HubErrorKind::Network, "{e}");
 }
 
