@@ -30,7 +30,20 @@ fn main() -> ExitCode {
     }
     match run(cli) {
         Ok(out) => {
+            use std::io::IsTerminal as _;
             let mut stdout = std::io::stdout().lock();
+            // On a terminal, what a file or a server put in a name cannot drive it (the
+            // importers escape at the source; this holds for everything else printed too).
+            let out = if stdout.is_terminal() {
+                out.split_inclusive('\n')
+                    .map(|l| {
+                        let (text, nl) = l.strip_suffix('\n').map_or((l, ""), |t| (t, "\n"));
+                        format!("{}{nl}", headroom::core::format::one_line(text))
+                    })
+                    .collect()
+            } else {
+                out
+            };
             match stdout.write_all(out.as_bytes()).and_then(|()| stdout.flush()) {
                 Ok(()) => ExitCode::SUCCESS,
                 // A closed pipe (`headroom fit | head`): the reader has what it wanted.
@@ -45,7 +58,7 @@ fn main() -> ExitCode {
             }
         }
         Err(e) => {
-            eprintln!("headroom: {}", e.message);
+            eprintln!("headroom: {}", headroom::core::format::one_line(&e.message));
             ExitCode::from(e.code.clamp(1, 255) as u8)
         }
     }

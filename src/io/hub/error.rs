@@ -36,9 +36,11 @@ pub struct HubError {
 
 impl HubError {
     pub fn new(kind: HubErrorKind, message: String) -> HubError {
+        // One line, and what a server or a file put in it cannot drive the terminal.
+        let message = message.replace(['\n', '\r'], " ");
         HubError {
             kind,
-            message: message.replace(['\n', '\r'], " "),
+            message: crate::core::format::one_line(&message).into_owned(),
         }
     }
     /// "status 403" from a refused request's message, else "access refused".
