@@ -69,8 +69,7 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
     if let Some(path) = &a.config {
         let text = crate::io::read_text_limited(path, crate::io::limits::JSON_FILE)
             .map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
-        s.model = crate::core::hf_config::parse_hf_config(&text)
-            .map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
+        s.model = crate::io::import::hf::config_spec(path, &text)?;
         s.model_id = None;
     }
     if let Some(n) = a.params {

@@ -6,7 +6,7 @@ use super::error::{ErrorKind, ImportError, Location, file_name};
 use super::hf::{ConfigExtras, config_error, layer_key, parse_json};
 use super::safetensors::{Dtype, SafetensorsHeader, Tensor};
 use super::{ImportedModel, bytes_by_type_sorted, summary_line};
-use crate::core::hf_config::parse_hf_config;
+use crate::core::hf_config::parse_hf_config_value;
 use crate::core::model::{FileWeights, MlpKind, ModelSpec, MoeSpec, ShapeSource};
 use crate::core::precision::WeightPrecision;
 use crate::core::units::Bytes;
@@ -41,13 +41,23 @@ pub fn build(
             tensors.push(t);
         }
     }
+    if tensors.is_empty() {
+        // Nothing to size: an estimate of 0 B of weights would read as an answer.
+        return Err(ImportError {
+            file: shards.first().map(|(p, _)| file_name(p)).unwrap_or_default(),
+            location: Location::File,
+            kind: ErrorKind::NotAModel(
+                "the header lists no tensors: there are no weights to size".into(),
+            ),
+        });
+    }
     // Config beside the weights.
     let mut cfg_spec: Option<ModelSpec> = None;
     let mut extras = ConfigExtras::default();
     if let Some((cp, text)) = config {
         let json = parse_json(cp, text)?;
         extras = ConfigExtras::from_json(&json);
-        match parse_hf_config(text) {
+        match parse_hf_config_value(&json) {
             Ok(s) => cfg_spec = Some(s),
             Err(e) => notes.push(format!(
                 "config.json not used ({}): the shape is inferred from the tensors",

@@ -6,6 +6,7 @@
 //! anything is allocated. Errors are one line naming the file and the byte offset (binary) or the
 //! line:column (JSON).
 
+pub mod bounded_json;
 mod error;
 pub mod gguf;
 pub mod hf;

@@ -164,18 +164,10 @@ pub fn read_header<R: Read>(mut r: R, file_len: u64) -> Result<SafetensorsHeader
             },
         )
     })?;
-    let map = parse_header_json(text, &buf)?;
+    check_header_json(text, &buf)?;
     let data_len = file_len - 8 - n;
     let json = HeaderText { text, buf: &buf };
-    let mut metadata = BTreeMap::new();
-    let mut tensors = Vec::with_capacity(map.len());
-    for (name, v) in &map {
-        if name == "__metadata__" {
-            read_metadata(&json, v, &mut metadata)?;
-        } else {
-            tensors.push(read_tensor(&json, name, v)?);
-        }
-    }
+    let (metadata, mut tensors) = read_entries(&json)?;
     tensors.sort_by(|a, b| (a.begin, a.end, &a.name).cmp(&(b.begin, b.end, &b.name)));
     check_layout(&json, &tensors, n, data_len)?;
     Ok(SafetensorsHeader {
@@ -243,11 +235,10 @@ fn read_header_bytes<R: Read>(r: &mut R, n: u64) -> Result<Vec<u8>, ImportError>
     Ok(buf)
 }
 
-/// The header as a JSON object (errors at line:column).
-fn parse_header_json(
-    text: &str,
-    buf: &[u8],
-) -> Result<serde_json::Map<String, serde_json::Value>, ImportError> {
+/// The header is one JSON object (errors at line:column). Checked in one pass that keeps
+/// nothing (`IgnoredAny`), before any entry is looked at, so a syntax error anywhere is the
+/// error whatever the entries before it hold.
+fn check_header_json(text: &str, buf: &[u8]) -> Result<(), ImportError> {
     if !text.starts_with('{') {
         let (line, column) = line_col(buf, 0);
         return Err(ImportError::new(
@@ -259,24 +250,86 @@ fn parse_header_json(
             ErrorKind::Invalid("the header is not a JSON object (it must start with '{')".into()),
         ));
     }
-    let root: serde_json::Value = serde_json::from_str(text).map_err(|e| {
-        let i = index_of_line_col(buf, e.line(), e.column());
-        ImportError::new(
-            Location::HeaderJson {
-                offset: 8 + i as u64,
-                line: e.line(),
-                column: e.column(),
-            },
-            ErrorKind::Json(json_message(&e)),
-        )
-    })?;
-    match root {
-        serde_json::Value::Object(map) => Ok(map),
-        _ => Err(ImportError::invalid_at(
-            8,
-            "the header is not a JSON object",
-        )),
+    serde_json::from_str::<serde::de::IgnoredAny>(text)
+        .map(|_| ())
+        .map_err(|e| json_error(buf, &e))
+}
+
+fn json_error(buf: &[u8], e: &serde_json::Error) -> ImportError {
+    let i = index_of_line_col(buf, e.line(), e.column());
+    ImportError::new(
+        Location::HeaderJson {
+            offset: 8 + i as u64,
+            line: e.line(),
+            column: e.column(),
+        },
+        ErrorKind::Json(json_message(e)),
+    )
+}
+
+/// The entries of the header, read one at a time: each tensor's small JSON value becomes a
+/// [`Tensor`] and is dropped before the next is read, so a header of a million tensors never
+/// stands in memory as a JSON tree (a 100 MB header then takes about its own size again, not
+/// twenty times it). A name given twice is refused (JSON leaves duplicate keys undefined;
+/// serde would keep the last silently).
+fn read_entries(
+    json: &HeaderText,
+) -> Result<(BTreeMap<String, String>, Vec<Tensor>), ImportError> {
+    use serde::de::{Deserializer as _, MapAccess, Visitor};
+    struct Entries<'j, 'a> {
+        json: &'j HeaderText<'a>,
+        failed: &'j mut Option<ImportError>,
     }
+    type Out = (BTreeMap<String, String>, Vec<Tensor>);
+    impl<'de> Visitor<'de> for Entries<'_, '_> {
+        type Value = Out;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON object of tensors")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Out, A::Error> {
+            let mut metadata = BTreeMap::new();
+            let mut tensors = Vec::with_capacity(map.size_hint().unwrap_or(0).min(1 << 16));
+            let mut seen_metadata = false;
+            let mut fail = |e: ImportError| -> A::Error {
+                *self.failed = Some(e);
+                serde::de::Error::custom("entry refused")
+            };
+            while let Some(name) = map.next_key::<String>()? {
+                let v: serde_json::Value = map.next_value()?;
+                if name == "__metadata__" {
+                    if seen_metadata {
+                        return Err(fail(self.json.bad(
+                            &name,
+                            "__metadata__ is given twice".into(),
+                        )));
+                    }
+                    seen_metadata = true;
+                    read_metadata(self.json, &v, &mut metadata).map_err(&mut fail)?;
+                } else {
+                    tensors.push(read_tensor(self.json, &name, &v).map_err(&mut fail)?);
+                }
+            }
+            Ok((metadata, tensors))
+        }
+    }
+    let mut failed = None;
+    let mut de = serde_json::Deserializer::from_str(json.text);
+    let got = (&mut de).deserialize_map(Entries {
+        json,
+        failed: &mut failed,
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let (metadata, tensors) = got.map_err(|e| json_error(json.buf, &e))?;
+    // Duplicate names: sorted references, one pass.
+    let mut names: Vec<&str> = tensors.iter().map(|t| t.name.as_str()).collect();
+    names.sort_unstable();
+    if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+        return Err(json.bad(w[0], format!("tensor '{}' is given twice", w[0])));
+    }
+    drop(names);
+    Ok((metadata, tensors))
 }
 
 /// The header's text, to point messages at the key they are about.

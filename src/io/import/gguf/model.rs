@@ -603,27 +603,6 @@ pub fn to_model(
             "the file has no tensors (a vocabulary-only GGUF?): there are no weights to size",
         ));
     }
-    // Attention with no heads: the KV cache would be 0 B/token without a word (config.json with
-    // 0 heads is refused the same way). Architectures without attention (Mamba, RWKV) have no
-    // attention tensors and no head count.
-    let attention = stats.has("attn_q.weight")
-        || stats.has("attn_k.weight")
-        || stats.has("attn_qkv.weight")
-        || stats.has("attn_kv_a_mqa.weight");
-    if attention && shape.heads == 0 {
-        let key = meta.key("attention.head_count");
-        let (at, what) = match h.metadata.iter().find(|e| e.key == key) {
-            Some(e) => (e.offset, "is 0"),
-            None => (8, "is missing"),
-        };
-        return Err(ImportError::invalid_at(
-            at,
-            format!(
-                "{} {what} but the layers have attention tensors: the KV cache cannot be sized",
-                one_line(&key)
-            ),
-        ));
-    }
     if !shape.exact && !meta.arch.is_empty() {
         notes.push(format!("some of {}.block_count / embedding_length / attention.head_count are missing: the shape is partly inferred", one_line(&meta.arch)));
     }
@@ -686,6 +665,27 @@ pub fn to_model(
         ));
     }
     check_plausible(&spec, &meta)?;
+    // Attention with no heads: the KV cache would be 0 B/token without a word (config.json with
+    // 0 heads is refused the same way). Architectures without attention (Mamba, RWKV) have no
+    // attention tensors and no head count.
+    let attention = stats.has("attn_q.weight")
+        || stats.has("attn_k.weight")
+        || stats.has("attn_qkv.weight")
+        || stats.has("attn_kv_a_mqa.weight");
+    if attention && spec.heads == 0 {
+        let key = meta.key("attention.head_count");
+        let (at, what) = match h.metadata.iter().find(|e| e.key == key) {
+            Some(e) => (e.offset, "is 0"),
+            None => (8, "is missing"),
+        };
+        return Err(ImportError::invalid_at(
+            at,
+            format!(
+                "{} {what} but the layers have attention tensors: the KV cache cannot be sized",
+                one_line(&key)
+            ),
+        ));
+    }
     let summary = summary_line(&spec, &format, stats.total);
     Ok(ImportedModel {
         spec,
