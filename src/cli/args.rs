@@ -221,6 +221,10 @@ pub struct ScenarioArgs {
     /// Prefix caching [default: on for vLLM and SGLang].
     #[arg(long, value_name = "ON|OFF", value_parser = Choice::<OnOff>::new().map(bool::from), help_heading = "Serving")]
     pub prefix_caching: Option<bool>,
+    /// Assume a Mac's GPU wired limit (`iogpu.wired_limit_mb`) or an APU's GTT size raised to RAM
+    /// less the OS reserve (the notes give the command) [default: the platform's limit].
+    #[arg(long, help_heading = "Runtime")]
+    pub raise_gpu_limit: bool,
 }
 
 #[derive(Args, Debug)]

@@ -4,7 +4,7 @@ use super::app::CliError;
 use super::args::FitArgs;
 use super::scenario::build_scenario;
 use crate::core::catalog::{Catalog, Machine, MachineKind};
-use crate::core::fit::{FitResult, FitSettings, fit_all};
+use crate::core::fit::{FitResult, fit_all};
 use crate::core::format;
 use crate::core::serving::plan_all;
 
@@ -12,13 +12,7 @@ use crate::core::serving::plan_all;
 pub fn run(a: &FitArgs, cat: &mut Catalog) -> Result<String, CliError> {
     let s = build_scenario(&a.scenario, cat)?;
     let machines = select_machines(cat, &a.machines, a.kind.map(MachineKind::cli_name))?;
-    let mut st = FitSettings {
-        calibration: super::calibrate::stored(),
-        ..FitSettings::default()
-    };
-    if let Some(e) = a.electricity {
-        st.electricity_usd_per_kwh = e.max(0.0);
-    }
+    let st = super::scenario::fit_settings(&a.scenario, a.electricity);
     let mut rs = fit_all(&s, &machines, cat, &st);
     if a.fits_only {
         rs.retain(|r| r.fits());

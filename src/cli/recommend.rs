@@ -117,10 +117,7 @@ pub fn report_machines(s: &Scenario, cat: &mut Catalog, st: &FitSettings) -> Vec
 /// Run `headroom recommend`.
 pub fn run(a: &RecommendArgs, cat: &mut Catalog) -> Result<String, CliError> {
     let s = build_scenario(&a.scenario, cat)?;
-    let mut st = FitSettings::default();
-    if let Some(e) = a.electricity {
-        st.electricity_usd_per_kwh = e;
-    }
+    let st = super::scenario::fit_settings(&a.scenario, a.electricity);
     let mut k = a.constraints();
     let mut s = s;
     // With a serving load, --min-tokens-per-s is the per-user speed target at that load (the

@@ -7,7 +7,7 @@ use super::fit::select_machines;
 use super::scenario::build_scenario;
 use crate::core::catalog::{Catalog, MachineKind};
 use crate::core::estimate::estimate;
-use crate::core::fit::{FitSettings, fit_all};
+use crate::core::fit::fit_all;
 use crate::io::export::atomic::check_target;
 use crate::io::export::{ReportFormat, ReportInput, render, write_atomic};
 use std::path::Path;
@@ -21,10 +21,7 @@ pub fn command(a: &ReportArgs, cat: &mut Catalog) -> Result<String, CliError> {
         check_target(Path::new(&a.output)).map_err(|e| CliError::output(e.to_string()))?;
     }
     let s = build_scenario(&a.scenario, cat)?;
-    let st = FitSettings {
-        calibration: super::calibrate::stored(),
-        ..FitSettings::default()
-    };
+    let st = super::scenario::fit_settings(&a.scenario, None);
     let machines = if a.machines.is_empty() && a.kind.is_none() {
         super::recommend::report_machines(&s, cat, &st)
     } else {

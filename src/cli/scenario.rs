@@ -3,6 +3,7 @@
 use super::app::CliError;
 use super::args::ScenarioArgs;
 use crate::core::catalog::Catalog;
+use crate::core::fit::FitSettings;
 use crate::core::format::one_line;
 use crate::core::model::ModelSpec;
 use crate::core::scenario::{KvAllocation, Scenario};
@@ -179,6 +180,20 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
         }
     }
     Ok(s)
+}
+
+/// The fit settings every command runs with: this machine's stored calibration, the electricity
+/// price (`--electricity`, never below zero) and the GPU-limit raise (`--raise-gpu-limit`).
+pub fn fit_settings(a: &ScenarioArgs, electricity: Option<f64>) -> FitSettings {
+    let mut st = FitSettings {
+        calibration: super::calibrate::stored(),
+        raise_gpu_limit: a.raise_gpu_limit,
+        ..FitSettings::default()
+    };
+    if let Some(e) = electricity {
+        st.electricity_usd_per_kwh = e.max(0.0);
+    }
+    st
 }
 
 /// "--model: unknown preset 'llama3-8b' (nearest: llama-3-8b, …)": the preset ids nearest to

@@ -6,7 +6,7 @@ use super::args::ServeArgs;
 use super::fit::select_machines;
 use super::scenario::build_scenario;
 use crate::core::catalog::{Catalog, MachineKind};
-use crate::core::fit::{FitSettings, fit_all};
+use crate::core::fit::fit_all;
 use crate::core::format;
 use crate::core::scenario::Scenario;
 use crate::core::serving::{Load, ServingPlan, plan_all};
@@ -21,13 +21,7 @@ pub fn run(a: &ServeArgs, cat: &mut Catalog) -> Result<String, CliError> {
     if a.machines.is_empty() {
         machines.retain(|m| m.gpu.is_some());
     }
-    let mut st = FitSettings {
-        calibration: super::calibrate::stored(),
-        ..FitSettings::default()
-    };
-    if let Some(e) = a.electricity {
-        st.electricity_usd_per_kwh = e.max(0.0);
-    }
+    let st = super::scenario::fit_settings(&a.scenario, a.electricity);
     let fits = fit_all(&s, &machines, cat, &st);
     let mut plans = plan_all(&s, &fits, cat, &st);
     sort_plans(&mut plans);

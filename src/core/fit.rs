@@ -78,6 +78,9 @@ pub struct FitSettings {
     pub llama_split: Option<MultiGpu>,
     /// This machine's multipliers from `headroom calibrate` (applied to machine `calibration.machine`).
     pub calibration: Option<Calibration>,
+    /// Assume the unified GPU's limit raised to RAM less the OS reserve on machines whose limit
+    /// is the platform default (macOS `iogpu.wired_limit_mb`, amdgpu GTT size).
+    pub raise_gpu_limit: bool,
 }
 
 impl Default for FitSettings {
@@ -91,6 +94,7 @@ impl Default for FitSettings {
             split_style: SplitStyle::CpuLayers,
             llama_split: None,
             calibration: None,
+            raise_gpu_limit: false,
         }
     }
 }

@@ -330,6 +330,21 @@ pub fn bits_trimmed(x: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
+/// A value typed into an input, as an error or a clamp note shows it: whole numbers grouped
+/// ("10,000,000"), others with up to four decimals and no trailing zeros ("0.05", "1.5"); "NaN",
+/// "inf" and "-inf" as they are.
+pub fn input_value(x: f64) -> String {
+    if !x.is_finite() {
+        return x.to_string();
+    }
+    if x == x.trunc() && x.abs() < 1e18 {
+        let g = group_digits(x.abs() as u64);
+        return if x < 0.0 { format!("-{g}") } else { g };
+    }
+    let s = format!("{x:.4}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 /// A coefficient of a formula with one decimal: "34.0".
 pub fn coefficient(x: f64) -> String {
     format!("{x:.1}")

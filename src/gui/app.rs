@@ -245,31 +245,30 @@ impl HeadroomApp {
         }
     }
 
-    /// Clamps inputs that depend on each other (context to the model, prompt to the context),
-    /// with a note for each clamp.
+    /// Brings the inputs that depend on each other together with the core's rules
+    /// ([`Scenario::normalized`]: the context to the model, the prompt to the context, every
+    /// number into its domain), with a note for each change; the context slider's own top
+    /// ([`super::inputs::context_limit`]) after them.
     fn normalize(&mut self) {
-        let s = &mut self.state.scenario;
-        let limit = super::inputs::context_limit(s);
-        if s.context > limit {
-            self.data.notices.context_clamped = Some(s.context);
-            s.context = limit;
+        use crate::core::scenario::{ClampWhy, Input};
+        let (mut n, clamps) = self.state.scenario.normalized();
+        for c in &clamps {
+            match (c.input, c.why) {
+                (Input::Context, ClampWhy::ModelContext) => {
+                    self.data.notices.context_clamped = Some(c.from as u64);
+                }
+                _ => self.data.notices.clamp(c.input.label(), c.to_string()),
+            }
         }
-        s.context = s.context.max(1);
-        if s.prompt_tokens > s.context {
-            self.data.notices.clamp(
-                "Prompt tokens",
-                format!(
-                    "Prompt tokens lowered from {} to the context ({}): a prompt cannot be longer than the context.",
-                    crate::core::format::group_digits(s.prompt_tokens),
-                    crate::core::format::group_digits(s.context)
-                ),
-            );
+        let limit = super::inputs::context_limit(&n);
+        if n.context > limit {
+            self.data.notices.context_clamped = Some(n.context);
+            n.context = limit;
+            n.prompt_tokens = n.prompt_tokens.min(limit);
         }
-        s.prompt_tokens = s.prompt_tokens.clamp(1, s.context);
-        if !s.gpu_memory_utilization.is_finite() {
-            s.gpu_memory_utilization = 0.9;
+        if n != self.state.scenario {
+            self.state.scenario = n;
         }
-        s.zero = s.zero.min(3);
     }
 
     /// The report text for the compared machines, rendered with the export module.

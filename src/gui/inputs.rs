@@ -827,14 +827,18 @@ fn techniques_section(ui: &mut Ui, v: &mut View<'_>) {
 fn runtime_section(ui: &mut Ui, v: &mut View<'_>) {
     let st = &mut *v.state;
     let s = &mut st.scenario;
-    combo(
+    let mut runtime = s.runtime;
+    if combo(
         ui,
         "Runtime",
         "The runtime's memory habits: buffers, reserve, KV padding",
-        &mut s.runtime,
+        &mut runtime,
         &Runtime::ALL,
         |r| r.label().into(),
-    );
+    ) {
+        // The runtime brings its KV allocation (vLLM: PagedAttention), as on the command line.
+        s.set_runtime(runtime, false);
+    }
     if s.runtime == Runtime::Vllm {
         slider_f64(
             ui,

@@ -7,7 +7,7 @@
 use crate::core::catalog::{Accelerator, Machine, MemoryKind, Vendor, metal_default_limit};
 use crate::core::estimate::Estimate;
 use crate::core::fit::FitSettings;
-use crate::core::placement::note::{Note, UnifiedLimit};
+use crate::core::placement::note::{GpuLimitRaise, Note, RaiseHow, UnifiedLimit};
 use crate::core::scenario::{Runtime, Scenario};
 use crate::core::units::{Bytes, GbPerSec};
 
@@ -46,13 +46,14 @@ pub fn gpu_capacity(
     match acc {
         None => Bytes::ZERO,
         Some(a) if a.memory_kind == MemoryKind::Unified => {
-            let lim = m.gpu_memory_limit.unwrap_or_else(|| {
-                if a.vendor == Vendor::Apple {
-                    metal_default_limit(m.ram)
-                } else {
-                    m.ram.scale(st.apu_gpu_fraction)
-                }
-            });
+            if st.raise_gpu_limit
+                && let Some(r) = limit_raise(m, acc, st)
+            {
+                return r.to;
+            }
+            let lim = m
+                .gpu_memory_limit
+                .unwrap_or_else(|| default_unified_limit(m, a, st));
             lim.min(m.ram)
         }
         Some(a) if s.runtime == Runtime::Vllm => {
@@ -66,6 +67,44 @@ pub fn gpu_capacity(
         }
         Some(a) => a.memory,
     }
+}
+
+/// The unified GPU's share of RAM by the platform's default rule: Metal's working set on
+/// Apple, the amdgpu GTT default share on an APU.
+fn default_unified_limit(m: &Machine, a: &Accelerator, st: &FitSettings) -> Bytes {
+    if a.vendor == Vendor::Apple {
+        metal_default_limit(m.ram)
+    } else {
+        m.ram.scale(st.apu_gpu_fraction)
+    }
+}
+
+/// The raise of a unified GPU's limit the machine allows: up to RAM less the OS reserve the fit
+/// keeps anyway ([`ram_capacity`]), rounded down to a MiB — mlx-lm's README asks for a wired
+/// limit "larger than the size of the model … but smaller than the memory size of the
+/// machine". `None` for discrete GPUs, for a limit the catalog or the user configured, and where
+/// the raise would not add anything.
+pub fn limit_raise(
+    m: &Machine,
+    acc: Option<&Accelerator>,
+    st: &FitSettings,
+) -> Option<GpuLimitRaise> {
+    let a = acc.filter(|a| a.memory_kind == MemoryKind::Unified)?;
+    if m.gpu_memory_limit.is_some() {
+        return None;
+    }
+    let (usable, reserve) = ram_capacity(m, st);
+    let to = Bytes(usable.0 >> 20 << 20);
+    let how = if a.vendor == Vendor::Apple {
+        RaiseHow::Sysctl
+    } else {
+        RaiseHow::KernelGtt
+    };
+    (to > default_unified_limit(m, a, st)).then_some(GpuLimitRaise {
+        to,
+        leaves: m.ram.saturating_sub(to).max(reserve),
+        how,
+    })
 }
 
 /// What the machine's GPUs offer the scenario, and what the whole model needs of them.

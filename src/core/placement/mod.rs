@@ -187,13 +187,32 @@ pub fn place(job: &Job) -> Placement {
     if let Some(n) = job.gpus.as_ref().and_then(|g| g.note(job.m, job.s)) {
         p.notes.insert(0, n);
     }
+    if let Some(n) = limit_raise_note(job, &p) {
+        p.notes.push(n);
+    }
     p
+}
+
+/// On unified memory: the limit raise the settings assume, or the one that would put the whole
+/// model on the GPU where it is not there now (an inference that offloads, runs on the CPU or
+/// does not fit; training runs on the GPU or not at all).
+fn limit_raise_note(job: &Job, p: &Placement) -> Option<Note> {
+    let g = job.gpus.as_ref().filter(|g| g.unified)?;
+    let r = capacity::limit_raise(job.m, job.acc, job.st)?;
+    if job.st.raise_gpu_limit {
+        return Some(Note::GpuLimitRaised(r));
+    }
+    let whole = g.need <= r.to && g.need.saturating_add(g.host_need) <= job.ram;
+    (whole && p.verdict != Verdict::Unified).then_some(Note::GpuLimitRaise(r))
 }
 
 /// After the whole model failed on the GPU: layer offload in the settings' style; for a mixture
 /// of experts also the other style (it holds the same bytes) and the routed experts in RAM. The
 /// fastest decode wins, the earlier on a tie.
 fn offload_tiers(job: &Job) -> Option<Placement> {
+    if job.gpus.as_ref().is_some_and(|g| g.unified) {
+        return offload::unified(job);
+    }
     let style = job.st.split_style;
     let layers = offload::layers(job, style);
     if !experts::is_moe(job.s) {

@@ -32,6 +32,69 @@ pub enum DiskReader {
     OffloadFolder,
 }
 
+/// How the GPU's share of unified memory is raised on this platform.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum RaiseHow {
+    /// macOS: `sudo sysctl iogpu.wired_limit_mb=N`, until the next reboot.
+    Sysctl,
+    /// Linux amdgpu: the GTT size on the kernel command line (`amdgpu.gttsize=N`, in MiB, and
+    /// `ttm.pages_limit` in 4 KiB pages), after a reboot.
+    KernelGtt,
+}
+
+/// A raise of the unified GPU's limit: to what, how, and what it leaves the OS.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct GpuLimitRaise {
+    pub to: Bytes,
+    /// What stays for the OS and the other programs (the fit's OS reserve).
+    pub leaves: Bytes,
+    pub how: RaiseHow,
+}
+
+impl GpuLimitRaise {
+    /// The limit in MiB as the command takes it.
+    pub fn mib(&self) -> u64 {
+        self.to.0 >> 20
+    }
+    /// The command that sets it.
+    pub fn command(&self) -> String {
+        match self.how {
+            RaiseHow::Sysctl => format!("sudo sysctl iogpu.wired_limit_mb={}", self.mib()),
+            RaiseHow::KernelGtt => format!(
+                "amdgpu.gttsize={} ttm.pages_limit={}",
+                self.mib(),
+                self.to.0 >> 12
+            ),
+        }
+    }
+    /// When it lasts and what it risks.
+    pub const fn risk(&self) -> &'static str {
+        match self.how {
+            RaiseHow::Sysctl => {
+                "until the next reboot; wired memory cannot be paged out, so when other apps need more than is left macOS swaps, stalls or kills them"
+            }
+            RaiseHow::KernelGtt => {
+                "on the kernel command line, after a reboot; what the GPU takes is not there for other programs"
+            }
+        }
+    }
+}
+
+impl fmt::Display for GpuLimitRaise {
+    /// "43,417 MiB, leaving 4.80 GiB to the OS: `sudo sysctl iogpu.wired_limit_mb=43417`
+    /// (until the next reboot; …)".
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} MiB, leaving {} to the OS: `{}` ({})",
+            format::group_digits(self.mib()),
+            self.leaves.display_gib(),
+            self.command(),
+            self.risk()
+        )
+    }
+}
+
 /// One note on a fit result.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Note {
@@ -57,6 +120,19 @@ pub enum Note {
         layers: u64,
         streamed: bool,
     },
+    /// Unified memory: `gpu` of `layers` whole layers on the GPU (`gpu_bytes` of the GPU's share),
+    /// the rest run by the CPU from the same pool, `pool` of `usable` in all.
+    UnifiedOffload {
+        gpu: u64,
+        layers: u64,
+        gpu_bytes: Bytes,
+        pool: Bytes,
+        usable: Bytes,
+    },
+    /// Raising the unified GPU's limit to `raise.to` would put the whole model on the GPU.
+    GpuLimitRaise(GpuLimitRaise),
+    /// The fit assumes the unified GPU's limit raised (the settings ask for it).
+    GpuLimitRaised(GpuLimitRaise),
     /// Host RAM cannot hold what stays on the host.
     HostRamShort {
         need: Bytes,
@@ -131,6 +207,24 @@ impl fmt::Display for Note {
                     UnifiedLimit::ApuDefault => " (APU default share, heuristic)",
                 }
             ),
+            Note::UnifiedOffload {
+                gpu,
+                layers,
+                gpu_bytes,
+                pool,
+                usable,
+            } => write!(
+                f,
+                "{gpu} of {layers} layers on the GPU ({}), {} on the CPU from the same memory: {} of {} usable unified memory",
+                gpu_bytes.display_gib(),
+                layers.saturating_sub(*gpu),
+                pool.display_gib(),
+                usable.display_gib()
+            ),
+            Note::GpuLimitRaise(r) => {
+                write!(f, "the whole model fits on the GPU with its limit raised to {r}")
+            }
+            Note::GpuLimitRaised(r) => write!(f, "GPU limit raised to {r}"),
             Note::VllmShare { utilization } => {
                 write!(
                     f,

@@ -599,7 +599,13 @@ pub fn placement_speed(q: &SpeedQuery, k: &SpeedConstants) -> Speed {
                 (chunk_flops / rate).max(touched * frac / bps) + gl * p.layer_overhead_us * 1e-6;
             let off_bytes =
                 sh.layer_total * (1.0 - frac) + if gl >= l { 0.0 } else { sh.outer_read };
-            let t_copy = if u >= 32.0 {
+            // Unified memory has no link: Metal takes the same large-batch matmuls
+            // (`ggml_backend_metal_device_offload_op`, batch ≥ 32) and the scheduler copies the
+            // CPU layers' weights into a GPU buffer of the same RAM — a memcpy, which reads and
+            // writes each byte at the CPU's bandwidth.
+            let t_copy = if g.unified {
+                2.0 * off_bytes / cpu_bps
+            } else if u >= 32.0 {
                 off_bytes / link_bps
             } else {
                 off_bytes / cpu_bps

@@ -1,5 +1,8 @@
 //! The scenario: everything a user chooses. Scenario → Estimate → Fit.
 
+pub mod rules;
+pub use rules::{Clamp, ClampWhy, Input, Problem};
+
 use super::model::ModelSpec;
 use super::precision::{KvTypes, WeightPrecision};
 use super::serving::ServingInputs;
@@ -337,7 +340,7 @@ impl Scenario {
         let mut s = self.clone();
         s.context = s.context.clamp(1, MAX_CONTEXT);
         s.batch = s.batch.clamp(1, MAX_BATCH);
-        s.ubatch = s.ubatch.clamp(1, 1 << 20);
+        s.ubatch = s.ubatch.clamp(1, rules::MAX_UBATCH);
         s.gpus = s.gpus.min(MAX_GPUS);
         s.zero = s.zero.min(3);
         s.lora_rank = s.lora_rank.clamp(1, MAX_LORA_RANK);
@@ -346,7 +349,7 @@ impl Scenario {
         }
         s.gpu_memory_utilization = s.gpu_memory_utilization.clamp(0.05, 1.0);
         s.prompt_tokens = s.prompt_tokens.clamp(1, s.context);
-        s.train_tokens = s.train_tokens.min(1_000_000_000_000_000);
+        s.train_tokens = s.train_tokens.min(rules::MAX_TRAIN_TOKENS);
         if let Some(n) = s.model.nominal_params {
             s.model.nominal_params = Some(n.clamp(1, MAX_PARAMS));
         }
