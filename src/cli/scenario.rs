@@ -4,9 +4,9 @@ use super::app::CliError;
 use super::args::ScenarioArgs;
 use crate::core::catalog::Catalog;
 use crate::core::fit::FitSettings;
-use crate::core::format::one_line;
+use crate::core::format::{group_digits, input_value, one_line};
 use crate::core::model::ModelSpec;
-use crate::core::scenario::{KvAllocation, Scenario};
+use crate::core::scenario::{Input, KvAllocation, Mode, Scenario};
 use crate::core::serving::{Load, ServingInputs};
 
 /// The serving options over the scenario's serving inputs (a mix was applied before).
@@ -53,8 +53,13 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
         Some(p) => {
             let text = crate::io::read_text_limited(p, crate::io::limits::SCENARIO_FILE)
                 .map_err(|e| CliError::input(format!("{}: {e}", p.display())))?;
-            crate::io::export::load_scenario(&p.display().to_string(), &text)
-                .map_err(|e| CliError::input(e.to_string()))?
+            let loaded = crate::io::export::load_scenario(&p.display().to_string(), &text)
+                .map_err(|e| CliError::input(e.to_string()))?;
+            // A file is held to the flags' ranges (Scenario::problems, the one set of rules).
+            if let Some(why) = problems_text(&loaded.problems(), |p| p.to_string()) {
+                return Err(CliError::input(format!("{}: {why}", p.display())));
+            }
+            loaded
         }
         None => Scenario::default(),
     };
@@ -169,7 +174,44 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
         s.train_tokens = v;
     }
     if s.prompt_tokens > s.context {
+        // Asked for both: the user means it, so say which cannot be; otherwise (a default or a
+        // mix's prompt over a shorter --context) lower it and say so.
+        if let Some(p) = a.prompt {
+            return Err(CliError::usage(format!(
+                "--prompt {} is longer than the context ({} tokens): a prompt must fit in --context",
+                group_digits(p),
+                group_digits(s.context)
+            )));
+        }
+        eprintln!(
+            "headroom: note: the prompt ({} tokens) is lowered to the context ({} tokens): a prompt cannot be longer than the context",
+            group_digits(s.prompt_tokens),
+            group_digits(s.context)
+        );
         s.prompt_tokens = s.context;
+    }
+    // LoRA adapts a d × k matrix with r × (d + k) parameters; a rank past the hidden size is
+    // larger than the matrices it adapts (Hu et al. 2021, "LoRA", §4.1: r ≪ min(d, k)).
+    if matches!(s.mode, Mode::Lora | Mode::Qlora) && s.lora_rank > s.model.hidden.max(1) {
+        return Err(CliError::usage(format!(
+            "--lora-rank {} is above the model's hidden size ({}): the adapters would be larger than the matrices they adapt",
+            group_digits(s.lora_rank),
+            group_digits(s.model.hidden)
+        )));
+    }
+    // The whole scenario within the rules: a model read from a file (0 layers, 0 heads) or any
+    // value no flag could set.
+    if let Some(why) = problems_text(&s.problems(), |p| match p.input {
+        Input::Model(_) => format!("the model: {p}"),
+        i => format!(
+            "{} {} is outside {} … {}",
+            i.flag(),
+            input_value(p.value),
+            input_value(p.lo),
+            input_value(p.hi)
+        ),
+    }) {
+        return Err(CliError::input(why));
     }
     // A file's exact bytes hold at its own precision only: another one (an explicit --weights,
     // or QLoRA's NF4 / a full fine-tune's BF16) is sized from the architecture at that precision.
@@ -194,6 +236,29 @@ pub fn fit_settings(a: &ScenarioArgs, electricity: Option<f64>) -> FitSettings {
         st.electricity_usd_per_kwh = e.max(0.0);
     }
     st
+}
+
+/// The first problem as a line, "(and N more)" when there are others.
+fn problems_text(
+    problems: &[crate::core::scenario::Problem],
+    show: impl Fn(&crate::core::scenario::Problem) -> String,
+) -> Option<String> {
+    let first = problems.first()?;
+    let more = match problems.len() {
+        1 => String::new(),
+        n => format!(" (and {} more)", n - 1),
+    };
+    Some(format!("{}{more}", show(first)))
+}
+
+/// `--gpus` on a command that fits each machine with its own GPUs is refused, not ignored.
+pub fn refuse_gpus(a: &ScenarioArgs, command: &str) -> Result<(), CliError> {
+    match a.gpus {
+        Some(n) => Err(CliError::usage(format!(
+            "--gpus {n}: `{command}` uses each machine's own GPUs (pick machines with --machine or --kind); --gpus sets the GPUs of `estimate` and `report`"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// "--model: unknown preset 'llama3-8b' (nearest: llama-3-8b, …)": the preset ids nearest to
