@@ -48,7 +48,7 @@ pub fn command(a: &ReportArgs, cat: &mut Catalog) -> Result<String, CliError> {
 }
 
 /// The format to write: `--format` when given, else the extension of `out`, else Markdown for
-/// stdout (`-`). A `--format` that contradicts the file's extension (`--format html -o r.json`)
+/// stdout (`-`) and for a device or FIFO without one. A `--format` that contradicts the file's extension (`--format html -o r.json`)
 /// is refused: the file would claim one format and hold another. A name without a known
 /// extension (`-o report.txt`, `-o /dev/stdout`) takes any `--format`.
 pub fn format_for(format: Option<&str>, out: &str) -> Result<ReportFormat, String> {
@@ -69,6 +69,15 @@ pub fn format_for(format: Option<&str>, out: &str) -> Result<ReportFormat, Strin
             }
         }
         None if out == "-" => Ok(ReportFormat::Markdown),
+        // A device or a pipe (`/dev/stdout`, a FIFO) has no extension: Markdown, as stdout.
+        None if by_name.is_none()
+            && matches!(
+                crate::io::export::atomic::target_of(Path::new(out)),
+                Ok(crate::io::export::atomic::Target::Through(_))
+            ) =>
+        {
+            Ok(ReportFormat::Markdown)
+        }
         None => ReportFormat::from_path(Path::new(out)).map_err(|e| e.to_string()),
     }
 }

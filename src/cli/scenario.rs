@@ -202,7 +202,7 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
     // The whole scenario within the rules: a model read from a file (0 layers, 0 heads) or any
     // value no flag could set.
     if let Some(why) = problems_text(&s.problems(), |p| match p.input {
-        Input::Model(_) => format!("the model: {p}"),
+        Input::Model(_) => format!("{}: {p}", model_source(a)),
         i => format!(
             "{} {} is outside {} … {}",
             i.flag(),
@@ -236,6 +236,19 @@ pub fn fit_settings(a: &ScenarioArgs, electricity: Option<f64>) -> FitSettings {
         st.electricity_usd_per_kwh = e.max(0.0);
     }
     st
+}
+
+/// Where the model came from, for a message about its shape.
+fn model_source(a: &ScenarioArgs) -> String {
+    let path = [&a.config, &a.gguf, &a.safetensors]
+        .into_iter()
+        .flatten()
+        .next()
+        .map(|p| p.display().to_string());
+    path.or_else(|| a.hf.as_ref().map(|h| format!("--hf {h}")))
+        .or_else(|| a.url.clone())
+        .or_else(|| a.scenario.as_ref().map(|p| p.display().to_string()))
+        .unwrap_or_else(|| "the model".into())
 }
 
 /// The first problem as a line, "(and N more)" when there are others.

@@ -190,7 +190,7 @@ impl Http {
         self.requests += 1;
         let resp = req
             .call()
-            .map_err(|e| self.transport_error(&host, what, e))?;
+            .map_err(|e| self.transport_error(url, &host, what, e))?;
         let status = resp.status().as_u16();
         let header = |k: &str| {
             resp.headers()
@@ -268,8 +268,9 @@ impl Http {
         Ok(Response { body, total, etag })
     }
 
-    fn transport_error(&self, host: &str, what: &str, e: ureq::Error) -> HubError {
+    fn transport_error(&self, url: &str, host: &str, what: &str, e: ureq::Error) -> HubError {
         use ureq::Error as E;
+        let https = url.starts_with("https://");
         match e {
             E::Timeout(_) => self.timeout_error(host, what),
             E::HostNotFound => HubError::new(
@@ -285,6 +286,14 @@ impl Http {
                     "{what}: the TLS handshake with {host} failed: the server does not speak TLS (is the endpoint http://, not https://?)"
                 ),
             ),
+            E::Io(io) if https && io.kind() == std::io::ErrorKind::UnexpectedEof => {
+                HubError::new(
+                    HubErrorKind::Network,
+                    format!(
+                        "{what}: {host} closed the connection during the TLS handshake (does it speak TLS? is the endpoint http://, not https://?)"
+                    ),
+                )
+            }
             E::Io(io) => HubError::new(
                 HubErrorKind::Network,
                 format!("{what}: cannot reach {host} ({}; no network?)", io.kind()),

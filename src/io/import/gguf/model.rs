@@ -658,7 +658,7 @@ pub fn to_model(
         }),
         ..ModelSpec::default()
     };
-    if spec.max_context == 0 {
+    if spec.max_context == 0 && !meta.arch.is_empty() {
         notes.push(format!(
             "{}.context_length is missing",
             one_line(&meta.arch)
@@ -675,15 +675,17 @@ pub fn to_model(
     if attention && spec.heads == 0 {
         let key = meta.key("attention.head_count");
         let (at, what) = match h.metadata.iter().find(|e| e.key == key) {
-            Some(e) => (e.offset, "is 0"),
-            None => (8, "is missing"),
+            Some(e) => (e.offset, format!("{} is 0", one_line(&key))),
+            None if meta.arch.is_empty() => (
+                8,
+                "general.architecture is missing, so ARCH.attention.head_count cannot be read,"
+                    .to_string(),
+            ),
+            None => (8, format!("{} is missing", one_line(&key))),
         };
         return Err(ImportError::invalid_at(
             at,
-            format!(
-                "{} {what} but the layers have attention tensors: the KV cache cannot be sized",
-                one_line(&key)
-            ),
+            format!("{what} but the layers have attention tensors: the KV cache cannot be sized"),
         ));
     }
     let summary = summary_line(&spec, &format, stats.total);
