@@ -44,7 +44,10 @@ fn main() -> ExitCode {
             } else {
                 out
             };
-            match stdout.write_all(out.as_bytes()).and_then(|()| stdout.flush()) {
+            match stdout
+                .write_all(out.as_bytes())
+                .and_then(|()| stdout.flush())
+            {
                 Ok(()) => ExitCode::SUCCESS,
                 // A closed pipe (`headroom fit | head`): the reader has what it wanted.
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,

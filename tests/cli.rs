@@ -205,7 +205,11 @@ fn bad_files_exit_3_naming_the_file_and_position() {
     );
     let gguf = dir.path().join("bad.gguf");
     std::fs::write(&gguf, b"NOPE0000").unwrap();
-    fails_with_code(&["estimate", "--gguf", gguf.to_str().unwrap()], 3, "bad.gguf");
+    fails_with_code(
+        &["estimate", "--gguf", gguf.to_str().unwrap()],
+        3,
+        "bad.gguf",
+    );
     fails_with_code(
         &["estimate", "--scenario", "/nonexistent/s.ron"],
         3,

@@ -1489,7 +1489,10 @@ fn cli_report_prints_or_writes() {
     assert!(err.contains(&bad), "{err}");
     // A --format that contradicts the extension is refused; a name without one takes any.
     let clash = format_for(Some("html"), "x.md").unwrap_err();
-    assert!(clash.contains("x.md") && clash.contains("--format html"), "{clash}");
+    assert!(
+        clash.contains("x.md") && clash.contains("--format html"),
+        "{clash}"
+    );
     assert_eq!(
         format_for(Some("html"), "report.txt").unwrap(),
         ReportFormat::Html

@@ -348,7 +348,12 @@ fn llama_tensors(
     f: u64,
     v: u64,
 ) -> Vec<(String, &'static str, Vec<u64>, u64)> {
-    let mut t = vec![("model.embed_tokens.weight".to_string(), "BF16", vec![v, h], 2)];
+    let mut t = vec![(
+        "model.embed_tokens.weight".to_string(),
+        "BF16",
+        vec![v, h],
+        2,
+    )];
     for l in 0..layers {
         let p = format!("model.layers.{l}");
         for (n, shape) in [
@@ -409,10 +414,9 @@ fn shared() -> Shared {
     let d = s.dir.path();
     let w = |rel: &str, bytes: &[u8]| std::fs::write(d.join(rel), bytes).unwrap();
     // config.json variants.
-    let base: Value = serde_json::from_str(&std::fs::read_to_string(fixture(
-        "configs/meta-llama_Meta-Llama-3-8B.json",
-    ))
-    .unwrap())
+    let base: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixture("configs/meta-llama_Meta-Llama-3-8B.json")).unwrap(),
+    )
     .unwrap();
     let with = |k: &str, v: Value| {
         let mut c = base.clone();
@@ -422,11 +426,23 @@ fn shared() -> Shared {
     w("llama3-8b.json", &serde_json::to_vec(&base).unwrap());
     w("heads0.json", &with("num_attention_heads", Value::from(0)));
     w("layers0.json", &with("num_hidden_layers", Value::from(0)));
-    w("layers-neg.json", &with("num_hidden_layers", Value::from(-3)));
-    w("layers-frac.json", &with("num_hidden_layers", Value::from(32.5)));
-    w("layers-huge.json", &with("num_hidden_layers", Value::from(1u64 << 40)));
+    w(
+        "layers-neg.json",
+        &with("num_hidden_layers", Value::from(-3)),
+    );
+    w(
+        "layers-frac.json",
+        &with("num_hidden_layers", Value::from(32.5)),
+    );
+    w(
+        "layers-huge.json",
+        &with("num_hidden_layers", Value::from(1u64 << 40)),
+    );
     w("hidden-str.json", &with("hidden_size", Value::from("4096")));
-    w("name-esc.json", &with("model_type", Value::from("llama\u{1b}]0;pwned\u{7}")));
+    w(
+        "name-esc.json",
+        &with("model_type", Value::from("llama\u{1b}]0;pwned\u{7}")),
+    );
     w("empty.json", b"");
     w("array.json", b"[1, 2, 3]");
     w("not-utf8.json", b"{\"model_type\": \"\xff\xfe\"}");
@@ -473,7 +489,10 @@ fn shared() -> Shared {
     scen("gmu-nan.ron", "(gpu_memory_utilization: NaN)");
     scen("gmu-neg.ron", "(gpu_memory_utilization: -1.0)");
     scen("layers0.ron", "(model: (name: \"x\", layers: 0))");
-    scen("params-max.ron", "(model: (nominal_params: Some(18446744073709551615)))");
+    scen(
+        "params-max.ron",
+        "(model: (nominal_params: Some(18446744073709551615)))",
+    );
     scen("prompt0.ron", "(prompt_tokens: 0)");
     scen("lora0.ron", "(lora_rank: 0)");
     scen("ttft-neg.ron", "(serving: (target: (ttft_p95_s: -1.0)))");
@@ -562,7 +581,10 @@ fn shared() -> Shared {
         r["avg_ts"] = Value::from(r["avg_ts"].as_f64().unwrap() / 100.0);
     }
     w("bench-esc.json", &serde_json::to_vec(&cpu).unwrap());
-    w("bench-garbage.txt", b"hello world\nthis is not llama-bench\n");
+    w(
+        "bench-garbage.txt",
+        b"hello world\nthis is not llama-bench\n",
+    );
     w("bench-huge.json", &vec![b' '; 17 << 20]);
     w("catalog-bad.ron", b"(machines: [ (id: \"x\", name: 3) ])");
     w("plain", b"a file, not a folder");
@@ -607,7 +629,10 @@ fn answer(
     let line = String::from_utf8_lossy(&raw).into_owned();
     if !line.starts_with("GET ") {
         // Not HTTP (a TLS ClientHello): a plain-HTTP server answers 400 in plain text.
-        write!(stream, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")?;
+        write!(
+            stream,
+            "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )?;
         return stream.flush();
     }
     let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
@@ -692,8 +717,8 @@ fn hub() -> Server {
     ]
     .into_iter()
     .collect();
-    let (h, len) = small_tensors(small_llama().s("general.name", "evil\u{202e}cod.exe\u{1b}[2J"))
-        .header();
+    let (h, len) =
+        small_tensors(small_llama().s("general.name", "evil\u{202e}cod.exe\u{1b}[2J")).header();
     let mut gguf = h;
     gguf.resize(len as usize, 0);
     let bidi: BTreeMap<String, Vec<u8>> = [("model-Q8_0.gguf".to_string(), gguf)]
@@ -747,8 +772,15 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (String, u64, Option<std::time::Sys
                 "special".into()
             };
             let len = if ft.is_file() { md.len() } else { 0 };
-            let mtime = if ft.is_file() { md.modified().ok() } else { None };
-            out.insert(p.strip_prefix(dir).unwrap().to_path_buf(), (kind, len, mtime));
+            let mtime = if ft.is_file() {
+                md.modified().ok()
+            } else {
+                None
+            };
+            out.insert(
+                p.strip_prefix(dir).unwrap().to_path_buf(),
+                (kind, len, mtime),
+            );
         }
     }
     out
@@ -858,7 +890,10 @@ fn run_row(r: &Row, vars: &HashMap<&str, String>) -> Result<(), String> {
         if start.elapsed().as_secs_f64() > r.secs * 3.0 + 10.0 {
             let _ = child.kill();
             let _ = child.wait();
-            return Err(format!("still running after {:.1} s: killed", start.elapsed().as_secs_f64()));
+            return Err(format!(
+                "still running after {:.1} s: killed",
+                start.elapsed().as_secs_f64()
+            ));
         }
         std::thread::sleep(Duration::from_millis(2));
     };
@@ -886,14 +921,20 @@ fn run_row(r: &Row, vars: &HashMap<&str, String>) -> Result<(), String> {
     ensure(o.code == Some(r.code), || {
         format!("exit {:?}, expected {}; {}", o.code, r.code, ctx())
     })?;
-    ensure(!o.stderr.contains("panicked"), || format!("a panic; {}", ctx()))?;
+    ensure(!o.stderr.contains("panicked"), || {
+        format!("a panic; {}", ctx())
+    })?;
     for n in &r.err {
         let n = subst(n);
-        ensure(o.stderr.contains(&n), || format!("stderr lacks {n:?}; {}", ctx()))?;
+        ensure(o.stderr.contains(&n), || {
+            format!("stderr lacks {n:?}; {}", ctx())
+        })?;
     }
     for n in &r.out {
         let n = subst(n);
-        ensure(o.stdout.contains(&n), || format!("stdout lacks {n:?}; {}", ctx()))?;
+        ensure(o.stdout.contains(&n), || {
+            format!("stdout lacks {n:?}; {}", ctx())
+        })?;
     }
     for n in &r.never {
         let n = subst(n);
@@ -924,15 +965,23 @@ fn run_row(r: &Row, vars: &HashMap<&str, String>) -> Result<(), String> {
     }
     // No terminal control from a file or a server reaches the output.
     for c in ['\u{1b}', '\u{7}', '\u{202e}'] {
-        ensure(!o.stderr.contains(c), || format!("stderr holds {c:?}; {}", ctx()))?;
-        ensure(!o.stdout.contains(c), || format!("stdout holds {c:?}; {}", ctx()))?;
+        ensure(!o.stderr.contains(c), || {
+            format!("stderr holds {c:?}; {}", ctx())
+        })?;
+        ensure(!o.stdout.contains(c), || {
+            format!("stdout holds {c:?}; {}", ctx())
+        })?;
     }
-    ensure(took <= r.secs, || format!("took {took:.2} s, bound {} s", r.secs))?;
+    ensure(took <= r.secs, || {
+        format!("took {took:.2} s, bound {} s", r.secs)
+    })?;
     if let Some(max) = r.rss_mib
         && cfg!(target_os = "linux")
     {
         ensure(samples > 0, || "no memory sample was taken".to_string())?;
-        ensure(peak <= max, || format!("peak RSS {peak} MiB, bound {max} MiB"))?;
+        ensure(peak <= max, || {
+            format!("peak RSS {peak} MiB, bound {max} MiB")
+        })?;
     }
     if let (Some(rel), Some(text)) = (&r.fifo_reader, &fifo_text) {
         ensure(text.starts_with("# "), || {
@@ -957,7 +1006,9 @@ fn run_row(r: &Row, vars: &HashMap<&str, String>) -> Result<(), String> {
     if r.cache_ok {
         for (k, (kind, _, _)) in &after {
             let name = k.display().to_string();
-            ensure(!name.contains(".partial-"), || format!("{name} left behind"))?;
+            ensure(!name.contains(".partial-"), || {
+                format!("{name} left behind")
+            })?;
             if kind == "dir" && name.starts_with("cache/") {
                 let empty = std::fs::read_dir(d.join(k)).map(|mut i| i.next().is_none());
                 ensure(!empty.unwrap_or(false), || {
@@ -1002,12 +1053,24 @@ fn within(got: u64, want: u64, share: f64) -> Result<(), String> {
 
 fn usage_rows() -> Vec<Row> {
     let mut v = vec![
-        row("typo in an option", &["estimate", "--modle", "x"]).fails(2, &["--modle", "tip", "--mode"]),
-        row("unknown precision lists the values and the nearest", &["estimate", "--weights", "q4km"])
-            .fails(2, &["--weights", "possible values", "q4_k_m", "tip"]),
-        row("missing value", &["estimate", "--context"]).fails(2, &["--context", "a value is required"]),
+        row("typo in an option", &["estimate", "--modle", "x"])
+            .fails(2, &["--modle", "tip", "--mode"]),
+        row(
+            "unknown precision lists the values and the nearest",
+            &["estimate", "--weights", "q4km"],
+        )
+        .fails(2, &["--weights", "possible values", "q4_k_m", "tip"]),
+        row("missing value", &["estimate", "--context"])
+            .fails(2, &["--context", "a value is required"]),
         row("calibrate without its file", &["calibrate"]).fails(2, &["<FILE>", "not provided"]),
-        row("catalog without a subcommand prints its usage", &["catalog"]).help().code(2).err("list").err("validate"),
+        row(
+            "catalog without a subcommand prints its usage",
+            &["catalog"],
+        )
+        .help()
+        .code(2)
+        .err("list")
+        .err("validate"),
         row("unknown catalog subcommand", &["catalog", "frobnicate"]).fails(2, &["frobnicate"]),
         row("unknown command", &["frobnicate"]).fails(2, &["frobnicate"]),
         row("KV type", &["estimate", "--kv", "fp16/int2"]).fails(2, &["--kv", "int2"]),
@@ -1016,41 +1079,93 @@ fn usage_rows() -> Vec<Row> {
         row("too many GPUs", &["estimate", "--gpus", "70000"]).fails(2, &["--gpus", "65,536"]),
         row("batch 0", &["estimate", "--batch", "0"]).fails(2, &["--batch"]),
         row("fractional batch", &["estimate", "--batch", "1.5"]).fails(2, &["--batch", "whole"]),
-        row("fractional context is not rounded to 2", &["estimate", "--context", "1.5"]).fails(2, &["--context", "not a whole number"]),
+        row(
+            "fractional context is not rounded to 2",
+            &["estimate", "--context", "1.5"],
+        )
+        .fails(2, &["--context", "not a whole number"]),
         row("context 0", &["estimate", "--context", "0"]).fails(2, &["--context"]),
         row("negative context", &["estimate", "--context", "-5"]).fails(2, &["--context"]),
-        row("context past the limit", &["estimate", "--context", "20000000"]).fails(2, &["--context"]),
+        row(
+            "context past the limit",
+            &["estimate", "--context", "20000000"],
+        )
+        .fails(2, &["--context"]),
         row("context 1e400", &["estimate", "--context", "1e400"]).fails(2, &["--context"]),
         row("context NaN", &["estimate", "--context", "NaN"]).fails(2, &["--context"]),
         row("empty context", &["estimate", "--context", ""]).fails(2, &["--context"]),
-        row("context with a unit that means billions", &["estimate", "--context", "8B"]).fails(2, &["--context"]),
-        row("params without a suffix", &["estimate", "--params", "70"]).fails(2, &["--params", "70B"]),
+        row(
+            "context with a unit that means billions",
+            &["estimate", "--context", "8B"],
+        )
+        .fails(2, &["--context"]),
+        row("params without a suffix", &["estimate", "--params", "70"])
+            .fails(2, &["--params", "70B"]),
         row("params 1e14", &["estimate", "--params", "1e14"]).fails(2, &["--params"]),
         row("params words", &["estimate", "--params", "lots"]).fails(2, &["--params"]),
         row("params 0", &["estimate", "--params", "0"]).fails(2, &["--params"]),
         row("LoRA rank 0", &["estimate", "--lora-rank", "0"]).fails(2, &["--lora-rank"]),
-        row("GPU memory fraction 1.5", &["estimate", "--gpu-memory-utilization", "1.5"]).fails(2, &["--gpu-memory-utilization"]),
-        row("GPU memory fraction NaN", &["estimate", "--gpu-memory-utilization", "NaN"]).fails(2, &["--gpu-memory-utilization"]),
+        row(
+            "GPU memory fraction 1.5",
+            &["estimate", "--gpu-memory-utilization", "1.5"],
+        )
+        .fails(2, &["--gpu-memory-utilization"]),
+        row(
+            "GPU memory fraction NaN",
+            &["estimate", "--gpu-memory-utilization", "NaN"],
+        )
+        .fails(2, &["--gpu-memory-utilization"]),
         row("ubatch 0", &["estimate", "--ubatch", "0"]).fails(2, &["--ubatch"]),
-        row("training tokens 0", &["estimate", "--train-tokens", "0"]).fails(2, &["--train-tokens"]),
-        row("training tokens 1e16", &["estimate", "--train-tokens", "1e16"]).fails(2, &["--train-tokens"]),
+        row("training tokens 0", &["estimate", "--train-tokens", "0"])
+            .fails(2, &["--train-tokens"]),
+        row(
+            "training tokens 1e16",
+            &["estimate", "--train-tokens", "1e16"],
+        )
+        .fails(2, &["--train-tokens"]),
         row("runtime", &["estimate", "--runtime", "tgi"]).fails(2, &["--runtime", "vllm"]),
         row("offload", &["estimate", "--offload", "disk"]).fails(2, &["--offload"]),
         row("framework", &["estimate", "--framework", "jax"]).fails(2, &["--framework"]),
-        row("checkpointing", &["estimate", "--checkpointing", "some"]).fails(2, &["--checkpointing"]),
-        row("LoRA targets", &["estimate", "--lora-targets", "everything"]).fails(2, &["--lora-targets"]),
+        row("checkpointing", &["estimate", "--checkpointing", "some"])
+            .fails(2, &["--checkpointing"]),
+        row(
+            "LoRA targets",
+            &["estimate", "--lora-targets", "everything"],
+        )
+        .fails(2, &["--lora-targets"]),
         row("KV allocation", &["estimate", "--kv-alloc", "random"]).fails(2, &["--kv-alloc"]),
-        row("flash attention", &["estimate", "--flash-attention", "maybe"]).fails(2, &["--flash-attention"]),
-        row("two model sources", &["estimate", "--model", "llama-3-8b", "--params", "7B"]).fails(2, &["--params"]),
-        row("--hf-file without --hf", &["estimate", "--hf-file", "x.gguf"]).fails(2, &["--hf"]),
+        row(
+            "flash attention",
+            &["estimate", "--flash-attention", "maybe"],
+        )
+        .fails(2, &["--flash-attention"]),
+        row(
+            "two model sources",
+            &["estimate", "--model", "llama-3-8b", "--params", "7B"],
+        )
+        .fails(2, &["--params"]),
+        row(
+            "--hf-file without --hf",
+            &["estimate", "--hf-file", "x.gguf"],
+        )
+        .fails(2, &["--hf"]),
         row("machine kind", &["fit", "--kind", "spaceship"]).fails(2, &["--kind"]),
-        row("negative electricity is refused, not read as 0", &["fit", "--electricity", "-1"]).fails(2, &["--electricity", "negative"]),
+        row(
+            "negative electricity is refused, not read as 0",
+            &["fit", "--electricity", "-1"],
+        )
+        .fails(2, &["--electricity", "negative"]),
         row("electricity NaN", &["fit", "--electricity", "NaN"]).fails(2, &["--electricity"]),
         row("electricity inf", &["fit", "--electricity", "inf"]).fails(2, &["--electricity"]),
-        row("fit --gpus is refused, not ignored", &["fit", "--gpus", "4"]).fails(2, &["--gpus", "fit"]),
+        row(
+            "fit --gpus is refused, not ignored",
+            &["fit", "--gpus", "4"],
+        )
+        .fails(2, &["--gpus", "fit"]),
         row("serve --gpus", &["serve", "--gpus", "2"]).fails(2, &["--gpus", "serve"]),
         row("recommend --gpus", &["recommend", "--gpus", "2"]).fails(2, &["--gpus", "recommend"]),
-        row("unknown machine", &["fit", "--machine", "no-such-machine"]).fails(2, &["--machine", "no-such-machine"]),
+        row("unknown machine", &["fit", "--machine", "no-such-machine"])
+            .fails(2, &["--machine", "no-such-machine"]),
         row("report format", &["report", "--format", "pdf"]).fails(2, &["--format"]),
         row("report extension", &["report", "-o", "{dir}/r.pdf"]).fails(2, &["r.pdf"]),
         row("report with an empty name", &["report", "-o", ""]).fails(2, &["--output"]),
@@ -1062,36 +1177,97 @@ fn usage_rows() -> Vec<Row> {
         row("users and rate", &["serve", "--users", "5", "--rate", "2"]).fails(2, &["--users"]),
         row("tensor parallel 0", &["estimate", "--tp", "0"]).fails(2, &["--tp"]),
         row("max-num-seqs 0", &["estimate", "--max-num-seqs", "0"]).fails(2, &["--max-num-seqs"]),
-        row("output tokens 0", &["estimate", "--output-tokens", "0"]).fails(2, &["--output-tokens"]),
+        row("output tokens 0", &["estimate", "--output-tokens", "0"])
+            .fails(2, &["--output-tokens"]),
         row("engine", &["fit", "--engine", "tgi"]).fails(2, &["--engine"]),
         row("mix", &["serve", "--mix", "banter"]).fails(2, &["--mix"]),
-        row("model id typo suggests the nearest ids", &["estimate", "--model", "llama3-8b"])
-            .fails(2, &["--model", "llama3-8b", "nearest: llama-3-8b"])
-            .never("qwen2.5-0.5b"),
-        row("model id far from every preset", &["estimate", "--model", "zzzzzzzzzzzzzzzz"])
-            .fails(2, &["--model", "headroom catalog models"])
-            .never("nearest"),
-        row("model id with terminal escapes", &["estimate", "--model", "x\u{1b}[31m\u{7}"]).fails(2, &["--model", "\\u{1b}"]),
-        row("prompt longer than the context", &["estimate", "--prompt", "9000", "--context", "8192"])
-            .fails(2, &["--prompt", "9,000", "8,192"]),
-        row("LoRA rank far over the hidden size", &["estimate", "--mode", "lora", "--lora-rank", "65536"])
-            .fails(2, &["--lora-rank", "hidden size"]),
+        row(
+            "model id typo suggests the nearest ids",
+            &["estimate", "--model", "llama3-8b"],
+        )
+        .fails(2, &["--model", "llama3-8b", "nearest: llama-3-8b"])
+        .never("qwen2.5-0.5b"),
+        row(
+            "model id far from every preset",
+            &["estimate", "--model", "zzzzzzzzzzzzzzzz"],
+        )
+        .fails(2, &["--model", "headroom catalog models"])
+        .never("nearest"),
+        row(
+            "model id with terminal escapes",
+            &["estimate", "--model", "x\u{1b}[31m\u{7}"],
+        )
+        .fails(2, &["--model", "\\u{1b}"]),
+        row(
+            "prompt longer than the context",
+            &["estimate", "--prompt", "9000", "--context", "8192"],
+        )
+        .fails(2, &["--prompt", "9,000", "8,192"]),
+        row(
+            "LoRA rank far over the hidden size",
+            &["estimate", "--mode", "lora", "--lora-rank", "65536"],
+        )
+        .fails(2, &["--lora-rank", "hidden size"]),
         row("repo id", &["estimate", "--hf", "not a repo"]).fails(2, &["--hf", "not a repo"]),
         row("revision", &["estimate", "--hf", "org/ok@.."]).fails(2, &["--hf", "revision"]),
-        row("a URL that is not http", &["estimate", "--url", "ftp://example.org/m.gguf"]).fails(2, &["--url", "ftp://"]),
-        row("a URL that is not a model file", &["estimate", "--url", "http://127.0.0.1:9/model.bin"]).fails(2, &["--url", "model.bin"]),
-        row("--format against the extension writes nothing", &["report", "--format", "html", "-o", "{dir}/r.json"])
-            .fails(2, &["--format html", "r.json"]),
-        row("--format json into a .md name", &["report", "--format", "json", "-o", "{dir}/r.md"]).fails(2, &["r.md"]),
+        row(
+            "a URL that is not http",
+            &["estimate", "--url", "ftp://example.org/m.gguf"],
+        )
+        .fails(2, &["--url", "ftp://"]),
+        row(
+            "a URL that is not a model file",
+            &["estimate", "--url", "http://127.0.0.1:9/model.bin"],
+        )
+        .fails(2, &["--url", "model.bin"]),
+        row(
+            "--format against the extension writes nothing",
+            &["report", "--format", "html", "-o", "{dir}/r.json"],
+        )
+        .fails(2, &["--format html", "r.json"]),
+        row(
+            "--format json into a .md name",
+            &["report", "--format", "json", "-o", "{dir}/r.md"],
+        )
+        .fails(2, &["r.md"]),
     ];
     // Accepted inputs next to the refused ones: the edge of each range holds.
     v.extend([
-        row("context 1.5K is whole", &["estimate", "--context", "1.5K", "--prompt", "1000", "--json"]).out("\"kv_cache_per_token\""),
-        row("the default prompt over a short context is lowered with a note", &["estimate", "--context", "512", "--json"])
-            .err("note: the prompt (1,024 tokens) is lowered to the context (512 tokens)"),
+        row(
+            "context 1.5K is whole",
+            &[
+                "estimate",
+                "--context",
+                "1.5K",
+                "--prompt",
+                "1000",
+                "--json",
+            ],
+        )
+        .out("\"kv_cache_per_token\""),
+        row(
+            "the default prompt over a short context is lowered with a note",
+            &["estimate", "--context", "512", "--json"],
+        )
+        .err("note: the prompt (1,024 tokens) is lowered to the context (512 tokens)"),
         row("params 7.5e9", &["estimate", "--params", "7.5e9", "--json"]).out("7500000000"),
-        row("electricity 0", &["fit", "--electricity", "0", "--machine", "desktop-rtx4090-64gb", "--json"]).out("\"machine\""),
-        row("estimate takes --gpus", &["estimate", "--gpus", "4", "--json"]).out("\"gpus\": 4"),
+        row(
+            "electricity 0",
+            &[
+                "fit",
+                "--electricity",
+                "0",
+                "--machine",
+                "desktop-rtx4090-64gb",
+                "--json",
+            ],
+        )
+        .out("\"machine\""),
+        row(
+            "estimate takes --gpus",
+            &["estimate", "--gpus", "4", "--json"],
+        )
+        .out("\"gpus\": 4"),
     ]);
     v
 }
@@ -1099,71 +1275,235 @@ fn usage_rows() -> Vec<Row> {
 fn input_rows(s: &Shared) -> Vec<Row> {
     let p = |rel: &str| s.p(rel);
     let mut v = vec![
-        row("config.json missing", &["estimate", "--config", "{dir}/none.json"]).fails(3, &["none.json"]),
-        row("config.json is /dev/zero: bounded, and the limit said once", &["estimate", "--config", "/dev/zero"])
-            .fails(3, &["/dev/zero", "64.0 MiB"])
-            .never("more than the 64.0 MiB")
-            .secs(10.0)
-            .rss(200),
-        row("config.json is a folder", &["estimate", "--config", "{dir}"]).fails(3, &["folder"]),
-        row("config.json with a syntax error at line:column", &["estimate", "--config", &p("bad.json")]).fails(3, &["bad.json", "line 3:3"]),
-        row("config.json with 0 heads", &["estimate", "--config", &p("heads0.json")]).fails(3, &["heads0.json", "num_attention_heads"]),
-        row("config.json with 0 layers", &["estimate", "--config", &p("layers0.json")]).fails(3, &["num_hidden_layers"]),
-        row("config.json with negative layers", &["estimate", "--config", &p("layers-neg.json")]).fails(3, &["num_hidden_layers"]),
-        row("config.json with 32.5 layers", &["estimate", "--config", &p("layers-frac.json")]).fails(3, &["num_hidden_layers"]),
-        row("config.json with 2^40 layers", &["estimate", "--config", &p("layers-huge.json")]).fails(3, &["num_hidden_layers"]),
-        row("config.json with a string width", &["estimate", "--config", &p("hidden-str.json")]).fails(3, &["hidden_size"]),
-        row("config.json escapes in model_type are shown escaped", &["estimate", "--config", &p("name-esc.json")]).out("\\u{1b}]0;pwned\\u{7}"),
-        row("config.json empty", &["estimate", "--config", &p("empty.json")]).fails(3, &["empty.json"]),
-        row("config.json an array", &["estimate", "--config", &p("array.json")]).fails(3, &["array.json"]),
-        row("config.json not UTF-8", &["estimate", "--config", &p("not-utf8.json")]).fails(3, &["not-utf8.json", "UTF-8"]),
-        row("config.json nested 100,000 deep", &["estimate", "--config", &p("nested.json")]).fails(3, &["nested.json"]),
-        row("config.json with 1e400", &["estimate", "--config", &p("big-number.json")]).fails(3, &["big-number.json"]),
+        row(
+            "config.json missing",
+            &["estimate", "--config", "{dir}/none.json"],
+        )
+        .fails(3, &["none.json"]),
+        row(
+            "config.json is /dev/zero: bounded, and the limit said once",
+            &["estimate", "--config", "/dev/zero"],
+        )
+        .fails(3, &["/dev/zero", "64.0 MiB"])
+        .never("more than the 64.0 MiB")
+        .secs(10.0)
+        .rss(200),
+        row(
+            "config.json is a folder",
+            &["estimate", "--config", "{dir}"],
+        )
+        .fails(3, &["folder"]),
+        row(
+            "config.json with a syntax error at line:column",
+            &["estimate", "--config", &p("bad.json")],
+        )
+        .fails(3, &["bad.json", "line 3:3"]),
+        row(
+            "config.json with 0 heads",
+            &["estimate", "--config", &p("heads0.json")],
+        )
+        .fails(3, &["heads0.json", "num_attention_heads"]),
+        row(
+            "config.json with 0 layers",
+            &["estimate", "--config", &p("layers0.json")],
+        )
+        .fails(3, &["num_hidden_layers"]),
+        row(
+            "config.json with negative layers",
+            &["estimate", "--config", &p("layers-neg.json")],
+        )
+        .fails(3, &["num_hidden_layers"]),
+        row(
+            "config.json with 32.5 layers",
+            &["estimate", "--config", &p("layers-frac.json")],
+        )
+        .fails(3, &["num_hidden_layers"]),
+        row(
+            "config.json with 2^40 layers",
+            &["estimate", "--config", &p("layers-huge.json")],
+        )
+        .fails(3, &["num_hidden_layers"]),
+        row(
+            "config.json with a string width",
+            &["estimate", "--config", &p("hidden-str.json")],
+        )
+        .fails(3, &["hidden_size"]),
+        row(
+            "config.json escapes in model_type are shown escaped",
+            &["estimate", "--config", &p("name-esc.json")],
+        )
+        .out("\\u{1b}]0;pwned\\u{7}"),
+        row(
+            "config.json empty",
+            &["estimate", "--config", &p("empty.json")],
+        )
+        .fails(3, &["empty.json"]),
+        row(
+            "config.json an array",
+            &["estimate", "--config", &p("array.json")],
+        )
+        .fails(3, &["array.json"]),
+        row(
+            "config.json not UTF-8",
+            &["estimate", "--config", &p("not-utf8.json")],
+        )
+        .fails(3, &["not-utf8.json", "UTF-8"]),
+        row(
+            "config.json nested 100,000 deep",
+            &["estimate", "--config", &p("nested.json")],
+        )
+        .fails(3, &["nested.json"]),
+        row(
+            "config.json with 1e400",
+            &["estimate", "--config", &p("big-number.json")],
+        )
+        .fails(3, &["big-number.json"]),
         row("GGUF missing", &["estimate", "--gguf", "{dir}/none.gguf"]).fails(3, &["none.gguf"]),
-        row("GGUF is /dev/zero", &["estimate", "--gguf", "/dev/zero"]).fails(3, &["zero"]).secs(5.0),
-        row("GGUF folder without models", &["estimate", "--gguf", "{dir}"]).fails(3, &["the folder has no"]),
-        row("GGUF with head_count 0 is refused, as config.json is", &["estimate", "--gguf", &p("heads0.gguf")])
-            .fails(3, &["heads0.gguf", "llama.attention.head_count is 0"]),
-        row("GGUF with no tensors is refused", &["estimate", "--gguf", &p("no-tensors.gguf")]).fails(3, &["no-tensors.gguf", "no tensors"]),
-        row("GGUF without an architecture says so (and has no heads)", &["estimate", "--gguf", &p("no-arch.gguf"), "--json"])
-            .fails(3, &["no-arch.gguf", "model.heads 0"])
-            .err("note: general.architecture is missing")
-            .never("note: .context_length"),
-        row("GGUF without an architecture but with attention", &["estimate", "--gguf", &p("no-arch-attn.gguf")])
-            .fails(3, &["no-arch-attn.gguf", "general.architecture is missing"]),
-        row("GGUF key length 2^63 is blamed on the key", &["estimate", "--gguf", &p("key-2p63.gguf")])
-            .fails(3, &["key-2p63.gguf", "key length 2^63"])
-            .never("key/value count"),
-        row("GGUF name with a bidi override and ESC is escaped", &["estimate", "--gguf", &p("bidi-name.gguf")])
-            .out("\\u{202e}"),
-        row("GGUF name escaped in JSON too", &["report", "--gguf", &p("bidi-name.gguf"), "--machine", "desktop-rtx4090-64gb", "--format", "md"])
-            .out("\\u{202e}"),
-        row("GGUF good", &["estimate", "--gguf", &p("ok.gguf"), "--json"]).out("\"params\""),
-        row("safetensors missing", &["estimate", "--safetensors", "{dir}/none.safetensors"]).fails(3, &["none.safetensors"]),
-        row("safetensors without tensors is refused", &["estimate", "--safetensors", &p("empty.safetensors")])
-            .fails(3, &["empty.safetensors", "no tensors"]),
-        row("safetensors with a name twice", &["estimate", "--safetensors", &p("dup.safetensors")])
-            .fails(3, &["dup.safetensors", "given twice"]),
-        row("scenario missing", &["estimate", "--scenario", "{dir}/none.ron"]).fails(3, &["none.ron"]),
-        row("scenario is /dev/zero", &["estimate", "--scenario", "/dev/zero"]).fails(3, &["/dev/zero", "1.00 MiB"]).secs(5.0),
-        row("scenario too large", &["estimate", "--scenario", &p("huge.ron")]).fails(3, &["huge.ron", "1.00 MiB"]),
-        row("scenario with a syntax error at line:column", &["estimate", "--scenario", &p("bad.ron")]).fails(3, &["bad.ron:2:"]),
-        row("scenario with an unknown field", &["estimate", "--scenario", &p("unknown-field.ron")]).fails(3, &["unknown-field.ron", "contxt"]),
-        row("scenario good", &["estimate", "--scenario", &p("ok.ron"), "--json"]).out("\"kv_cache_per_token\""),
+        row("GGUF is /dev/zero", &["estimate", "--gguf", "/dev/zero"])
+            .fails(3, &["zero"])
+            .secs(5.0),
+        row(
+            "GGUF folder without models",
+            &["estimate", "--gguf", "{dir}"],
+        )
+        .fails(3, &["the folder has no"]),
+        row(
+            "GGUF with head_count 0 is refused, as config.json is",
+            &["estimate", "--gguf", &p("heads0.gguf")],
+        )
+        .fails(3, &["heads0.gguf", "llama.attention.head_count is 0"]),
+        row(
+            "GGUF with no tensors is refused",
+            &["estimate", "--gguf", &p("no-tensors.gguf")],
+        )
+        .fails(3, &["no-tensors.gguf", "no tensors"]),
+        row(
+            "GGUF without an architecture says so (and has no heads)",
+            &["estimate", "--gguf", &p("no-arch.gguf"), "--json"],
+        )
+        .fails(3, &["no-arch.gguf", "model.heads 0"])
+        .err("note: general.architecture is missing")
+        .never("note: .context_length"),
+        row(
+            "GGUF without an architecture but with attention",
+            &["estimate", "--gguf", &p("no-arch-attn.gguf")],
+        )
+        .fails(3, &["no-arch-attn.gguf", "general.architecture is missing"]),
+        row(
+            "GGUF key length 2^63 is blamed on the key",
+            &["estimate", "--gguf", &p("key-2p63.gguf")],
+        )
+        .fails(3, &["key-2p63.gguf", "key length 2^63"])
+        .never("key/value count"),
+        row(
+            "GGUF name with a bidi override and ESC is escaped",
+            &["estimate", "--gguf", &p("bidi-name.gguf")],
+        )
+        .out("\\u{202e}"),
+        row(
+            "GGUF name escaped in JSON too",
+            &[
+                "report",
+                "--gguf",
+                &p("bidi-name.gguf"),
+                "--machine",
+                "desktop-rtx4090-64gb",
+                "--format",
+                "md",
+            ],
+        )
+        .out("\\u{202e}"),
+        row(
+            "GGUF good",
+            &["estimate", "--gguf", &p("ok.gguf"), "--json"],
+        )
+        .out("\"params\""),
+        row(
+            "safetensors missing",
+            &["estimate", "--safetensors", "{dir}/none.safetensors"],
+        )
+        .fails(3, &["none.safetensors"]),
+        row(
+            "safetensors without tensors is refused",
+            &["estimate", "--safetensors", &p("empty.safetensors")],
+        )
+        .fails(3, &["empty.safetensors", "no tensors"]),
+        row(
+            "safetensors with a name twice",
+            &["estimate", "--safetensors", &p("dup.safetensors")],
+        )
+        .fails(3, &["dup.safetensors", "given twice"]),
+        row(
+            "scenario missing",
+            &["estimate", "--scenario", "{dir}/none.ron"],
+        )
+        .fails(3, &["none.ron"]),
+        row(
+            "scenario is /dev/zero",
+            &["estimate", "--scenario", "/dev/zero"],
+        )
+        .fails(3, &["/dev/zero", "1.00 MiB"])
+        .secs(5.0),
+        row(
+            "scenario too large",
+            &["estimate", "--scenario", &p("huge.ron")],
+        )
+        .fails(3, &["huge.ron", "1.00 MiB"]),
+        row(
+            "scenario with a syntax error at line:column",
+            &["estimate", "--scenario", &p("bad.ron")],
+        )
+        .fails(3, &["bad.ron:2:"]),
+        row(
+            "scenario with an unknown field",
+            &["estimate", "--scenario", &p("unknown-field.ron")],
+        )
+        .fails(3, &["unknown-field.ron", "contxt"]),
+        row(
+            "scenario good",
+            &["estimate", "--scenario", &p("ok.ron"), "--json"],
+        )
+        .out("\"kv_cache_per_token\""),
         row("calibrate missing", &["calibrate", "{dir}/none.json"]).fails(3, &["none.json"]),
-        row("calibrate /dev/zero stops at the limit", &["calibrate", "/dev/zero"])
-            .fails(3, &["/dev/zero", "16.0 MiB"])
-            .secs(10.0)
-            .rss(120),
-        row("calibrate a 17 MiB file", &["calibrate", &p("bench-huge.json")]).fails(3, &["bench-huge.json", "more than the 16.0 MiB"]).rss(120),
-        row("calibrate garbage", &["calibrate", &p("bench-garbage.txt")]).fails(3, &["bench-garbage.txt", "llama-bench"]),
+        row(
+            "calibrate /dev/zero stops at the limit",
+            &["calibrate", "/dev/zero"],
+        )
+        .fails(3, &["/dev/zero", "16.0 MiB"])
+        .secs(10.0)
+        .rss(120),
+        row(
+            "calibrate a 17 MiB file",
+            &["calibrate", &p("bench-huge.json")],
+        )
+        .fails(3, &["bench-huge.json", "more than the 16.0 MiB"])
+        .rss(120),
+        row("calibrate garbage", &["calibrate", &p("bench-garbage.txt")])
+            .fails(3, &["bench-garbage.txt", "llama-bench"]),
         row("calibrate a folder", &["calibrate", "{dir}"]).fails(3, &["folder"]),
-        row("calibrate escapes llama-bench's model_type", &["calibrate", &p("bench-esc.json")])
-            .changes("config/calibration.json")
-            .out("\\u{1b}[31m\\u{7}\\u{202e}"),
-        row("catalog validate missing", &["catalog", "validate", "{dir}/none.ron"]).fails(3, &["none.ron"]),
-        row("catalog validate /dev/zero", &["catalog", "validate", "/dev/zero"]).fails(3, &["/dev/zero"]).secs(10.0).rss(120),
-        row("catalog validate bad RON", &["catalog", "validate", &p("catalog-bad.ron")]).fails(3, &["catalog-bad.ron:1:"]),
+        row(
+            "calibrate escapes llama-bench's model_type",
+            &["calibrate", &p("bench-esc.json")],
+        )
+        .changes("config/calibration.json")
+        .out("\\u{1b}[31m\\u{7}\\u{202e}"),
+        row(
+            "catalog validate missing",
+            &["catalog", "validate", "{dir}/none.ron"],
+        )
+        .fails(3, &["none.ron"]),
+        row(
+            "catalog validate /dev/zero",
+            &["catalog", "validate", "/dev/zero"],
+        )
+        .fails(3, &["/dev/zero"])
+        .secs(10.0)
+        .rss(120),
+        row(
+            "catalog validate bad RON",
+            &["catalog", "validate", &p("catalog-bad.ron")],
+        )
+        .fails(3, &["catalog-bad.ron:1:"]),
     ];
     // Each scenario-file range the flags enforce, through Scenario::problems.
     for (file, field) in [
@@ -1181,8 +1521,11 @@ fn input_rows(s: &Shared) -> Vec<Row> {
         ("users0.ron", "serving.load (Users)"),
     ] {
         v.push(
-            row(&format!("scenario file {field}"), &["fit", "--scenario", &p(file)])
-                .fails(3, &[file, field, "is outside"]),
+            row(
+                &format!("scenario file {field}"),
+                &["fit", "--scenario", &p(file)],
+            )
+            .fails(3, &[file, field, "is outside"]),
         );
     }
     // The GGUF and safetensors fixtures made to break the readers: each one line with the file
@@ -1196,7 +1539,11 @@ fn input_rows(s: &Shared) -> Vec<Row> {
         .collect();
     names.sort();
     for n in names {
-        let flag = if n.starts_with("gguf_") { "--gguf" } else { "--safetensors" };
+        let flag = if n.starts_with("gguf_") {
+            "--gguf"
+        } else {
+            "--safetensors"
+        };
         let path = fx.join(&n).display().to_string();
         v.push(row(&format!("fixture {n}"), &["estimate", flag, &path]).fails(3, &[&n, "offset"]));
     }
@@ -1210,40 +1557,103 @@ fn weights_rows(s: &Shared) -> Vec<Row> {
     let st = s.p("llama3-8b.safetensors");
     let gg = s.p("llama3-8b-q8_0.gguf");
     vec![
-        row("8B safetensors at --weights q4_k_m sizes like the preset", &["estimate", "--safetensors", &st, "--weights", "q4_k_m", "--json"])
-            .err("note: weights at GGUF Q4_K_M")
-            .check(move |o| within(weights_of(o)?, q4, 0.01)),
-        row("8B safetensors without --weights keeps the file's bytes", &["estimate", "--safetensors", &st, "--json"])
-            .check(|o| ensure(weights_of(o)? == 16_060_522_496, || "not the file's 16,060,522,496 bytes".into())),
-        row("8B safetensors in QLoRA is NF4, not the file's BF16", &["estimate", "--safetensors", &st, "--mode", "qlora", "--json"])
-            .check(move |o| within(weights_of(o)?, qlora, 0.01)),
-        row("8B GGUF Q8_0 at --weights q4_k_m sizes like the preset", &["estimate", "--gguf", &gg, "--weights", "q4_k_m", "--json"])
-            .check(move |o| within(weights_of(o)?, q4, 0.01)),
-        row("8B GGUF Q8_0 at --weights bf16 sizes like the preset", &["estimate", "--gguf", &gg, "--weights", "bf16", "--json"])
-            .check(move |o| within(weights_of(o)?, bf16, 0.01)),
-        row("8B GGUF at its own precision keeps the file's bytes", &["estimate", "--gguf", &gg, "--weights", "q8_0", "--json"])
-            .never("note: weights at")
-            .check(move |o| {
-                let w = weights_of(o)?;
-                ensure(w > 8_000_000_000 && w < 9_000_000_000, || format!("{w} is not the Q8_0 file"))
-            }),
-        row("fit of the 8B GGUF at Q4_K_M asks what the preset asks", &["fit", "--gguf", &gg, "--weights", "q4_k_m", "--machine", "desktop-rtx4090-64gb", "--json"])
-            .check(|o| {
-                let need = json_of(o)?[0]["gpu_required_bytes"].as_u64().unwrap_or(0);
-                ensure(need < 8_000_000_000, || format!("asks {need} bytes, as at Q8_0"))
-            }),
-        row("the estimate header says the precision it sized", &["estimate", "--gguf", &gg, "--weights", "q4_k_m"])
-            .out("weights GGUF Q4_K_M")
-            .out("Σ tensors"),
+        row(
+            "8B safetensors at --weights q4_k_m sizes like the preset",
+            &[
+                "estimate",
+                "--safetensors",
+                &st,
+                "--weights",
+                "q4_k_m",
+                "--json",
+            ],
+        )
+        .err("note: weights at GGUF Q4_K_M")
+        .check(move |o| within(weights_of(o)?, q4, 0.01)),
+        row(
+            "8B safetensors without --weights keeps the file's bytes",
+            &["estimate", "--safetensors", &st, "--json"],
+        )
+        .check(|o| {
+            ensure(weights_of(o)? == 16_060_522_496, || {
+                "not the file's 16,060,522,496 bytes".into()
+            })
+        }),
+        row(
+            "8B safetensors in QLoRA is NF4, not the file's BF16",
+            &[
+                "estimate",
+                "--safetensors",
+                &st,
+                "--mode",
+                "qlora",
+                "--json",
+            ],
+        )
+        .check(move |o| within(weights_of(o)?, qlora, 0.01)),
+        row(
+            "8B GGUF Q8_0 at --weights q4_k_m sizes like the preset",
+            &["estimate", "--gguf", &gg, "--weights", "q4_k_m", "--json"],
+        )
+        .check(move |o| within(weights_of(o)?, q4, 0.01)),
+        row(
+            "8B GGUF Q8_0 at --weights bf16 sizes like the preset",
+            &["estimate", "--gguf", &gg, "--weights", "bf16", "--json"],
+        )
+        .check(move |o| within(weights_of(o)?, bf16, 0.01)),
+        row(
+            "8B GGUF at its own precision keeps the file's bytes",
+            &["estimate", "--gguf", &gg, "--weights", "q8_0", "--json"],
+        )
+        .never("note: weights at")
+        .check(move |o| {
+            let w = weights_of(o)?;
+            ensure(w > 8_000_000_000 && w < 9_000_000_000, || {
+                format!("{w} is not the Q8_0 file")
+            })
+        }),
+        row(
+            "fit of the 8B GGUF at Q4_K_M asks what the preset asks",
+            &[
+                "fit",
+                "--gguf",
+                &gg,
+                "--weights",
+                "q4_k_m",
+                "--machine",
+                "desktop-rtx4090-64gb",
+                "--json",
+            ],
+        )
+        .check(|o| {
+            let need = json_of(o)?[0]["gpu_required_bytes"].as_u64().unwrap_or(0);
+            ensure(need < 8_000_000_000, || {
+                format!("asks {need} bytes, as at Q8_0")
+            })
+        }),
+        row(
+            "the estimate header says the precision it sized",
+            &["estimate", "--gguf", &gg, "--weights", "q4_k_m"],
+        )
+        .out("weights GGUF Q4_K_M")
+        .out("Σ tensors"),
     ]
 }
 
 fn output_rows() -> Vec<Row> {
     let report = |out: &str| -> Vec<String> {
-        ["report", "--model", "llama-3-8b", "--machine", "desktop-rtx4090-64gb", "-o", out]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
+        [
+            "report",
+            "--model",
+            "llama-3-8b",
+            "--machine",
+            "desktop-rtx4090-64gb",
+            "-o",
+            out,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
     };
     let r = |name: &str, out: &str| {
         let mut x = row(name, &[]);
@@ -1255,132 +1665,293 @@ fn output_rows() -> Vec<Row> {
             .err("Wrote the Markdown report to /dev/null")
             .check(|_| {
                 use std::os::unix::fs::FileTypeExt as _;
-                let ft = std::fs::metadata("/dev/null").map_err(|e| e.to_string())?.file_type();
-                ensure(ft.is_char_device(), || "/dev/null is no longer a device".into())
+                let ft = std::fs::metadata("/dev/null")
+                    .map_err(|e| e.to_string())?
+                    .file_type();
+                ensure(ft.is_char_device(), || {
+                    "/dev/null is no longer a device".into()
+                })
             }),
-        r("-o /dev/stdout writes the report to stdout", "/dev/stdout").out("# Sizing report").err("Wrote"),
-        r("-o /dev/stderr", "/dev/stderr").err("# Sizing report").any_lines(),
-        r("-o a FIFO writes into it and leaves it a FIFO", "{dir}/pipe.md")
-            .setup(|d| {
-                let ok = Command::new("mkfifo").arg(d.join("pipe.md")).status().unwrap().success();
-                assert!(ok, "mkfifo");
+        r("-o /dev/stdout writes the report to stdout", "/dev/stdout")
+            .out("# Sizing report")
+            .err("Wrote"),
+        r("-o /dev/stderr", "/dev/stderr")
+            .err("# Sizing report")
+            .any_lines(),
+        r(
+            "-o a FIFO writes into it and leaves it a FIFO",
+            "{dir}/pipe.md",
+        )
+        .setup(|d| {
+            let ok = Command::new("mkfifo")
+                .arg(d.join("pipe.md"))
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok, "mkfifo");
+        })
+        .fifo("pipe.md"),
+        r(
+            "-o a symlink writes its target and keeps the link",
+            "{dir}/link.md",
+        )
+        .setup(|d| {
+            std::fs::write(d.join("real.md"), "old").unwrap();
+            std::os::unix::fs::symlink("real.md", d.join("link.md")).unwrap();
+        })
+        .changes("real.md")
+        .check(|o| {
+            let t = std::fs::read_to_string(o.dir.join("real.md")).unwrap();
+            let link = std::fs::symlink_metadata(o.dir.join("link.md")).unwrap();
+            ensure(t.starts_with("# ") && link.file_type().is_symlink(), || {
+                "link replaced or target unwritten".into()
             })
-            .fifo("pipe.md"),
-        r("-o a symlink writes its target and keeps the link", "{dir}/link.md")
-            .setup(|d| {
-                std::fs::write(d.join("real.md"), "old").unwrap();
-                std::os::unix::fs::symlink("real.md", d.join("link.md")).unwrap();
-            })
-            .changes("real.md")
-            .check(|o| {
-                let t = std::fs::read_to_string(o.dir.join("real.md")).unwrap();
-                let link = std::fs::symlink_metadata(o.dir.join("link.md")).unwrap();
-                ensure(t.starts_with("# ") && link.file_type().is_symlink(), || "link replaced or target unwritten".into())
-            }),
+        }),
         r("-o a dangling symlink is refused", "{dir}/dangling.md")
             .setup(|d| std::os::unix::fs::symlink("nowhere/x.md", d.join("dangling.md")).unwrap())
             .fails(1, &["dangling.md", "does not exist"]),
         r("-o a folder", "{dir}/sub.md")
             .setup(|d| std::fs::create_dir(d.join("sub.md")).unwrap())
             .fails(1, &["sub.md", "folder"]),
-        r("-o /proc/x.md is not 'the folder does not exist'", "/proc/x.md")
-            .fails(1, &["/proc/x.md", "does not take new files"])
-            .never("'/proc' does not exist"),
-        r("-o into a missing folder", "/nonexistent/dir/r.md").fails(1, &["/nonexistent/dir/r.md", "does not exist"]),
+        r(
+            "-o /proc/x.md is not 'the folder does not exist'",
+            "/proc/x.md",
+        )
+        .fails(1, &["/proc/x.md", "does not take new files"])
+        .never("'/proc' does not exist"),
+        r("-o into a missing folder", "/nonexistent/dir/r.md")
+            .fails(1, &["/nonexistent/dir/r.md", "does not exist"]),
         r("-o below a file", "{dir}/plain.txt/r.md")
             .setup(|d| std::fs::write(d.join("plain.txt"), "x").unwrap())
             .fails(1, &["r.md", "is not a folder"]),
         r("-o /dev/full", "/dev/full").fails(1, &["/dev/full", "no space"]),
-        r("-o replaces a regular file and says so on stderr only", "{dir}/r.md")
-            .setup(|d| std::fs::write(d.join("r.md"), "old").unwrap())
-            .changes("r.md")
-            .err("Wrote the Markdown report to")
-            .check(|o| {
-                ensure(o.stdout.is_empty(), || "stdout is not empty".into())?;
-                let t = std::fs::read_to_string(o.dir.join("r.md")).unwrap();
-                ensure(t.starts_with("# "), || "not replaced".into())
-            }),
-        r("-o a new JSON file", "{dir}/r.json").changes("r.json").check(|o| {
-            let t = std::fs::read_to_string(o.dir.join("r.json")).unwrap();
-            serde_json::from_str::<Value>(&t).map(|_| ()).map_err(|e| e.to_string())
+        r(
+            "-o replaces a regular file and says so on stderr only",
+            "{dir}/r.md",
+        )
+        .setup(|d| std::fs::write(d.join("r.md"), "old").unwrap())
+        .changes("r.md")
+        .err("Wrote the Markdown report to")
+        .check(|o| {
+            ensure(o.stdout.is_empty(), || "stdout is not empty".into())?;
+            let t = std::fs::read_to_string(o.dir.join("r.md")).unwrap();
+            ensure(t.starts_with("# "), || "not replaced".into())
         }),
-        r("-o - is stdout", "-").out("# Sizing report").never("Wrote"),
-        row("fit --json into /dev/full fails and says so", &["fit", "--json"])
+        r("-o a new JSON file", "{dir}/r.json")
+            .changes("r.json")
+            .check(|o| {
+                let t = std::fs::read_to_string(o.dir.join("r.json")).unwrap();
+                serde_json::from_str::<Value>(&t)
+                    .map(|_| ())
+                    .map_err(|e| e.to_string())
+            }),
+        r("-o - is stdout", "-")
+            .out("# Sizing report")
+            .never("Wrote"),
+        row(
+            "fit --json into /dev/full fails and says so",
+            &["fit", "--json"],
+        )
+        .stdout(Stdout::Full)
+        .fails(1, &["stdout", "no space"]),
+        row("estimate into /dev/full", &["estimate"])
             .stdout(Stdout::Full)
-            .fails(1, &["stdout", "no space"]),
-        row("estimate into /dev/full", &["estimate"]).stdout(Stdout::Full).fails(1, &["stdout"]),
+            .fails(1, &["stdout"]),
         row("a closed pipe is not an error", &["catalog", "list"]).stdout(Stdout::Closed),
     ];
     v.push(
-        row("report --format json -o /dev/stdout", &["report", "--model", "llama-3-8b", "--machine", "desktop-rtx4090-64gb", "--format", "json", "-o", "/dev/stdout"])
-            .check(|o| json_of(o).map(|_| ())),
+        row(
+            "report --format json -o /dev/stdout",
+            &[
+                "report",
+                "--model",
+                "llama-3-8b",
+                "--machine",
+                "desktop-rtx4090-64gb",
+                "--format",
+                "json",
+                "-o",
+                "/dev/stdout",
+            ],
+        )
+        .check(|o| json_of(o).map(|_| ())),
     );
     v
 }
 
 fn json_rows() -> Vec<Row> {
     vec![
-        row("detect --json storage in bytes, lowercase kinds", &["detect", "--json"]).check(|o| {
+        row(
+            "detect --json storage in bytes, lowercase kinds",
+            &["detect", "--json"],
+        )
+        .check(|o| {
             let v = json_of(o)?;
             let s = &v["storage"];
             if s.is_null() {
                 return Ok(());
             }
-            ensure(s["capacity"].is_u64(), || format!("capacity {}", s["capacity"]))?;
-            ensure(s["free"].is_u64() || s["free"].is_null(), || format!("free {}", s["free"]))?;
+            ensure(s["capacity"].is_u64(), || {
+                format!("capacity {}", s["capacity"])
+            })?;
+            ensure(s["free"].is_u64() || s["free"].is_null(), || {
+                format!("free {}", s["free"])
+            })?;
             let k = s["kind"].as_str().unwrap_or("");
-            ensure(!k.is_empty() && k == k.to_ascii_lowercase(), || format!("kind {k}"))
+            ensure(!k.is_empty() && k == k.to_ascii_lowercase(), || {
+                format!("kind {k}")
+            })
         }),
-        row("report JSON scenario in CLI names", &["report", "--model", "llama-3-8b", "--machine", "desktop-rtx4090-64gb", "--format", "json"]).check(|o| {
+        row(
+            "report JSON scenario in CLI names",
+            &[
+                "report",
+                "--model",
+                "llama-3-8b",
+                "--machine",
+                "desktop-rtx4090-64gb",
+                "--format",
+                "json",
+            ],
+        )
+        .check(|o| {
             let v = json_of(o)?;
             let s = &v["scenario"];
-            for (k, want) in [("mode", "inference"), ("weights", "bf16"), ("lora_targets", "all-linear"), ("offload", "none"), ("checkpointing", "none"), ("kv", "fp16"), ("runtime", "generic"), ("kv_allocation", "contiguous")] {
+            for (k, want) in [
+                ("mode", "inference"),
+                ("weights", "bf16"),
+                ("lora_targets", "all-linear"),
+                ("offload", "none"),
+                ("checkpointing", "none"),
+                ("kv", "fp16"),
+                ("runtime", "generic"),
+                ("kv_allocation", "contiguous"),
+            ] {
                 ensure(s[k] == want, || format!("scenario.{k} = {}", s[k]))?;
             }
-            ensure(s["serving"]["load"].is_null() && s["overhead_override"].is_null(), || "not null".into())
+            ensure(
+                s["serving"]["load"].is_null() && s["overhead_override"].is_null(),
+                || "not null".into(),
+            )
         }),
-        row("report JSON scenario with a load", &["report", "--model", "llama-3-8b", "--users", "20", "--machine", "desktop-rtx4090-64gb", "--format", "json"]).check(|o| {
+        row(
+            "report JSON scenario with a load",
+            &[
+                "report",
+                "--model",
+                "llama-3-8b",
+                "--users",
+                "20",
+                "--machine",
+                "desktop-rtx4090-64gb",
+                "--format",
+                "json",
+            ],
+        )
+        .check(|o| {
             let v = json_of(o)?;
-            ensure(v["scenario"]["serving"]["load"]["users"] == 20, || format!("{}", v["scenario"]["serving"]["load"]))
+            ensure(v["scenario"]["serving"]["load"]["users"] == 20, || {
+                format!("{}", v["scenario"]["serving"]["load"])
+            })
         }),
-        row("recommend: speeds null where nothing runs, prices hourly", &["recommend", "--model", "llama-3-70b", "--mode", "full", "--json", "--no-detect"]).check(|o| {
+        row(
+            "recommend: speeds null where nothing runs, prices hourly",
+            &[
+                "recommend",
+                "--model",
+                "llama-3-70b",
+                "--mode",
+                "full",
+                "--json",
+                "--no-detect",
+            ],
+        )
+        .check(|o| {
             let v = json_of(o)?;
             for k in v["kinds"].as_array().unwrap() {
                 let per = &k["price_per"];
-                ensure(per.is_null() || per == "hourly" || per == "purchase", || format!("price_per {per}"))?;
+                ensure(
+                    per.is_null() || per == "hourly" || per == "purchase",
+                    || format!("price_per {per}"),
+                )?;
                 for p in k["picks"].as_array().unwrap() {
-                    ensure(p["verdict"] != "none" || p["tokens_per_s"].is_null(), || format!("{p}"))?;
-                    ensure(p["tokens_per_s"] != 0.0, || format!("tokens_per_s 0 in {p}"))?;
+                    ensure(
+                        p["verdict"] != "none" || p["tokens_per_s"].is_null(),
+                        || format!("{p}"),
+                    )?;
+                    ensure(p["tokens_per_s"] != 0.0, || {
+                        format!("tokens_per_s 0 in {p}")
+                    })?;
                 }
             }
             Ok(())
         }),
-        row("fit on a CPU-only machine: GPU figures null", &["fit", "--machine", "desktop-cpu-only-32gb-ddr4", "--json"]).check(|o| {
+        row(
+            "fit on a CPU-only machine: GPU figures null",
+            &["fit", "--machine", "desktop-cpu-only-32gb-ddr4", "--json"],
+        )
+        .check(|o| {
             let v = json_of(o)?;
             let r = &v[0];
-            ensure(r["gpus"] == 0 && r["gpu_capacity_bytes"].is_null() && r["gpu_required_bytes"].is_null() && r["gpu_layers"].is_null(), || format!("{r}"))
+            ensure(
+                r["gpus"] == 0
+                    && r["gpu_capacity_bytes"].is_null()
+                    && r["gpu_required_bytes"].is_null()
+                    && r["gpu_layers"].is_null(),
+                || format!("{r}"),
+            )
         }),
-        row("catalog: CPU-only machines count 0 GPUs", &["catalog", "list", "--json"]).check(|o| {
+        row(
+            "catalog: CPU-only machines count 0 GPUs",
+            &["catalog", "list", "--json"],
+        )
+        .check(|o| {
             let v = json_of(o)?;
             let rows = v.as_array().unwrap();
-            ensure(rows.iter().any(|m| m["gpu"].is_null()), || "no CPU-only machine".into())?;
+            ensure(rows.iter().any(|m| m["gpu"].is_null()), || {
+                "no CPU-only machine".into()
+            })?;
             for m in rows.iter().filter(|m| m["gpu"].is_null()) {
-                ensure(m["gpu_count"] == 0, || format!("{} has gpu_count {}", m["id"], m["gpu_count"]))?;
+                ensure(m["gpu_count"] == 0, || {
+                    format!("{} has gpu_count {}", m["id"], m["gpu_count"])
+                })?;
             }
             Ok(())
         }),
-        row("fit: every none row says why", &["fit", "--model", "llama-3-70b", "--mode", "full", "--json"]).check(|o| {
+        row(
+            "fit: every none row says why",
+            &["fit", "--model", "llama-3-70b", "--mode", "full", "--json"],
+        )
+        .check(|o| {
             let v = json_of(o)?;
-            let none: Vec<&Value> = v.as_array().unwrap().iter().filter(|r| r["verdict"] == "none").collect();
+            let none: Vec<&Value> = v
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| r["verdict"] == "none")
+                .collect();
             ensure(none.len() > 50, || format!("{} none rows", none.len()))?;
             for r in none {
                 let first = r["notes"][0].as_str().unwrap_or("");
-                ensure(!first.is_empty(), || format!("{} has no reason", r["machine"]))?;
+                ensure(!first.is_empty(), || {
+                    format!("{} has no reason", r["machine"])
+                })?;
                 ensure(r["decode_tokens_per_s"].is_null(), || format!("{r}"))?;
             }
             Ok(())
         }),
-        row("fit --json on this machine", &["fit", "--model", "qwen2.5-0.5b", "--machine", "local", "--json"]).check(|o| {
+        row(
+            "fit --json on this machine",
+            &[
+                "fit",
+                "--model",
+                "qwen2.5-0.5b",
+                "--machine",
+                "local",
+                "--json",
+            ],
+        )
+        .check(|o| {
             let v = json_of(o)?;
             let r = &v[0];
             if r["gpus"] == 0 {
@@ -1427,106 +1998,224 @@ fn hub_rows(base: &str) -> Vec<Row> {
         }
     };
     vec![
-        ok("--hf says what it read", &["estimate", "--hf", "org/ok", "--json"])
-            .err("note: read from {srv}/org/ok@main")
-            .err("bytes in")
-            .err("requests"),
-        ok("--hf twice: the second is from the cache", &["estimate", "--hf", "org/ok", "--json"])
-            .setup(primed(|_| {}))
-            .err("answered from the cache"),
-        ok("--hf --weights q4_k_m on a safetensors repo sizes the architecture at Q4_K_M", &["estimate", "--hf", "org/ok", "--weights", "q4_k_m", "--json"])
-            .err("note: weights at GGUF Q4_K_M")
-            .check(|o| {
-                let w = weights_of(o)?;
-                // The same config.json given alone, at the same precision.
-                let dir = tempfile::tempdir().unwrap();
-                let c = dir.path().join("config.json");
-                std::fs::write(&c, TINY_CONFIG).unwrap();
-                let out = Command::new(env!("CARGO_BIN_EXE_headroom"))
-                    .args(["estimate", "--config", c.to_str().unwrap(), "--weights", "q4_k_m", "--json"])
-                    .output()
-                    .unwrap();
-                let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-                ensure(Some(w) == v["memory"]["weights"].as_u64(), || format!("{w} vs {}", v["memory"]["weights"]))
-            }),
-        ok("gated without a token: said once, set HF_TOKEN", &["estimate", "--hf", "org/gated"])
-            .fails(4, &["org/gated is gated or private", "set HF_TOKEN", "{srv}/org/gated"])
-            .check(|o| ensure(o.stderr.matches("is gated or private").count() == 1, || "said more than once".into())),
-        ok("gated with a wrong token: refused, not 'set HF_TOKEN'", &["estimate", "--hf", "org/gated"])
-            .env("HF_TOKEN", "hf_wrong")
-            .fails(4, &["org/gated", "refused the token"])
-            .never("set HF_TOKEN")
-            .never("hf_wrong"),
-        ok("gated with the token", &["estimate", "--hf", "org/gated", "--json"])
-            .env("HF_TOKEN", TOKEN)
-            .never(TOKEN),
-        ok("HF_TOKEN_PATH=/dev/zero is read bounded and sends no token", &["estimate", "--hf", "org/gated"])
-            .env("HF_TOKEN_PATH", "/dev/zero")
-            .fails(4, &["set HF_TOKEN"])
-            .secs(10.0)
-            .rss(100),
-        ok("no such repo, and no empty folders left", &["estimate", "--hf", "org/missing"])
-            .fails(4, &["org/missing"]),
-        ok("a missing file of a repo", &["estimate", "--hf", "org/ok", "--hf-file", "nope.gguf"])
-            .fails(4, &["org/ok", "nope.gguf"]),
-        ok("a GGUF name from the Hub with a bidi override is escaped", &["estimate", "--hf", "org/bidi"])
-            .out("\\u{202e}"),
-        ok("launch settings name the repo and --revision, not the resolve URL", &["report", "--hf", "org/ok@v1.0", "--machine", "desktop-rtx4090-64gb", "--format", "json"])
-            .check(|o| {
-                let v = json_of(o)?;
-                let s = v["launch"]["settings"].as_array().unwrap();
-                let vllm = s.iter().find(|x| x["runtime"] == "vllm").ok_or("no vllm setting")?;
-                let t = vllm["text"].as_str().unwrap();
-                ensure(t.starts_with("vllm serve org/ok --revision v1.0") && !t.contains("http"), || t.to_string())
-            }),
-        row("TLS spoken to a plain-HTTP endpoint", &["estimate", "--hf", "org/ok"])
-            .env("HF_ENDPOINT", "{srv_tls}")
-            .fails(4, &["does not speak TLS"])
-            .cache(),
-        row("an endpoint nobody listens on", &["estimate", "--hf", "org/ok"])
-            .env("HF_ENDPOINT", "{closed}")
-            .fails(4, &["org/ok", "cannot"])
-            .cache(),
-        ok("a slow server meets the overall deadline", &["estimate", "--hf", "org/slow"])
-            .env("HEADROOM_HUB_DEADLINE_S", "1")
-            .fails(4, &["org/slow", "HEADROOM_HUB_DEADLINE_S"])
-            .secs(6.0),
-        ok("a slow server meets the per-request timeout", &["estimate", "--hf", "org/slow"])
-            .env("HEADROOM_HUB_TIMEOUT_S", "0.5")
-            .fails(4, &["org/slow", "did not answer within 0.5 s"])
-            .secs(6.0),
-        ok("a dead process's staging folder is removed", &["estimate", "--hf", "org/ok", "--json"])
-            .setup(primed(|d| {
-                // PID 4,000,000,000 is past any kernel's pid_max: no such process.
-                let e = entry_dir(d);
-                let stale = e.with_file_name(".default.partial-4000000000-0");
-                std::fs::create_dir(&stale).unwrap();
-                std::fs::write(stale.join("header-00000.bin"), b"half").unwrap();
-            })),
-        ok("a damaged manifest is removed and read again", &["estimate", "--hf", "org/ok", "--json"])
-            .setup(primed(|d| std::fs::write(entry_dir(d).join("manifest.json"), b"garbage").unwrap()))
-            .check(|o| {
-                let m = std::fs::read_to_string(entry_dir(&o.dir).join("manifest.json")).unwrap();
-                serde_json::from_str::<Value>(&m).map(|_| ()).map_err(|e| format!("manifest still damaged: {e}"))
-            }),
-        ok("a damaged header in the cache is removed and read again", &["estimate", "--hf", "org/ok", "--json"])
-            .setup(primed(|d| std::fs::write(entry_dir(d).join("header-00000.bin"), b"\x01").unwrap()))
-            .check(|o| ensure(o.stdout.contains("\"params\""), || "no estimate".into())),
-        ok("offline with a damaged entry names its folder", &["estimate", "--hf", "org/ok"])
-            .env("HF_HUB_OFFLINE", "1")
-            .setup(primed(|d| std::fs::write(entry_dir(d).join("manifest.json"), b"garbage").unwrap()))
-            .fails(4, &["HF_HUB_OFFLINE", "was damaged", "{dir}/cache/endpoints"]),
-        row("one endpoint's cache does not answer for another", &["estimate", "--hf", "org/ok"])
-            .env("HF_ENDPOINT", "{closed}")
-            .setup(primed(|_| {}))
-            .fails(4, &["org/ok"])
-            .cache(),
+        ok(
+            "--hf says what it read",
+            &["estimate", "--hf", "org/ok", "--json"],
+        )
+        .err("note: read from {srv}/org/ok@main")
+        .err("bytes in")
+        .err("requests"),
+        ok(
+            "--hf twice: the second is from the cache",
+            &["estimate", "--hf", "org/ok", "--json"],
+        )
+        .setup(primed(|_| {}))
+        .err("answered from the cache"),
+        ok(
+            "--hf --weights q4_k_m on a safetensors repo sizes the architecture at Q4_K_M",
+            &[
+                "estimate",
+                "--hf",
+                "org/ok",
+                "--weights",
+                "q4_k_m",
+                "--json",
+            ],
+        )
+        .err("note: weights at GGUF Q4_K_M")
+        .check(|o| {
+            let w = weights_of(o)?;
+            // The same config.json given alone, at the same precision.
+            let dir = tempfile::tempdir().unwrap();
+            let c = dir.path().join("config.json");
+            std::fs::write(&c, TINY_CONFIG).unwrap();
+            let out = Command::new(env!("CARGO_BIN_EXE_headroom"))
+                .args([
+                    "estimate",
+                    "--config",
+                    c.to_str().unwrap(),
+                    "--weights",
+                    "q4_k_m",
+                    "--json",
+                ])
+                .output()
+                .unwrap();
+            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+            ensure(Some(w) == v["memory"]["weights"].as_u64(), || {
+                format!("{w} vs {}", v["memory"]["weights"])
+            })
+        }),
+        ok(
+            "gated without a token: said once, set HF_TOKEN",
+            &["estimate", "--hf", "org/gated"],
+        )
+        .fails(
+            4,
+            &[
+                "org/gated is gated or private",
+                "set HF_TOKEN",
+                "{srv}/org/gated",
+            ],
+        )
+        .check(|o| {
+            ensure(o.stderr.matches("is gated or private").count() == 1, || {
+                "said more than once".into()
+            })
+        }),
+        ok(
+            "gated with a wrong token: refused, not 'set HF_TOKEN'",
+            &["estimate", "--hf", "org/gated"],
+        )
+        .env("HF_TOKEN", "hf_wrong")
+        .fails(4, &["org/gated", "refused the token"])
+        .never("set HF_TOKEN")
+        .never("hf_wrong"),
+        ok(
+            "gated with the token",
+            &["estimate", "--hf", "org/gated", "--json"],
+        )
+        .env("HF_TOKEN", TOKEN)
+        .never(TOKEN),
+        ok(
+            "HF_TOKEN_PATH=/dev/zero is read bounded and sends no token",
+            &["estimate", "--hf", "org/gated"],
+        )
+        .env("HF_TOKEN_PATH", "/dev/zero")
+        .fails(4, &["set HF_TOKEN"])
+        .secs(10.0)
+        .rss(100),
+        ok(
+            "no such repo, and no empty folders left",
+            &["estimate", "--hf", "org/missing"],
+        )
+        .fails(4, &["org/missing"]),
+        ok(
+            "a missing file of a repo",
+            &["estimate", "--hf", "org/ok", "--hf-file", "nope.gguf"],
+        )
+        .fails(4, &["org/ok", "nope.gguf"]),
+        ok(
+            "a GGUF name from the Hub with a bidi override is escaped",
+            &["estimate", "--hf", "org/bidi"],
+        )
+        .out("\\u{202e}"),
+        ok(
+            "launch settings name the repo and --revision, not the resolve URL",
+            &[
+                "report",
+                "--hf",
+                "org/ok@v1.0",
+                "--machine",
+                "desktop-rtx4090-64gb",
+                "--format",
+                "json",
+            ],
+        )
+        .check(|o| {
+            let v = json_of(o)?;
+            let s = v["launch"]["settings"].as_array().unwrap();
+            let vllm = s
+                .iter()
+                .find(|x| x["runtime"] == "vllm")
+                .ok_or("no vllm setting")?;
+            let t = vllm["text"].as_str().unwrap();
+            ensure(
+                t.starts_with("vllm serve org/ok --revision v1.0") && !t.contains("http"),
+                || t.to_string(),
+            )
+        }),
+        row(
+            "TLS spoken to a plain-HTTP endpoint",
+            &["estimate", "--hf", "org/ok"],
+        )
+        .env("HF_ENDPOINT", "{srv_tls}")
+        .fails(4, &["does not speak TLS"])
+        .cache(),
+        row(
+            "an endpoint nobody listens on",
+            &["estimate", "--hf", "org/ok"],
+        )
+        .env("HF_ENDPOINT", "{closed}")
+        .fails(4, &["org/ok", "cannot"])
+        .cache(),
+        ok(
+            "a slow server meets the overall deadline",
+            &["estimate", "--hf", "org/slow"],
+        )
+        .env("HEADROOM_HUB_DEADLINE_S", "1")
+        .fails(4, &["org/slow", "HEADROOM_HUB_DEADLINE_S"])
+        .secs(6.0),
+        ok(
+            "a slow server meets the per-request timeout",
+            &["estimate", "--hf", "org/slow"],
+        )
+        .env("HEADROOM_HUB_TIMEOUT_S", "0.5")
+        .fails(4, &["org/slow", "did not answer within 0.5 s"])
+        .secs(6.0),
+        ok(
+            "a dead process's staging folder is removed",
+            &["estimate", "--hf", "org/ok", "--json"],
+        )
+        .setup(primed(|d| {
+            // PID 4,000,000,000 is past any kernel's pid_max: no such process.
+            let e = entry_dir(d);
+            let stale = e.with_file_name(".default.partial-4000000000-0");
+            std::fs::create_dir(&stale).unwrap();
+            std::fs::write(stale.join("header-00000.bin"), b"half").unwrap();
+        })),
+        ok(
+            "a damaged manifest is removed and read again",
+            &["estimate", "--hf", "org/ok", "--json"],
+        )
+        .setup(primed(|d| {
+            std::fs::write(entry_dir(d).join("manifest.json"), b"garbage").unwrap()
+        }))
+        .check(|o| {
+            let m = std::fs::read_to_string(entry_dir(&o.dir).join("manifest.json")).unwrap();
+            serde_json::from_str::<Value>(&m)
+                .map(|_| ())
+                .map_err(|e| format!("manifest still damaged: {e}"))
+        }),
+        ok(
+            "a damaged header in the cache is removed and read again",
+            &["estimate", "--hf", "org/ok", "--json"],
+        )
+        .setup(primed(|d| {
+            std::fs::write(entry_dir(d).join("header-00000.bin"), b"\x01").unwrap()
+        }))
+        .check(|o| ensure(o.stdout.contains("\"params\""), || "no estimate".into())),
+        ok(
+            "offline with a damaged entry names its folder",
+            &["estimate", "--hf", "org/ok"],
+        )
+        .env("HF_HUB_OFFLINE", "1")
+        .setup(primed(|d| {
+            std::fs::write(entry_dir(d).join("manifest.json"), b"garbage").unwrap()
+        }))
+        .fails(
+            4,
+            &["HF_HUB_OFFLINE", "was damaged", "{dir}/cache/endpoints"],
+        ),
+        row(
+            "one endpoint's cache does not answer for another",
+            &["estimate", "--hf", "org/ok"],
+        )
+        .env("HF_ENDPOINT", "{closed}")
+        .setup(primed(|_| {}))
+        .fails(4, &["org/ok"])
+        .cache(),
     ]
 }
 
 fn heavy_rows(s: &Shared) -> Vec<Row> {
-    let (fast, size) = if cfg!(debug_assertions) { (20.0, 1.0) } else { (1.0, 1.0) };
-    let mib = |path: &str| (std::fs::metadata(path).unwrap().len() as f64 * size / (1 << 20) as f64) as u64;
+    let (fast, size) = if cfg!(debug_assertions) {
+        (20.0, 1.0)
+    } else {
+        (1.0, 1.0)
+    };
+    let mib = |path: &str| {
+        (std::fs::metadata(path).unwrap().len() as f64 * size / (1 << 20) as f64) as u64
+    };
     let header = s.p("huge-header.safetensors");
     // The header's length: 4× it is the memory bound (plus the process's own ~40 MiB).
     let hlen = {
@@ -1539,24 +2228,36 @@ fn heavy_rows(s: &Shared) -> Vec<Row> {
     let keys = s.p("junk-keys.json");
     let string = s.p("junk-string.json");
     vec![
-        row("a 99.6 MB safetensors header parses fast and in 4× its size", &["estimate", "--safetensors", &header, "--json"])
-            .secs(fast)
-            .rss(4 * hlen + 40)
-            .heavy(),
-        row("a 62 MB config.json of one huge array is refused fast", &["estimate", "--config", &junk])
-            .fails(3, &["junk-array.json", "\"junk\" holds more than"])
-            .secs(fast)
-            .rss(4 * mib(&junk) + 40)
-            .heavy(),
-        row("a 60 MB config.json of distinct keys is refused fast", &["estimate", "--config", &keys])
-            .fails(3, &["junk-keys.json", "more than"])
-            .secs(fast)
-            .rss(4 * mib(&keys) + 40)
-            .heavy(),
-        row("a 62 MB config.json with one long string is read in bounds", &["estimate", "--config", &string, "--json"])
-            .secs(fast)
-            .rss(4 * mib(&string) + 40)
-            .heavy(),
+        row(
+            "a 99.6 MB safetensors header parses fast and in 4× its size",
+            &["estimate", "--safetensors", &header, "--json"],
+        )
+        .secs(fast)
+        .rss(4 * hlen + 40)
+        .heavy(),
+        row(
+            "a 62 MB config.json of one huge array is refused fast",
+            &["estimate", "--config", &junk],
+        )
+        .fails(3, &["junk-array.json", "\"junk\" holds more than"])
+        .secs(fast)
+        .rss(4 * mib(&junk) + 40)
+        .heavy(),
+        row(
+            "a 60 MB config.json of distinct keys is refused fast",
+            &["estimate", "--config", &keys],
+        )
+        .fails(3, &["junk-keys.json", "more than"])
+        .secs(fast)
+        .rss(4 * mib(&keys) + 40)
+        .heavy(),
+        row(
+            "a 62 MB config.json with one long string is read in bounds",
+            &["estimate", "--config", &string, "--json"],
+        )
+        .secs(fast)
+        .rss(4 * mib(&string) + 40)
+        .heavy(),
     ]
 }
 
@@ -1613,5 +2314,9 @@ fn hostile_inputs() {
         rows.len(),
         failures.join("\n\n")
     );
-    assert_eq!(snapshot(shared.dir.path()), before, "the shared fixtures changed");
+    assert_eq!(
+        snapshot(shared.dir.path()),
+        before,
+        "the shared fixtures changed"
+    );
 }

@@ -100,7 +100,10 @@ pub(crate) fn json_text<T: serde::Serialize>(v: &T) -> String {
 pub fn run(cli: Cli) -> Result<String, CliError> {
     let (mut cat, warnings) = crate::io::catalog::load_default();
     for w in &warnings {
-        eprintln!("headroom: {}", crate::core::format::one_line(&w.to_string()));
+        eprintln!(
+            "headroom: {}",
+            crate::core::format::one_line(&w.to_string())
+        );
     }
     match cli.command {
         None => Ok(String::new()),

@@ -4,7 +4,8 @@
 use super::values::{
     Choice, KvParser, OnOff, parse_batch, parse_context, parse_electricity, parse_fraction,
     parse_gpus, parse_lora_rank, parse_output, parse_params, parse_rate, parse_sched,
-    parse_seconds, parse_share, parse_tp, parse_train_tokens, parse_ubatch, parse_user_rate, parse_users, parse_zero,
+    parse_seconds, parse_share, parse_tp, parse_train_tokens, parse_ubatch, parse_user_rate,
+    parse_users, parse_zero,
 };
 use crate::core::catalog::MachineKind;
 use crate::core::precision::{KvTypes, WeightPrecision};

@@ -329,11 +329,20 @@ mod tests {
 
     #[test]
     fn nearest_ids_by_edit_distance() {
-        let ids = ["llama-3-8b", "llama-3-70b", "qwen2.5-0.5b", "qwen3-8b", "mixtral-8x7b"];
+        let ids = [
+            "llama-3-8b",
+            "llama-3-70b",
+            "qwen2.5-0.5b",
+            "qwen3-8b",
+            "mixtral-8x7b",
+        ];
         let near = nearest_ids("llama3-8b", ids.iter().copied(), 5);
         assert_eq!(near.first(), Some(&"llama-3-8b"), "{near:?}");
         assert!(!near.contains(&"qwen2.5-0.5b"), "{near:?}");
-        assert_eq!(nearest_ids("QWEN3-8B", ids.iter().copied(), 5)[0], "qwen3-8b");
+        assert_eq!(
+            nearest_ids("QWEN3-8B", ids.iter().copied(), 5)[0],
+            "qwen3-8b"
+        );
         assert!(nearest_ids("zzzzzzzzzzzz", ids.iter().copied(), 5).is_empty());
         assert_eq!(levenshtein(&['a', 'b'], &['b']), 1);
     }

@@ -448,7 +448,9 @@ mod tests {
         assert_eq!(one_line("Grüße 8×H100"), "Grüße 8×H100");
         // Terminal escapes and text reordering.
         assert_eq!(one_line("a\u{1b}[31mb\u{7}"), "a\\u{1b}[31mb\\u{7}");
-        for c in ['\u{202e}', '\u{202a}', '\u{2066}', '\u{2069}', '\u{200f}', '\u{2028}'] {
+        for c in [
+            '\u{202e}', '\u{202a}', '\u{2066}', '\u{2069}', '\u{200f}', '\u{2028}',
+        ] {
             let t = one_line(&format!("x{c}y")).into_owned();
             assert!(!t.contains(c) && t.starts_with("x\\u{"), "{t}");
         }

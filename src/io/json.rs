@@ -585,4 +585,3 @@ pub fn detected_json(d: &crate::io::detect::DetectedMachine) -> Value {
     }
     v
 }
-

@@ -335,13 +335,23 @@ mod tests {
         let link = d.path().join("link.md");
         std::os::unix::fs::symlink("real.md", &link).unwrap();
         write_atomic(&link, b"new").unwrap();
-        assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert!(
+            fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
         assert_eq!(fs::read(&real).unwrap(), b"new");
         let dangling = d.path().join("dangling.md");
         std::os::unix::fs::symlink("nowhere/x.md", &dangling).unwrap();
         let e = write_atomic(&dangling, b"x").unwrap_err().to_string();
         assert!(e.contains("does not exist"), "{e}");
-        assert!(fs::symlink_metadata(&dangling).unwrap().file_type().is_symlink());
+        assert!(
+            fs::symlink_metadata(&dangling)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
         assert!(leftovers(d.path()).is_empty());
     }
 

@@ -286,14 +286,12 @@ impl Http {
                     "{what}: the TLS handshake with {host} failed: the server does not speak TLS (is the endpoint http://, not https://?)"
                 ),
             ),
-            E::Io(io) if https && io.kind() == std::io::ErrorKind::UnexpectedEof => {
-                HubError::new(
-                    HubErrorKind::Network,
-                    format!(
-                        "{what}: {host} closed the connection during the TLS handshake (does it speak TLS? is the endpoint http://, not https://?)"
-                    ),
-                )
-            }
+            E::Io(io) if https && io.kind() == std::io::ErrorKind::UnexpectedEof => HubError::new(
+                HubErrorKind::Network,
+                format!(
+                    "{what}: {host} closed the connection during the TLS handshake (does it speak TLS? is the endpoint http://, not https://?)"
+                ),
+            ),
             E::Io(io) => HubError::new(
                 HubErrorKind::Network,
                 format!("{what}: cannot reach {host} ({}; no network?)", io.kind()),
@@ -352,10 +350,9 @@ impl Http {
     fn timeout_error(&self, host: &str, what: &str) -> HubError {
         if let Some(d) = self.deadline
             && self.started.elapsed() >= d
+            && let Err(e) = self.remaining(what, host)
         {
-            if let Err(e) = self.remaining(what, host) {
-                return e;
-            }
+            return e;
         }
         HubError::new(
             HubErrorKind::Timeout,

@@ -183,8 +183,7 @@ pub fn list_repo(repo: &str, revision: &str, opts: &Options) -> Result<RepoListi
         .cache_root
         .as_ref()
         .map(|root| repo_dir(root, &opts.endpoint, repo, revision).join(LISTING));
-    match list_with(&mut http, repo, revision, opts)
-        .map_err(|e| hub_error(e, repo, revision, opts))
+    match list_with(&mut http, repo, revision, opts).map_err(|e| hub_error(e, repo, revision, opts))
     {
         Ok(l) => {
             if let Some(p) = &saved

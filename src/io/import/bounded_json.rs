@@ -79,17 +79,19 @@ impl<'de> Visitor<'de> for Root<'_> {
         let Bounds { per_key, total } = self.bounds;
         while let Some(key) = map.next_key::<String>()? {
             let mut left = per_key;
-            let v = map.next_value_seed(Counted { left: &mut left }).map_err(|e| {
-                if left == 0 {
-                    A::Error::custom(format!(
-                        "key \"{}\" holds more than {} values: not a model config",
-                        crate::core::format::one_line(&key),
-                        crate::core::format::group_digits(per_key)
-                    ))
-                } else {
-                    e
-                }
-            })?;
+            let v = map
+                .next_value_seed(Counted { left: &mut left })
+                .map_err(|e| {
+                    if left == 0 {
+                        A::Error::custom(format!(
+                            "key \"{}\" holds more than {} values: not a model config",
+                            crate::core::format::one_line(&key),
+                            crate::core::format::group_digits(per_key)
+                        ))
+                    } else {
+                        e
+                    }
+                })?;
             *self.total = self.total.saturating_add(per_key - left);
             if *self.total > total {
                 return Err(A::Error::custom(format!(
@@ -220,7 +222,10 @@ mod tests {
     #[test]
     fn same_tree_as_serde_json_within_the_bounds() {
         let t = r#"{"a": [1, -2, 3.5, "x", null, true], "b": {"c": {"d": []}}, "e": 18446744073709551615}"#;
-        assert_eq!(from_str(t).unwrap(), serde_json::from_str::<Value>(t).unwrap());
+        assert_eq!(
+            from_str(t).unwrap(),
+            serde_json::from_str::<Value>(t).unwrap()
+        );
         assert_eq!(from_str("[1,2]").unwrap(), serde_json::json!([1, 2]));
         assert!(from_str("{\"a\": 1} x").is_err());
     }

@@ -44,7 +44,10 @@ pub fn build(
     if tensors.is_empty() {
         // Nothing to size: an estimate of 0 B of weights would read as an answer.
         return Err(ImportError {
-            file: shards.first().map(|(p, _)| file_name(p)).unwrap_or_default(),
+            file: shards
+                .first()
+                .map(|(p, _)| file_name(p))
+                .unwrap_or_default(),
             location: Location::File,
             kind: ErrorKind::NotAModel(
                 "the header lists no tensors: there are no weights to size".into(),

@@ -274,10 +274,7 @@ pub fn resize_weights(
         Bytes(fw.total_bytes).display_gib(),
         to.label(),
         if off {
-            format!(
-                " ({} parameters as in the file)",
-                format::params(fw.params)
-            )
+            format!(" ({} parameters as in the file)", format::params(fw.params))
         } else {
             String::new()
         }

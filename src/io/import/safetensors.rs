@@ -272,9 +272,7 @@ fn json_error(buf: &[u8], e: &serde_json::Error) -> ImportError {
 /// stands in memory as a JSON tree (a 100 MB header then takes about its own size again, not
 /// twenty times it). A name given twice is refused (JSON leaves duplicate keys undefined;
 /// serde would keep the last silently).
-fn read_entries(
-    json: &HeaderText,
-) -> Result<(BTreeMap<String, String>, Vec<Tensor>), ImportError> {
+fn read_entries(json: &HeaderText) -> Result<(BTreeMap<String, String>, Vec<Tensor>), ImportError> {
     use serde::de::{Deserializer as _, MapAccess, Visitor};
     struct Entries<'j, 'a> {
         json: &'j HeaderText<'a>,
@@ -298,10 +296,9 @@ fn read_entries(
                 let v: serde_json::Value = map.next_value()?;
                 if name == "__metadata__" {
                     if seen_metadata {
-                        return Err(fail(self.json.bad(
-                            &name,
-                            "__metadata__ is given twice".into(),
-                        )));
+                        return Err(fail(
+                            self.json.bad(&name, "__metadata__ is given twice".into()),
+                        ));
                     }
                     seen_metadata = true;
                     read_metadata(self.json, &v, &mut metadata).map_err(&mut fail)?;

@@ -186,8 +186,9 @@ fn read_preamble<R: Read>(rd: &mut Reader<R>) -> Result<(u32, u64, u64), ImportE
             .saturating_add(tensor_count * MIN_TENSOR_INFO_BYTES)
             > left
     {
-        return Err(first_key(rd)
-            .unwrap_or_else(|| rd.too_large(16, "metadata key/value count", kv_count)));
+        return Err(
+            first_key(rd).unwrap_or_else(|| rd.too_large(16, "metadata key/value count", kv_count))
+        );
     }
     if tensor_count > MAX_TENSOR_COUNT {
         return Err(ImportError::invalid_at(
