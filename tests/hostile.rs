@@ -786,16 +786,22 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (String, u64, Option<std::time::Sys
     out
 }
 
-/// The peak RSS (MiB) of a running process, from `VmHWM` in `/proc/PID/status`.
+/// The peak RSS (MiB) of a running process, from `VmHWM` in `/proc/PID/status`. Only a status
+/// whose `Name:` is headroom's counts: between the spawn and the exec the child still shares the
+/// test process's memory (and its size), which must not be taken for the command's.
 fn peak_rss_mib(pid: u32) -> Option<u64> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let name = s.lines().find_map(|l| l.strip_prefix("Name:"))?.trim();
+    if name != "headroom" {
+        return None;
+    }
     let l = s.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kb: u64 = l.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb / 1024)
 }
 
-/// Runs one row; `Err` says what failed.
-fn run_row(r: &Row, vars: &HashMap<&str, String>) -> Result<(), String> {
+/// Runs one row: its time (s) and peak RSS (MiB, 0 when not sampled); `Err` says what failed.
+fn run_row(r: &Row, vars: &HashMap<&str, String>) -> Result<(f64, u64), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let d = dir.path();
     for sub in ["config", "cache", "hf"] {
@@ -1020,7 +1026,7 @@ fn run_row(r: &Row, vars: &HashMap<&str, String>) -> Result<(), String> {
     if let Some(c) = &r.check {
         c(&o).map_err(|e| format!("{e}; {}", ctx()))?;
     }
-    Ok(())
+    Ok((took, peak))
 }
 
 // ---- The table ------------------------------------------------------------------------------------
@@ -2302,8 +2308,10 @@ fn hostile_inputs() {
         }
     });
     for r in heavy {
-        if let Err(e) = run_row(r, &vars) {
-            failures.lock().unwrap().push(format!("{}: {e}", r.name));
+        match run_row(r, &vars) {
+            // The figures docs/hardening.md quotes (`cargo test --test hostile -- --nocapture`).
+            Ok((took, peak)) => println!("{}: {took:.2} s, peak RSS {peak} MiB", r.name),
+            Err(e) => failures.lock().unwrap().push(format!("{}: {e}", r.name)),
         }
     }
     let failures = failures.into_inner().unwrap();
