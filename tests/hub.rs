@@ -820,10 +820,44 @@ fn not_found_no_network_and_bad_ids() {
     assert_eq!(hub::quant_in_name("model-f16.gguf").as_deref(), Some("F16"));
 }
 
+/// A whole one-layer Llama-shaped model in one file (what a `--url` can be sized from alone).
+fn one_file() -> Vec<u8> {
+    let (h, kv, f, v) = (256u64, 128u64, 512u64, 1024u64);
+    let mut t: Vec<(String, &str, Vec<u64>, u64)> =
+        vec![("model.embed_tokens.weight".into(), "BF16", vec![v, h], 2)];
+    for (n, shape) in [
+        ("input_layernorm", vec![h]),
+        ("post_attention_layernorm", vec![h]),
+        ("self_attn.q_proj", vec![h, h]),
+        ("self_attn.k_proj", vec![kv, h]),
+        ("self_attn.v_proj", vec![kv, h]),
+        ("self_attn.o_proj", vec![h, h]),
+        ("mlp.gate_proj", vec![f, h]),
+        ("mlp.up_proj", vec![f, h]),
+        ("mlp.down_proj", vec![h, f]),
+    ] {
+        t.push((format!("model.layers.0.{n}.weight"), "BF16", shape, 2));
+    }
+    t.push(("model.norm.weight".into(), "BF16", vec![h], 2));
+    t.push(("lm_head.weight".into(), "BF16", vec![v, h], 2));
+    let refs: Vec<(&str, &str, Vec<u64>, u64)> = t
+        .iter()
+        .map(|(n, d, s, w)| (n.as_str(), *d, s.clone(), *w))
+        .collect();
+    safetensors(&refs)
+}
+
 #[test]
 fn cli_estimate_with_hf_and_url() {
     let files = five_shards();
-    let server = Server::start(vec![("org/five", Behaviour::Normal, files.clone())]);
+    let server = Server::start(vec![
+        ("org/five", Behaviour::Normal, files.clone()),
+        (
+            "org/one",
+            Behaviour::Normal,
+            vec![("model.safetensors".to_string(), one_file())],
+        ),
+    ]);
     let cache = tempfile::tempdir().unwrap();
     let run = |args: &[&str]| {
         std::process::Command::new(env!("CARGO_BIN_EXE_headroom"))
@@ -855,13 +889,22 @@ fn cli_estimate_with_hf_and_url() {
         "the second run is served from the cache"
     );
 
-    // --url: one shard by its URL (the shape inferred from its tensors).
-    let url = format!("{}/org/five/resolve/main/{}", server.base, files[0].0);
+    // --url: a whole model in one file by its URL (the shape inferred from its tensors).
+    let url = format!("{}/org/one/resolve/main/model.safetensors", server.base);
     let by_url = run(&["estimate", "--url", &url, "--json"]);
     assert!(
         by_url.status.success(),
         "{}",
         String::from_utf8_lossy(&by_url.stderr)
+    );
+    // One shard of five alone holds no layers: refused naming the URL, not sized as a model.
+    let shard = format!("{}/org/five/resolve/main/{}", server.base, files[0].0);
+    let part = run(&["estimate", "--url", &shard, "--json"]);
+    assert_eq!(part.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&part.stderr);
+    assert!(
+        err.contains(&shard) && err.contains("model.layers 0"),
+        "{err}"
     );
     // --hf-file needs --hf; --hf and --model are one source.
     assert!(!run(&["estimate", "--hf-file", "x.gguf"]).status.success());

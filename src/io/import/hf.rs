@@ -408,19 +408,21 @@ pub fn import_config(path: &Path) -> Result<ImportedModel, ImportError> {
 /// `…layers.N.…`, `…h.N.…`, `…blocks.N.…`: (prefix up to the index, N).
 pub fn layer_key(name: &str) -> Option<(&str, u64)> {
     const WORDS: [&str; 6] = ["layers", "h", "blocks", "block", "layer", "blk"];
+    // A word, its number, and at least one part after them; no allocation (called for every
+    // tensor of a header that may hold a million).
     let mut start = 0usize;
-    let parts: Vec<&str> = name.split('.').collect();
-    for i in 0..parts.len().saturating_sub(2) {
-        let (w, n) = (parts[i], parts[i + 1]);
+    let mut parts = name.split('.');
+    let (mut w, mut n) = (parts.next()?, parts.next()?);
+    for next in parts {
         if WORDS.contains(&w)
             && !n.is_empty()
             && n.bytes().all(|b| b.is_ascii_digit())
             && n.len() <= 9
         {
-            let end = start + w.len();
-            return Some((&name[..end], n.parse().ok()?));
+            return Some((&name[..start + w.len()], n.parse().ok()?));
         }
-        start += parts[i].len() + 1;
+        start += w.len() + 1;
+        (w, n) = (n, next);
     }
     None
 }

@@ -23,19 +23,21 @@ pub fn build(
     mut notes: Vec<String>,
 ) -> Result<ImportedModel, ImportError> {
     // Tensors of all shards, each once.
-    let mut seen: HashMap<&str, &Path> = HashMap::new();
-    let mut tensors: Vec<&Tensor> = Vec::new();
+    let count: usize = shards.iter().map(|(_, h)| h.tensors.len()).sum();
+    let mut seen: HashMap<&str, &Path> = HashMap::with_capacity(count);
+    let mut tensors: Vec<&Tensor> = Vec::with_capacity(count);
     for (p, h) in shards {
         for t in &h.tensors {
             if let Some(prev) = seen.insert(&t.name, p) {
+                let twice = if prev == p.as_path() {
+                    "is given twice in the header".to_string()
+                } else {
+                    format!("is also in {}", file_name(prev))
+                };
                 return Err(ImportError {
                     file: file_name(p),
                     location: Location::File,
-                    kind: ErrorKind::Invalid(format!(
-                        "tensor '{}' is also in {}",
-                        t.name,
-                        file_name(prev)
-                    )),
+                    kind: ErrorKind::Invalid(format!("tensor '{}' {twice}", t.name)),
                 });
             }
             tensors.push(t);
@@ -244,10 +246,16 @@ fn infer_spec(
     notes: &mut Vec<String>,
 ) -> ModelSpec {
     let l0 = format!("{prefix}.0.");
+    // Layer 0's tensors, once: the lookups below scan them, not the whole header.
+    let layer0: Vec<&Tensor> = tensors
+        .iter()
+        .filter(|t| t.name.starts_with(&l0))
+        .copied()
+        .collect();
     let in0 = |ends: &[&str]| {
-        tensors
+        layer0
             .iter()
-            .find(|t| t.name.starts_with(&l0) && ends.iter().any(|e| t.name.ends_with(e)))
+            .find(|t| ends.iter().any(|e| t.name.ends_with(e)))
             .copied()
     };
     let dim = |t: Option<&Tensor>, i: usize| t.and_then(|t| t.shape.get(i).copied());
@@ -341,7 +349,7 @@ fn infer_spec(
     let ex_prefix = format!("{l0}mlp.experts.");
     let mut expert_ids = BTreeSet::new();
     let mut expert_ffn = 0;
-    for t in tensors.iter().filter(|t| t.name.starts_with(&ex_prefix)) {
+    for t in layer0.iter().filter(|t| t.name.starts_with(&ex_prefix)) {
         let rest = &t.name[ex_prefix.len()..];
         if let Some((e, tail)) = rest.split_once('.')
             && let Ok(e) = e.parse::<u64>()
@@ -375,11 +383,10 @@ fn infer_spec(
             ..MoeSpec::default()
         }
     });
-    let norms = tensors
+    let norms = layer0
         .iter()
         .filter(|t| {
-            t.name.starts_with(&l0)
-                && t.name.contains("norm")
+            t.name.contains("norm")
                 && !t.name.contains("q_norm")
                 && !t.name.contains("k_norm")
                 && t.shape == [hidden]

@@ -293,8 +293,8 @@ fn read_entries(json: &HeaderText) -> Result<(BTreeMap<String, String>, Vec<Tens
                 serde::de::Error::custom("entry refused")
             };
             while let Some(name) = map.next_key::<String>()? {
-                let v: serde_json::Value = map.next_value()?;
                 if name == "__metadata__" {
+                    let v: serde_json::Value = map.next_value()?;
                     if seen_metadata {
                         return Err(fail(
                             self.json.bad(&name, "__metadata__ is given twice".into()),
@@ -303,7 +303,8 @@ fn read_entries(json: &HeaderText) -> Result<(BTreeMap<String, String>, Vec<Tens
                     seen_metadata = true;
                     read_metadata(self.json, &v, &mut metadata).map_err(&mut fail)?;
                 } else {
-                    tensors.push(read_tensor(self.json, &name, &v).map_err(&mut fail)?);
+                    let fields: Fields = map.next_value()?;
+                    tensors.push(read_tensor(self.json, name, fields).map_err(&mut fail)?);
                 }
             }
             Ok((metadata, tensors))
@@ -318,15 +319,73 @@ fn read_entries(json: &HeaderText) -> Result<(BTreeMap<String, String>, Vec<Tens
     if let Some(e) = failed {
         return Err(e);
     }
-    let (metadata, tensors) = got.map_err(|e| json_error(json.buf, &e))?;
-    // Duplicate names: sorted references, one pass.
-    let mut names: Vec<&str> = tensors.iter().map(|t| t.name.as_str()).collect();
-    names.sort_unstable();
-    if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
-        return Err(json.bad(w[0], format!("tensor '{}' is given twice", w[0])));
+    // A name given twice is refused where the tensors are gathered (`hf_model::build`).
+    got.map_err(|e| json_error(json.buf, &e))
+}
+
+/// One tensor entry's fields as the header gives them: only the three the format defines are kept, each as its small JSON value, so
+/// [`read_tensor`] words its errors as it always has without a map per tensor.
+#[derive(Default)]
+struct Fields {
+    /// The entry was a JSON object (anything else is refused by [`read_tensor`]).
+    object: bool,
+    dtype: Option<serde_json::Value>,
+    shape: Option<serde_json::Value>,
+    offsets: Option<serde_json::Value>,
+}
+
+impl<'de> serde::Deserialize<'de> for Fields {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Fields;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a tensor object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Fields, A::Error> {
+                let mut f = Fields {
+                    object: true,
+                    ..Fields::default()
+                };
+                while let Some(k) = m.next_key::<std::borrow::Cow<'de, str>>()? {
+                    // The last of a key given twice wins, as in a JSON object read whole.
+                    match k.as_ref() {
+                        "dtype" => f.dtype = Some(m.next_value()?),
+                        "shape" => f.shape = Some(m.next_value()?),
+                        "data_offsets" => f.offsets = Some(m.next_value()?),
+                        _ => {
+                            m.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(f)
+            }
+            // Anything else is read through and marked as not an object.
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut q: A) -> Result<Fields, A::Error> {
+                while q.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Fields::default())
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Fields, E> {
+                Ok(Fields::default())
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Fields, E> {
+                Ok(Fields::default())
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Fields, E> {
+                Ok(Fields::default())
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Fields, E> {
+                Ok(Fields::default())
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Fields, E> {
+                Ok(Fields::default())
+            }
+            fn visit_unit<E>(self) -> Result<Fields, E> {
+                Ok(Fields::default())
+            }
+        }
+        d.deserialize_any(V)
     }
-    drop(names);
-    Ok((metadata, tensors))
 }
 
 /// The header's text, to point messages at the key they are about.
@@ -375,25 +434,23 @@ fn read_metadata(
 }
 
 /// One tensor entry: its dtype, shape and data offsets, which must hold exactly its bytes.
-fn read_tensor(
-    json: &HeaderText,
-    name: &str,
-    v: &serde_json::Value,
-) -> Result<Tensor, ImportError> {
-    let bad = |msg: String| json.bad(name, msg);
-    let serde_json::Value::Object(info) = v else {
+fn read_tensor(json: &HeaderText, name: String, info: Fields) -> Result<Tensor, ImportError> {
+    let bad = |msg: String| json.bad(&name, msg);
+    if !info.object {
         return Err(bad(format!(
             "tensor '{name}' is not an object with dtype, shape and data_offsets"
         )));
-    };
+    }
     let dtype_s = info
-        .get("dtype")
+        .dtype
+        .as_ref()
         .and_then(|d| d.as_str())
         .ok_or_else(|| bad(format!("tensor '{name}' has no dtype string")))?;
     let dtype = Dtype::parse(dtype_s)
         .ok_or_else(|| bad(format!("tensor '{name}' has unknown dtype \"{dtype_s}\"")))?;
     let shape_v = info
-        .get("shape")
+        .shape
+        .as_ref()
         .and_then(|s| s.as_array())
         .ok_or_else(|| bad(format!("tensor '{name}' has no shape array")))?;
     let mut shape = Vec::with_capacity(shape_v.len());
@@ -410,7 +467,8 @@ fn read_tensor(
         shape.push(d);
     }
     let (begin, end) = info
-        .get("data_offsets")
+        .offsets
+        .as_ref()
         .and_then(|o| o.as_array())
         .filter(|o| o.len() == 2)
         .and_then(|o| Some((o[0].as_u64()?, o[1].as_u64()?)))
@@ -442,7 +500,7 @@ fn read_tensor(
         )));
     }
     Ok(Tensor {
-        name: name.to_string(),
+        name,
         dtype,
         shape,
         begin,
