@@ -98,8 +98,13 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
         }
         s.model = imp.spec;
         s.model_id = None;
-        if let Some(w) = imp.weights {
-            s.weights = w;
+        match imp.weights {
+            Some(w) => s.weights = w,
+            None if a.weights.is_none() => eprintln!(
+                "headroom: note: the file's precision matches no preset: the weights are its exact bytes, and the precision shown ({}) is not the file's (--weights sizes them at one)",
+                s.weights.label()
+            ),
+            None => {}
         }
     }
     // The precision the file's exact bytes hold at: what the import (or the saved scenario) set.

@@ -155,11 +155,9 @@ pub fn build(
         Some(WeightPrecision::Int8)
     } else if any_end("_blocks") && any_end("_scales") {
         packed = true;
-        notes.push(
-            "MXFP4 blocks (gpt-oss style): no preset matches; the exact bytes come from the files"
-                .into(),
-        );
-        None
+        notes.push("MXFP4 blocks (gpt-oss style): the exact bytes come from the files".into());
+        // The `mxfp4` preset is this layout (routed experts in MXFP4 blocks, the rest BF16).
+        Some(WeightPrecision::Mxfp4)
     } else {
         match dominant {
             Some(Dtype::F32) => Some(WeightPrecision::Fp32),
