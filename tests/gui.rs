@@ -752,11 +752,16 @@ fn chart_and_rows_agree_for_a_multi_gpu_scenario() {
         if matches!(f.verdict, Verdict::Gpu | Verdict::Unified | Verdict::None) && f.gpus > 0 {
             // The bar is what one of the machine's own GPUs holds: the verdict's number.
             assert_eq!(l.gpu_total(), f.gpu_required, "{}", l.name);
-            h.get_by_label_contains(&format!(
-                "VRAM: {} of {}",
-                gib2(l.gpu_total()),
-                gib2(l.gpu_capacity)
-            ));
+            // Unified memory is one pool: the GPU's part is a share of it, not VRAM.
+            h.get_by_label_contains(&if l.unified {
+                format!(
+                    "GPU part: {} of the {} it may use",
+                    gib2(l.gpu_total()),
+                    gib2(l.gpu_capacity)
+                )
+            } else {
+                format!("VRAM: {} of {}", gib2(l.gpu_total()), gib2(l.gpu_capacity))
+            });
         }
         // Every row says why, in words.
         assert!(!l.reason.is_empty());

@@ -1255,7 +1255,7 @@ fn usage_rows() -> Vec<Row> {
             "the default prompt over a short context is lowered with a note",
             &["estimate", "--context", "512", "--json"],
         )
-        .err("note: the prompt (1,024 tokens) is lowered to the context (512 tokens)"),
+        .err("note: Prompt tokens lowered from 1,024 to the context (512)"),
         row("params 7.5e9", &["estimate", "--params", "7.5e9", "--json"]).out("7500000000"),
         row(
             "electricity 0",

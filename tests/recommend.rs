@@ -405,3 +405,90 @@ fn recompute_cost() {
         );
     }
 }
+
+#[test]
+fn training_advice_tries_techniques_before_hardware() {
+    use headroom::core::recommend::{Change, Technique};
+    use headroom::core::scenario::{Checkpointing, Mode};
+    let cat = builtin();
+    let st = FitSettings::default();
+    // Llama 3 8B, a full fine-tune at 4K without checkpointing, on a 24 GB RTX 4090: LoRA fits
+    // the GPU, so it comes before any bigger card, and every technique offered does fit.
+    let s = Scenario {
+        mode: Mode::Full,
+        checkpointing: Checkpointing::None,
+        context: 4096,
+        ..scenario("llama-3-8b", WeightPrecision::Bf16, 4096)
+    };
+    let me = cat.machine("desktop-rtx4090-64gb").unwrap();
+    let r = recommend(
+        &s,
+        &cat.machines,
+        Some(me),
+        cat,
+        &st,
+        &Constraints::default(),
+    );
+    let t = r.this_machine.unwrap();
+    assert!(!on_gpu(&fit_all(&s, [me], cat, &st).remove(0)));
+    let first = t.upgrades.first().expect("a change");
+    assert_eq!(first.kind(), ChangeKind::Technique, "{:?}", t.upgrades);
+    let Change::Technique { techniques, .. } = &first.change else {
+        unreachable!()
+    };
+    // The ladder's first rung that fits, with every rung before it: checkpointing first.
+    assert_eq!(
+        techniques.first(),
+        Some(&Technique::Checkpointing),
+        "{first}"
+    );
+    let mut after = s.clone();
+    for t in techniques {
+        match t {
+            Technique::Checkpointing => after.checkpointing = Checkpointing::Full,
+            Technique::Lora => after.mode = Mode::Lora,
+            Technique::Qlora => after.mode = Mode::Qlora,
+            Technique::ZeroOffload => after.offload = headroom::core::scenario::Offload::Optimizer,
+        }
+    }
+    let f = fit_all(&after, [me], cat, &st).remove(0);
+    assert!(on_gpu(&f), "{first} is offered but does not fit: {f:?}");
+    assert!(first.tokens_per_s > 0.0);
+    assert!(
+        first.to_string().starts_with("gradient checkpointing"),
+        "{first}"
+    );
+    let gpu = t.upgrades.last().unwrap();
+    assert_eq!(gpu.kind(), ChangeKind::Gpu);
+
+    // QLoRA of a 70B at 32K with checkpointing off: no technique alone fits a 24 GB card, but
+    // with checkpointing on the GPU it needs is much smaller, and the advice says so.
+    let s = Scenario {
+        mode: Mode::Qlora,
+        checkpointing: Checkpointing::None,
+        ..scenario("llama-3.1-70b", WeightPrecision::Bf16, 32_768)
+    };
+    let plain = headroom::core::estimate::estimate(&Scenario {
+        gpus: 1,
+        ..s.clone()
+    });
+    let r = recommend(
+        &s,
+        &cat.machines,
+        Some(me),
+        cat,
+        &st,
+        &Constraints::default(),
+    );
+    let t = r.this_machine.unwrap();
+    let gpu = t.upgrades.last().unwrap();
+    let Change::Gpu { memory, with, .. } = &gpu.change else {
+        panic!("{gpu:?}")
+    };
+    assert_eq!(*with, Some(Technique::Checkpointing), "{gpu}");
+    assert!(memory.0 * 2 < plain.per_gpu_total().0, "{gpu}");
+    assert!(
+        gpu.to_string().starts_with("gradient checkpointing"),
+        "{gpu}"
+    );
+}

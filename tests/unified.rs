@@ -190,3 +190,32 @@ fn discrete_gpus_and_configured_limits_are_not_offered_a_raise() {
         );
     }
 }
+
+#[test]
+fn a_2000_dollar_apple_pick_for_70b_offloads_to_its_gpu_and_names_the_raise() {
+    use headroom::core::recommend::{Constraints, Group, KindFilter, recommend};
+    let cat = builtin();
+    let s = scenario("llama-3.1-70b", WeightPrecision::Q4KM);
+    let k = Constraints {
+        budget_usd: Some(2000.0),
+        kinds: vec![KindFilter::Apple],
+        ..Constraints::default()
+    };
+    let r = recommend(&s, &cat.machines, None, cat, &FitSettings::default(), &k);
+    let g = r
+        .groups
+        .iter()
+        .find(|g| g.group == Group::Apple)
+        .expect("Apple");
+    let p = g.best().expect("a pick");
+    // Before: "Mac mini M4 Pro 48 GB, CPU 1.80 tok/s".
+    assert_eq!(p.verdict, Verdict::Offload, "{p:?}");
+    assert!(p.tokens_per_s > 3.0, "{}", p.tokens_per_s);
+    let raise = p.limit_raise.as_ref().expect("the raise is named");
+    assert!(
+        raise
+            .command
+            .starts_with("sudo sysctl iogpu.wired_limit_mb=")
+    );
+    assert!(raise.tokens_per_s > p.tokens_per_s);
+}

@@ -238,6 +238,10 @@ pub struct EstimateArgs {
     /// Print the estimate as JSON (sizes in bytes).
     #[arg(long)]
     pub json: bool,
+    /// Also save the scenario the options describe (RON), for --scenario or the window's Open
+    /// scenario.
+    #[arg(long, value_name = "FILE")]
+    pub save_scenario: Option<std::path::PathBuf>,
 }
 
 #[derive(Args, Debug)]

@@ -11,6 +11,10 @@ use crate::core::scenario::Scenario;
 /// Runs `headroom estimate`.
 pub fn run(a: &EstimateArgs, cat: &Catalog) -> Result<String, CliError> {
     let s = build_scenario(&a.scenario, cat)?;
+    if let Some(p) = &a.save_scenario {
+        crate::io::export::write_scenario(p, &s)
+            .map_err(|e| CliError::output(format!("--save-scenario: {e}")))?;
+    }
     let e = estimate(&s);
     if a.json {
         Ok(super::app::json_text(&crate::io::json::estimate_json(&e)))

@@ -199,13 +199,8 @@ pub fn find_machine<'a>(cat: &'a Catalog, id: &str) -> Option<&'a Machine> {
 
 /// `--kind` semantics: `apple` = any machine with an Apple GPU; `desktop` includes workstations.
 pub fn kind_matches(cat: &Catalog, m: &Machine, kind: &str) -> bool {
-    match kind {
-        "apple" => m
-            .gpu
-            .as_deref()
-            .and_then(|g| cat.accelerator(g))
-            .is_some_and(|a| a.vendor == crate::core::catalog::Vendor::Apple),
-        "desktop" => matches!(m.kind, MachineKind::Desktop | MachineKind::Workstation),
-        k => m.kind.cli_name() == k,
-    }
+    MachineKind::ALL
+        .into_iter()
+        .find(|k| k.cli_name() == kind)
+        .is_some_and(|k| cat.is_kind(m, k))
 }

@@ -168,6 +168,9 @@ pub fn text(s: &Scenario, r: &Recommendations) -> String {
                 p.speed_text()
             );
             let _ = writeln!(o, "  {:<24} {}", "", p.reason);
+            if let Some(r) = &p.limit_raise {
+                let _ = writeln!(o, "  {:<24} {r}", "");
+            }
         }
         for u in &g.unmet {
             let _ = writeln!(o, "  ! {u}");

@@ -178,22 +178,16 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
     if let Some(v) = a.train_tokens {
         s.train_tokens = v;
     }
-    if s.prompt_tokens > s.context {
-        // Asked for both: the user means it, so say which cannot be; otherwise (a default or a
-        // mix's prompt over a shorter --context) lower it and say so.
-        if let Some(p) = a.prompt {
-            return Err(CliError::usage(format!(
-                "--prompt {} is longer than the context ({} tokens): a prompt must fit in --context",
-                group_digits(p),
-                group_digits(s.context)
-            )));
-        }
-        eprintln!(
-            "headroom: note: the prompt ({} tokens) is lowered to the context ({} tokens): a prompt cannot be longer than the context",
-            group_digits(s.prompt_tokens),
+    // Asked for both: the user means it, so say which cannot be (a default or a mix's prompt
+    // over a shorter --context is lowered by the scenario rules below, with a note).
+    if let Some(p) = a.prompt
+        && p > s.context
+    {
+        return Err(CliError::usage(format!(
+            "--prompt {} is longer than the context ({} tokens): a prompt must fit in --context",
+            group_digits(p),
             group_digits(s.context)
-        );
-        s.prompt_tokens = s.context;
+        )));
     }
     // LoRA adapts a d × k matrix with r × (d + k) parameters; a rank past the hidden size is
     // larger than the matrices it adapts (Hu et al. 2021, "LoRA", §4.1: r ≪ min(d, k)).
@@ -217,6 +211,12 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
         ),
     }) {
         return Err(CliError::input(why));
+    }
+    // The scenario rules the window applies too (the context to the model's trained length, the
+    // prompt to the context), each change said on stderr.
+    let (mut s, clamps) = s.normalized();
+    for c in clamps {
+        eprintln!("headroom: note: {c}");
     }
     // A file's exact bytes hold at its own precision only: another one (an explicit --weights,
     // or QLoRA's NF4 / a full fine-tune's BF16) is sized from the architecture at that precision.

@@ -321,6 +321,23 @@ impl Catalog {
         self.models.iter().find(|m| m.id == t)
     }
 
+    /// Whether machine `m` is of kind `k` as every filter means it (`--kind`, the window's kind
+    /// buttons): "apple" is every machine with Apple silicon, MacBooks included; "desktop" takes
+    /// the workstations in; the other kinds are the machine's own.
+    pub fn is_kind(&self, m: &Machine, k: MachineKind) -> bool {
+        match k {
+            MachineKind::Apple => m
+                .gpu
+                .as_deref()
+                .and_then(|g| self.accelerator(g))
+                .is_some_and(|a| a.vendor == Vendor::Apple),
+            MachineKind::Desktop => {
+                matches!(m.kind, MachineKind::Desktop | MachineKind::Workstation)
+            }
+            k => m.kind == k,
+        }
+    }
+
     /// Merge `other` over `self`: same id replaces, new ids are appended.
     pub fn merge(&mut self, other: Catalog) {
         fn over<T, F: Fn(&T) -> &str>(base: &mut Vec<T>, new: Vec<T>, id: F) {

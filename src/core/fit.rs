@@ -147,6 +147,10 @@ pub struct FitResult {
     #[serde(default)]
     pub measured: Option<Measured>,
     pub notes: Vec<Note>,
+    /// The GPU shares the machine's RAM (Apple silicon, APUs): one pool, `gpu_capacity` of
+    /// `ram_capacity` usable by the GPU.
+    #[serde(default)]
+    pub unified: bool,
     /// How an offload verdict splits the model; `None` for the other verdicts.
     #[serde(default)]
     pub offload_style: Option<OffloadStyle>,
@@ -357,6 +361,7 @@ fn result(job: &Job, p: Placement, measured: Option<&Benchmark>) -> FitResult {
         backend,
         measured: measured.map(Measured::from_benchmark),
         notes: p.notes,
+        unified: job.gpus.as_ref().is_some_and(|g| g.unified),
         offload_style: p.offload_style,
         expert_split: p.expert_split,
     }

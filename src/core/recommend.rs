@@ -440,6 +440,30 @@ pub struct Pick {
     /// $ per 1M tokens (training: the run's cost per 1M trained tokens).
     pub usd_per_million_tokens: Option<f64>,
     pub reason: Reason,
+    /// On unified memory: the raise of the GPU's limit that puts the whole model on the GPU,
+    /// and the speed then (`None` where no raise would).
+    #[serde(default)]
+    pub limit_raise: Option<LimitRaisePick>,
+}
+
+/// A pick's GPU-limit raise: the command and the decode rate with it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LimitRaisePick {
+    pub mib: u64,
+    pub command: String,
+    pub tokens_per_s: f64,
+}
+
+impl fmt::Display for LimitRaisePick {
+    /// "with `sudo sysctl iogpu.wired_limit_mb=44236` the whole model is on the GPU: 5.54 tok/s".
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "with `{}` the whole model is on the GPU: {} tok/s",
+            self.command,
+            format::rate_coarse(self.tokens_per_s)
+        )
+    }
 }
 
 impl Pick {
@@ -594,6 +618,50 @@ pub enum ChangeKind {
     Gpu,
     /// Another machine of the same kind (unified memory cannot be upgraded).
     Machine,
+    /// A training technique that trades speed for memory (checkpointing, adapters, offload).
+    Technique,
+}
+
+/// A training technique the upgrade path tries before bigger hardware, each with what it costs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Technique {
+    /// Full activation checkpointing: the forward pass runs again in the backward, about 8 FLOPs
+    /// per parameter and token instead of 6 (Chen et al. 2016, "Training Deep Nets with
+    /// Sublinear Memory Cost"; Korthikanti et al. 2022, §4).
+    Checkpointing,
+    /// LoRA adapters instead of a full fine-tune: no optimiser states or gradients for the
+    /// frozen weights (Hu et al. 2021).
+    Lora,
+    /// QLoRA: the frozen weights in 4-bit NF4 (Dettmers et al. 2023), dequantised in every
+    /// matmul.
+    Qlora,
+    /// ZeRO-Offload: the optimiser states and step on the CPU (Ren et al. 2021), gradients and
+    /// parameters over PCIe every step.
+    ZeroOffload,
+}
+
+impl Technique {
+    /// What to set, in words and as the command line's flag.
+    pub const fn what(self) -> &'static str {
+        match self {
+            Technique::Checkpointing => "gradient checkpointing (--checkpointing full)",
+            Technique::Lora => "LoRA instead of a full fine-tune (--mode lora)",
+            Technique::Qlora => "QLoRA: the frozen weights in 4-bit (--mode qlora)",
+            Technique::ZeroOffload => {
+                "the optimiser states on the CPU, ZeRO-Offload (--offload optimizer)"
+            }
+        }
+    }
+    /// What it costs.
+    pub const fn cost(self) -> &'static str {
+        match self {
+            Technique::Checkpointing => "the forward pass runs twice, about 1/3 more compute",
+            Technique::Lora => "trains adapters only, not every weight",
+            Technique::Qlora => "4-bit weights cost some quality and a dequantisation per matmul",
+            Technique::ZeroOffload => "the optimiser step runs on the CPU, over PCIe",
+        }
+    }
 }
 
 /// How a machine runs a scenario (or that it does not).
@@ -764,17 +832,25 @@ pub enum Change {
         from: Bytes,
         after: Outcome,
     },
-    /// A GPU with at least `memory` (each, of `gpus`), and a catalog card that has it.
+    /// A GPU with at least `memory` (each, of `gpus`), and a catalog card that has it — with a
+    /// training technique turned on first where that makes the GPU it needs smaller.
     Gpu {
         memory: Bytes,
         gpus: u64,
         example: Option<GpuExample>,
+        #[serde(default)]
+        with: Option<Technique>,
     },
     /// Another machine (unified memory cannot be upgraded): the cheapest that holds it.
     Machine {
         id: String,
         name: String,
         price: PickPrice,
+    },
+    /// Training techniques, together (before any hardware): the fewest of the ladder that fit.
+    Technique {
+        techniques: Vec<Technique>,
+        after: Outcome,
     },
 }
 
@@ -795,6 +871,7 @@ impl Upgrade {
             Change::Ram { .. } => ChangeKind::Ram,
             Change::Gpu { .. } => ChangeKind::Gpu,
             Change::Machine { .. } => ChangeKind::Machine,
+            Change::Technique { .. } => ChangeKind::Technique,
         }
     }
     /// The weight precision to use (CLI name), for `precision`.
@@ -865,7 +942,11 @@ impl fmt::Display for Upgrade {
                 memory,
                 gpus,
                 example,
+                with,
             } => {
+                if let Some(t) = with {
+                    write!(f, "{} and ", t.what())?;
+                }
                 write!(f, "a GPU with ≥ {} of memory", memory.display_gib())?;
                 if *gpus > 1 {
                     write!(f, " each ({gpus} GPUs)")?;
@@ -874,6 +955,16 @@ impl fmt::Display for Upgrade {
                     Some(a) => write!(f, " (e.g. {}, {})", a.name, a.memory.display_gib()),
                     None => f.write_str(" (no single GPU in the catalog has that much)"),
                 }
+            }
+            Change::Technique { techniques, after } => {
+                for (i, t) in techniques.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(" and ")?;
+                    }
+                    write!(f, "{} ({})", t.what(), t.cost())?;
+                }
+                f.write_str(": ")?;
+                after.write_after(f)
             }
             Change::Machine { name, price, .. } => write!(
                 f,
@@ -1040,6 +1131,7 @@ impl Cand<'_> {
                 why,
                 also: Vec::new(),
             },
+            limit_raise: None,
         }
     }
 }
@@ -1332,7 +1424,11 @@ pub fn recommend_from_fits(
         if cands.is_empty() {
             continue;
         }
-        out.push(group_picks(group, &cands, s, k));
+        let mut g = group_picks(group, &cands, s, k);
+        for p in &mut g.picks {
+            p.limit_raise = limit_raise_pick(s, &p.machine, machines, fits, cat, st);
+        }
+        out.push(g);
     }
     let this_machine = this.map(|m| {
         let fit = fits
@@ -1359,6 +1455,33 @@ pub fn recommend_from_fits(
         cloud_cost_load: None,
         serving: None,
     }
+}
+
+/// The raise of the GPU's limit a unified-memory pick's fit offers, and the speed with it.
+fn limit_raise_pick(
+    s: &Scenario,
+    id: &str,
+    machines: &[Machine],
+    fits: &[FitResult],
+    cat: &Catalog,
+    st: &FitSettings,
+) -> Option<LimitRaisePick> {
+    use crate::core::placement::note::Note;
+    let (m, f) = machines.iter().zip(fits).find(|(m, _)| *m.id == *id)?;
+    let r = f.notes.iter().find_map(|n| match n {
+        Note::GpuLimitRaise(r) => Some(*r),
+        _ => None,
+    })?;
+    let raised = FitSettings {
+        raise_gpu_limit: true,
+        ..st.clone()
+    };
+    let after = fit_one(s, m, cat, &raised);
+    on_gpu(&after).then(|| LimitRaisePick {
+        mib: r.mib(),
+        command: r.command(),
+        tokens_per_s: speed(&after),
+    })
 }
 
 /// Recommendations for scenario `s` over `machines` (fitted here, at the minimum context when
@@ -1443,6 +1566,48 @@ fn lower_precision(u: &Upgrading) -> Option<Upgrade> {
     Some(Upgrading::upgrade(change, &after))
 }
 
+/// 1b. Training: the techniques people reach for before bigger hardware, as a ladder —
+/// checkpointing; then for a full fine-tune the optimiser on the CPU, or LoRA; then 4-bit
+/// QLoRA — each rung with those before it. The first rung on which the run fits the GPU is the
+/// change (none when no rung fits).
+fn techniques(u: &Upgrading) -> Option<Upgrade> {
+    use crate::core::scenario::{Checkpointing, Mode, Offload};
+    let s = u.s;
+    let mut ladder: Vec<(Vec<Technique>, Scenario)> = Vec::new();
+    let mut base = (Vec::new(), s.clone());
+    if s.checkpointing != Checkpointing::Full {
+        base.0.push(Technique::Checkpointing);
+        base.1.checkpointing = Checkpointing::Full;
+        ladder.push(base.clone());
+    }
+    if s.mode == Mode::Full && s.offload == Offload::None {
+        let mut r = base.clone();
+        r.0.push(Technique::ZeroOffload);
+        r.1.offload = Offload::Optimizer;
+        ladder.push(r);
+    }
+    if s.mode == Mode::Full {
+        base.0.push(Technique::Lora);
+        base.1.mode = Mode::Lora;
+        ladder.push(base.clone());
+    }
+    if base.1.mode == Mode::Lora {
+        base.0.push(Technique::Qlora);
+        base.1.mode = Mode::Qlora;
+        ladder.push(base);
+    }
+    ladder.into_iter().find_map(|(techniques, scenario)| {
+        let after = u.fit(&scenario, u.m);
+        on_gpu(&after).then(|| {
+            let change = Change::Technique {
+                techniques,
+                after: Outcome::of(&after),
+            };
+            Upgrading::upgrade(change, &after)
+        })
+    })
+}
+
 /// 2. A shorter context (no shorter than the minimum asked for).
 fn shorter_context(u: &Upgrading) -> Option<Upgrade> {
     let floor = u.k.min_context.unwrap_or(0).max(256);
@@ -1496,6 +1661,39 @@ fn another_mac(u: &Upgrading) -> Option<Upgrade> {
 /// 4b. A discrete GPU with the memory it needs (as many as the machine has), and the smallest
 /// catalog card that has it.
 fn bigger_gpu(u: &Upgrading, fit: &FitResult, has_gpu: bool) -> Upgrade {
+    // Training: with checkpointing on, when the run does not have it, the GPU can be smaller.
+    if let Some(lean) = leaner_training(u) {
+        let lean_u = Upgrading { s: &lean, ..*u };
+        let lean_fit = lean_u.fit(&lean, u.m);
+        let mut g = bigger_gpu_for(&lean_u, &lean_fit, has_gpu);
+        let plain = bigger_gpu_for(u, fit, has_gpu);
+        if let (
+            Change::Gpu {
+                memory: m1, with, ..
+            },
+            Change::Gpu { memory: m0, .. },
+        ) = (&mut g.change, &plain.change)
+            && *m1 < *m0
+        {
+            *with = Some(Technique::Checkpointing);
+            return g;
+        }
+        return plain;
+    }
+    bigger_gpu_for(u, fit, has_gpu)
+}
+
+/// A training scenario with full checkpointing, when it does not have it.
+fn leaner_training(u: &Upgrading) -> Option<Scenario> {
+    use crate::core::scenario::Checkpointing;
+    (u.s.mode.is_training() && u.s.checkpointing != Checkpointing::Full).then(|| Scenario {
+        checkpointing: Checkpointing::Full,
+        ..u.s.clone()
+    })
+}
+
+/// [`bigger_gpu`] for the scenario as it is.
+fn bigger_gpu_for(u: &Upgrading, fit: &FitResult, has_gpu: bool) -> Upgrade {
     let gpus = if has_gpu {
         u.m.gpu_count.max(1) as u64
     } else {
@@ -1539,6 +1737,7 @@ fn bigger_gpu(u: &Upgrading, fit: &FitResult, has_gpu: bool) -> Upgrade {
                 name: a.name.clone(),
                 memory: a.memory,
             }),
+            with: None,
         },
         verdict,
         tokens_per_s,
@@ -1554,6 +1753,9 @@ fn this_machine(u: &Upgrading, fit: &FitResult) -> ThisMachine {
     if !on_gpu(fit) {
         if !training && acc.is_some() {
             upgrades.extend(lower_precision(u));
+        }
+        if training && acc.is_some() {
+            upgrades.extend(techniques(u));
         }
         if acc.is_some() {
             upgrades.extend(shorter_context(u));

@@ -11,10 +11,12 @@ use super::estimate::{ComponentKind, Estimate, estimate};
 use super::fit::{FitResult, FitSettings, Verdict};
 use super::model::ModelSpec;
 use super::placement::capacity::{
-    gpu_capacity, gpus_used, host_link, is_unified, layers_that_fit, ram_capacity,
+    gpu_capacity, gpus_used, host_link, is_unified, layers_that_fit, offload_host_bytes,
+    ram_capacity,
 };
 use super::placement::cost::usd_per_million;
 use super::placement::experts::expert_offload_points;
+use super::placement::offload::unified_gpu_bytes;
 use super::precision::WeightPrecision;
 use super::scenario::{Mode, Scenario, SplitStyle};
 use super::speed::{SpeedQuery, placement_speed};
@@ -54,9 +56,14 @@ pub struct Teach {
     pub layers: u64,
     /// Layers that fit on the GPU(s) before VRAM runs out (= `layers` when everything fits).
     pub k_fit: u64,
+    /// The fewest GPU layers for which the rest fits in RAM (the CPU's layers, or on unified
+    /// memory the GPU's and the CPU's parts together): below it the split needs the disk. Above
+    /// `k_fit` nothing runs either; `k_min > k_fit`: no split fits this machine at all.
+    pub k_min: u64,
     /// (k, tok/s) with the CPU running the other layers (llama.cpp `-ngl k`).
     pub cpu_layers: Vec<[f64; 2]>,
-    /// (k, tok/s) with the other layers streamed over PCIe each token.
+    /// (k, tok/s) with the other layers streamed over PCIe each token (empty on unified
+    /// memory: there is no link to stream over).
     pub streaming: Vec<[f64; 2]>,
     /// Mixture-of-experts models on a discrete GPU: (n, tok/s) with every layer on the GPU but
     /// the routed experts of the first n layers in RAM (llama.cpp `-ngl 99 --n-cpu-moe n`),
@@ -64,6 +71,9 @@ pub struct Teach {
     pub expert_offload: Vec<[f64; 2]>,
     /// The smallest `--n-cpu-moe` that fits the GPU and RAM (`None`: none does, or dense).
     pub n_cpu_moe_fit: Option<u64>,
+    /// The largest `--n-cpu-moe` whose experts still fit in RAM (`None`: none does, or dense):
+    /// the points from `n_cpu_moe_fit` to here are the ones that run.
+    pub n_cpu_moe_max: Option<u64>,
     /// Peak bandwidths, GB/s.
     pub gpu_bandwidth: f64,
     pub ram_bandwidth: f64,
@@ -222,22 +232,54 @@ pub fn teach_curves(
             });
             layers_that_fit(&e1, gpu_cap, g).min(layers - 1)
         };
+        let e1 = estimate(&Scenario {
+            gpus: 1,
+            ..s.clone()
+        });
+        // Where RAM stops holding the rest, as the fit engine counts it (the offload tiers).
+        let ram_holds = |k: u64| {
+            let host = offload_host_bytes(&e1, k);
+            if unified {
+                host.saturating_add(unified_gpu_bytes(&e1, k)) <= ram_cap
+            } else {
+                host <= ram_cap
+            }
+        };
+        t.k_min = (0..=layers).find(|&k| ram_holds(k)).unwrap_or(layers + 1);
+        let whole = whole
+            && if unified {
+                est_g.per_gpu_total().saturating_add(est_g.host_total()) <= ram_cap
+            } else {
+                est_g.host_total() <= ram_cap
+            };
         let (cpu_layers, streaming) = (place(SplitStyle::CpuLayers), place(SplitStyle::Streaming));
         for kk in 0..=layers {
             t.cpu_layers
                 .push([kk as f64, decode_at(&cpu_layers, kk, &s, st)]);
-            t.streaming
-                .push([kk as f64, decode_at(&streaming, kk, &s, st)]);
+            if !unified {
+                t.streaming
+                    .push([kk as f64, decode_at(&streaming, kk, &s, st)]);
+            }
         }
-        let chosen = place(st.split_style);
+        // Unified memory runs the rest on the CPU whatever the settings say (nothing to stream).
+        let chosen = place(if unified {
+            SplitStyle::CpuLayers
+        } else {
+            st.split_style
+        });
         if t.k_fit > 0 && t.k_fit < layers {
             let tok = decode_at(&chosen, t.k_fit, &s, st);
+            let fits = ram_holds(t.k_fit);
             t.bars.push(SpeedBar {
                 kind: BarKind::Split,
-                label: format!("{} of {} layers on GPU", t.k_fit, layers),
+                label: if fits {
+                    format!("{} of {} layers on GPU", t.k_fit, layers)
+                } else {
+                    format!("{} of {} layers on GPU (needs more RAM)", t.k_fit, layers)
+                },
                 tokens_per_s: tok,
                 usd_per_million: cost(tok),
-                fits: true,
+                fits,
             });
         }
         let tok = decode_at(&chosen, layers, &s, st);
@@ -245,6 +287,8 @@ pub fn teach_curves(
             kind: BarKind::AllGpu,
             label: if whole {
                 "All on GPU".into()
+            } else if unified {
+                "All on GPU (needs a bigger GPU share)".into()
             } else {
                 "All on GPU (needs more VRAM)".into()
             },
@@ -259,11 +303,9 @@ pub fn teach_curves(
         for (split, sp) in expert_offload_points(&s, m, a, st, &ns) {
             let n = split.cpu_moe_layers;
             t.expert_offload.push([n as f64, sp.decode_tokens_per_s]);
-            if t.n_cpu_moe_fit.is_none()
-                && split.gpu_required <= gpu_cap
-                && split.ram_required <= ram_cap
-            {
-                t.n_cpu_moe_fit = Some(n);
+            if split.gpu_required <= gpu_cap && split.ram_required <= ram_cap {
+                t.n_cpu_moe_fit.get_or_insert(n);
+                t.n_cpu_moe_max = Some(n);
             }
         }
     }

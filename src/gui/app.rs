@@ -95,6 +95,15 @@ impl HeadroomApp {
         }
         app.data.catalog_warnings = warnings;
         app.check_settings_dir(eframe::storage_dir("headroom").as_deref());
+        // HEADROOM_SCENARIO=FILE opens a saved scenario and HEADROOM_FOCUS=MACHINE focuses a
+        // machine at start (scripted screenshots), as Open scenario and a click would.
+        if let Some(p) = std::env::var_os("HEADROOM_SCENARIO") {
+            app.commands
+                .push(Command::AtPath(FileAction::OpenScenario, PathBuf::from(p)));
+        }
+        if let Ok(id) = std::env::var("HEADROOM_FOCUS") {
+            app.state.focus = Some(id);
+        }
         app
     }
 
@@ -172,6 +181,7 @@ impl HeadroomApp {
                 &d.machines,
                 &d.search_keys,
                 local.as_deref(),
+                &d.catalog,
             )
             .shown
             .clone();
@@ -249,7 +259,7 @@ impl HeadroomApp {
     /// ([`Scenario::normalized`]: the context to the model, the prompt to the context, every
     /// number into its domain), with a note for each change; the context slider's own top
     /// ([`super::inputs::context_limit`]) after them.
-    fn normalize(&mut self) {
+    pub fn normalize(&mut self) {
         use crate::core::scenario::{ClampWhy, Input};
         let (mut n, clamps) = self.state.scenario.normalized();
         for c in &clamps {

@@ -11,7 +11,9 @@ use crate::core::format;
 use crate::core::placement::explain::MachineLoad;
 use crate::core::units::Bytes;
 use egui::{Align2, RichText, Ui};
-use egui_plot::{Bar, BarChart, GridMark, HLine, LineStyle, Plot, PlotPoint, Text};
+use egui_plot::{
+    Bar, BarChart, GridMark, HLine, Line, LineStyle, Plot, PlotPoint, PlotPoints, Text,
+};
 
 /// Bars are cut at this share of capacity so one huge overflow does not flatten the others;
 /// the value label above the bar still gives the real share.
@@ -64,6 +66,24 @@ fn short(name: &str, max: usize) -> String {
 /// The words of a machine's row: memory on one GPU, memory in RAM (from the same load the
 /// chart draws).
 pub(crate) fn load_texts(l: &MachineLoad) -> (String, String) {
+    if l.unified {
+        // One pool: the GPU's part is a share of the same RAM, not a second memory.
+        let mut pool = format!(
+            "Unified memory: {} of {} usable",
+            gib2(l.pool_total()),
+            gib2(l.ram_capacity)
+        );
+        if l.disk.0 > 0 {
+            pool.push_str(&format!("  Disk: {}", gib2(l.disk)));
+        }
+        let gpu = format!(
+            "GPU part: {} of the {} it may use · CPU part: {}",
+            gib2(l.gpu_total()),
+            gib2(l.gpu_capacity),
+            gib2(l.host_total())
+        );
+        return (pool, gpu);
+    }
     let vram = if l.gpu_capacity.0 == 0 {
         "No GPU".to_string()
     } else if l.gpus == 0 {
@@ -162,13 +182,23 @@ fn machines_chart(ui: &mut Ui, loads: &[MachineLoad], size: egui::Vec2) {
     let mut charts: Vec<BarChart> = Vec::new();
     let mut segments: Vec<Segment> = Vec::new();
     let mut texts: Vec<(f64, f64, String)> = Vec::new();
+    let mut gpu_limits: Vec<(f64, f64)> = Vec::new();
     let mut top = 100.0f64;
     for (i, l) in loads.iter().enumerate() {
         let x0 = i as f64 * SLOT;
-        let bars: [(f64, Parts<'_>, Bytes, &str); 2] = [
-            (x0, &l.gpu, l.gpu_capacity, "VRAM"),
-            (x0 + 1.0, &l.host, l.ram_capacity, "RAM"),
-        ];
+        // Unified memory is one pool: one bar of the usable RAM, the GPU's part first, with a
+        // mark where the GPU's share ends.
+        let pool: Vec<(ComponentKind, Bytes)> = l.gpu.iter().chain(&l.host).copied().collect();
+        let bars: Vec<(f64, Parts<'_>, Bytes, &str)> = if l.unified {
+            let limit = share(l.gpu_capacity, l.ram_capacity).min(MAX_SHARE);
+            gpu_limits.push((x0 + 0.5, limit));
+            vec![(x0 + 0.5, &pool, l.ram_capacity, "unified memory")]
+        } else {
+            vec![
+                (x0, &l.gpu, l.gpu_capacity, "VRAM"),
+                (x0 + 1.0, &l.host, l.ram_capacity, "RAM"),
+            ]
+        };
         for (x, parts, cap, what) in bars {
             if cap.0 == 0 {
                 texts.push((x, 0.0, "no GPU".into()));
@@ -176,7 +206,7 @@ fn machines_chart(ui: &mut Ui, loads: &[MachineLoad], size: egui::Vec2) {
             }
             let mut base = 0.0f64;
             let total: Bytes = parts.iter().map(|(_, b)| *b).sum();
-            for (kind, b) in parts {
+            for (j, (kind, b)) in parts.iter().enumerate() {
                 let h = share(*b, cap);
                 let lo = base.min(MAX_SHARE);
                 let hi = (base + h).min(MAX_SHARE);
@@ -184,7 +214,12 @@ fn machines_chart(ui: &mut Ui, loads: &[MachineLoad], size: egui::Vec2) {
                 if hi <= lo {
                     continue;
                 }
-                let per = if what == "VRAM" { " per GPU" } else { "" };
+                let per = match what {
+                    "VRAM" => " per GPU",
+                    _ if l.unified && j < l.gpu.len() => " on the GPU",
+                    _ if l.unified => " on the CPU",
+                    _ => "",
+                };
                 segments.push(Segment {
                     x,
                     lo,
@@ -213,7 +248,7 @@ fn machines_chart(ui: &mut Ui, loads: &[MachineLoad], size: egui::Vec2) {
                 );
             }
             // The disk tier: what RAM cannot hold, stacked above the RAM bar in its own colour.
-            if what == "RAM" && l.disk.0 > 0 {
+            if (what == "RAM" || l.unified) && l.disk.0 > 0 {
                 let h = share(l.disk, cap);
                 let lo = base.min(MAX_SHARE);
                 let hi = (base + h).min(MAX_SHARE);
@@ -244,8 +279,8 @@ fn machines_chart(ui: &mut Ui, loads: &[MachineLoad], size: egui::Vec2) {
             top = top.max(base.min(MAX_SHARE));
             let label = if total.0 == 0 {
                 format!("{what}: none")
-            } else if what == "RAM" && l.disk.0 > 0 {
-                format!("RAM {pct} + disk")
+            } else if (what == "RAM" || l.unified) && l.disk.0 > 0 {
+                format!("{what} {pct} + disk")
             } else {
                 format!("{what} {pct}")
             };
@@ -306,6 +341,18 @@ fn machines_chart(ui: &mut Ui, loads: &[MachineLoad], size: egui::Vec2) {
                     .style(LineStyle::dashed_loose())
                     .allow_hover(false),
             );
+            for (i, (x, y)) in gpu_limits.iter().enumerate() {
+                p.line(
+                    Line::new(
+                        format!("gpu-limit-{i}"),
+                        PlotPoints::from(vec![[x - BAR_W * 0.7, *y], [x + BAR_W * 0.7, *y]]),
+                    )
+                    .color(ui_line_color())
+                    .width(1.5)
+                    .style(LineStyle::dashed_dense())
+                    .allow_hover(false),
+                );
+            }
             for (x, y, t) in texts {
                 p.text(
                     Text::new("", PlotPoint::new(x, y), RichText::new(t).size(10.5))
@@ -368,7 +415,7 @@ impl BreakdownTab {
                 });
                 hint(
                     ui,
-                    "Left: the scenario with the GPU count set in the inputs (hover the inputs for details). Right: each machine runs it with its own GPUs and, when the model is too big, with whole layers offloaded to RAM; each bar is that machine's memory in use as a share of what it can use (GPU memory per GPU, then RAM). Above the dashed 100 % line it does not fit there.",
+                    "Left: the scenario with the GPU count set in the inputs (hover the inputs for details). Right: each machine runs it with its own GPUs and, when the model is too big, with whole layers offloaded to RAM; each bar is that machine's memory in use as a share of what it can use (GPU memory per GPU, then RAM). A unified-memory machine (Apple silicon, APUs) has one bar, its usable RAM, with a short dashed mark where the GPU's share ends. Above the dashed 100 % line it does not fit there.",
                 );
                 ui.add_space(4.0);
                 machine_rows(ui, &loads);

@@ -216,6 +216,7 @@ impl Derived {
         machines: &[Machine],
         search_keys: &[String],
         local_id: Option<&str>,
+        catalog: &Catalog,
     ) -> &Rows {
         let fresh = matches!(&self.rows, Some((g, f, _)) if *g == self.generation && f == filter);
         if !fresh {
@@ -230,11 +231,18 @@ impl Derived {
                 }
                 let fits = self.fits.get(i).is_some_and(FitResult::fits);
                 fitting += usize::from(fits);
-                let kind_ok = filter.kinds.is_empty() || filter.kinds.contains(&m.kind);
+                let kind_ok =
+                    filter.kinds.is_empty() || filter.kinds.iter().any(|&k| catalog.is_kind(m, k));
                 let search_ok = needle.is_empty()
                     || search_keys
                         .get(i)
                         .is_some_and(|k| needle.split_whitespace().all(|w| k.contains(w)));
+                // A machine opened from a recommendation card stays in view whatever the filters.
+                let shown = kind_ok && search_ok && (fits || !filter.fits_only);
+                if !shown && filter.opened.as_deref() == Some(&*m.id) {
+                    pinned.push(i);
+                    continue;
+                }
                 if !(kind_ok && search_ok) {
                     fitting_hidden += usize::from(fits);
                     continue;

@@ -168,6 +168,7 @@ impl MachinesTab {
                 &d.machines,
                 &d.search_keys,
                 local.as_deref(),
+                &d.catalog,
             )
             .clone();
         let others = rows

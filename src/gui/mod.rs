@@ -21,7 +21,9 @@
 //! every 120 (or N) frames; `HEADROOM_QUIT_AFTER_FRAMES=N` closes the window after N frames
 //! (smoke tests under Xvfb). Both keep the window repainting while active.
 //! `HEADROOM_TAB=machines` (or `breakdown`, `serving`, `cpu-vs-gpu`, `report`) opens on that tab;
-//! `HEADROOM_WINDOW_SIZE=1920x1080` opens the window at that inner size (scripted screenshots).
+//! `HEADROOM_WINDOW_SIZE=1920x1080` opens the window at that inner size (scripted screenshots);
+//! `HEADROOM_SCENARIO=FILE` opens a saved scenario and `HEADROOM_FOCUS=MACHINE` focuses a machine
+//! (the CPU-vs-GPU tab's) at start.
 
 pub mod app;
 mod breakdown;

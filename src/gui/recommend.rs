@@ -111,23 +111,20 @@ fn opt_drag(ui: &mut Ui, label: &str, help: &str, value: &mut Option<f64>, speed
     false
 }
 
-/// Ticks machine `id` onto the chart, puts it in focus and shows it in the Machines table
-/// (clearing a kind filter, "fits only" or search text that would hide it).
+/// Ticks machine `id` onto the chart, puts it in focus and shows it in the Machines table,
+/// pinned in view where the kind filter, "fits only" or the search would hide it (the filters
+/// themselves do not change).
 pub(crate) fn open_pick(state: &mut State, data: &mut Data, id: &str) {
     let Some(m) = data.machine(id) else {
         return;
     };
-    let kind = m.kind;
-    state.set_selected(id, true);
-    state.focus = Some(id.to_string());
+    let id = m.id.to_string();
+    state.set_selected(&id, true);
+    state.focus = Some(id.clone());
     state.tab = Tab::Machines;
-    let f = &mut state.filter;
-    if !f.kinds.is_empty() && !f.kinds.contains(&kind) {
-        f.kinds.push(kind);
-    }
-    f.fits_only = false;
-    f.search.clear();
-    data.scroll_to = Some(id.to_string());
+    // The filters stay as the user set them; the opened machine is pinned in view instead.
+    state.filter.opened = Some(id.clone());
+    data.scroll_to = Some(id);
 }
 
 /// A card frame; the whole card is one button whose accessible name is `label`.
@@ -178,6 +175,9 @@ fn group_card(ui: &mut Ui, g: &GroupPicks, open: &mut Option<String>) {
                 pick_line(ui, p);
                 let reason = p.reason.to_string();
                 ui.add(egui::Label::new(RichText::new(headline(&reason)).small().weak()).wrap());
+                if let Some(raise) = &p.limit_raise {
+                    ui.add(egui::Label::new(RichText::new(raise.to_string()).small()).wrap());
+                }
                 for q in g.picks.iter().skip(1) {
                     let t = format!("{}: {} ({})", q.role.label(), q.name, q.price_text());
                     ui.add(egui::Label::new(RichText::new(t).small()).truncate())

@@ -72,6 +72,10 @@ pub struct MachineFilter {
     pub search: String,
     pub sort: SortColumn,
     pub descending: bool,
+    /// The machine a recommendation card opened: kept in view (pinned under "This machine")
+    /// even where the filters would hide it, so a click never changes the filters.
+    #[serde(default)]
+    pub opened: Option<String>,
 }
 
 impl Default for MachineFilter {
@@ -82,6 +86,7 @@ impl Default for MachineFilter {
             search: String::new(),
             sort: SortColumn::Catalog,
             descending: false,
+            opened: None,
         }
     }
 }

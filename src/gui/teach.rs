@@ -97,25 +97,43 @@ fn speed_vs_layers(ui: &mut Ui, t: &crate::core::teach::Teach, w: f32, plot_h: f
         let cliff_label = if t.k_fit >= t.layers {
             format!("all {} layers fit in VRAM", t.layers)
         } else {
-            format!("VRAM full at {} of {} layers", t.k_fit, t.layers)
+            format!(
+                "{} full at {} of {} layers",
+                if t.unified { "GPU share" } else { "VRAM" },
+                t.k_fit,
+                t.layers
+            )
         };
-        legend_row(
-            ui,
-            &[
-                (
-                    BLUE,
-                    Swatch::Line,
-                    "CPU runs the other layers (llama.cpp -ngl k)",
-                ),
-                (BLUE, Swatch::Dotted, "beyond the VRAM (would not fit)"),
-                (
-                    ORANGE,
-                    Swatch::Line,
-                    "weights streamed over PCIe (accelerate, vLLM offload)",
-                ),
-                (RED, Swatch::Dashed, &cliff_label),
-            ],
-        );
+        let mut legend = vec![
+            (
+                BLUE,
+                Swatch::Line,
+                if t.unified {
+                    "CPU runs the other layers from the same memory (llama.cpp -ngl k)"
+                } else {
+                    "CPU runs the other layers (llama.cpp -ngl k)"
+                },
+            ),
+            (
+                BLUE,
+                Swatch::Dotted,
+                if t.unified {
+                    "beyond the GPU's share or RAM (would not fit)"
+                } else {
+                    "beyond the VRAM or RAM (would not fit)"
+                },
+            ),
+        ];
+        if !t.unified {
+            legend.push((
+                ORANGE,
+                Swatch::Line,
+                "weights streamed over PCIe (accelerate, vLLM offload)",
+            ));
+        }
+        legend.push((RED, Swatch::Dashed, &cliff_label));
+        legend_row(ui, &legend);
+        let k_min = t.k_min as f64;
         Plot::new("speed-vs-layers")
             .height(plot_h)
             .width(w)
@@ -127,36 +145,35 @@ fn speed_vs_layers(ui: &mut Ui, t: &crate::core::teach::Teach, w: f32, plot_h: f
             .y_axis_label("tok/s")
             .include_y(0.0)
             .show(ui, |p| {
-                let fit_pts: Vec<[f64; 2]> = t
-                    .cpu_layers
-                    .iter()
-                    .copied()
-                    .filter(|q| q[0] <= cliff)
-                    .collect();
-                let over: Vec<[f64; 2]> = t
-                    .cpu_layers
-                    .iter()
-                    .copied()
-                    .filter(|q| q[0] >= cliff)
-                    .collect();
-                p.line(
-                    Line::new("CPU runs the other layers", fit_pts)
-                        .color(BLUE)
-                        .width(2.5),
-                );
-                if over.len() > 1 {
+                // Solid only where the machine holds the split: enough layers on the GPU for
+                // RAM to hold the rest, and no more than the GPU holds.
+                let runs = |q: &[f64; 2]| q[0] >= k_min && q[0] <= cliff;
+                let (fit_pts, below, over) = split_points(&t.cpu_layers, k_min, cliff);
+                if fit_pts.len() > 1 {
                     p.line(
-                        Line::new("beyond the VRAM", over)
+                        Line::new("CPU runs the other layers", fit_pts)
                             .color(BLUE)
-                            .style(LineStyle::dotted_loose())
-                            .width(1.5),
+                            .width(2.5),
                     );
                 }
-                p.line(
-                    Line::new("streamed over PCIe", t.streaming.clone())
-                        .color(ORANGE)
-                        .width(2.0),
-                );
+                for (name, pts) in [("needs more RAM", below), ("beyond the VRAM", over)] {
+                    if pts.len() > 1 {
+                        p.line(
+                            Line::new(name, pts)
+                                .color(BLUE)
+                                .style(LineStyle::dotted_loose())
+                                .width(1.5),
+                        );
+                    }
+                }
+                let streamed: Vec<[f64; 2]> = t.streaming.iter().copied().filter(runs).collect();
+                if streamed.len() > 1 {
+                    p.line(
+                        Line::new("streamed over PCIe", streamed)
+                            .color(ORANGE)
+                            .width(2.0),
+                    );
+                }
                 p.vline(
                     VLine::new(cliff_label.clone(), cliff)
                         .color(RED)
@@ -168,22 +185,54 @@ fn speed_vs_layers(ui: &mut Ui, t: &crate::core::teach::Teach, w: f32, plot_h: f
         let fit_speed = t.cpu_layers.get(k as usize).map(|q| q[1]).unwrap_or(0.0);
         let full = t.cpu_layers.last().map(|q| q[1]).unwrap_or(0.0);
         let none = t.cpu_layers.first().map(|q| q[1]).unwrap_or(0.0);
+        let stream = if t.unified {
+            String::new()
+        } else {
+            format!(
+                " Streaming instead pushes the missing weights over PCIe ({}) for every token, which is slower still: the link, not the GPU, sets the pace.",
+                format::bandwidth(GbPerSec(t.link_bandwidth))
+            )
+        };
         hint(
             ui,
             format!(
-                "Decode reads every weight once per token, so speed follows memory bandwidth: {} on the GPU, {} for system RAM. With k layers on the GPU the CPU still reads the rest, and the slow part dominates: {} tok/s with none on the GPU, {} tok/s where VRAM runs out (k = {k}), {} tok/s if all fitted. Streaming instead pushes the missing weights over PCIe ({}) for every token, which is slower still: the link, not the GPU, sets the pace.",
+                "Decode reads every weight once per token, so speed follows memory bandwidth: {} on the GPU, {} for system RAM{}. With k layers on the GPU the CPU still reads the rest, and the slow part dominates: {} tok/s with none on the GPU, {} tok/s where the GPU's memory runs out (k = {k}), {} tok/s if all fitted.{stream}",
                 format::bandwidth(GbPerSec(t.gpu_bandwidth)),
                 format::bandwidth(GbPerSec(t.ram_bandwidth)),
+                if t.unified {
+                    " (the same memory; the CPU cores draw only part of it)"
+                } else {
+                    ""
+                },
                 style::rate(none),
                 style::rate(fit_speed),
                 style::rate(full),
-                format::bandwidth(GbPerSec(t.link_bandwidth))
             ),
         );
+        if t.k_min > t.k_fit {
+            style::warn(
+                ui,
+                format!(
+                    "On this machine no split runs: with {} layers on the GPU the other {} need more than the {} of RAM it can use, so every point is drawn dotted (the verdict reads the rest from the disk, or does not run).",
+                    t.k_fit,
+                    t.layers.saturating_sub(t.k_fit),
+                    style::gib2(t.ram_capacity)
+                ),
+            );
+        } else if t.k_min > 0 {
+            hint(
+                ui,
+                format!(
+                    "Below {} layers on the GPU the rest does not fit in RAM ({} usable): those points are dotted.",
+                    t.k_min,
+                    style::gib2(t.ram_capacity)
+                ),
+            );
+        }
         if t.unified {
             hint(
                 ui,
-                "Unified memory: CPU and GPU share one pool, so there is no PCIe cliff; the GPU may use a share of RAM (Metal's default 2/3 to 3/4).",
+                "Unified memory: CPU and GPU share one pool, so there is no PCIe cliff and nothing to stream; the GPU may use a share of RAM (Metal's default 2/3 to 3/4, raised with sudo sysctl iogpu.wired_limit_mb).",
             );
         }
         if !t.expert_offload.is_empty() {
@@ -191,6 +240,26 @@ fn speed_vs_layers(ui: &mut Ui, t: &crate::core::teach::Teach, w: f32, plot_h: f
         }
     }
 }
+
+/// The points of a curve over k: those from `k_min` to `cliff` (the split runs), those below
+/// `k_min` (RAM cannot hold the rest) and those beyond `cliff` (the GPU cannot hold k layers),
+/// each segment sharing its end point with the next so the line stays whole.
+fn split_points(pts: &[[f64; 2]], k_min: f64, cliff: f64) -> SplitPoints {
+    let runs = pts
+        .iter()
+        .copied()
+        .filter(|q| q[0] >= k_min && q[0] <= cliff)
+        .collect();
+    let below = pts.iter().copied().filter(|q| q[0] <= k_min).collect();
+    let over = pts
+        .iter()
+        .copied()
+        .filter(|q| q[0] >= cliff.max(k_min))
+        .collect();
+    (runs, below, over)
+}
+
+type SplitPoints = (Vec<[f64; 2]>, Vec<[f64; 2]>, Vec<[f64; 2]>);
 
 /// (1b) Tokens per second as the model spills from VRAM to RAM to the disk: the memory
 /// hierarchy, each tier an order of magnitude slower than the one above.
@@ -545,6 +614,11 @@ fn expert_offload_plot(ui: &mut Ui, t: &crate::core::teach::Teach, w: f32, plot_
                 "-ngl 99 --n-cpu-moe n: the experts of n layers in RAM",
             ),
             (BLUE, Swatch::Line, "-ngl L-n: n whole layers on the CPU"),
+            (
+                GREEN,
+                Swatch::Dotted,
+                "dotted: would not fit the GPU or RAM",
+            ),
             (RED, Swatch::Dashed, &fit_label),
         ],
     );
@@ -562,16 +636,38 @@ fn expert_offload_plot(ui: &mut Ui, t: &crate::core::teach::Teach, w: f32, plot_
         .y_axis_label("tok/s")
         .include_y(0.0)
         .show(ui, |p| {
-            p.line(
-                Line::new("whole layers on the CPU", layers_on_cpu)
-                    .color(BLUE)
-                    .width(1.5),
-            );
-            p.line(
-                Line::new("experts in RAM", t.expert_offload.clone())
-                    .color(GREEN)
-                    .width(2.5),
-            );
+            // Solid where the machine holds the split, dotted where the GPU or RAM does not.
+            let (k_lo, k_hi) = (l - t.k_fit as f64, l - t.k_min as f64);
+            let (n_lo, n_hi) = match (t.n_cpu_moe_fit, t.n_cpu_moe_max) {
+                (Some(a), Some(b)) => (a as f64, b as f64),
+                _ => (f64::INFINITY, f64::INFINITY),
+            };
+            for (name, pts, lo, hi, color, width) in [
+                (
+                    "whole layers on the CPU",
+                    &layers_on_cpu,
+                    k_lo,
+                    k_hi,
+                    BLUE,
+                    1.5,
+                ),
+                ("experts in RAM", &t.expert_offload, n_lo, n_hi, GREEN, 2.5),
+            ] {
+                let (runs, below, above) = split_points(pts, lo, hi);
+                if runs.len() > 1 {
+                    p.line(Line::new(name, runs).color(color).width(width));
+                }
+                for (i, pts) in [below, above].into_iter().enumerate() {
+                    if pts.len() > 1 {
+                        p.line(
+                            Line::new(format!("{name} (would not fit) {i}"), pts)
+                                .color(color)
+                                .style(LineStyle::dotted_loose())
+                                .width(1.5),
+                        );
+                    }
+                }
+            }
             if let Some(n) = t.n_cpu_moe_fit {
                 p.vline(
                     VLine::new(fit_label.clone(), n as f64)

@@ -7,6 +7,7 @@
 use crate::core::catalog::{Catalog, Machine, ModelPreset, Price};
 use crate::core::estimate::{ComponentKind, Estimate};
 use crate::core::fit::{FitResult, Verdict};
+use crate::core::placement::note::Note;
 use serde_json::{Map, Value, json};
 
 /// `{"params", "active_params", "memory": {...}, "per_gpu": {...}, "cpu": {...},
@@ -85,8 +86,22 @@ pub fn fit_json(r: &FitResult) -> Value {
         "ram_required_bytes": r.ram_required.0,
         "disk_bytes": r.disk_bytes.0,
         "os_reserve_bytes": r.os_reserve.0,
+        "unified_memory": r.unified,
         "notes": notes_with_reason(r),
     });
+    // Unified memory: the raise of the GPU's limit the fit assumed, or the one it offers.
+    if let Some((raise, assumed)) = r.notes.iter().find_map(|n| match n {
+        Note::GpuLimitRaise(x) => Some((x, false)),
+        Note::GpuLimitRaised(x) => Some((x, true)),
+        _ => None,
+    }) {
+        v["gpu_limit_raise"] = json!({
+            "to_bytes": raise.to.0,
+            "mib": raise.mib(),
+            "command": raise.command(),
+            "assumed": assumed,
+        });
+    }
     if let Some(style) = r.offload_style.filter(|_| r.verdict == Verdict::Offload) {
         v["style"] = json!(style.json_name());
     }

@@ -31,6 +31,9 @@ pub struct MachineLoad {
     pub ram_capacity: Bytes,
     /// Bytes left on the disk (verdict `Disk`): taken out of `host`.
     pub disk: Bytes,
+    /// One pool (unified memory): `gpu` and `host` both live in `ram_capacity`, the GPU's part
+    /// up to `gpu_capacity`.
+    pub unified: bool,
 }
 
 impl MachineLoad {
@@ -41,6 +44,10 @@ impl MachineLoad {
     /// What host RAM holds.
     pub fn host_total(&self) -> Bytes {
         self.host.iter().map(|(_, b)| *b).sum()
+    }
+    /// What the one pool of a unified machine holds (the GPU's part and the CPU's).
+    pub fn pool_total(&self) -> Bytes {
+        self.gpu_total().saturating_add(self.host_total())
     }
 }
 
@@ -73,6 +80,7 @@ pub fn machine_load(
         gpu_capacity: fit.gpu_capacity,
         ram_capacity: fit.ram_capacity,
         disk: fit.disk_bytes,
+        unified: fit.unified,
     };
     let g = gpus_used(m, acc);
     // The disk tier splits like offload (or the CPU path) and leaves part of the host side on disk.
@@ -184,6 +192,17 @@ pub fn verdict_reason(f: &FitResult, training: bool) -> String {
         ),
         Verdict::Unified => format!(
             "needs {} of the {} of unified memory the GPU may use",
+            f.gpu_required, f.gpu_capacity
+        ),
+        Verdict::Offload if f.unified => format!(
+            "{} of {} layers fit in the {} of unified memory the GPU may use; the other {} run on the CPU from the same memory",
+            f.gpu_layers,
+            f.total_layers,
+            f.gpu_capacity,
+            f.total_layers.saturating_sub(f.gpu_layers)
+        ),
+        Verdict::Cpu if f.unified => format!(
+            "needs {} and the GPU may use {} of unified memory, too little for a layer: runs on the CPU from the same memory",
             f.gpu_required, f.gpu_capacity
         ),
         Verdict::Offload if f.expert_split.is_some() => {
