@@ -1,35 +1,21 @@
 //! headroom: the window when run without a subcommand, the CLI otherwise.
 
 use clap::Parser;
-use headroom::cli::app::{Cli, run};
+use headroom::cli::app::{Cli, exit, run};
 use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
-        Err(e) if e.use_stderr() => {
-            // A usage error: one line naming the argument, exit code 2.
-            let text = e.render().to_string();
-            let line = text
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("invalid arguments");
-            eprintln!("headroom: {}", line.trim_start_matches("error: "));
-            return ExitCode::from(2);
-        }
-        Err(e) => {
-            // --help and --version print to stdout and exit 0.
-            let _ = e.print();
-            return ExitCode::SUCCESS;
-        }
+        Err(e) => return clap_exit(&e),
     };
     #[cfg(not(feature = "gui"))]
     if cli.command.is_none() {
         eprintln!(
             "headroom: this build has no window (built without the `gui` feature): headroom --help"
         );
-        return ExitCode::from(2);
+        return ExitCode::from(exit::USAGE as u8);
     }
     #[cfg(feature = "gui")]
     if cli.command.is_none() {
@@ -38,19 +24,91 @@ fn main() -> ExitCode {
             Err(e) => {
                 eprintln!("headroom: could not open the window: {e}");
                 eprintln!("headroom: the command line works without a display: headroom --help");
-                ExitCode::from(1)
+                ExitCode::from(exit::OUTPUT as u8)
             }
         };
     }
     match run(cli) {
         Ok(out) => {
-            // A closed pipe (`headroom fit | head`) is not an error worth a panic.
-            let _ = std::io::stdout().lock().write_all(out.as_bytes());
-            ExitCode::SUCCESS
+            use std::io::IsTerminal as _;
+            let mut stdout = std::io::stdout().lock();
+            // On a terminal, what a file or a server put in a name cannot drive it (the
+            // importers escape at the source; this holds for everything else printed too).
+            let out = if stdout.is_terminal() {
+                out.split_inclusive('\n')
+                    .map(|l| {
+                        let (text, nl) = l.strip_suffix('\n').map_or((l, ""), |t| (t, "\n"));
+                        format!("{}{nl}", headroom::core::format::one_line(text))
+                    })
+                    .collect()
+            } else {
+                out
+            };
+            match stdout
+                .write_all(out.as_bytes())
+                .and_then(|()| stdout.flush())
+            {
+                Ok(()) => ExitCode::SUCCESS,
+                // A closed pipe (`headroom fit | head`): the reader has what it wanted.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!(
+                        "headroom: cannot write the output to stdout: {}",
+                        headroom::io::export::atomic::io_reason(&e)
+                    );
+                    ExitCode::from(exit::OUTPUT as u8)
+                }
+            }
         }
         Err(e) => {
-            eprintln!("headroom: {}", e.message);
+            eprintln!("headroom: {}", headroom::core::format::one_line(&e.message));
             ExitCode::from(e.code.clamp(1, 255) as u8)
         }
+    }
+}
+
+/// A clap outcome that is not a parsed command line. `--help` and `--version` print to stdout
+/// and exit 0; a subcommand given without its own subcommand (`headroom catalog`) prints its help
+/// to stderr; any other usage error is clap's whole message on one line (what is wrong, the
+/// missing arguments, the possible values, clap's tip), without the usage block, exit 2.
+fn clap_exit(e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind as K;
+    if !e.use_stderr() {
+        let _ = e.print();
+        return ExitCode::SUCCESS;
+    }
+    if e.kind() == K::DisplayHelpOnMissingArgumentOrSubcommand {
+        let _ = e.print();
+        return ExitCode::from(exit::USAGE as u8);
+    }
+    eprintln!("headroom: {}", usage_line(&e.render().to_string()));
+    ExitCode::from(exit::USAGE as u8)
+}
+
+/// clap's rendered error as one line: every line before its "Usage:" block, trimmed and joined
+/// ("the following required arguments were not provided: <FILE>", "invalid value 'q4km' for
+/// '--weights <PRECISION>' [possible values: …] (tip: a similar value exists: 'q4_k_m')").
+fn usage_line(text: &str) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for l in text.lines() {
+        let t = l.trim();
+        if t.starts_with("Usage:") || t.starts_with("For more information") {
+            break;
+        }
+        if t.is_empty() {
+            continue;
+        }
+        let t = t.strip_prefix("error: ").unwrap_or(t);
+        match t.strip_prefix("tip: ") {
+            Some(tip) => parts.push(format!("(tip: {tip})")),
+            None => parts.push(t.to_string()),
+        }
+    }
+    let line = parts.join(" ");
+    let line = headroom::core::format::one_line(&line).into_owned();
+    if line.is_empty() {
+        "invalid arguments (headroom --help)".into()
+    } else {
+        line
     }
 }

@@ -27,12 +27,18 @@ fn json(args: &[&str]) -> Value {
         .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&o.stdout)))
 }
 
+/// A usage error: exit 2.
 fn fails_with(args: &[&str], needle: &str) {
+    fails_with_code(args, 2, needle)
+}
+
+/// Exit 2 usage, 3 input (a file or its content), 1 the output could not be written.
+fn fails_with_code(args: &[&str], code: i32, needle: &str) {
     let o = headroom(args);
     assert_eq!(
         o.status.code(),
-        Some(2),
-        "{args:?} should exit 2; stdout {}",
+        Some(code),
+        "{args:?} should exit {code}; stdout {}",
         String::from_utf8_lossy(&o.stdout)
     );
     let err = String::from_utf8_lossy(&o.stderr);
@@ -167,7 +173,7 @@ fn bad_arguments_exit_2_naming_the_argument() {
 }
 
 #[test]
-fn bad_files_exit_2_naming_the_file_and_position() {
+fn bad_files_exit_3_naming_the_file_and_position() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("config.json");
     std::fs::write(
@@ -175,8 +181,9 @@ fn bad_files_exit_2_naming_the_file_and_position() {
         "{\n  \"model_type\": \"llama\",\n  \"hidden_size\": 4096,\n  oops\n}\n",
     )
     .unwrap();
-    fails_with(
+    fails_with_code(
         &["estimate", "--config", cfg.to_str().unwrap()],
+        3,
         "config.json",
     );
     let o = headroom(&["estimate", "--config", cfg.to_str().unwrap()]);
@@ -184,24 +191,31 @@ fn bad_files_exit_2_naming_the_file_and_position() {
         String::from_utf8_lossy(&o.stderr).contains("4:"),
         "line:col expected"
     );
-    fails_with(
+    fails_with_code(
         &["estimate", "--config", "/nonexistent/config.json"],
+        3,
         "/nonexistent/config.json",
     );
     let missing = dir.path().join("missing-key.json");
     std::fs::write(&missing, r#"{"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "intermediate_size": 11008, "vocab_size": 32000}"#).unwrap();
-    fails_with(
+    fails_with_code(
         &["estimate", "--config", missing.to_str().unwrap()],
+        3,
         "num_hidden_layers",
     );
     let gguf = dir.path().join("bad.gguf");
     std::fs::write(&gguf, b"NOPE0000").unwrap();
-    fails_with(&["estimate", "--gguf", gguf.to_str().unwrap()], "bad.gguf");
-    fails_with(
+    fails_with_code(
+        &["estimate", "--gguf", gguf.to_str().unwrap()],
+        3,
+        "bad.gguf",
+    );
+    fails_with_code(
         &["estimate", "--scenario", "/nonexistent/s.ron"],
+        3,
         "/nonexistent/s.ron",
     );
-    fails_with(
+    fails_with_code(
         &[
             "report",
             "--model",
@@ -209,6 +223,7 @@ fn bad_files_exit_2_naming_the_file_and_position() {
             "-o",
             "/nonexistent/dir/report.md",
         ],
+        1,
         "/nonexistent/dir/report.md",
     );
 }
@@ -305,8 +320,9 @@ fn catalog_commands() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.ron");
     std::fs::write(&bad, "(machines: [ (id: \"x\", name: 3) ])").unwrap();
-    fails_with(
+    fails_with_code(
         &["catalog", "validate", bad.to_str().unwrap()],
+        3,
         "bad.ron:1:",
     );
 }

@@ -108,7 +108,7 @@ fn report_format_follows_the_file_extension() {
     ] {
         let p = d.path().join(file);
         let out = p.to_str().unwrap();
-        let msg = stdout(&[
+        let o = headroom(&[
             "report",
             "--model",
             "llama-3-8b",
@@ -117,13 +117,33 @@ fn report_format_follows_the_file_extension() {
             "-o",
             out,
         ]);
-        assert!(msg.contains(out), "{msg}");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        // The status line goes to stderr; stdout stays empty (it is not the report).
+        let msg = String::from_utf8_lossy(&o.stderr);
+        assert!(msg.contains(out) && msg.contains("Wrote"), "{msg}");
+        assert!(o.stdout.is_empty());
         let text = std::fs::read_to_string(&p).unwrap();
         assert!(text.starts_with(starts), "{file}: {}", &text[..40]);
     }
-    // --format wins over the extension.
+    // --format against the extension is refused before anything is written; a name without a
+    // known extension takes --format.
     let p = d.path().join("forced.md");
-    stdout(&[
+    let o = headroom(&[
+        "report",
+        "--model",
+        "llama-3-8b",
+        "--machine",
+        "desktop-rtx4090-64gb",
+        "--format",
+        "json",
+        "-o",
+        p.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("forced.md"));
+    assert!(!p.exists());
+    let p = d.path().join("forced.txt");
+    headroom(&[
         "report",
         "--model",
         "llama-3-8b",

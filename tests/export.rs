@@ -512,16 +512,18 @@ fn json_report_reuses_the_cli_contract() {
     );
     // The rest.
     assert_eq!(v["scenario"]["zero"], 3);
-    assert_eq!(v["scenario"]["mode"], "Full");
+    // Choices under their CLI names (what `--mode`, `--weights`, … take), never Rust's.
+    assert_eq!(v["scenario"]["mode"], "full");
+    assert_eq!(v["scenario"]["weights"], o.scenario.weights.cli_name());
+    assert_eq!(v["scenario"]["kv"], o.scenario.kv.cli_name());
+    assert_eq!(v["scenario"]["offload"], o.scenario.offload.cli_name());
+    assert_eq!(v["scenario"]["context"], o.scenario.context);
     assert_eq!(v["generated"], DATE);
     assert_eq!(v["version"], VERSION);
     assert_eq!(v["settings"]["speed"]["training_mfu"], 0.35);
     // "This machine" cannot train this: the settings are for the first machine that can.
     assert_eq!(v["launch"]["machine"], "cloud-8xh100");
     assert_eq!(v["launch"]["settings"][0]["runtime"], "deepspeed");
-    // The scenario in the JSON loads back.
-    let back: Scenario = serde_json::from_value(v["scenario"].clone()).unwrap();
-    assert_eq!(back, o.scenario);
 }
 
 #[test]
@@ -1485,9 +1487,19 @@ fn cli_report_prints_or_writes() {
     let bad = d.path().join("missing").join("r.md").display().to_string();
     let err = run(&input, ReportFormat::Markdown, &bad).unwrap_err();
     assert!(err.contains(&bad), "{err}");
+    // A --format that contradicts the extension is refused; a name without one takes any.
+    let clash = format_for(Some("html"), "x.md").unwrap_err();
+    assert!(
+        clash.contains("x.md") && clash.contains("--format html"),
+        "{clash}"
+    );
     assert_eq!(
-        format_for(Some("html"), "x.md").unwrap(),
+        format_for(Some("html"), "report.txt").unwrap(),
         ReportFormat::Html
+    );
+    assert_eq!(
+        format_for(Some("json"), "/dev/stdout").unwrap(),
+        ReportFormat::Json
     );
     assert_eq!(format_for(None, "-").unwrap(), ReportFormat::Markdown);
     assert!(format_for(None, "x.pdf").unwrap_err().contains("x.pdf"));

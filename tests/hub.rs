@@ -233,6 +233,8 @@ struct Server {
     base: String,
     seen: Arc<Mutex<Vec<Seen>>>,
     body_bytes: Arc<AtomicU64>,
+    /// While set, every connection is closed unanswered (the network is down).
+    down: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Server {
@@ -249,8 +251,14 @@ impl Server {
                 .collect(),
         );
         let (s2, b2) = (seen.clone(), body_bytes.clone());
+        let down = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let d2 = down.clone();
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
+                if d2.load(Ordering::SeqCst) {
+                    drop(stream);
+                    continue;
+                }
                 let (repos, seen, bytes) = (repos.clone(), s2.clone(), b2.clone());
                 std::thread::spawn(move || {
                     let _ = handle(stream, &repos, &seen, &bytes);
@@ -261,6 +269,7 @@ impl Server {
             base,
             seen,
             body_bytes,
+            down,
         }
     }
     fn requests(&self) -> usize {
@@ -392,6 +401,7 @@ fn opts(server: &Server, cache: &Path) -> Options {
         token: None,
         cache_root: Some(cache.to_path_buf()),
         timeout: Duration::from_secs(10),
+        deadline: None,
         cancel: None,
         offline: false,
     }
@@ -810,10 +820,44 @@ fn not_found_no_network_and_bad_ids() {
     assert_eq!(hub::quant_in_name("model-f16.gguf").as_deref(), Some("F16"));
 }
 
+/// A whole one-layer Llama-shaped model in one file (what a `--url` can be sized from alone).
+fn one_file() -> Vec<u8> {
+    let (h, kv, f, v) = (256u64, 128u64, 512u64, 1024u64);
+    let mut t: Vec<(String, &str, Vec<u64>, u64)> =
+        vec![("model.embed_tokens.weight".into(), "BF16", vec![v, h], 2)];
+    for (n, shape) in [
+        ("input_layernorm", vec![h]),
+        ("post_attention_layernorm", vec![h]),
+        ("self_attn.q_proj", vec![h, h]),
+        ("self_attn.k_proj", vec![kv, h]),
+        ("self_attn.v_proj", vec![kv, h]),
+        ("self_attn.o_proj", vec![h, h]),
+        ("mlp.gate_proj", vec![f, h]),
+        ("mlp.up_proj", vec![f, h]),
+        ("mlp.down_proj", vec![h, f]),
+    ] {
+        t.push((format!("model.layers.0.{n}.weight"), "BF16", shape, 2));
+    }
+    t.push(("model.norm.weight".into(), "BF16", vec![h], 2));
+    t.push(("lm_head.weight".into(), "BF16", vec![v, h], 2));
+    let refs: Vec<(&str, &str, Vec<u64>, u64)> = t
+        .iter()
+        .map(|(n, d, s, w)| (n.as_str(), *d, s.clone(), *w))
+        .collect();
+    safetensors(&refs)
+}
+
 #[test]
 fn cli_estimate_with_hf_and_url() {
     let files = five_shards();
-    let server = Server::start(vec![("org/five", Behaviour::Normal, files.clone())]);
+    let server = Server::start(vec![
+        ("org/five", Behaviour::Normal, files.clone()),
+        (
+            "org/one",
+            Behaviour::Normal,
+            vec![("model.safetensors".to_string(), one_file())],
+        ),
+    ]);
     let cache = tempfile::tempdir().unwrap();
     let run = |args: &[&str]| {
         std::process::Command::new(env!("CARGO_BIN_EXE_headroom"))
@@ -845,13 +889,22 @@ fn cli_estimate_with_hf_and_url() {
         "the second run is served from the cache"
     );
 
-    // --url: one shard by its URL (the shape inferred from its tensors).
-    let url = format!("{}/org/five/resolve/main/{}", server.base, files[0].0);
+    // --url: a whole model in one file by its URL (the shape inferred from its tensors).
+    let url = format!("{}/org/one/resolve/main/model.safetensors", server.base);
     let by_url = run(&["estimate", "--url", &url, "--json"]);
     assert!(
         by_url.status.success(),
         "{}",
         String::from_utf8_lossy(&by_url.stderr)
+    );
+    // One shard of five alone holds no layers: refused naming the URL, not sized as a model.
+    let shard = format!("{}/org/five/resolve/main/{}", server.base, files[0].0);
+    let part = run(&["estimate", "--url", &shard, "--json"]);
+    assert_eq!(part.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&part.stderr);
+    assert!(
+        err.contains(&shard) && err.contains("model.layers 0"),
+        "{err}"
     );
     // --hf-file needs --hf; --hf and --model are one source.
     assert!(!run(&["estimate", "--hf-file", "x.gguf"]).status.success());
@@ -1112,14 +1165,9 @@ fn a_split_gguf_brings_its_parts() {
     assert_same(&a.model, &local);
     assert_eq!(a.requests, 1 + 2, "one range per small part");
 
-    // Offline later: the listing and the model come from the cache.
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut off = o.clone();
-    off.endpoint = format!("http://127.0.0.1:{port}");
+    // The network down later: the listing and the model come from the cache.
+    server.down.store(true, Ordering::SeqCst);
+    let off = o.clone();
     assert_eq!(
         hub::list_repo("org/split-GGUF", "main", &off).unwrap(),
         listing
@@ -1127,6 +1175,17 @@ fn a_split_gguf_brings_its_parts() {
     let b = open(&hub_req("org/split-GGUF", None, None), &off).unwrap();
     assert!(b.from_cache);
     assert_eq!(b.model.spec, a.model.spec);
+    server.down.store(false, Ordering::SeqCst);
+    // Another endpoint (a mirror) has its own cache: nothing of this one's answers it.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut mirror = o.clone();
+    mirror.endpoint = format!("http://127.0.0.1:{port}");
+    assert!(hub::list_repo("org/split-GGUF", "main", &mirror).is_err());
+    assert!(open(&hub_req("org/split-GGUF", None, None), &mirror).is_err());
     // HF_HUB_OFFLINE: the cache answers, nothing else is asked.
     let mut offline = o.clone();
     offline.offline = true;
@@ -1140,7 +1199,7 @@ fn a_split_gguf_brings_its_parts() {
     assert!(e.message.contains("HF_HUB_OFFLINE"), "{e}");
     assert_eq!(server.requests(), n);
     // An unknown repo offline is still a network error.
-    let e = hub::list_repo("org/other", "main", &off).unwrap_err();
+    let e = hub::list_repo("org/other", "main", &mirror).unwrap_err();
     assert_eq!(e.kind, HubErrorKind::Network, "{e}");
 }
 

@@ -154,7 +154,7 @@ fn fit_adds_the_served_cost_and_recommend_the_serving_picks() {
     assert!(r["cloud_cost_load"].as_str().unwrap().contains("200 users"));
     let c = &r["serving"]["cloud"];
     assert!(c["machines"].as_u64().unwrap() >= 1, "{r}");
-    assert_eq!(c["price_per"], "hour");
+    assert_eq!(c["price_per"], "hourly");
 }
 
 #[test]

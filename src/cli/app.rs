@@ -9,7 +9,21 @@ pub use super::estimate::estimate_table;
 pub use super::fit::{find_machine, fit_table, kind_matches, select_machines};
 pub use super::scenario::build_scenario;
 
-/// A CLI failure: one line for stderr and the exit code (2 for bad input).
+/// Exit codes (a contract, README "Exit codes"): 0 success; 1 the output could not be written
+/// (stdout, `-o FILE`, the calibration store) or the window could not open; 2 a usage error (an
+/// unknown option or value, a missing argument, an unknown preset or machine id, options that
+/// conflict); 3 an input error (a file that cannot be read or whose content is refused: a model
+/// file, config.json, a saved scenario, a catalog, llama-bench output; also a header a server
+/// sent); 4 a network error (no network, timeout, refused access, not found on the Hub, a server
+/// that ignores Range or truncates its answer).
+pub mod exit {
+    pub const OUTPUT: i32 = 1;
+    pub const USAGE: i32 = 2;
+    pub const INPUT: i32 = 3;
+    pub const NETWORK: i32 = 4;
+}
+
+/// A CLI failure: one line for stderr and the exit code ([`exit`]).
 #[derive(Debug)]
 pub struct CliError {
     pub message: String,
@@ -17,10 +31,59 @@ pub struct CliError {
 }
 
 impl CliError {
+    /// The command line is wrong (exit 2).
+    pub fn usage(m: impl Into<String>) -> Self {
+        CliError {
+            message: m.into(),
+            code: exit::USAGE,
+        }
+    }
+    /// A file (or what a server sent) cannot be read or is refused (exit 3).
     pub fn input(m: impl Into<String>) -> Self {
         CliError {
             message: m.into(),
-            code: 2,
+            code: exit::INPUT,
+        }
+    }
+    /// The network failed or a server refused (exit 4).
+    pub fn network(m: impl Into<String>) -> Self {
+        CliError {
+            message: m.into(),
+            code: exit::NETWORK,
+        }
+    }
+    /// The result could not be written (exit 1).
+    pub fn output(m: impl Into<String>) -> Self {
+        CliError {
+            message: m.into(),
+            code: exit::OUTPUT,
+        }
+    }
+}
+
+impl From<crate::io::import::ImportError> for CliError {
+    fn from(e: crate::io::import::ImportError) -> Self {
+        CliError::input(e.to_string())
+    }
+}
+
+impl From<crate::io::hub::HubError> for CliError {
+    fn from(e: crate::io::hub::HubError) -> Self {
+        use crate::io::hub::HubErrorKind as K;
+        let code = match e.kind {
+            K::BadRequest | K::Ambiguous => exit::USAGE,
+            K::Invalid | K::TooManyShards | K::Cache => exit::INPUT,
+            K::Gated
+            | K::NotFound
+            | K::Network
+            | K::Timeout
+            | K::RangeIgnored
+            | K::Truncated
+            | K::Cancelled => exit::NETWORK,
+        };
+        CliError {
+            message: e.to_string(),
+            code,
         }
     }
 }
@@ -37,7 +100,10 @@ pub(crate) fn json_text<T: serde::Serialize>(v: &T) -> String {
 pub fn run(cli: Cli) -> Result<String, CliError> {
     let (mut cat, warnings) = crate::io::catalog::load_default();
     for w in &warnings {
-        eprintln!("headroom: {w}");
+        eprintln!(
+            "headroom: {}",
+            crate::core::format::one_line(&w.to_string())
+        );
     }
     match cli.command {
         None => Ok(String::new()),

@@ -4,7 +4,8 @@
 use super::values::{
     Choice, KvParser, OnOff, parse_batch, parse_context, parse_electricity, parse_fraction,
     parse_gpus, parse_lora_rank, parse_output, parse_params, parse_rate, parse_sched,
-    parse_seconds, parse_share, parse_tp, parse_ubatch, parse_user_rate, parse_users, parse_zero,
+    parse_seconds, parse_share, parse_tp, parse_train_tokens, parse_ubatch, parse_user_rate,
+    parse_users, parse_zero,
 };
 use crate::core::catalog::MachineKind;
 use crate::core::precision::{KvTypes, WeightPrecision};
@@ -96,7 +97,8 @@ pub struct ScenarioArgs {
     /// A Hugging Face config.json.
     #[arg(long, group = "source", value_name = "FILE", help_heading = "Model")]
     pub config: Option<PathBuf>,
-    /// A parameter count: 7e9, 7B, 70b, 1.5T, 1 … 10^13 (the shape is then estimated).
+    /// A parameter count: 7e9, 7B, 70b, 1.5T, 1,000 … 10^13 (the shape is then estimated;
+    /// `70` alone is refused: write 70B).
     #[arg(long, group = "source", value_name = "COUNT", value_parser = parse_params, help_heading = "Model")]
     pub params: Option<u64>,
     /// A GGUF file (the header only is read).
@@ -164,9 +166,10 @@ pub struct ScenarioArgs {
     #[arg(long, help_heading = "Training")]
     pub pure_bf16: bool,
     /// Tokens of a training run (for its time and cost), e.g. 1B [default: 100M].
-    #[arg(long, value_name = "COUNT", value_parser = parse_params, help_heading = "Training")]
+    #[arg(long, value_name = "COUNT", value_parser = parse_train_tokens, help_heading = "Training")]
     pub train_tokens: Option<u64>,
-    /// GPUs to spread the job over, 0 … 65,536 (0 = CPU only) [default: 1].
+    /// GPUs to spread the job over, 0 … 65,536 (0 = CPU only) [default: 1]; for estimate and
+    /// report (fit, serve and recommend use each machine's own GPUs and refuse it).
     #[arg(long, value_name = "N", value_parser = parse_gpus, help_heading = "Runtime")]
     pub gpus: Option<u64>,
     /// The runtime whose allocation rules apply [default: generic].

@@ -16,7 +16,9 @@ pub fn describe(m: &Machine, done: &Calibrated) -> String {
     let _ = writeln!(
         o,
         "Calibrated {} from {} ({} tests)",
-        m.name, done.file, c.runs
+        m.name,
+        format::one_line(&done.file),
+        c.runs
     );
     let _ = writeln!(
         o,
@@ -29,7 +31,8 @@ pub fn describe(m: &Machine, done: &Calibrated) -> String {
         let _ = writeln!(
             o,
             "  {}: decode {} → {} tok/s, prefill {} → {} tok/s",
-            check.model_type,
+            // llama-bench's model_type is text from the file: escaped for the terminal.
+            format::one_line(&check.model_type),
             format::rate_tenths(check.before.0),
             format::rate_tenths(check.after.0),
             format::rate_whole(check.before.1),
@@ -63,7 +66,7 @@ pub fn command(file: &Path, cat: &Catalog) -> Result<String, super::app::CliErro
 /// This machine's stored calibration (`headroom calibrate`); a broken file is a warning.
 pub fn stored() -> Option<crate::core::speed::bench::Calibration> {
     crate::io::calibration::load_default().unwrap_or_else(|e| {
-        eprintln!("headroom: {e} (ignored)");
+        eprintln!("headroom: {} (ignored)", format::one_line(&e));
         None
     })
 }

@@ -2,8 +2,9 @@
 //!
 //! The JSON is [`DetectedMachine`] as serde writes it; these keys are a contract (add, never
 //! rename): `ram_total`, `ram_available`, `cpu.{name,cores}`, `gpus[].{name, vram_total,
-//! vram_free, pcie_gen, pcie_width, matched}`, `unified_memory` (object or null), `notes`.
-//! Sizes are integers in bytes.
+//! vram_free, pcie_gen, pcie_width, matched}`, `unified_memory` (object or null), `storage`
+//! (`{kind, label, capacity, free, read_gbs, source}` or null), `notes`. Sizes are integers in
+//! bytes, kinds lowercase.
 
 use crate::core::catalog::Catalog;
 use crate::core::format;
@@ -25,7 +26,7 @@ pub fn run_with(catalog: &Catalog, json: bool, bench: bool) -> String {
     let d = SystemDetector::new(catalog.clone()).detect();
     let p = crate::io::detect::probe::probe();
     if json {
-        let mut v = serde_json::to_value(&d).unwrap_or_default();
+        let mut v = crate::io::json::detected_json(&d);
         v["bench"] = serde_json::to_value(&p).unwrap_or_default();
         let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
         s.push('\n');
@@ -54,10 +55,7 @@ pub fn bench_lines(p: &crate::io::detect::probe::ProbeResult) -> String {
 pub fn render(d: &DetectedMachine, json: bool) -> String {
     if json {
         // Serialising plain data with string keys cannot fail.
-        let mut s =
-            serde_json::to_string_pretty(d).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
-        s.push('\n');
-        return s;
+        return super::app::json_text(&crate::io::json::detected_json(d));
     }
     table(d)
 }

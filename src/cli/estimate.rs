@@ -13,7 +13,7 @@ pub fn run(a: &EstimateArgs, cat: &Catalog) -> Result<String, CliError> {
     let s = build_scenario(&a.scenario, cat)?;
     if let Some(p) = &a.save_scenario {
         crate::io::export::write_scenario(p, &s)
-            .map_err(|e| CliError::input(format!("--save-scenario: {e}")))?;
+            .map_err(|e| CliError::output(format!("--save-scenario: {e}")))?;
     }
     let e = estimate(&s);
     if a.json {

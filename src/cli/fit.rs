@@ -10,6 +10,7 @@ use crate::core::serving::plan_all;
 
 /// Runs `headroom fit`.
 pub fn run(a: &FitArgs, cat: &mut Catalog) -> Result<String, CliError> {
+    super::scenario::refuse_gpus(&a.scenario, "fit")?;
     let s = build_scenario(&a.scenario, cat)?;
     let machines = select_machines(cat, &a.machines, a.kind.map(MachineKind::cli_name))?;
     let st = super::scenario::fit_settings(&a.scenario, a.electricity);
@@ -166,7 +167,7 @@ pub fn select_machines(
             out.push(m);
         } else {
             let m = find_machine(cat, id).ok_or_else(|| {
-                CliError::input(format!(
+                CliError::usage(format!(
                     "--machine: unknown machine '{id}' (see `headroom catalog list`)"
                 ))
             })?;

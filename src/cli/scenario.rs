@@ -4,8 +4,9 @@ use super::app::CliError;
 use super::args::ScenarioArgs;
 use crate::core::catalog::Catalog;
 use crate::core::fit::FitSettings;
+use crate::core::format::{group_digits, input_value, one_line};
 use crate::core::model::ModelSpec;
-use crate::core::scenario::{KvAllocation, Scenario};
+use crate::core::scenario::{Input, KvAllocation, Mode, Scenario};
 use crate::core::serving::{Load, ServingInputs};
 
 /// The serving options over the scenario's serving inputs (a mix was applied before).
@@ -52,23 +53,20 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
         Some(p) => {
             let text = crate::io::read_text_limited(p, crate::io::limits::SCENARIO_FILE)
                 .map_err(|e| CliError::input(format!("{}: {e}", p.display())))?;
-            crate::io::export::load_scenario(&p.display().to_string(), &text)
-                .map_err(|e| CliError::input(e.to_string()))?
+            let loaded = crate::io::export::load_scenario(&p.display().to_string(), &text)
+                .map_err(|e| CliError::input(e.to_string()))?;
+            // A file is held to the flags' ranges (Scenario::problems, the one set of rules).
+            if let Some(why) = problems_text(&loaded.problems(), |p| p.to_string()) {
+                return Err(CliError::input(format!("{}: {why}", p.display())));
+            }
+            loaded
         }
         None => Scenario::default(),
     };
     if let Some(id) = &a.model {
-        let p = cat.model(id).ok_or_else(|| {
-            CliError::input(format!(
-                "--model: unknown preset '{id}' (try one of: {})",
-                cat.models
-                    .iter()
-                    .take(12)
-                    .map(|m| m.id.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))
-        })?;
+        let p = cat
+            .model(id)
+            .ok_or_else(|| CliError::usage(unknown_model(id, cat)))?;
         s.model = p.spec.clone();
         s.model_id = Some(p.id.clone());
         // The precision the publisher ships; --weights overrides it below.
@@ -77,8 +75,7 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
     if let Some(path) = &a.config {
         let text = crate::io::read_text_limited(path, crate::io::limits::JSON_FILE)
             .map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
-        s.model = crate::core::hf_config::parse_hf_config(&text)
-            .map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
+        s.model = crate::io::import::hf::config_spec(path, &text)?;
         s.model_id = None;
     }
     if let Some(n) = a.params {
@@ -91,20 +88,27 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
         a.url.as_deref(),
         a.weights,
     )
-    .map_err(|e| CliError::input(e.to_string()))?;
+    .map_err(CliError::from)?;
     let local = [&a.gguf, &a.safetensors].into_iter().flatten();
-    let local = local
-        .map(|p| crate::io::import::import_path(p).map_err(|e| CliError::input(e.to_string())));
+    let local = local.map(|p| crate::io::import::import_path(p).map_err(CliError::from));
     for imp in local.chain(remote.map(Ok)) {
         let imp = imp?;
+        for n in &imp.notes {
+            eprintln!("headroom: note: {}", one_line(n));
+        }
         s.model = imp.spec;
         s.model_id = None;
-        if let Some(w) = imp.weights
-            && a.weights.is_none()
-        {
-            s.weights = w;
+        match imp.weights {
+            Some(w) => s.weights = w,
+            None if a.weights.is_none() => eprintln!(
+                "headroom: note: the file's precision matches no preset: the weights are its exact bytes, and the precision shown ({}) is not the file's (--weights sizes them at one)",
+                s.weights.label()
+            ),
+            None => {}
         }
     }
+    // The precision the file's exact bytes hold at: what the import (or the saved scenario) set.
+    let stored = s.model.file_weights.as_ref().map(|_| s.weights);
     if let Some(v) = a.weights {
         s.weights = v;
     }
@@ -174,11 +178,53 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
     if let Some(v) = a.train_tokens {
         s.train_tokens = v;
     }
+    // Asked for both: the user means it, so say which cannot be (a default or a mix's prompt
+    // over a shorter --context is lowered by the scenario rules below, with a note).
+    if let Some(p) = a.prompt
+        && p > s.context
+    {
+        return Err(CliError::usage(format!(
+            "--prompt {} is longer than the context ({} tokens): a prompt must fit in --context",
+            group_digits(p),
+            group_digits(s.context)
+        )));
+    }
+    // LoRA adapts a d × k matrix with r × (d + k) parameters; a rank past the hidden size is
+    // larger than the matrices it adapts (Hu et al. 2021, "LoRA", §4.1: r ≪ min(d, k)).
+    if matches!(s.mode, Mode::Lora | Mode::Qlora) && s.lora_rank > s.model.hidden.max(1) {
+        return Err(CliError::usage(format!(
+            "--lora-rank {} is above the model's hidden size ({}): the adapters would be larger than the matrices they adapt",
+            group_digits(s.lora_rank),
+            group_digits(s.model.hidden)
+        )));
+    }
+    // The whole scenario within the rules: a model read from a file (0 layers, 0 heads) or any
+    // value no flag could set.
+    if let Some(why) = problems_text(&s.problems(), |p| match p.input {
+        Input::Model(_) => format!("{}: {p}", model_source(a)),
+        i => format!(
+            "{} {} is outside {} … {}",
+            i.flag(),
+            input_value(p.value),
+            input_value(p.lo),
+            input_value(p.hi)
+        ),
+    }) {
+        return Err(CliError::input(why));
+    }
     // The scenario rules the window applies too (the context to the model's trained length, the
     // prompt to the context), each change said on stderr.
-    let (s, clamps) = s.normalized();
+    let (mut s, clamps) = s.normalized();
     for c in clamps {
         eprintln!("headroom: note: {c}");
+    }
+    // A file's exact bytes hold at its own precision only: another one (an explicit --weights,
+    // or QLoRA's NF4 / a full fine-tune's BF16) is sized from the architecture at that precision.
+    if let Some(stored) = stored {
+        let held = crate::io::import::held_precision(s.mode, s.weights);
+        if let Some(note) = crate::io::import::resize_weights(&mut s.model, Some(stored), held) {
+            eprintln!("headroom: note: {note}");
+        }
     }
     Ok(s)
 }
@@ -195,4 +241,114 @@ pub fn fit_settings(a: &ScenarioArgs, electricity: Option<f64>) -> FitSettings {
         st.electricity_usd_per_kwh = e.max(0.0);
     }
     st
+}
+
+/// Where the model came from, for a message about its shape.
+fn model_source(a: &ScenarioArgs) -> String {
+    let path = [&a.config, &a.gguf, &a.safetensors]
+        .into_iter()
+        .flatten()
+        .next()
+        .map(|p| p.display().to_string());
+    path.or_else(|| a.hf.as_ref().map(|h| format!("--hf {h}")))
+        .or_else(|| a.url.clone())
+        .or_else(|| a.scenario.as_ref().map(|p| p.display().to_string()))
+        .unwrap_or_else(|| "the model".into())
+}
+
+/// The first problem as a line, "(and N more)" when there are others.
+fn problems_text(
+    problems: &[crate::core::scenario::Problem],
+    show: impl Fn(&crate::core::scenario::Problem) -> String,
+) -> Option<String> {
+    let first = problems.first()?;
+    let more = match problems.len() {
+        1 => String::new(),
+        n => format!(" (and {} more)", n - 1),
+    };
+    Some(format!("{}{more}", show(first)))
+}
+
+/// `--gpus` on a command that fits each machine with its own GPUs is refused, not ignored.
+pub fn refuse_gpus(a: &ScenarioArgs, command: &str) -> Result<(), CliError> {
+    match a.gpus {
+        Some(n) => Err(CliError::usage(format!(
+            "--gpus {n}: `{command}` uses each machine's own GPUs (pick machines with --machine or --kind); --gpus sets the GPUs of `estimate` and `report`"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// "--model: unknown preset 'llama3-8b' (nearest: llama-3-8b, …)": the preset ids nearest to
+/// `id` by edit distance, else where to list them all.
+fn unknown_model(id: &str, cat: &Catalog) -> String {
+    let shown = one_line(id);
+    let near = nearest_ids(id, cat.models.iter().map(|m| m.id.as_str()), 5);
+    if near.is_empty() {
+        format!("--model: unknown preset '{shown}' (list them: headroom catalog models)")
+    } else {
+        format!(
+            "--model: unknown preset '{shown}' (nearest: {}; all: headroom catalog models)",
+            near.join(", ")
+        )
+    }
+}
+
+/// Up to `n` of `ids` nearest to `typed` by Levenshtein distance (case-insensitive), nearest
+/// first; only those within a third of the longer name (at least 2 edits), so a wild guess gets
+/// no list.
+pub fn nearest_ids<'a>(typed: &str, ids: impl Iterator<Item = &'a str>, n: usize) -> Vec<&'a str> {
+    let t: Vec<char> = typed.trim().to_lowercase().chars().take(128).collect();
+    let mut scored: Vec<(usize, &str)> = ids
+        .filter_map(|id| {
+            let c: Vec<char> = id.to_lowercase().chars().collect();
+            let d = levenshtein(&t, &c);
+            let bound = (t.len().max(c.len()) / 3).max(2);
+            // A prefix typed in full ("qwen3" for qwen3-8b) is near too.
+            let prefix = t.len() >= 3 && c.starts_with(&t);
+            (d <= bound || prefix).then_some((if prefix { d.min(bound) } else { d }, id))
+        })
+        .collect();
+    scored.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
+    scored.into_iter().take(n).map(|(_, id)| id).collect()
+}
+
+/// Edit distance (insertions, deletions, substitutions), two rows.
+fn levenshtein(a: &[char], b: &[char]) -> usize {
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, ca) in a.iter().enumerate() {
+        cur[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_ids_by_edit_distance() {
+        let ids = [
+            "llama-3-8b",
+            "llama-3-70b",
+            "qwen2.5-0.5b",
+            "qwen3-8b",
+            "mixtral-8x7b",
+        ];
+        let near = nearest_ids("llama3-8b", ids.iter().copied(), 5);
+        assert_eq!(near.first(), Some(&"llama-3-8b"), "{near:?}");
+        assert!(!near.contains(&"qwen2.5-0.5b"), "{near:?}");
+        assert_eq!(
+            nearest_ids("QWEN3-8B", ids.iter().copied(), 5)[0],
+            "qwen3-8b"
+        );
+        assert!(nearest_ids("zzzzzzzzzzzz", ids.iter().copied(), 5).is_empty());
+        assert_eq!(levenshtein(&['a', 'b'], &['b']), 1);
+    }
 }

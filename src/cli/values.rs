@@ -200,17 +200,23 @@ impl<T: ValueEnum + Clone + Send + Sync + 'static> TypedValueParser for Choice<T
                     ContextKind::InvalidArg,
                     ContextValue::String(arg.map_or_else(|| "...".into(), |a| a.to_string())),
                 );
-                e.insert(ContextKind::InvalidValue, ContextValue::String(raw.into()));
                 e.insert(
-                    ContextKind::ValidValue,
-                    ContextValue::Strings(
-                        T::value_variants()
-                            .iter()
-                            .filter_map(|v| v.to_possible_value())
-                            .map(|p| p.get_name().to_string())
-                            .collect(),
-                    ),
+                    ContextKind::InvalidValue,
+                    ContextValue::String(raw.to_string()),
                 );
+                let names: Vec<String> = T::value_variants()
+                    .iter()
+                    .filter_map(|v| v.to_possible_value())
+                    .map(|p| p.get_name().to_string())
+                    .collect();
+                let near = super::scenario::nearest_ids(s, names.iter().map(String::as_str), 1);
+                if let Some(n) = near.first() {
+                    e.insert(
+                        ContextKind::SuggestedValue,
+                        ContextValue::String((*n).to_string()),
+                    );
+                }
+                e.insert(ContextKind::ValidValue, ContextValue::Strings(names));
                 e
             })
     }
@@ -258,17 +264,56 @@ pub fn parse_kv(s: &str) -> Result<KvTypes, String> {
     })
 }
 
-/// A parameter count: 7e9, 7B, 70b, 1.5T (1 … 10^13).
+/// The smallest `--params` taken: a count below it is a missing suffix (`70` for 70B), not a
+/// language model.
+pub const MIN_PARAMS: u64 = 1000;
+
+/// A parameter count: 7e9, 7B, 70b, 1.5T (1,000 … 10^13). `--params 70` is refused with the
+/// suggestion `70B` rather than sized as a 70-parameter model.
 pub fn parse_params(s: &str) -> Result<u64, String> {
+    let n = whole_count(s)?;
+    if n < MIN_PARAMS {
+        return Err(format!(
+            "'{s}' is {n} parameters: write {}B for {} billion (counts take K, M, B, T: 7B, 1.5T, 7e9)",
+            s.trim(),
+            s.trim()
+        ));
+    }
+    if n > limits::MAX_PARAMS {
+        return Err(format!("'{s}' is outside 1,000 … 10^13"));
+    }
+    Ok(n)
+}
+
+/// Tokens of a training run, 1 … 10^15 (`100M`, `1B`).
+pub fn parse_train_tokens(s: &str) -> Result<u64, String> {
+    ranged(s, 1, crate::core::scenario::rules::MAX_TRAIN_TOKENS)
+}
+
+/// A count that must be whole: `1.5` tokens is refused, not rounded to 2 (`1.5K` = 1,500 is
+/// whole). Parsing as [`parse_count`].
+fn whole_count(s: &str) -> Result<u64, String> {
     let n = parse_count(s)?;
-    if n == 0 || n > limits::MAX_PARAMS {
-        return Err(format!("'{s}' is outside 1 … 10^13"));
+    let t = s.trim().replace('_', "");
+    let (num, mult) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
+        Some('K') => (&t[..t.len() - 1], 1e3),
+        Some('M') => (&t[..t.len() - 1], 1e6),
+        Some('B' | 'G') => (&t[..t.len() - 1], 1e9),
+        Some('T') => (&t[..t.len() - 1], 1e12),
+        _ => (t.as_str(), 1.0),
+    };
+    if let Ok(v) = num.trim().parse::<f64>() {
+        let x = v * mult;
+        // 1.1K is 1100.0000000000002 in binary: a whole number up to rounding.
+        if (x - x.round()).abs() > 1e-6 * x.abs().max(1.0) {
+            return Err(format!("'{s}' is not a whole number"));
+        }
     }
     Ok(n)
 }
 
 fn ranged(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
-    let n = parse_count(s)?;
+    let n = whole_count(s)?;
     if n < lo || n > hi {
         return Err(format!("'{s}' is outside {lo} … {}", group_digits(hi)));
     }
@@ -359,12 +404,22 @@ pub fn parse_tp(s: &str) -> Result<u64, String> {
 pub fn parse_sched(s: &str) -> Result<u64, String> {
     ranged(s, 1, 1 << 22)
 }
+/// An electricity price, USD per kWh: 0 or more (a negative price is refused, not read as 0).
 pub fn parse_electricity(s: &str) -> Result<f64, String> {
-    let v: f64 = s.parse().map_err(|_| format!("'{s}' is not a number"))?;
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number"))?;
     if !v.is_finite() {
         return Err(format!("'{s}' is not a finite price"));
     }
-    Ok(v.max(0.0))
+    if v < 0.0 {
+        return Err(format!("'{s}' is negative: a price per kWh is 0 or more"));
+    }
+    if v > 1000.0 {
+        return Err(format!("'{s}' is outside 0 … 1,000 USD per kWh"));
+    }
+    Ok(v)
 }
 
 #[cfg(test)]
@@ -395,6 +450,12 @@ mod tests {
         assert!(parse_zero("4").is_err());
         assert_eq!(parse_zero("3"), Ok(3));
         assert!(parse_fraction("1.5").is_err());
-        assert_eq!(parse_electricity("-1"), Ok(0.0));
+        assert!(parse_electricity("-1").is_err());
+        assert_eq!(parse_electricity("0"), Ok(0.0));
+        assert!(parse_context("1.5").is_err());
+        assert_eq!(parse_context("1.5K"), Ok(1500));
+        assert_eq!(parse_context("1.1K"), Ok(1100));
+        assert!(parse_params("70").unwrap_err().contains("70B"));
+        assert_eq!(parse_params("7.5e9"), Ok(7_500_000_000));
     }
 }

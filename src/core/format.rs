@@ -392,16 +392,39 @@ pub fn slug(s: &str) -> String {
     if t.is_empty() { "model".into() } else { t }
 }
 
-/// Text from a user's file made safe for a one-line message: control characters (a newline or a
-/// NUL inside a quoted value) are written as escapes (`\n`, `\u{0}`), everything else is kept.
+/// Text from a file or the network made safe for a one-line message on a terminal: control
+/// characters (a newline, a NUL, ESC starting a terminal escape sequence, BEL) and the Unicode
+/// characters that reorder or hide text — the bidirectional embeddings, overrides and isolates
+/// U+202A–U+202E and U+2066–U+2069, the marks U+200E, U+200F and U+061C (Unicode Standard Annex
+/// #9, "Explicit Directional Formatting Characters"; the "Trojan Source" attack, CVE-2021-42574)
+/// and the line and paragraph separators U+2028, U+2029 — are written as escapes (`\n`,
+/// `\u{1b}`, `\u{202e}`); everything else is kept. Every string from a file or a server that
+/// is printed goes through this one function.
 pub fn one_line(s: &str) -> std::borrow::Cow<'_, str> {
-    if !s.chars().any(char::is_control) {
+    fn unsafe_char(c: char) -> bool {
+        c.is_control()
+            || matches!(
+                c,
+                '\u{202a}'..='\u{202e}'
+                    | '\u{2066}'..='\u{2069}'
+                    | '\u{200e}'
+                    | '\u{200f}'
+                    | '\u{061c}'
+                    | '\u{2028}'
+                    | '\u{2029}'
+            )
+    }
+    if !s.chars().any(unsafe_char) {
         return std::borrow::Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
-        if c.is_control() {
-            out.extend(c.escape_default());
+        if unsafe_char(c) {
+            if c.is_control() {
+                out.extend(c.escape_default());
+            } else {
+                out.extend(c.escape_unicode());
+            }
         } else {
             out.push(c);
         }
@@ -423,6 +446,14 @@ mod tests {
         );
         assert!(!one_line("a\r\nb\tc").contains(['\n', '\r', '\t']));
         assert_eq!(one_line("Grüße 8×H100"), "Grüße 8×H100");
+        // Terminal escapes and text reordering.
+        assert_eq!(one_line("a\u{1b}[31mb\u{7}"), "a\\u{1b}[31mb\\u{7}");
+        for c in [
+            '\u{202e}', '\u{202a}', '\u{2066}', '\u{2069}', '\u{200f}', '\u{2028}',
+        ] {
+            let t = one_line(&format!("x{c}y")).into_owned();
+            assert!(!t.contains(c) && t.starts_with("x\\u{"), "{t}");
+        }
     }
 
     #[test]

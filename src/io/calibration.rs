@@ -44,7 +44,8 @@ pub fn calibrate_file(
     today: &str,
 ) -> Result<Calibrated, String> {
     let shown = file.display().to_string();
-    let text = std::fs::read_to_string(file).map_err(|e| format!("{shown}: {e}"))?;
+    let text = crate::io::read_text_limited(file, crate::io::limits::LLAMA_BENCH_FILE)
+        .map_err(|e| format!("{shown}: {e}"))?;
     let runs = parse_llama_bench(&text).map_err(|e| format!("{shown}: {e}"))?;
     let constants = SpeedConstants::default();
     let calibration =

@@ -65,12 +65,14 @@ pub fn fit_json(r: &FitResult) -> Value {
             Value::Null
         }
     };
+    // A machine without a GPU has no GPU figures: null, not a 0 that reads like one.
+    let gpu = |x: u64| if r.gpus == 0 { Value::Null } else { json!(x) };
     let mut v = json!({
         "machine": r.machine,
         "name": r.name,
         "kind": r.kind_name(),
         "verdict": r.verdict.json_name(),
-        "gpu_layers": r.gpu_layers,
+        "gpu_layers": gpu(r.gpu_layers),
         "total_layers": r.total_layers,
         "headroom_bytes": r.headroom_bytes,
         "decode_tokens_per_s": speed(r.decode_tokens_per_s, round2),
@@ -78,14 +80,14 @@ pub fn fit_json(r: &FitResult) -> Value {
         "usd_per_million_tokens": r.usd_per_million_tokens.map(round4),
         "ttft_s": speed(r.ttft_s, round4),
         "gpus": r.gpus,
-        "gpu_capacity_bytes": r.gpu_capacity.0,
-        "gpu_required_bytes": r.gpu_required.0,
+        "gpu_capacity_bytes": gpu(r.gpu_capacity.0),
+        "gpu_required_bytes": gpu(r.gpu_required.0),
         "ram_capacity_bytes": r.ram_capacity.0,
         "ram_required_bytes": r.ram_required.0,
         "disk_bytes": r.disk_bytes.0,
         "os_reserve_bytes": r.os_reserve.0,
         "unified_memory": r.unified,
-        "notes": r.notes,
+        "notes": notes_with_reason(r),
     });
     // Unified memory: the raise of the GPU's limit the fit assumed, or the one it offers.
     if let Some((raise, assumed)) = r.notes.iter().find_map(|n| match n {
@@ -139,6 +141,35 @@ pub fn fit_json(r: &FitResult) -> Value {
     v
 }
 
+/// The row's notes; a `none` row's start with why it does not run (what one GPU, or RAM,
+/// would have to hold against what it has), unless a note already says so.
+fn notes_with_reason(r: &FitResult) -> Vec<String> {
+    use crate::core::format::bytes;
+    let mut notes: Vec<String> = r.notes.iter().map(ToString::to_string).collect();
+    if r.verdict != Verdict::None || notes.iter().any(|n| n.starts_with("does not fit:")) {
+        return notes;
+    }
+    let reason = if r.gpus > 0 && r.gpu_required > r.gpu_capacity {
+        format!(
+            "does not fit: one GPU would hold {} but has {} usable",
+            bytes(r.gpu_required),
+            bytes(r.gpu_capacity)
+        )
+    } else if r.ram_required > r.ram_capacity {
+        format!(
+            "does not fit: RAM would hold {} but {} is usable",
+            bytes(r.ram_required),
+            bytes(r.ram_capacity)
+        )
+    } else if r.gpus == 0 {
+        "does not run: the machine has no GPU and the scenario needs one".to_string()
+    } else {
+        "does not fit in the memory of this machine".to_string()
+    };
+    notes.insert(0, reason);
+    notes
+}
+
 /// A price as one flat object: `{"kind": "hourly" | "purchase", "usd", "region", "price_date",
 /// "source"}`.
 pub fn price_json(p: &Price) -> Value {
@@ -175,7 +206,8 @@ pub fn machine_json(cat: &Catalog, m: &Machine) -> Value {
         "kind": m.kind.cli_name(),
         "gpu": m.gpu,
         "gpu_name": acc.map(|a| a.name.clone()),
-        "gpu_count": m.gpu_count,
+        // A CPU-only machine has no GPU to count.
+        "gpu_count": if m.gpu.is_none() { 0 } else { m.gpu_count },
         "gpu_memory": acc.map(|a| a.memory.0),
         "gpu_memory_limit": m.gpu_memory_limit.map(|b| b.0),
         "ram": m.ram.0,
@@ -228,7 +260,7 @@ fn round4(x: f64) -> f64 {
 
 /// The `recommend --json` contract: `{"model", "weights", "context", "constraints",
 /// "kinds": [{"kind", "label", "machine", "name", "reason", "price_usd", "price_per": "purchase"|
-/// "hour", "verdict", "tokens_per_s", "usd_per_million_tokens", "picks": [...], "unmet": [...]}],
+/// "hourly", "verdict", "tokens_per_s", "usd_per_million_tokens", "picks": [...], "unmet": [...]}],
 /// "this_machine": {"machine", "name", "verdict", "tokens_per_s", "summary", "upgrades": [...]}}`.
 pub fn recommend_json(
     s: &crate::core::scenario::Scenario,
@@ -241,10 +273,10 @@ pub fn recommend_json(
             "name": p.name,
             "reason": p.reason.to_string(),
             "price_usd": p.price.usd(),
-            "price_per": if p.price.is_hourly() { "hour" } else { "purchase" },
+            "price_per": if p.price.is_hourly() { "hourly" } else { "purchase" },
             "verdict": p.verdict.json_name(),
             "verdict_text": p.verdict_text,
-            "tokens_per_s": round2(p.tokens_per_s),
+            "tokens_per_s": rate(p.verdict, p.tokens_per_s),
             "usd_per_million_tokens": p.usd_per_million_tokens.map(round4),
         })
     };
@@ -262,9 +294,9 @@ pub fn recommend_json(
                     .map(|p| p.reason.to_string())
                     .or_else(|| g.unmet.first().map(ToString::to_string)),
                 "price_usd": best.and_then(|p| p.price.usd()),
-                "price_per": best.map(|p| if p.price.is_hourly() { "hour" } else { "purchase" }),
+                "price_per": best.map(|p| if p.price.is_hourly() { "hourly" } else { "purchase" }),
                 "verdict": best.map(|p| p.verdict.json_name()),
-                "tokens_per_s": best.map(|p| round2(p.tokens_per_s)),
+                "tokens_per_s": best.map_or(Value::Null, |p| rate(p.verdict, p.tokens_per_s)),
                 "usd_per_million_tokens": best.and_then(|p| p.usd_per_million_tokens).map(round4),
                 "picks": g.picks.iter().map(pick).collect::<Vec<_>>(),
                 "unmet": g.unmet.iter().map(ToString::to_string).collect::<Vec<_>>(),
@@ -277,7 +309,7 @@ pub fn recommend_json(
             "name": t.name,
             "verdict": t.verdict.json_name(),
             "verdict_text": t.verdict_text,
-            "tokens_per_s": round2(t.tokens_per_s),
+            "tokens_per_s": rate(t.verdict, t.tokens_per_s),
             "summary": t.summary().to_string(),
             "upgrades": t.upgrades.iter().map(|u| json!({
                 "change": u.kind(),
@@ -287,7 +319,7 @@ pub fn recommend_json(
                 "gpu_memory_bytes": u.gpu_memory_bytes(),
                 "example": u.example(),
                 "verdict": u.verdict.json_name(),
-                "tokens_per_s": round2(u.tokens_per_s),
+                "tokens_per_s": rate(u.verdict, u.tokens_per_s),
                 "text": u.to_string(),
             })).collect::<Vec<_>>(),
         })
@@ -315,7 +347,7 @@ pub fn recommend_json(
                     "machines": p.machines,
                     "replicas": p.replicas,
                     "price_usd": p.usd.map(round4),
-                    "price_per": if p.hourly { "hour" } else { "purchase" },
+                    "price_per": if p.hourly { "hourly" } else { "purchase" },
                     "usd_per_million_output": p.usd_per_million_output.map(round4),
                     "ttft_p95_s": finite4(p.ttft_p95_s),
                     "tokens_per_s_per_user": finite4(p.tokens_per_s_per_user),
@@ -328,6 +360,16 @@ pub fn recommend_json(
             })
         }),
     })
+}
+
+/// A speed as `fit --json` gives it: rounded to two decimals where the scenario runs, `null`
+/// where it does not (verdict `none`) or the speed is not a positive number.
+fn rate(v: Verdict, x: f64) -> Value {
+    if v != Verdict::None && x.is_finite() && x > 0.0 {
+        json!(round2(x))
+    } else {
+        Value::Null
+    }
 }
 
 /// A finite number rounded to four decimals, else null (a saturated queue's TTFT is infinite).
@@ -457,4 +499,104 @@ pub fn fit_serving_json(p: Option<&crate::core::serving::ServingPlan>) -> Value 
         "tokens_per_s_per_user": point.map(|x| finite4(x.tokens_per_s_per_user)),
         "output_tokens_per_s": p.machine_output_tokens_per_s().map(finite4),
     })
+}
+
+/// A scenario in the JSON contract (`report --format json`'s `"scenario"`): the saved
+/// scenario's fields with every choice under its CLI name (`"mode": "inference"`, `"weights":
+/// "bf16"`, `"kv": "fp16"` or `"q8_0/q4_0"`, `"lora_targets": "all-linear"`, `"offload":
+/// "none"`), the load as `{"users": N}` or `{"requests_per_s": R}`, and `null` where nothing
+/// was set. Fields the scenario gains later pass through as serde writes them.
+pub fn scenario_json(s: &crate::core::scenario::Scenario) -> Value {
+    use crate::core::scenario::KvAllocation;
+    let mut v = serde_json::to_value(s).unwrap_or(Value::Null);
+    let Some(o) = v.as_object_mut() else {
+        return v;
+    };
+    let mut set = |k: &str, x: Value| {
+        if o.contains_key(k) {
+            o.insert(k.into(), x);
+        }
+    };
+    set("mode", json!(s.mode.cli_name()));
+    set("weights", json!(s.weights.cli_name()));
+    set("kv", json!(s.kv.cli_name()));
+    set("optimizer", json!(s.optimizer.cli_name()));
+    set("checkpointing", json!(s.checkpointing.cli_name()));
+    set(
+        "kv_allocation",
+        json!(match s.kv_allocation {
+            KvAllocation::Contiguous => "contiguous",
+            KvAllocation::Paged => "paged",
+        }),
+    );
+    set("lora_targets", json!(s.lora_targets.cli_name()));
+    set("offload", json!(s.offload.cli_name()));
+    set("runtime", json!(s.runtime.cli_name()));
+    set("framework", json!(s.framework.cli_name()));
+    if let Some(m) = o.get_mut("model").and_then(Value::as_object_mut) {
+        m.insert(
+            "mlp".into(),
+            json!(match s.model.mlp {
+                crate::core::model::MlpKind::Gated => "gated",
+                crate::core::model::MlpKind::Plain => "plain",
+            }),
+        );
+        m.insert(
+            "source".into(),
+            json!(match s.model.source {
+                crate::core::model::ShapeSource::Exact => "exact",
+                crate::core::model::ShapeSource::Estimated => "estimated",
+            }),
+        );
+    }
+    if let Some(sv) = o.get_mut("serving").and_then(Value::as_object_mut) {
+        use crate::core::serving::Load;
+        sv.insert("engine".into(), json!(s.serving.engine.cli_name()));
+        sv.insert("mix".into(), json!(s.serving.mix.map(|m| m.cli_name())));
+        sv.insert(
+            "load".into(),
+            match s.serving.load {
+                Some(Load::Users(n)) => json!({ "users": n }),
+                Some(Load::RequestsPerSecond(r)) => json!({ "requests_per_s": r }),
+                None => Value::Null,
+            },
+        );
+    }
+    v
+}
+
+/// A disk in the JSON contract (`detect --json`'s `"storage"`): `{"kind": "nvme-gen4",
+/// "label", "capacity": bytes, "free": bytes | null, "read_gbs": GB/s | null, "source"}`.
+pub fn storage_json(d: &crate::core::catalog::Storage) -> Value {
+    use crate::core::catalog::StorageKind as K;
+    let kind = match d.kind {
+        K::Hdd => "hdd",
+        K::Sata => "sata",
+        K::NvmeGen3 => "nvme-gen3",
+        K::NvmeGen4 => "nvme-gen4",
+        K::NvmeGen5 => "nvme-gen5",
+        K::AppleInternal => "apple-internal",
+        K::CloudLocalNvme => "cloud-local-nvme",
+        K::NetworkBlock => "network-block",
+    };
+    json!({
+        "kind": kind,
+        "label": d.kind.label(),
+        "capacity": d.capacity.0,
+        "free": d.free.map(|b| b.0),
+        "read_gbs": d.read_gbs,
+        "source": d.source,
+    })
+}
+
+/// `detect --json`: the detection with `storage` in the contract's shape ([`storage_json`]).
+pub fn detected_json(d: &crate::io::detect::DetectedMachine) -> Value {
+    let mut v = serde_json::to_value(d).unwrap_or(Value::Null);
+    if let Some(o) = v.as_object_mut() {
+        o.insert(
+            "storage".into(),
+            d.storage.as_ref().map_or(Value::Null, storage_json),
+        );
+    }
+    v
 }

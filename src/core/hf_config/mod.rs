@@ -98,11 +98,16 @@ use parts::{Family, parse_mla, parse_moe, parse_sliding, siglip_params};
 /// [`ConfigError::MissingKey`] naming it (`text_config.` prefixed when nested); a value of the
 /// wrong type, negative, fractional or absurd → [`ConfigError::BadValue`] naming the key.
 pub fn parse_hf_config(text: &str) -> Result<ModelSpec, ConfigError> {
-    let root = parse_json(text)?;
-    let Value::Object(root_map) = &root else {
+    parse_hf_config_value(&parse_json(text)?)
+}
+
+/// [`parse_hf_config`] of an already parsed config.json (callers that read the JSON once for
+/// other keys too, or with their own bounds on what a file may hold).
+pub fn parse_hf_config_value(root: &Value) -> Result<ModelSpec, ConfigError> {
+    let Value::Object(root_map) = root else {
         return Err(bad(
             "(top level)".into(),
-            format!("expected an object {{…}}, got {}", describe(&root)),
+            format!("expected an object {{…}}, got {}", describe(root)),
         ));
     };
     let empty = Map::new();

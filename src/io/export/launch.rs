@@ -92,12 +92,44 @@ pub fn launch_settings(s: &Scenario, fit: &FitResult) -> Vec<LaunchSetting> {
     v
 }
 
-/// The model argument: the imported file when it suits the tool, else a placeholder.
+/// A model read from the Hub: its source is `ENDPOINT/ORG/NAME@REVISION` (see
+/// `io::hub::fetch_hub`). Returns the repo id and the revision.
+pub(super) fn hub_repo(path: &str) -> Option<(String, String)> {
+    let (_, rest) = path.split_once("://")?;
+    let (left, rev) = rest.rsplit_once('@')?;
+    let lower = rev.to_ascii_lowercase();
+    if lower.ends_with(".gguf") || lower.ends_with(".safetensors") {
+        return None;
+    }
+    // The authority, then at least ORG/NAME.
+    let mut segs = left.rsplit('/');
+    let (name, org) = (segs.next()?, segs.next()?);
+    segs.next()?;
+    let repo = format!("{org}/{name}");
+    crate::io::hub::parse_repo(&format!("{repo}@{rev}")).ok()
+}
+
+/// The revision of a Hub model when it is not `main`: the engines' `--revision`.
+pub(super) fn hub_revision(s: &Scenario) -> Option<String> {
+    let fw = s.model.file_weights.as_ref()?;
+    let (_, rev) = hub_repo(&fw.path)?;
+    (rev != "main").then_some(rev)
+}
+
+/// The model argument: the imported file when it suits the tool (a Hub checkpoint by its repo
+/// id, as vLLM and transformers take it), else a placeholder.
 pub(super) fn model_arg(s: &Scenario, gguf: bool) -> (String, bool) {
     if let Some(fw) = &s.model.file_weights {
-        let is_gguf = fw.path.to_ascii_lowercase().ends_with(".gguf");
-        if !fw.path.is_empty() && is_gguf == gguf {
-            return (fw.path.clone(), false);
+        if let Some((repo, _)) = hub_repo(&fw.path) {
+            // A GGUF repo is not a checkpoint vLLM or transformers load by id.
+            if !gguf && !fw.format.starts_with("GGUF") {
+                return (repo, false);
+            }
+        } else {
+            let is_gguf = fw.path.to_ascii_lowercase().ends_with(".gguf");
+            if !fw.path.is_empty() && is_gguf == gguf {
+                return (fw.path.clone(), false);
+            }
         }
     }
     if gguf {
@@ -303,6 +335,9 @@ pub fn vllm(s: &Scenario, fit: &FitResult) -> LaunchSetting {
         ));
     }
     let mut lines = vec![format!("vllm serve {}", shell(&model))];
+    if let Some(rev) = hub_revision(s) {
+        lines[0].push_str(&format!(" --revision {}", shell(&rev)));
+    }
     let util = sc.gpu_memory_utilization;
     if fit.gpus == 0 || fit.verdict == Verdict::Cpu {
         notes.push(format!(
@@ -460,12 +495,15 @@ pub fn accelerate(s: &Scenario, fit: &FitResult) -> LaunchSetting {
         ));
     }
     let mut imports = vec!["AutoModelForCausalLM"];
-    let mut args = vec![
-        py_str(&model),
+    let mut args = vec![py_str(&model)];
+    if let Some(rev) = hub_revision(s) {
+        args.push(format!("revision={}", py_str(&rev)));
+    }
+    args.extend([
         "device_map=\"auto\"".into(),
         format!("max_memory={{{}}}", mm.join(", ")),
         "offload_folder=\"offload\"".into(),
-    ];
+    ]);
     match sc.weights {
         WeightPrecision::Bf16 => args.push("dtype=torch.bfloat16".into()),
         WeightPrecision::Fp16 => args.push("dtype=torch.float16".into()),
@@ -648,5 +686,27 @@ pub fn accelerate_launch(s: &Scenario, fit: &FitResult) -> LaunchSetting {
         title: "accelerate launch with DeepSpeed".into(),
         text,
         note: notes.join(" "),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hub_repo;
+
+    #[test]
+    fn hub_sources_give_the_repo_and_revision() {
+        let r = |a: &str, b: &str| Some((a.to_string(), b.to_string()));
+        assert_eq!(
+            hub_repo("https://huggingface.co/Qwen/Qwen2.5-7B@main"),
+            r("Qwen/Qwen2.5-7B", "main")
+        );
+        assert_eq!(
+            hub_repo("http://127.0.0.1:8080/mirror/org/ok@refs/pr/1"),
+            r("org/ok", "refs/pr/1")
+        );
+        // Files and URLs are not Hub sources.
+        assert_eq!(hub_repo("/models/llama/model.safetensors"), None);
+        assert_eq!(hub_repo("https://example.org/a/model-Q4_K_M.gguf"), None);
+        assert_eq!(hub_repo("https://user@example.org/a/b.gguf"), None);
     }
 }

@@ -1,7 +1,7 @@
 //! Launch lines from a serving plan: `vllm serve`, SGLang's `launch_server` and `llama-server`
 //! with the plan's parallelism, context, sequence limit, token budget and memory share.
 
-use super::launch::{LaunchSetting, Launcher, model_arg, vllm_kv_dtype};
+use super::launch::{LaunchSetting, Launcher, hub_revision, model_arg, vllm_kv_dtype};
 use super::text::shell;
 use crate::core::format::group_digits;
 use crate::core::scenario::Scenario;
@@ -34,6 +34,9 @@ pub fn serving_launch(s: &Scenario, plan: &ServingPlan) -> Option<LaunchSetting>
     let (title, runtime, text) = match plan.engine {
         Engine::Vllm | Engine::Auto => {
             let mut lines = vec![format!("vllm serve {}", shell(&model))];
+            if let Some(rev) = hub_revision(s) {
+                lines[0].push_str(&format!(" --revision {}", shell(&rev)));
+            }
             lines.push(format!(
                 "--tensor-parallel-size {}{} --max-model-len {}",
                 plan.tp,
@@ -66,8 +69,11 @@ pub fn serving_launch(s: &Scenario, plan: &ServingPlan) -> Option<LaunchSetting>
         Engine::Sglang => {
             let lines = [
                 format!(
-                    "python -m sglang.launch_server --model-path {}",
-                    shell(&model)
+                    "python -m sglang.launch_server --model-path {}{}",
+                    shell(&model),
+                    hub_revision(s)
+                        .map(|r| format!(" --revision {}", shell(&r)))
+                        .unwrap_or_default()
                 ),
                 format!("--tp {} --dp {dp} --context-length {}", plan.tp, sc.context),
                 format!(

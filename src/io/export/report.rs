@@ -164,7 +164,7 @@ pub fn report_json(input: &ReportInput) -> Value {
         crate::io::json::recommend_json(input.scenario, &input.recommendations());
     v["fits"] = Value::Array(input.fits.iter().map(fit_json).collect());
     v["serving"] = super::report_serving::json(input);
-    v["scenario"] = serde_json::to_value(input.scenario).unwrap_or(Value::Null);
+    v["scenario"] = crate::io::json::scenario_json(input.scenario);
     v["settings"] = serde_json::to_value(input.settings).unwrap_or(Value::Null);
     v["launch"] = json!({
         "machine": input.launch_fit().map(|f| f.machine.clone()),

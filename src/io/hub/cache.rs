@@ -92,10 +92,67 @@ pub fn cache_err(path: &Path, e: &std::io::Error) -> HubError {
     )
 }
 
-/// The manifest of a complete entry, when there is one.
-pub fn load(entry: &Path) -> Option<Manifest> {
-    let text = std::fs::read_to_string(entry.join(MANIFEST)).ok()?;
-    serde_json::from_str(&text).ok()
+/// The manifest of a complete entry: `Ok(None)` when there is none, an error saying what is
+/// wrong when there is one that cannot be read (a damaged entry).
+pub fn load(entry: &Path) -> Result<Option<Manifest>, String> {
+    let p = entry.join(MANIFEST);
+    let text = match crate::io::read_text_limited(&p, crate::io::limits::CACHE_MANIFEST) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("{}: {e}", p.display())),
+    };
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| format!("{}: not a headroom cache manifest ({e})", p.display()))
+}
+
+/// Removes what dead processes left beside `entry`: staging folders `.NAME.partial-PID-N` and
+/// temporary files `.NAME.partial-PID` of a run that was killed (Ctrl-C) before it finished.
+/// A process is dead when `/proc/PID` is gone (Linux); elsewhere, when its leftover is more
+/// than a day old. Best effort: what cannot be removed stays.
+pub fn remove_stale_partials(entry: &Path) {
+    let Some(dir) = entry.parent() else { return };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let me = std::process::id();
+    for e in rd.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        let Some(pid) = partial_pid(&name) else {
+            continue;
+        };
+        if pid == me || alive(pid, &e) {
+            continue;
+        }
+        let p = e.path();
+        if p.is_dir() {
+            let _ = std::fs::remove_dir_all(&p);
+        } else {
+            let _ = std::fs::remove_file(&p);
+        }
+    }
+}
+
+/// The PID in `.NAME.partial-PID` or `.NAME.partial-PID-N`.
+fn partial_pid(name: &str) -> Option<u32> {
+    if !name.starts_with('.') {
+        return None;
+    }
+    let (_, tail) = name.rsplit_once(".partial-")?;
+    tail.split('-').next()?.parse().ok()
+}
+
+fn alive(pid: u32, e: &std::fs::DirEntry) -> bool {
+    if Path::new("/proc/self").exists() {
+        return Path::new(&format!("/proc/{pid}")).exists();
+    }
+    let day = std::time::Duration::from_secs(24 * 3600);
+    e.metadata()
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_none_or(|age| age < day)
 }
 
 /// A fresh staging folder beside where `entry` will live.
@@ -123,7 +180,7 @@ pub fn stage(entry: &Path) -> Result<PathBuf, HubError> {
 /// Moves a staged entry into place (another process may have put the same entry there first:
 /// then the staged copy is dropped).
 pub fn commit(staged: &Path, entry: &Path) -> Result<(), HubError> {
-    if entry.join(MANIFEST).is_file() {
+    if matches!(load(entry), Ok(Some(_))) {
         let _ = std::fs::remove_dir_all(staged);
         return Ok(());
     }

@@ -36,10 +36,22 @@ pub struct HubError {
 
 impl HubError {
     pub fn new(kind: HubErrorKind, message: String) -> HubError {
+        // One line, and what a server or a file put in it cannot drive the terminal.
+        let message = message.replace(['\n', '\r'], " ");
         HubError {
             kind,
-            message: message.replace(['\n', '\r'], " "),
+            message: crate::core::format::one_line(&message).into_owned(),
         }
+    }
+    /// "status 403" from a refused request's message, else "access refused".
+    pub(super) fn status_text(&self) -> String {
+        self.message
+            .find("(status ")
+            .and_then(|i| {
+                let rest = &self.message[i + 1..];
+                rest.find(')').map(|j| rest[..j].to_string())
+            })
+            .unwrap_or_else(|| "access refused".into())
     }
     pub(super) fn bad(message: String) -> HubError {
         HubError::new(HubErrorKind::BadRequest, message)

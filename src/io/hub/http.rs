@@ -47,6 +47,9 @@ pub(crate) struct Http {
     cancel: Option<Arc<AtomicBool>>,
     offline: bool,
     timeout: Duration,
+    /// When the first request was made, and how long all of them may take.
+    started: std::time::Instant,
+    deadline: Option<Duration>,
     /// Body bytes received and requests sent.
     pub bytes: u64,
     pub requests: u64,
@@ -89,6 +92,8 @@ impl Http {
             cancel: opts.cancel.clone(),
             offline: opts.offline,
             timeout,
+            started: std::time::Instant::now(),
+            deadline: opts.deadline,
             bytes: 0,
             requests: 0,
         }
@@ -102,6 +107,25 @@ impl Http {
             )),
             _ => Ok(()),
         }
+    }
+
+    /// Time left before the overall deadline (`None`: no deadline); an error once it passed.
+    fn remaining(&self, what: &str, host: &str) -> Result<Option<Duration>, HubError> {
+        let Some(d) = self.deadline else {
+            return Ok(None);
+        };
+        let left = d.saturating_sub(self.started.elapsed());
+        if left.is_zero() {
+            return Err(HubError::new(
+                HubErrorKind::Timeout,
+                format!(
+                    "{what}: reading the headers from {host} took longer than {} s in all ({} requests; HEADROOM_HUB_DEADLINE_S sets the bound)",
+                    format_secs(d),
+                    self.requests
+                ),
+            ));
+        }
+        Ok(Some(left))
     }
 
     /// GET `url`, the whole body (at most `max` bytes), for small JSON files.
@@ -150,7 +174,11 @@ impl Http {
         let h = host.rsplit_once(':').map_or(host.as_str(), |(h, _)| h);
         let loopback = h.starts_with("127.") || h == "localhost" || h == "[::1]";
         let agent = if loopback { &self.direct } else { &self.agent };
+        let left = self.remaining(what, &host)?;
         let mut req = agent.get(url);
+        if let Some(left) = left.filter(|l| *l < self.timeout) {
+            req = req.config().timeout_global(Some(left)).build();
+        }
         if let Some((start, len)) = range {
             req = req.header("Range", format!("bytes={start}-{}", start + len - 1));
         }
@@ -162,7 +190,7 @@ impl Http {
         self.requests += 1;
         let resp = req
             .call()
-            .map_err(|e| self.transport_error(&host, what, e))?;
+            .map_err(|e| self.transport_error(url, &host, what, e))?;
         let status = resp.status().as_u16();
         let header = |k: &str| {
             resp.headers()
@@ -220,6 +248,7 @@ impl Http {
         let mut buf = [0u8; 64 * 1024];
         loop {
             self.check_cancel()?;
+            self.remaining(what, &host)?;
             match reader.read(&mut buf) {
                 Ok(0) => break,
                 Ok(n) => {
@@ -239,8 +268,9 @@ impl Http {
         Ok(Response { body, total, etag })
     }
 
-    fn transport_error(&self, host: &str, what: &str, e: ureq::Error) -> HubError {
+    fn transport_error(&self, url: &str, host: &str, what: &str, e: ureq::Error) -> HubError {
         use ureq::Error as E;
+        let https = url.starts_with("https://");
         match e {
             E::Timeout(_) => self.timeout_error(host, what),
             E::HostNotFound => HubError::new(
@@ -250,6 +280,18 @@ impl Http {
             E::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => {
                 self.timeout_error(host, what)
             }
+            E::Io(io) if not_tls(&io) => HubError::new(
+                HubErrorKind::Network,
+                format!(
+                    "{what}: the TLS handshake with {host} failed: the server does not speak TLS (is the endpoint http://, not https://?)"
+                ),
+            ),
+            E::Io(io) if https && io.kind() == std::io::ErrorKind::UnexpectedEof => HubError::new(
+                HubErrorKind::Network,
+                format!(
+                    "{what}: {host} closed the connection during the TLS handshake (does it speak TLS? is the endpoint http://, not https://?)"
+                ),
+            ),
             E::Io(io) => HubError::new(
                 HubErrorKind::Network,
                 format!("{what}: cannot reach {host} ({}; no network?)", io.kind()),
@@ -261,6 +303,19 @@ impl Http {
             E::Tls(m) => HubError::new(
                 HubErrorKind::Network,
                 format!("{what}: TLS with {host} failed ({m}): the certificate is not trusted"),
+            ),
+            E::Rustls(r) if tls_garbage(&r.to_string()) => HubError::new(
+                HubErrorKind::Network,
+                format!(
+                    "{what}: the TLS handshake with {host} failed: the server does not speak TLS (is the endpoint http://, not https://?)"
+                ),
+            ),
+            E::Rustls(r) => HubError::new(
+                HubErrorKind::Network,
+                format!(
+                    "{what}: TLS with {host} failed: {}",
+                    one_line(&r.to_string())
+                ),
             ),
             E::TooManyRedirects | E::RedirectFailed => HubError::new(
                 HubErrorKind::Network,
@@ -293,18 +348,43 @@ impl Http {
     }
 
     fn timeout_error(&self, host: &str, what: &str) -> HubError {
+        if let Some(d) = self.deadline
+            && self.started.elapsed() >= d
+            && let Err(e) = self.remaining(what, host)
+        {
+            return e;
+        }
         HubError::new(
             HubErrorKind::Timeout,
             format!(
                 "{what}: {host} did not answer within {} s (timeout; no network?)",
-                self.timeout.as_secs_f64()
+                format_secs(self.timeout)
             ),
         )
     }
 }
 
+/// Seconds as given: "60", "0.5".
+fn format_secs(d: Duration) -> String {
+    d.as_secs_f64().to_string()
+}
+
+/// Whether an IO error is rustls refusing what came back as not TLS at all (a plain-HTTP
+/// server answering a `https://` URL: rustls `InvalidMessage::InvalidContentType`, "received
+/// corrupt message of type InvalidContentType").
+fn not_tls(e: &std::io::Error) -> bool {
+    tls_garbage(&e.to_string())
+        || e.get_ref()
+            .is_some_and(|inner| tls_garbage(&inner.to_string()))
+}
+
+fn tls_garbage(m: &str) -> bool {
+    m.contains("InvalidContentType") || m.contains("corrupt message")
+}
+
+/// One line, terminal escapes escaped (a server's text is untrusted).
 fn one_line(s: &str) -> String {
-    s.replace(['\n', '\r'], " ")
+    crate::core::format::one_line(s).into_owned()
 }
 
 /// A non-2xx answer as one line. The Hub says what went wrong in `X-Error-Code`

@@ -54,8 +54,20 @@ pub const GGUF_MAX_HEADER: u64 = 256 * 1024 * 1024;
 pub const MAX_SHARDS: usize = 2048;
 /// The most bytes accepted for config.json, an index or the repository listing.
 pub const MAX_JSON: u64 = 64 * 1024 * 1024;
-/// The default time one request may take, body included.
+/// The default time one request may take, body included (`HEADROOM_HUB_TIMEOUT_S`).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+/// The default time all the requests of one model may take together
+/// (`HEADROOM_HUB_DEADLINE_S`): a 163-shard checkpoint takes 327 requests, some seconds.
+pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(300);
+
+/// Seconds from an environment variable (a positive number), else `default`.
+fn secs_from_env(var: &str, default: Duration) -> Duration {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0 && *s <= 86_400.0)
+        .map_or(default, Duration::from_secs_f64)
+}
 
 /// What to read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -81,6 +93,9 @@ pub struct Options {
     /// `None`: no cache (every open reads again; nothing is written).
     pub cache_root: Option<PathBuf>,
     pub timeout: Duration,
+    /// The most time all the requests of one [`open`] or [`list_repo`] may take together
+    /// (`None`: no overall bound beyond `timeout` per request).
+    pub deadline: Option<Duration>,
     pub cancel: Option<Arc<AtomicBool>>,
     /// No request at all: answer from the cache or fail (`HF_HUB_OFFLINE=1`, as huggingface_hub).
     pub offline: bool,
@@ -91,6 +106,7 @@ impl Options {
     /// token file `huggingface-cli login` writes: `$HF_TOKEN_PATH`, else `$HF_HOME/token`, else
     /// `~/.cache/huggingface/token`), and the cache root ([`cache::default_root`]).
     /// Proxies (`HTTPS_PROXY`, `ALL_PROXY`, `NO_PROXY`) are read by the HTTP client.
+    /// `HEADROOM_HUB_TIMEOUT_S` and `HEADROOM_HUB_DEADLINE_S` bound one request and all of them.
     pub fn from_env() -> Options {
         let endpoint = std::env::var("HF_ENDPOINT")
             .ok()
@@ -101,7 +117,8 @@ impl Options {
             endpoint,
             token: token_from_env(),
             cache_root: cache::default_root(),
-            timeout: DEFAULT_TIMEOUT,
+            timeout: secs_from_env("HEADROOM_HUB_TIMEOUT_S", DEFAULT_TIMEOUT),
+            deadline: Some(secs_from_env("HEADROOM_HUB_DEADLINE_S", DEFAULT_DEADLINE)),
             cancel: None,
             offline: std::env::var("HF_HUB_OFFLINE").is_ok_and(|v| {
                 matches!(
@@ -122,7 +139,8 @@ pub fn token_from_env() -> Option<Token> {
         .filter(|p| !p.is_empty())
         .map(PathBuf::from)
         .or_else(|| hf_home().map(|h| h.join("token")))?;
-    std::fs::read_to_string(path)
+    // Bounded: a token is 37 bytes; `HF_TOKEN_PATH=/dev/zero` must not fill the memory.
+    crate::io::read_text_limited(&path, crate::io::limits::TOKEN_FILE)
         .ok()
         .and_then(|t| Token::new(&t))
 }
@@ -164,8 +182,9 @@ pub fn list_repo(repo: &str, revision: &str, opts: &Options) -> Result<RepoListi
     let saved = opts
         .cache_root
         .as_ref()
-        .map(|root| repo_dir(root, repo, revision).join(LISTING));
-    match list_with(&mut http, repo, revision, opts) {
+        .map(|root| repo_dir(root, &opts.endpoint, repo, revision).join(LISTING));
+    match list_with(&mut http, repo, revision, opts).map_err(|e| hub_error(e, repo, revision, opts))
+    {
         Ok(l) => {
             if let Some(p) = &saved
                 && let Ok(text) = serde_json::to_vec(&l)
@@ -176,7 +195,7 @@ pub fn list_repo(repo: &str, revision: &str, opts: &Options) -> Result<RepoListi
             Ok(l)
         }
         Err(e) if matches!(e.kind, HubErrorKind::Network | HubErrorKind::Timeout) => saved
-            .and_then(|p| std::fs::read(p).ok())
+            .and_then(|p| crate::io::read_limited(&p, crate::io::limits::CACHE_MANIFEST).ok())
             .and_then(|b| serde_json::from_slice(&b).ok())
             .ok_or(e),
         Err(e) => Err(e),
@@ -186,9 +205,16 @@ pub fn list_repo(repo: &str, revision: &str, opts: &Options) -> Result<RepoListi
 /// The saved listing of a repo at a revision.
 const LISTING: &str = "listing.json";
 
-/// The cache folder of a repo at a revision.
-fn repo_dir(root: &Path, repo: &str, revision: &str) -> PathBuf {
-    root.join("models")
+/// The cache folder of a repo at a revision on an endpoint: `models/ORG--NAME/REV` for the
+/// Hub itself, `endpoints/ENDPOINT/models/ORG--NAME/REV` for a mirror (`HF_ENDPOINT`), so one
+/// server's answers are never taken for another's.
+fn repo_dir(root: &Path, endpoint: &str, repo: &str, revision: &str) -> PathBuf {
+    let base = if endpoint == DEFAULT_ENDPOINT {
+        root.to_path_buf()
+    } else {
+        root.join("endpoints").join(cache::key_part(endpoint))
+    };
+    base.join("models")
         .join(cache::key_part(&repo.replace('/', "--")))
         .join(cache::key_part(revision))
 }
@@ -204,9 +230,7 @@ fn list_with(
         opts.endpoint,
         encode(revision, false)
     );
-    let r = http
-        .get_small(&url, repo, MAX_JSON)
-        .map_err(|e| hub_error(e, repo, revision, &opts.endpoint))?;
+    let r = http.get_small(&url, repo, MAX_JSON)?;
     let v: serde_json::Value = serde_json::from_slice(&r.body).map_err(|e| {
         HubError::new(
             HubErrorKind::Invalid,
@@ -239,14 +263,24 @@ fn list_with(
     })
 }
 
-/// Hub errors in the user's words: a gated repo says where to accept the licence.
-fn hub_error(e: HubError, repo: &str, revision: &str, endpoint: &str) -> HubError {
+/// Hub errors in the user's words, said once: a gated repo says where to accept the licence
+/// and, when no token was sent, to set HF_TOKEN; when one was sent, that it was refused.
+fn hub_error(e: HubError, repo: &str, revision: &str, opts: &Options) -> HubError {
+    let endpoint = &opts.endpoint;
     match e.kind {
+        HubErrorKind::Gated if opts.token.is_some() => HubError::new(
+            HubErrorKind::Gated,
+            format!(
+                "{repo} is gated or private and {} refused the token sent ({}): accept the licence at {endpoint}/{repo} with the account the token belongs to, or check that HF_TOKEN (or the token file) holds a token with read access",
+                http::host_of(endpoint),
+                e.status_text()
+            ),
+        ),
         HubErrorKind::Gated => HubError::new(
             HubErrorKind::Gated,
             format!(
-                "{repo} is gated or private: accept the licence at {endpoint}/{repo} and set HF_TOKEN ({})",
-                e.message
+                "{repo} is gated or private ({}): accept the licence at {endpoint}/{repo} and set HF_TOKEN",
+                e.status_text()
             ),
         ),
         HubErrorKind::NotFound if e.message.contains("no such revision") => HubError::new(
@@ -258,7 +292,7 @@ fn hub_error(e: HubError, repo: &str, revision: &str, endpoint: &str) -> HubErro
 }
 
 /// The cache entry folder of a request.
-fn entry_of(root: &Path, req: &Request) -> PathBuf {
+fn entry_of(root: &Path, endpoint: &str, req: &Request) -> PathBuf {
     match req {
         Request::Hub {
             repo,
@@ -271,9 +305,21 @@ fn entry_of(root: &Path, req: &Request) -> PathBuf {
                 (None, Some(q)) => format!("quant-{}", cache::key_part(&q.to_ascii_lowercase())),
                 (None, None) => "default".into(),
             };
-            repo_dir(root, repo, revision).join(pick)
+            repo_dir(root, endpoint, repo, revision).join(pick)
         }
         Request::Url(u) => root.join("urls").join(cache::fnv64(u)),
+    }
+}
+
+/// Removes the folders `stage` created under `root` for an entry that was not kept, when they
+/// are empty (a failed first read must not leave `models/ORG--NAME/REV/` behind).
+fn remove_empty_parents(root: &Path, entry: &Path) {
+    let mut dir = entry.parent();
+    while let Some(d) = dir {
+        if d == root || !d.starts_with(root) || std::fs::remove_dir(d).is_err() {
+            break;
+        }
+        dir = d.parent();
     }
 }
 
@@ -296,22 +342,49 @@ pub fn open(req: &Request, opts: &Options, progress: Progress) -> Result<Opened,
     {
         return Err(HubError::bad(format!("--url: '{u}' is not an http(s) URL")));
     }
-    let entry = opts.cache_root.as_ref().map(|r| entry_of(r, req));
-    if let Some(e) = &entry
-        && let Some(m) = cache::load(e)
-    {
-        progress(1, 1, "from the cache");
-        let model = import_entry(e, &m)?;
-        return Ok(Opened {
-            model,
-            bytes_transferred: 0,
-            requests: 0,
-            from_cache: true,
-            cache_entry: Some(e.clone()),
-        });
+    let entry = opts
+        .cache_root
+        .as_ref()
+        .map(|r| entry_of(r, &opts.endpoint, req));
+    // What was wrong with a damaged cache entry, said if reading again fails too.
+    let mut damaged: Option<String> = None;
+    if let Some(e) = &entry {
+        cache::remove_stale_partials(e);
+        match cache::load(e) {
+            Ok(Some(m)) => match import_entry(e, &m) {
+                Ok(model) => {
+                    progress(1, 1, "from the cache");
+                    return Ok(Opened {
+                        model,
+                        bytes_transferred: 0,
+                        requests: 0,
+                        from_cache: true,
+                        cache_entry: Some(e.clone()),
+                    });
+                }
+                Err(err) => damaged = Some(err.message),
+            },
+            Ok(None) => {}
+            Err(why) => damaged = Some(why),
+        }
+        if damaged.is_some() {
+            // Read again from the network (or fail saying which folder was damaged).
+            let _ = std::fs::remove_dir_all(e);
+        }
     }
+    let damaged_note = |mut err: HubError| {
+        if let (Some(why), Some(e)) = (&damaged, &entry) {
+            err.message = format!(
+                "{} (the cache entry {} was damaged and has been removed: {})",
+                err.message,
+                e.display(),
+                crate::core::format::one_line(why)
+            );
+        }
+        err
+    };
     let staging = match &entry {
-        Some(e) => cache::stage(e)?,
+        Some(e) => cache::stage(e).map_err(damaged_note)?,
         None => {
             let tmp = std::env::temp_dir().join(format!("headroom-hub-{}", std::process::id()));
             cache::stage(&tmp.join("entry"))?
@@ -326,15 +399,18 @@ pub fn open(req: &Request, opts: &Options, progress: Progress) -> Result<Opened,
         _ => {
             // Nothing is kept from a failed read, nor without a cache.
             let _ = std::fs::remove_dir_all(&staging);
-            if entry.is_none()
-                && let Some(parent) = staging.parent()
-            {
-                let _ = std::fs::remove_dir(parent);
+            match (&entry, &opts.cache_root) {
+                (Some(e), Some(root)) => remove_empty_parents(root, e),
+                _ => {
+                    if let Some(parent) = staging.parent() {
+                        let _ = std::fs::remove_dir(parent);
+                    }
+                }
             }
             Ok(None)
         }
     };
-    let (m, model) = result?;
+    let (m, model) = result.map_err(damaged_note)?;
     Ok(Opened {
         model,
         bytes_transferred: m.bytes_transferred,
@@ -369,7 +445,7 @@ fn fetch_into(
             opts,
             progress,
         )
-        .map_err(|e| hub_error(e, repo, revision, &opts.endpoint))?,
+        .map_err(|e| hub_error(e, repo, revision, opts))?,
     };
     m.bytes_transferred = http.bytes;
     m.requests = http.requests;
@@ -721,7 +797,7 @@ fn shards_of_index(text: &str) -> Result<Vec<String>, HubError> {
 fn import_entry(dir: &Path, m: &Manifest) -> Result<ImportedModel, HubError> {
     let read_text = |name: &str| -> Result<String, HubError> {
         let p = dir.join(name);
-        std::fs::read_to_string(&p).map_err(|e| cache::cache_err(&p, &e))
+        crate::io::read_text_limited(&p, MAX_JSON).map_err(|e| cache::cache_err(&p, &e))
     };
     let mut model = match m.format {
         Format::Config => {
@@ -840,5 +916,15 @@ pub fn import_for_cli(
         }
     };
     let opened = open(&req, &Options::from_env(), &mut |_, _, _| {})?;
-    Ok(Some(opened.model))
+    let mut model = opened.model;
+    if opened.from_cache {
+        let entry = opened
+            .cache_entry
+            .map(|e| e.display().to_string())
+            .unwrap_or_default();
+        model.notes.push(format!(
+            "answered from the cache ({entry}): no network request this time"
+        ));
+    }
+    Ok(Some(model))
 }

@@ -188,7 +188,20 @@ pub(super) fn read_cached_safetensors(
         .map_err(|e| HubError::import(&f.name, e))
 }
 
+/// A cached header's bytes: at most what a header read over the network could have been.
 pub(super) fn read_prefix(dir: &Path, f: &CachedFile) -> Result<Vec<u8>, HubError> {
+    // The manifest names a file of its own entry folder, nothing else.
+    if f.prefix.is_empty() || f.prefix.starts_with('.') || f.prefix.contains(['/', '\\']) {
+        return Err(HubError::new(
+            HubErrorKind::Cache,
+            format!(
+                "cache {}: the manifest names '{}', not a file of the entry",
+                dir.display(),
+                crate::core::format::one_line(&f.prefix)
+            ),
+        ));
+    }
     let p = dir.join(&f.prefix);
-    std::fs::read(&p).map_err(|e| cache::cache_err(&p, &e))
+    let max = GGUF_MAX_HEADER.max(safetensors::MAX_HEADER.saturating_add(8));
+    crate::io::read_limited(&p, max).map_err(|e| cache::cache_err(&p, &e))
 }

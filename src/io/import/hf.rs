@@ -5,7 +5,7 @@ use super::error::{ErrorKind, ImportError, Location, file_name, json_message};
 use super::hf_model::build;
 use super::safetensors::{self};
 use super::{ImportedModel, summary_line};
-use crate::core::hf_config::{ConfigError, parse_hf_config};
+use crate::core::hf_config::{ConfigError, parse_hf_config_value};
 use crate::core::model::{FileWeights, ModelSpec};
 use crate::core::precision::WeightPrecision;
 use crate::core::units::Bytes;
@@ -42,14 +42,50 @@ fn read_text(path: &Path) -> Result<String, ImportError> {
     })
 }
 
+/// A config.json (or other small JSON file) as a tree, bounded ([`super::bounded_json`]).
 pub(super) fn parse_json(path: &Path, text: &str) -> Result<serde_json::Value, ImportError> {
-    serde_json::from_str(text).map_err(|e| ImportError {
+    parse_json_within(path, text, super::bounded_json::CONFIG_BOUNDS)
+}
+
+fn parse_json_within(
+    path: &Path,
+    text: &str,
+    bounds: super::bounded_json::Bounds,
+) -> Result<serde_json::Value, ImportError> {
+    super::bounded_json::from_str_within(text, bounds).map_err(|e| ImportError {
         file: file_name(path),
         location: Location::LineCol {
             line: e.line(),
             column: e.column(),
         },
-        kind: ErrorKind::Json(json_message(&e)),
+        kind: {
+            let m = json_message(&e);
+            // Valid JSON past the bounds is not a syntax error.
+            if m.contains("not a model config") {
+                ErrorKind::Invalid(m)
+            } else {
+                ErrorKind::Json(m)
+            }
+        },
+    })
+}
+
+/// A config.json's text read once: the architecture and the extras (dtype, quantisation).
+pub(super) fn read_config(
+    path: &Path,
+    text: &str,
+) -> Result<(ModelSpec, ConfigExtras), ImportError> {
+    let v = parse_json(path, text)?;
+    let spec = parse_hf_config_value(&v).map_err(|e| config_error(path, text, e))?;
+    Ok((spec, ConfigExtras::from_json(&v)))
+}
+
+/// The architecture of a config.json given on its own (`--config FILE`): parsed once within the
+/// bounds of [`super::bounded_json`]; errors name the file as given and the line:column.
+pub fn config_spec(path: &Path, text: &str) -> Result<ModelSpec, ImportError> {
+    read_config(path, text).map(|(s, _)| s).map_err(|mut e| {
+        e.file = path.display().to_string();
+        e
     })
 }
 
@@ -190,7 +226,7 @@ fn read_config_beside(dir: &Path) -> Result<Option<(PathBuf, String)>, ImportErr
 /// The shard files named by an index's `weight_map`, and its `metadata`.
 fn shards_from_index(index: &Path) -> Result<(Vec<PathBuf>, serde_json::Value), ImportError> {
     let text = read_text(index)?;
-    let v = parse_json(index, &text)?;
+    let v = parse_json_within(index, &text, super::bounded_json::INDEX_BOUNDS)?;
     let dir = index.parent().unwrap_or(Path::new("."));
     let Some(map) = v.get("weight_map").and_then(|m| m.as_object()) else {
         return Err(ImportError {
@@ -302,10 +338,7 @@ pub fn import_config(path: &Path) -> Result<ImportedModel, ImportError> {
         return import_safetensors_dir(dir);
     }
     let text = read_text(path)?;
-    let mut spec = parse_hf_config(&text).map_err(|e| config_error(path, &text, e))?;
-    let extras = parse_json(path, &text)
-        .map(|v| ConfigExtras::from_json(&v))
-        .unwrap_or_default();
+    let (mut spec, extras) = read_config(path, &text)?;
     let weights = extras.precision();
     let mut notes = Vec::new();
     let index = dir.join(INDEX);
@@ -375,19 +408,21 @@ pub fn import_config(path: &Path) -> Result<ImportedModel, ImportError> {
 /// `…layers.N.…`, `…h.N.…`, `…blocks.N.…`: (prefix up to the index, N).
 pub fn layer_key(name: &str) -> Option<(&str, u64)> {
     const WORDS: [&str; 6] = ["layers", "h", "blocks", "block", "layer", "blk"];
+    // A word, its number, and at least one part after them; no allocation (called for every
+    // tensor of a header that may hold a million).
     let mut start = 0usize;
-    let parts: Vec<&str> = name.split('.').collect();
-    for i in 0..parts.len().saturating_sub(2) {
-        let (w, n) = (parts[i], parts[i + 1]);
+    let mut parts = name.split('.');
+    let (mut w, mut n) = (parts.next()?, parts.next()?);
+    for next in parts {
         if WORDS.contains(&w)
             && !n.is_empty()
             && n.bytes().all(|b| b.is_ascii_digit())
             && n.len() <= 9
         {
-            let end = start + w.len();
-            return Some((&name[..end], n.parse().ok()?));
+            return Some((&name[..start + w.len()], n.parse().ok()?));
         }
-        start += parts[i].len() + 1;
+        start += w.len() + 1;
+        (w, n) = (n, next);
     }
     None
 }

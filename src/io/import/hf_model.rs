@@ -6,7 +6,7 @@ use super::error::{ErrorKind, ImportError, Location, file_name};
 use super::hf::{ConfigExtras, config_error, layer_key, parse_json};
 use super::safetensors::{Dtype, SafetensorsHeader, Tensor};
 use super::{ImportedModel, bytes_by_type_sorted, summary_line};
-use crate::core::hf_config::parse_hf_config;
+use crate::core::hf_config::parse_hf_config_value;
 use crate::core::model::{FileWeights, MlpKind, ModelSpec, MoeSpec, ShapeSource};
 use crate::core::precision::WeightPrecision;
 use crate::core::units::Bytes;
@@ -23,23 +23,40 @@ pub fn build(
     mut notes: Vec<String>,
 ) -> Result<ImportedModel, ImportError> {
     // Tensors of all shards, each once.
-    let mut seen: HashMap<&str, &Path> = HashMap::new();
-    let mut tensors: Vec<&Tensor> = Vec::new();
+    let count: usize = shards.iter().map(|(_, h)| h.tensors.len()).sum();
+    let mut tensors: Vec<&Tensor> = Vec::with_capacity(count);
+    let mut from: Vec<&Path> = Vec::with_capacity(count);
     for (p, h) in shards {
         for t in &h.tensors {
-            if let Some(prev) = seen.insert(&t.name, p) {
-                return Err(ImportError {
-                    file: file_name(p),
-                    location: Location::File,
-                    kind: ErrorKind::Invalid(format!(
-                        "tensor '{}' is also in {}",
-                        t.name,
-                        file_name(prev)
-                    )),
-                });
-            }
             tensors.push(t);
+            from.push(p);
         }
+    }
+    if let Some((first, second)) = name_twice(&tensors) {
+        let (p, prev) = (from[second], from[first]);
+        let twice = if prev == p {
+            "is given twice in the header".to_string()
+        } else {
+            format!("is also in {}", file_name(prev))
+        };
+        return Err(ImportError {
+            file: file_name(p),
+            location: Location::File,
+            kind: ErrorKind::Invalid(format!("tensor '{}' {twice}", tensors[second].name)),
+        });
+    }
+    if tensors.is_empty() {
+        // Nothing to size: an estimate of 0 B of weights would read as an answer.
+        return Err(ImportError {
+            file: shards
+                .first()
+                .map(|(p, _)| file_name(p))
+                .unwrap_or_default(),
+            location: Location::File,
+            kind: ErrorKind::NotAModel(
+                "the header lists no tensors: there are no weights to size".into(),
+            ),
+        });
     }
     // Config beside the weights.
     let mut cfg_spec: Option<ModelSpec> = None;
@@ -47,7 +64,7 @@ pub fn build(
     if let Some((cp, text)) = config {
         let json = parse_json(cp, text)?;
         extras = ConfigExtras::from_json(&json);
-        match parse_hf_config(text) {
+        match parse_hf_config_value(&json) {
             Ok(s) => cfg_spec = Some(s),
             Err(e) => notes.push(format!(
                 "config.json not used ({}): the shape is inferred from the tensors",
@@ -138,11 +155,9 @@ pub fn build(
         Some(WeightPrecision::Int8)
     } else if any_end("_blocks") && any_end("_scales") {
         packed = true;
-        notes.push(
-            "MXFP4 blocks (gpt-oss style): no preset matches; the exact bytes come from the files"
-                .into(),
-        );
-        None
+        notes.push("MXFP4 blocks (gpt-oss style): the exact bytes come from the files".into());
+        // The `mxfp4` preset is this layout (routed experts in MXFP4 blocks, the rest BF16).
+        Some(WeightPrecision::Mxfp4)
     } else {
         match dominant {
             Some(Dtype::F32) => Some(WeightPrecision::Fp32),
@@ -222,6 +237,32 @@ pub fn build(
     })
 }
 
+/// The first pair of tensors (in order) that share a name. A header may list a million
+/// tensors: their names are hashed (std's randomly keyed SipHash, so no file can choose
+/// collisions) and the hashes sorted, and only equal hashes compare their names; a map of the
+/// names themselves took a quarter of a 100 MB header's import time.
+fn name_twice(tensors: &[&Tensor]) -> Option<(usize, usize)> {
+    use std::hash::BuildHasher as _;
+    let keys = std::hash::RandomState::new();
+    let mut hashed: Vec<(u64, usize)> = tensors
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (keys.hash_one(t.name.as_str()), i))
+        .collect();
+    hashed.sort_unstable();
+    let mut best: Option<(usize, usize)> = None;
+    for run in hashed.chunk_by(|a, b| a.0 == b.0).filter(|r| r.len() > 1) {
+        for (k, &(_, i)) in run.iter().enumerate() {
+            for &(_, j) in &run[k + 1..] {
+                if tensors[i].name == tensors[j].name && best.is_none_or(|(_, b)| j < b) {
+                    best = Some((i, j));
+                }
+            }
+        }
+    }
+    best
+}
+
 /// A spec from tensor names and shapes alone (no config.json), marked estimated.
 fn infer_spec(
     tensors: &[&Tensor],
@@ -231,10 +272,16 @@ fn infer_spec(
     notes: &mut Vec<String>,
 ) -> ModelSpec {
     let l0 = format!("{prefix}.0.");
+    // Layer 0's tensors, once: the lookups below scan them, not the whole header.
+    let layer0: Vec<&Tensor> = tensors
+        .iter()
+        .filter(|t| t.name.starts_with(&l0))
+        .copied()
+        .collect();
     let in0 = |ends: &[&str]| {
-        tensors
+        layer0
             .iter()
-            .find(|t| t.name.starts_with(&l0) && ends.iter().any(|e| t.name.ends_with(e)))
+            .find(|t| ends.iter().any(|e| t.name.ends_with(e)))
             .copied()
     };
     let dim = |t: Option<&Tensor>, i: usize| t.and_then(|t| t.shape.get(i).copied());
@@ -328,7 +375,7 @@ fn infer_spec(
     let ex_prefix = format!("{l0}mlp.experts.");
     let mut expert_ids = BTreeSet::new();
     let mut expert_ffn = 0;
-    for t in tensors.iter().filter(|t| t.name.starts_with(&ex_prefix)) {
+    for t in layer0.iter().filter(|t| t.name.starts_with(&ex_prefix)) {
         let rest = &t.name[ex_prefix.len()..];
         if let Some((e, tail)) = rest.split_once('.')
             && let Ok(e) = e.parse::<u64>()
@@ -362,11 +409,10 @@ fn infer_spec(
             ..MoeSpec::default()
         }
     });
-    let norms = tensors
+    let norms = layer0
         .iter()
         .filter(|t| {
-            t.name.starts_with(&l0)
-                && t.name.contains("norm")
+            t.name.contains("norm")
                 && !t.name.contains("q_norm")
                 && !t.name.contains("k_norm")
                 && t.shape == [hidden]

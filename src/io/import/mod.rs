@@ -6,6 +6,7 @@
 //! anything is allocated. Errors are one line naming the file and the byte offset (binary) or the
 //! line:column (JSON).
 
+pub mod bounded_json;
 mod error;
 pub mod gguf;
 pub mod hf;
@@ -14,9 +15,10 @@ pub mod safetensors;
 
 pub use error::{ErrorKind, ImportError, Location};
 
-use crate::core::format;
+use crate::core::format::{self, one_line};
 use crate::core::model::ModelSpec;
 use crate::core::precision::WeightPrecision;
+use crate::core::scenario::Mode;
 use crate::core::units::Bytes;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -210,6 +212,73 @@ pub fn import_gguf(path: &Path) -> Result<ImportedModel, ImportError> {
     m.notes
         .insert(0, format!("split GGUF: read all {count} parts"));
     Ok(m)
+}
+
+/// The precision the estimate holds the weights at for `mode` when `weights` is asked for, as
+/// `core::estimate::weights::place` decides it: QLoRA stores the frozen base in NF4 (with double
+/// quantisation unless plain NF4 was asked), a full fine-tune trains 16- or 32-bit weights (BF16
+/// when a quantised type was asked), inference and LoRA keep the asked precision.
+pub fn held_precision(mode: Mode, weights: WeightPrecision) -> WeightPrecision {
+    match mode {
+        Mode::Qlora
+            if !matches!(
+                weights,
+                WeightPrecision::Nf4 | WeightPrecision::Nf4DoubleQuant
+            ) =>
+        {
+            WeightPrecision::Nf4DoubleQuant
+        }
+        Mode::Full
+            if !matches!(
+                weights,
+                WeightPrecision::Fp32 | WeightPrecision::Fp16 | WeightPrecision::Bf16
+            ) =>
+        {
+            WeightPrecision::Bf16
+        }
+        _ => weights,
+    }
+}
+
+/// Re-sizes the weights of a model read from a file at another precision than the file's.
+///
+/// A model file's exact tensor bytes (`file_weights`) hold at the precision the file stores
+/// (`stored`; `None` when no preset matches it). When the weights are held at another precision
+/// `to` (an explicit `--weights`, or a training mode that re-quantises the base), those bytes do
+/// not apply: the file's bytes are dropped and the estimate sums the architecture's tensors at
+/// `to`, the path presets take, so each tensor class gets the type a quantiser gives it
+/// (llama.cpp `src/llama-quant.cpp` `llama_tensor_get_type`: token embeddings, the output
+/// matrix and the mixes' attn_v/ffn_down at their own types, norms at F32). When the
+/// architecture does not account for the file's parameters (an inferred or partial shape), the
+/// file's count is kept as the total. Returns a note saying what was done, or `None` when the
+/// file's bytes still apply.
+pub fn resize_weights(
+    spec: &mut ModelSpec,
+    stored: Option<WeightPrecision>,
+    to: WeightPrecision,
+) -> Option<String> {
+    if stored == Some(to) {
+        return None;
+    }
+    let fw = spec.file_weights.take()?;
+    let arch = spec.arch_param_count().total;
+    // Within 1 %: the architecture describes the file's tensors (biases and norms rounding).
+    let off = fw.params > 0 && fw.params.abs_diff(arch) > fw.params / 100;
+    if off {
+        spec.nominal_params = Some(fw.params);
+    }
+    Some(format!(
+        "weights at {}: the file stores {} ({}); sized from the architecture's tensors at {} as a quantiser lays them out, not from the file's bytes{}",
+        to.label(),
+        one_line(&fw.format),
+        Bytes(fw.total_bytes).display_gib(),
+        to.label(),
+        if off {
+            format!(" ({} parameters as in the file)", format::params(fw.params))
+        } else {
+            String::new()
+        }
+    ))
 }
 
 /// The first value of `spec` beyond the plausibility bounds (one set: core::model_limits).

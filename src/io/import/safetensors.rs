@@ -164,18 +164,10 @@ pub fn read_header<R: Read>(mut r: R, file_len: u64) -> Result<SafetensorsHeader
             },
         )
     })?;
-    let map = parse_header_json(text, &buf)?;
+    check_header_json(text, &buf)?;
     let data_len = file_len - 8 - n;
     let json = HeaderText { text, buf: &buf };
-    let mut metadata = BTreeMap::new();
-    let mut tensors = Vec::with_capacity(map.len());
-    for (name, v) in &map {
-        if name == "__metadata__" {
-            read_metadata(&json, v, &mut metadata)?;
-        } else {
-            tensors.push(read_tensor(&json, name, v)?);
-        }
-    }
+    let (metadata, mut tensors) = read_entries(&json)?;
     tensors.sort_by(|a, b| (a.begin, a.end, &a.name).cmp(&(b.begin, b.end, &b.name)));
     check_layout(&json, &tensors, n, data_len)?;
     Ok(SafetensorsHeader {
@@ -243,11 +235,10 @@ fn read_header_bytes<R: Read>(r: &mut R, n: u64) -> Result<Vec<u8>, ImportError>
     Ok(buf)
 }
 
-/// The header as a JSON object (errors at line:column).
-fn parse_header_json(
-    text: &str,
-    buf: &[u8],
-) -> Result<serde_json::Map<String, serde_json::Value>, ImportError> {
+/// The header is one JSON object (errors at line:column). Checked in one pass that keeps
+/// nothing (`IgnoredAny`), before any entry is looked at, so a syntax error anywhere is the
+/// error whatever the entries before it hold.
+fn check_header_json(text: &str, buf: &[u8]) -> Result<(), ImportError> {
     if !text.starts_with('{') {
         let (line, column) = line_col(buf, 0);
         return Err(ImportError::new(
@@ -259,23 +250,141 @@ fn parse_header_json(
             ErrorKind::Invalid("the header is not a JSON object (it must start with '{')".into()),
         ));
     }
-    let root: serde_json::Value = serde_json::from_str(text).map_err(|e| {
-        let i = index_of_line_col(buf, e.line(), e.column());
-        ImportError::new(
-            Location::HeaderJson {
-                offset: 8 + i as u64,
-                line: e.line(),
-                column: e.column(),
-            },
-            ErrorKind::Json(json_message(&e)),
-        )
-    })?;
-    match root {
-        serde_json::Value::Object(map) => Ok(map),
-        _ => Err(ImportError::invalid_at(
-            8,
-            "the header is not a JSON object",
-        )),
+    serde_json::from_str::<serde::de::IgnoredAny>(text)
+        .map(|_| ())
+        .map_err(|e| json_error(buf, &e))
+}
+
+fn json_error(buf: &[u8], e: &serde_json::Error) -> ImportError {
+    let i = index_of_line_col(buf, e.line(), e.column());
+    ImportError::new(
+        Location::HeaderJson {
+            offset: 8 + i as u64,
+            line: e.line(),
+            column: e.column(),
+        },
+        ErrorKind::Json(json_message(e)),
+    )
+}
+
+/// The entries of the header, read one at a time: each tensor's small JSON value becomes a
+/// [`Tensor`] and is dropped before the next is read, so a header of a million tensors never
+/// stands in memory as a JSON tree (a 100 MB header then takes about its own size again, not
+/// twenty times it). A name given twice is refused (JSON leaves duplicate keys undefined;
+/// serde would keep the last silently).
+fn read_entries(json: &HeaderText) -> Result<(BTreeMap<String, String>, Vec<Tensor>), ImportError> {
+    use serde::de::{Deserializer as _, MapAccess, Visitor};
+    struct Entries<'j, 'a> {
+        json: &'j HeaderText<'a>,
+        failed: &'j mut Option<ImportError>,
+    }
+    type Out = (BTreeMap<String, String>, Vec<Tensor>);
+    impl<'de> Visitor<'de> for Entries<'_, '_> {
+        type Value = Out;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON object of tensors")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Out, A::Error> {
+            let mut metadata = BTreeMap::new();
+            let mut tensors = Vec::with_capacity(map.size_hint().unwrap_or(0).min(1 << 16));
+            let mut seen_metadata = false;
+            let mut fail = |e: ImportError| -> A::Error {
+                *self.failed = Some(e);
+                serde::de::Error::custom("entry refused")
+            };
+            while let Some(name) = map.next_key::<String>()? {
+                if name == "__metadata__" {
+                    let v: serde_json::Value = map.next_value()?;
+                    if seen_metadata {
+                        return Err(fail(
+                            self.json.bad(&name, "__metadata__ is given twice".into()),
+                        ));
+                    }
+                    seen_metadata = true;
+                    read_metadata(self.json, &v, &mut metadata).map_err(&mut fail)?;
+                } else {
+                    let fields: Fields = map.next_value()?;
+                    tensors.push(read_tensor(self.json, name, fields).map_err(&mut fail)?);
+                }
+            }
+            Ok((metadata, tensors))
+        }
+    }
+    let mut failed = None;
+    let mut de = serde_json::Deserializer::from_str(json.text);
+    let got = (&mut de).deserialize_map(Entries {
+        json,
+        failed: &mut failed,
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    // A name given twice is refused where the tensors are gathered (`hf_model::build`).
+    got.map_err(|e| json_error(json.buf, &e))
+}
+
+/// One tensor entry's fields as the header gives them: only the three the format defines are kept, each as its small JSON value, so
+/// [`read_tensor`] words its errors as it always has without a map per tensor.
+#[derive(Default)]
+struct Fields {
+    /// The entry was a JSON object (anything else is refused by [`read_tensor`]).
+    object: bool,
+    dtype: Option<serde_json::Value>,
+    shape: Option<serde_json::Value>,
+    offsets: Option<serde_json::Value>,
+}
+
+impl<'de> serde::Deserialize<'de> for Fields {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Fields;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a tensor object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Fields, A::Error> {
+                let mut f = Fields {
+                    object: true,
+                    ..Fields::default()
+                };
+                while let Some(k) = m.next_key::<std::borrow::Cow<'de, str>>()? {
+                    // The last of a key given twice wins, as in a JSON object read whole.
+                    match k.as_ref() {
+                        "dtype" => f.dtype = Some(m.next_value()?),
+                        "shape" => f.shape = Some(m.next_value()?),
+                        "data_offsets" => f.offsets = Some(m.next_value()?),
+                        _ => {
+                            m.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(f)
+            }
+            // Anything else is read through and marked as not an object.
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut q: A) -> Result<Fields, A::Error> {
+                while q.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Fields::default())
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Fields, E> {
+                Ok(Fields::default())
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Fields, E> {
+                Ok(Fields::default())
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Fields, E> {
+                Ok(Fields::default())
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Fields, E> {
+                Ok(Fields::default())
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Fields, E> {
+                Ok(Fields::default())
+            }
+            fn visit_unit<E>(self) -> Result<Fields, E> {
+                Ok(Fields::default())
+            }
+        }
+        d.deserialize_any(V)
     }
 }
 
@@ -325,25 +434,23 @@ fn read_metadata(
 }
 
 /// One tensor entry: its dtype, shape and data offsets, which must hold exactly its bytes.
-fn read_tensor(
-    json: &HeaderText,
-    name: &str,
-    v: &serde_json::Value,
-) -> Result<Tensor, ImportError> {
-    let bad = |msg: String| json.bad(name, msg);
-    let serde_json::Value::Object(info) = v else {
+fn read_tensor(json: &HeaderText, name: String, info: Fields) -> Result<Tensor, ImportError> {
+    let bad = |msg: String| json.bad(&name, msg);
+    if !info.object {
         return Err(bad(format!(
             "tensor '{name}' is not an object with dtype, shape and data_offsets"
         )));
-    };
+    }
     let dtype_s = info
-        .get("dtype")
+        .dtype
+        .as_ref()
         .and_then(|d| d.as_str())
         .ok_or_else(|| bad(format!("tensor '{name}' has no dtype string")))?;
     let dtype = Dtype::parse(dtype_s)
         .ok_or_else(|| bad(format!("tensor '{name}' has unknown dtype \"{dtype_s}\"")))?;
     let shape_v = info
-        .get("shape")
+        .shape
+        .as_ref()
         .and_then(|s| s.as_array())
         .ok_or_else(|| bad(format!("tensor '{name}' has no shape array")))?;
     let mut shape = Vec::with_capacity(shape_v.len());
@@ -360,7 +467,8 @@ fn read_tensor(
         shape.push(d);
     }
     let (begin, end) = info
-        .get("data_offsets")
+        .offsets
+        .as_ref()
         .and_then(|o| o.as_array())
         .filter(|o| o.len() == 2)
         .and_then(|o| Some((o[0].as_u64()?, o[1].as_u64()?)))
@@ -392,7 +500,7 @@ fn read_tensor(
         )));
     }
     Ok(Tensor {
-        name: name.to_string(),
+        name,
         dtype,
         shape,
         begin,

@@ -168,8 +168,17 @@ fn read_preamble<R: Read>(rd: &mut Reader<R>) -> Result<(u32, u64, u64), ImportE
     let tensor_count = rd.u64("tensor count")?;
     let kv_count = rd.u64("metadata count")?;
     let left = rd.left();
+    // When the counts cannot fit, the first key may be what cannot (a key length of 2^63 in a
+    // small file): that is then the error, not the counts that would fit without it.
+    let first_key = |rd: &mut Reader<R>| -> Option<ImportError> {
+        if kv_count == 0 {
+            return None;
+        }
+        let n = rd.peek_u64()?;
+        (n > rd.left().saturating_sub(8)).then(|| rd.too_large(rd.pos, "key length", n))
+    };
     if tensor_count.saturating_mul(MIN_TENSOR_INFO_BYTES) > left {
-        return Err(rd.too_large(8, "tensor count", tensor_count));
+        return Err(first_key(rd).unwrap_or_else(|| rd.too_large(8, "tensor count", tensor_count)));
     }
     if kv_count.saturating_mul(MIN_KV_BYTES) > left
         || kv_count
@@ -177,7 +186,9 @@ fn read_preamble<R: Read>(rd: &mut Reader<R>) -> Result<(u32, u64, u64), ImportE
             .saturating_add(tensor_count * MIN_TENSOR_INFO_BYTES)
             > left
     {
-        return Err(rd.too_large(16, "metadata key/value count", kv_count));
+        return Err(
+            first_key(rd).unwrap_or_else(|| rd.too_large(16, "metadata key/value count", kv_count))
+        );
     }
     if tensor_count > MAX_TENSOR_COUNT {
         return Err(ImportError::invalid_at(
@@ -408,6 +419,14 @@ struct Reader<R: Read> {
 }
 
 impl<R: Read> Reader<R> {
+    /// The next 8 bytes as a little-endian u64, without consuming them (when buffered).
+    fn peek_u64(&mut self) -> Option<u64> {
+        use std::io::BufRead as _;
+        let b = self.r.fill_buf().ok()?;
+        let b: [u8; 8] = b.get(..8)?.try_into().ok()?;
+        Some(u64::from_le_bytes(b))
+    }
+
     fn left(&self) -> u64 {
         self.len.saturating_sub(self.pos)
     }

@@ -597,7 +597,11 @@ pub fn to_model(
     let (tied, runtime_extra) = tied_output(&meta, &mut notes);
     let (weights, format) = precision_and_format(h, &stats, &mut notes);
     if h.tensors.is_empty() {
-        notes.push("the file has no tensors (a vocabulary-only GGUF?)".into());
+        // Nothing to size: an estimate of 0 B of weights would read as an answer.
+        return Err(ImportError::invalid_at(
+            16,
+            "the file has no tensors (a vocabulary-only GGUF?): there are no weights to size",
+        ));
     }
     if !shape.exact && !meta.arch.is_empty() {
         notes.push(format!("some of {}.block_count / embedding_length / attention.head_count are missing: the shape is partly inferred", one_line(&meta.arch)));
@@ -654,13 +658,36 @@ pub fn to_model(
         }),
         ..ModelSpec::default()
     };
-    if spec.max_context == 0 {
+    if spec.max_context == 0 && !meta.arch.is_empty() {
         notes.push(format!(
             "{}.context_length is missing",
             one_line(&meta.arch)
         ));
     }
     check_plausible(&spec, &meta)?;
+    // Attention with no heads: the KV cache would be 0 B/token without a word (config.json with
+    // 0 heads is refused the same way). Architectures without attention (Mamba, RWKV) have no
+    // attention tensors and no head count.
+    let attention = stats.has("attn_q.weight")
+        || stats.has("attn_k.weight")
+        || stats.has("attn_qkv.weight")
+        || stats.has("attn_kv_a_mqa.weight");
+    if attention && spec.heads == 0 {
+        let key = meta.key("attention.head_count");
+        let (at, what) = match h.metadata.iter().find(|e| e.key == key) {
+            Some(e) => (e.offset, format!("{} is 0", one_line(&key))),
+            None if meta.arch.is_empty() => (
+                8,
+                "general.architecture is missing, so ARCH.attention.head_count cannot be read,"
+                    .to_string(),
+            ),
+            None => (8, format!("{} is missing", one_line(&key))),
+        };
+        return Err(ImportError::invalid_at(
+            at,
+            format!("{what} but the layers have attention tensors: the KV cache cannot be sized"),
+        ));
+    }
     let summary = summary_line(&spec, &format, stats.total);
     Ok(ImportedModel {
         spec,
