@@ -1501,3 +1501,36 @@ fn serving_without_ticked_machines_shows_the_cheapest_cloud_and_files_keep_the_i
     );
     assert_eq!(s.prompt_tokens, 161);
 }
+
+#[test]
+fn an_imported_files_bytes_follow_the_weights_picker() {
+    // As if a BF16 safetensors of Llama 3 8B had been imported: its exact bytes stand for BF16.
+    let mut s = State::default();
+    let spec = &mut s.scenario.model;
+    spec.file_weights = Some(headroom::core::model::FileWeights {
+        path: "model.safetensors".into(),
+        total_bytes: 16_060_522_496,
+        params: 8_030_261_248,
+        layer_bytes: 13_958_643_712,
+        format: "safetensors BF16".into(),
+        ..Default::default()
+    });
+    let mut h = harness(s);
+    let bits = headroom::core::teach::effective_bits(
+        &h.state().state.scenario.model,
+        WeightPrecision::Q4KM,
+    );
+    pick(&mut h, "Weights", &format!("GGUF Q4_K_M ({bits:.2} bits)"));
+    // Q4_K_M is sized from the architecture (about 4.6 GiB), not the file's 15 GiB of BF16,
+    // as `--weights q4_k_m` does on the command line, and the window says so.
+    let s = &h.state().state.scenario;
+    assert!(s.model.file_weights.is_none());
+    let gib = headroom::core::estimate(s)
+        .kind_total(ComponentKind::Weights)
+        .as_gib();
+    assert!((4.4..4.8).contains(&gib), "{gib}");
+    assert!(
+        h.query_by_label_contains("not from the file's bytes")
+            .is_some()
+    );
+}

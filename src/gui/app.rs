@@ -494,6 +494,8 @@ impl HeadroomApp {
                         s.weights = w;
                     }
                     self.data.notices.imported = Some((m.summary.clone(), m.notes));
+                    // A note on the previous file's precision no longer applies.
+                    self.data.notices.clamped.retain(|(l, _)| l != "Weights");
                     self.data.notices.context_clamped = None;
                     self.data.tell(Status::info(format!(
                         "Imported {}: {}",

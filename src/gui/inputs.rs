@@ -411,6 +411,7 @@ impl InputsPanel {
 
     fn precision_section(&mut self, ui: &mut Ui, v: &mut View<'_>) {
         let s = &mut v.state.scenario;
+        let notices = &mut v.data.notices;
         // The picker names each precision with the bits per weight it really averages on this
         // model (K-quant mixes keep some tensors at higher precision), as the estimate uses it.
         if self.bits.as_ref().is_none_or(|(m, _)| *m != s.model) {
@@ -421,7 +422,8 @@ impl InputsPanel {
             self.bits = Some((s.model.clone(), bits));
         }
         let bits = &self.bits.as_ref().expect("just set").1;
-        combo(
+        let held = s.weights;
+        if combo(
             ui,
             "Weights",
             "Storage format of the weights; the bits are the average over this model's tensors, block scales included",
@@ -434,7 +436,22 @@ impl InputsPanel {
                     .map_or(p.bits_per_weight(), |(_, b)| *b);
                 format!("{} ({} bits)", p.label(), crate::core::format::bits(b))
             },
-        );
+        ) && s.model.file_weights.is_some()
+        {
+            // An imported file's exact bytes are for the precision it was read at (the one held
+            // until now): another precision is sized from the architecture's tensors, as
+            // `--weights` does on the command line.
+            if let Some(note) =
+                crate::io::import::resize_weights(&mut s.model, Some(held), s.weights)
+            {
+                notices.clamp("Weights", note);
+            }
+        }
+        if s.model.file_weights.is_none()
+            && let Some(n) = notices.clamp_note("Weights")
+        {
+            hint(ui, n.to_string());
+        }
         hint(ui, s.weights.mix_note());
         combo(
             ui,
