@@ -79,10 +79,11 @@ pub fn unified(job: &Job) -> Option<Placement> {
             pool,
             usable: job.ram,
         }],
+        // One pool: what RAM holds is both parts (the GPU's lives in the same memory).
         ..Placement::new(
             Verdict::Offload,
             k,
-            host,
+            pool,
             job.ram.signed_sub(pool),
             Run::Inference { speed, backend },
         )
