@@ -220,8 +220,13 @@ pub fn llama_cpp(s: &Scenario, fit: &FitResult) -> LaunchSetting {
         }
         Verdict::Offload => {
             notes.push(format!(
-                "-ngl {k} keeps {k} of {l} layers on the GPU; the other {} layers and the output layer run on the CPU from RAM.",
+                "-ngl {k} keeps {k} of {l} layers on the GPU; the other {} layers and the output layer run on the CPU from {}.",
                 fit.total_layers.saturating_sub(fit.gpu_layers),
+                if fit.unified {
+                    "the same memory (unified: nothing crosses a link)"
+                } else {
+                    "RAM"
+                },
                 k = fit.gpu_layers,
                 l = fit.total_layers
             ));
@@ -413,7 +418,7 @@ pub fn vllm(s: &Scenario, fit: &FitResult) -> LaunchSetting {
             "vLLM reserves {} of each GPU and fills what weights, activations and CUDA graphs leave with KV blocks.",
             format::percent(util)
         ));
-        if fit.verdict == Verdict::Unified {
+        if on_apple_gpu(fit) {
             notes.push("vLLM has no Apple-silicon (Metal) backend: on a Mac use llama.cpp.".into());
         }
     }
@@ -429,6 +434,11 @@ pub fn vllm(s: &Scenario, fit: &FitResult) -> LaunchSetting {
         text: lines.join(" \\\n  "),
         note: notes.join(" "),
     }
+}
+
+/// The fit ran on an Apple GPU (llama.cpp's Metal backend): vLLM and CUDA-only tools do not.
+fn on_apple_gpu(fit: &FitResult) -> bool {
+    fit.backend == Some(crate::core::speed::Backend::Metal)
 }
 
 /// Whole GiB, rounded down, at least 1: "22GiB".
@@ -483,8 +493,10 @@ pub fn accelerate(s: &Scenario, fit: &FitResult) -> LaunchSetting {
             non_weights.display_gib()
         ));
     }
-    if fit.verdict == Verdict::Unified {
+    if fit.verdict == Verdict::Unified && on_apple_gpu(fit) {
         notes.push("On Apple silicon PyTorch uses the \"mps\" device: device_map=\"mps\" loads the whole model there.".into());
+    } else if on_apple_gpu(fit) {
+        notes.push("On Apple silicon PyTorch's GPU device is \"mps\" and it shares RAM with the CPU: the GPU and CPU caps above come out of the same memory.".into());
     }
     if fit.verdict == Verdict::Disk {
         // accelerate big_modeling: modules mapped to "disk" are saved to offload_folder and
