@@ -47,9 +47,36 @@ fn apply_serving(a: &ScenarioArgs, v: &mut ServingInputs) {
     }
 }
 
-/// Build the scenario from the arguments (a saved scenario first, then the options over it).
+/// Build the scenario from the arguments (a saved scenario first, then the options over it),
+/// in phases: the saved scenario, the model source, the other flags, the checks, the rules.
 pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliError> {
-    let mut s = match &a.scenario {
+    let mut s = saved_or_default(a)?;
+    apply_model_source(a, cat, &mut s)?;
+    // The precision the file's exact bytes hold at: what the import (or the saved scenario) set.
+    let stored = s.model.file_weights.as_ref().map(|_| s.weights);
+    apply_flags(a, &mut s);
+    check_flags(a, &s)?;
+    // The scenario rules the window applies too (the prompt to the context, every number in its
+    // domain), each change said on stderr.
+    let (normal, clamps) = s.normalized();
+    s = normal;
+    for c in clamps {
+        eprintln!("headroom: note: {c}");
+    }
+    // A file's exact bytes hold at its own precision only: another one (an explicit --weights,
+    // or QLoRA's NF4 / a full fine-tune's BF16) is sized from the architecture at that precision.
+    if let Some(stored) = stored {
+        let held = crate::io::import::held_precision(s.mode, s.weights);
+        if let Some(note) = crate::io::import::resize_weights(&mut s.model, Some(stored), held) {
+            eprintln!("headroom: note: {note}");
+        }
+    }
+    Ok(s)
+}
+
+/// The `--scenario` file, held to the flags' ranges, or the default scenario.
+fn saved_or_default(a: &ScenarioArgs) -> Result<Scenario, CliError> {
+    Ok(match &a.scenario {
         Some(p) => {
             let text = crate::io::read_text_limited(p, crate::io::limits::SCENARIO_FILE)
                 .map_err(|e| CliError::input(format!("{}: {e}", p.display())))?;
@@ -62,7 +89,12 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
             loaded
         }
         None => Scenario::default(),
-    };
+    })
+}
+
+/// The model: a preset (`--model`), a config.json, a parameter count, a model file or a Hub
+/// repo, each over the one before.
+fn apply_model_source(a: &ScenarioArgs, cat: &Catalog, s: &mut Scenario) -> Result<(), CliError> {
     if let Some(id) = &a.model {
         let p = cat
             .model(id)
@@ -107,8 +139,11 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
             None => {}
         }
     }
-    // The precision the file's exact bytes hold at: what the import (or the saved scenario) set.
-    let stored = s.model.file_weights.as_ref().map(|_| s.weights);
+    Ok(())
+}
+
+/// Every other option over the scenario.
+fn apply_flags(a: &ScenarioArgs, s: &mut Scenario) {
     if let Some(v) = a.weights {
         s.weights = v;
     }
@@ -178,6 +213,11 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
     if let Some(v) = a.train_tokens {
         s.train_tokens = v;
     }
+}
+
+/// What the options ask that cannot be: a prompt longer than the context asked with it, a LoRA
+/// rank above the hidden size, any value outside the rules.
+fn check_flags(a: &ScenarioArgs, s: &Scenario) -> Result<(), CliError> {
     // Asked for both: the user means it, so say which cannot be (a default or a mix's prompt
     // over a shorter --context is lowered by the scenario rules below, with a note).
     if let Some(p) = a.prompt
@@ -212,21 +252,7 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
     }) {
         return Err(CliError::input(why));
     }
-    // The scenario rules the window applies too (the context to the model's trained length, the
-    // prompt to the context), each change said on stderr.
-    let (mut s, clamps) = s.normalized();
-    for c in clamps {
-        eprintln!("headroom: note: {c}");
-    }
-    // A file's exact bytes hold at its own precision only: another one (an explicit --weights,
-    // or QLoRA's NF4 / a full fine-tune's BF16) is sized from the architecture at that precision.
-    if let Some(stored) = stored {
-        let held = crate::io::import::held_precision(s.mode, s.weights);
-        if let Some(note) = crate::io::import::resize_weights(&mut s.model, Some(stored), held) {
-            eprintln!("headroom: note: {note}");
-        }
-    }
-    Ok(s)
+    Ok(())
 }
 
 /// The fit settings every command runs with: this machine's stored calibration, the electricity
