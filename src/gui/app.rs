@@ -264,7 +264,7 @@ impl HeadroomApp {
         for c in &clamps {
             self.data.notices.clamp(c.input.label(), c.to_string());
         }
-        let limit = super::inputs::context_limit(&n);
+        let limit = super::inputs::MAX_CONTEXT_SLIDER;
         if n.context > limit {
             self.data.notices.context_clamped = Some(n.context);
             n.context = limit;

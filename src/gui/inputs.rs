@@ -260,15 +260,10 @@ fn kv_name(p: KvPrecision) -> String {
     }
 }
 
-/// The longest context the context slider offers.
+/// The longest context the context slider offers, whatever the model: a context past the
+/// model's trained length is a real question (RoPE scaling, what llama.cpp runs with a warning),
+/// so the row warns instead of stopping there.
 pub const MAX_CONTEXT_SLIDER: u64 = 1 << 20;
-
-/// The context slider's upper end for this model.
-pub fn context_limit(_s: &Scenario) -> u64 {
-    // Not the model's trained length: a longer context is a real question (RoPE scaling, what
-    // llama.cpp runs with a warning); the row warns instead.
-    MAX_CONTEXT_SLIDER
-}
 
 /// The inputs panel and the state of its model search.
 #[derive(Default)]
@@ -520,7 +515,7 @@ fn workload_section(ui: &mut Ui, v: &mut View<'_>) {
 /// The Context row (typed freely, clamped above the model's maximum with a note), and what the
 /// model was trained for.
 fn context_row(ui: &mut Ui, s: &mut Scenario, notices: &mut Notices) {
-    let limit = context_limit(s);
+    let limit = MAX_CONTEXT_SLIDER;
     let lo = 256.min(limit);
     // The context input is typed into freely: above the model's maximum it is clamped with the
     // note below (the app's normalisation), never silently.

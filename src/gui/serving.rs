@@ -8,7 +8,7 @@
 //! Every number is `core::serving`'s (`plan_all`, cached in `derived`); this module only draws.
 
 use super::data::View;
-use super::inputs::context_limit;
+use super::inputs::MAX_CONTEXT_SLIDER;
 use super::style::empty_state;
 use super::style::{hint, line_swatch, machine_color, still_plot, warn};
 use crate::core::catalog::MachineKind;
@@ -268,7 +268,7 @@ impl ServingTab {
 
 /// The mix, the prompt and output lengths and the shared prefix.
 fn traffic_inputs(ui: &mut Ui, s: &mut Scenario, notices: &mut super::data::Notices) {
-    let limit = context_limit(s);
+    let limit = MAX_CONTEXT_SLIDER;
     let l = field_label(
         ui,
         "Mix",
