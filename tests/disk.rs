@@ -255,6 +255,8 @@ fn bench_machine(
         price: None,
         power_w: None,
         storage: Some(disk),
+        fabric: None,
+        network: None,
         source: "test".into(),
         notes: None,
     }

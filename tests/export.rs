@@ -87,6 +87,8 @@ fn machine(
         price,
         power_w: Some(500.0),
         storage: None,
+        fabric: None,
+        network: None,
         source: "test fixture".into(),
         notes: None,
     }

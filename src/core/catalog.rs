@@ -9,7 +9,11 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::sync::Arc;
 
+mod interconnect;
 mod storage;
+pub use interconnect::{
+    Fabric, FabricKind, LinkPreset, Network, NetworkKind, fabric_of, network_of,
+};
 pub use storage::{
     GP3_BASELINE_GBS, GP3_MAX_GBS, Storage, StorageKind, default_storage, storage_of,
 };
@@ -260,6 +264,13 @@ pub struct Machine {
     /// The disk the model files sit on; the kind's default ([`default_storage`]) when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage: Option<Storage>,
+    /// How the GPUs inside talk to each other; from the accelerator's link when absent
+    /// ([`fabric_of`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fabric: Option<Fabric>,
+    /// The network to other machines; the kind's default when absent ([`network_of`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<Network>,
     pub source: String,
     #[serde(default)]
     pub notes: Option<String>,

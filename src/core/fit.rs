@@ -602,6 +602,8 @@ mod tests {
             price: None,
             power_w: Some(600.0),
             storage: None,
+            fabric: None,
+            network: None,
             source: "test".into(),
             notes: None,
         }

@@ -540,6 +540,8 @@ mod tests {
             price: None,
             power_w: Some(180.0),
             storage: None,
+            fabric: None,
+            network: None,
             source: "test".into(),
             notes: None,
         };

@@ -234,6 +234,8 @@ mod tests {
             price: None,
             power_w: None,
             storage: None,
+            fabric: None,
+            network: None,
             source: "test".into(),
             notes: None,
         };

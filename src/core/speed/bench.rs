@@ -126,6 +126,8 @@ pub fn bench_machine(b: &Benchmark, cat: &Catalog) -> Option<Machine> {
         price: None,
         power_w: None,
         storage: None,
+        fabric: None,
+        network: None,
         source: b.source.clone(),
         notes: None,
     })

@@ -241,6 +241,8 @@ impl FakeDetector {
             gpus: Vec::new(),
             unified_memory: None,
             storage: None,
+            fabric: None,
+            network: None,
             notes: vec!["NVML: not detected: fake detector (no NVIDIA driver)".into()],
         })
     }
@@ -301,6 +303,8 @@ impl FakeDetector {
             gpus: Vec::new(),
             unified_memory: Some(unified),
             storage: None,
+            fabric: None,
+            network: None,
             notes: vec!["NVML: not detected: not available on macOS".into()],
         })
     }
