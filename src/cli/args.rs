@@ -52,6 +52,8 @@ pub enum Command {
     },
     /// Serving many users: KV pool, users held at a latency target, replicas, $ per 1M tokens.
     Serve(ServeArgs),
+    /// More than one machine: nodes, parallel layout, time and cost of training or serving.
+    Cluster(crate::cli::cluster::ClusterArgs),
     /// Fit this machine's speed constants to its own llama-bench output (JSON, CSV or table).
     Calibrate {
         /// llama-bench output: `-o json`, `-o csv` or its default Markdown table.

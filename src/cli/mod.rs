@@ -13,6 +13,7 @@ pub mod app;
 pub mod args;
 pub mod calibrate;
 pub mod catalog;
+pub mod cluster;
 pub mod detect;
 pub mod estimate;
 pub mod fit;

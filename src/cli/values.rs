@@ -459,3 +459,12 @@ mod tests {
         assert_eq!(parse_params("7.5e9"), Ok(7_500_000_000));
     }
 }
+
+value_enum!(crate::core::catalog::LinkPreset, |l| l.label(), aliases: |_| &[]);
+value_enum!(crate::core::cluster::Sharding, |s| s.label(), aliases: |_| &[]);
+value_enum!(crate::core::cluster::ServeEngine, |e| e.label(), aliases: |_| &[]);
+
+/// A whole number in `lo ..= hi` (cluster sizes, layouts, batches).
+pub fn parse_u64_in(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
+    ranged(s, lo, hi)
+}

@@ -4,6 +4,7 @@
 //! on it, never the other way.
 
 pub mod catalog;
+pub mod cluster;
 pub mod estimate;
 pub mod fit;
 pub mod format;

@@ -600,3 +600,79 @@ pub fn detected_json(d: &crate::io::detect::DetectedMachine) -> Value {
     }
     v
 }
+
+/// One machine's cluster answer, in `headroom cluster --json` (sizes in bytes, times in seconds
+/// or hours as named; null where a value does not apply).
+pub fn cluster_json(p: &crate::core::cluster::ClusterPick) -> Value {
+    json!({
+        "machine": &*p.machine,
+        "name": &*p.name,
+        "kind": p.kind.cli_name(),
+        "gpus_per_node": p.gpus_per_node,
+        "network": p.network,
+        "network_assumed": p.network_assumed,
+        "smallest": p.smallest.as_ref().map(cluster_point_json),
+        "cheapest": p.cheapest.as_ref().map(cluster_point_json),
+        "curve": p.curve.iter().map(cluster_point_json).collect::<Vec<_>>(),
+    })
+}
+
+fn cluster_point_json(pt: &crate::core::cluster::ClusterCurvePoint) -> Value {
+    let train = pt.train.as_ref().map(|t| {
+        json!({
+            "tp": t.layout.tp,
+            "pp": t.layout.pp,
+            "dp": t.layout.dp,
+            "sharding": t.layout.sharding.cli_name(),
+            "per_gpu": {
+                "weights": t.per_gpu.weights.0,
+                "gradients": t.per_gpu.gradients.0,
+                "optimizer": t.per_gpu.optimizer.0,
+                "master_weights": t.per_gpu.master_weights.0,
+                "activations": t.per_gpu.activations.0,
+                "overhead": t.per_gpu.overhead.0,
+                "total": t.per_gpu.total().0,
+            },
+            "usable_per_gpu": t.usable_per_gpu.0,
+            "micro_batch": t.micro_batch,
+            "micro_batches": t.micro_batches,
+            "global_batch": t.global_batch,
+            "step_seconds": finite4(t.step_seconds),
+            "step": {
+                "compute_s": finite4(t.step.compute),
+                "tensor_parallel_s": finite4(t.step.tensor_parallel),
+                "pipeline_s": finite4(t.step.pipeline),
+                "data_parallel_s": finite4(t.step.data_parallel),
+                "optimizer_s": finite4(t.step.optimizer),
+            },
+            "tokens_per_s": finite4(t.tokens_per_s),
+            "mfu": finite4(t.mfu),
+            "comm_bytes_per_gpu_per_step": finite4(t.comm_bytes_per_gpu),
+            "run_hours": finite4(t.run_hours),
+            "usd_per_hour": t.usd_per_hour.map_or(Value::Null, finite4),
+            "run_usd": t.run_usd.map_or(Value::Null, finite4),
+        })
+    });
+    let serve = pt.serve.as_ref().map(|s| {
+        json!({
+            "engine": s.engine.cli_name(),
+            "runs": s.runs(),
+            "tp": s.tp,
+            "pp": s.pp,
+            "gpus": s.gpus,
+            "verdict": s.fit.verdict.json_name(),
+            "decode_tokens_per_s": finite4(s.decode_tokens_per_s),
+            "prefill_tokens_per_s": finite4(s.prefill_tokens_per_s),
+            "network_share": finite4(s.network_share),
+            "usd_per_hour": s.usd_per_hour.map_or(Value::Null, finite4),
+            "serving": s.serving.as_ref().map(serving_json),
+        })
+    });
+    json!({
+        "nodes": pt.nodes,
+        "fits": pt.fits(),
+        "cost_usd": pt.cost_usd().map_or(Value::Null, finite4),
+        "train": train,
+        "serve": serve,
+    })
+}

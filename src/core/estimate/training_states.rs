@@ -336,6 +336,16 @@ fn optimizer_bytes_per_param(
     }
 }
 
+/// Parameters the scenario trains: all of them in a full fine-tune, the adapters' under LoRA and
+/// QLoRA.
+pub fn trainable_params(s: &crate::core::scenario::Scenario, params: &ParamCount) -> u64 {
+    match s.mode {
+        Mode::Inference => 0,
+        Mode::Full => params.total,
+        Mode::Lora | Mode::Qlora => lora_params(&s.model, s.lora_rank, s.lora_targets),
+    }
+}
+
 /// LoRA trainable parameters per layer: r·(d_in + d_out) for each adapted matrix.
 fn lora_params(spec: &ModelSpec, r: u64, t: LoraTargets) -> u64 {
     let h = spec.hidden;

@@ -3,6 +3,7 @@
 pub mod rules;
 pub use rules::{Clamp, ClampWhy, Input, Problem};
 
+use super::cluster::ClusterInputs;
 use super::model::ModelSpec;
 use super::precision::{KvTypes, WeightPrecision};
 use super::serving::ServingInputs;
@@ -298,6 +299,8 @@ pub struct Scenario {
     pub train_tokens: u64,
     /// Serving many users: the traffic, the target and the engine (`core::serving`).
     pub serving: ServingInputs,
+    /// More than one machine: nodes, link, layout (`core::cluster`).
+    pub cluster: ClusterInputs,
 }
 
 impl Default for Scenario {
@@ -328,6 +331,7 @@ impl Default for Scenario {
             prompt_tokens: 1024,
             train_tokens: 100_000_000,
             serving: ServingInputs::default(),
+            cluster: ClusterInputs::default(),
         }
     }
 }

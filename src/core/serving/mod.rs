@@ -149,6 +149,9 @@ pub struct ServingPlan {
     pub backend: Option<Backend>,
     /// GPUs per replica (tensor parallel) and replicas on one machine (data parallel).
     pub tp: u64,
+    /// Pipeline stages of a replica (a cluster's nodes; 1 on one machine).
+    #[serde(default = "one_stage")]
+    pub pp: u64,
     pub replicas_per_machine: u64,
     pub pool: Option<KvPool>,
     /// Requests of the full context length the pool holds at once (vLLM's "Maximum concurrency
@@ -179,6 +182,7 @@ impl ServingPlan {
             kernel: None,
             backend: None,
             tp: 0,
+            pp: 1,
             replicas_per_machine: 0,
             pool: None,
             max_seqs_at_context: 0,
@@ -205,6 +209,10 @@ impl ServingPlan {
         };
         Some(pt.output_tokens_per_s * self.replicas_per_machine.max(1) as f64)
     }
+}
+
+fn one_stage() -> u64 {
+    1
 }
 
 /// Curve points (users in flight) drawn for each plan.
@@ -321,6 +329,21 @@ pub struct Built {
     pub output: f64,
     pub slots: u64,
     pub max_seqs_at_context: u64,
+    /// Pipeline stages.
+    pub pp: u64,
+}
+
+/// Share of the weights the heaviest pipeline stage holds: `1/pp` of the layers and, past one
+/// stage, the larger of the embedding and the head (vLLM places the embedding on the first
+/// rank and the head on the last; `vllm/distributed/utils.py`, `get_pp_indices`).
+pub fn stage_weight_share(est: &crate::core::estimate::Estimate, pp: u64) -> f64 {
+    if pp <= 1 {
+        return 1.0;
+    }
+    let w = &est.workload;
+    let (layers, outer) = (w.layer_weights.as_f64(), w.outer_weights.as_f64());
+    let total = (layers + outer).max(1.0);
+    ((layers / pp as f64 + outer / 2.0) / total).min(1.0)
 }
 
 impl Built {
@@ -347,6 +370,23 @@ impl Built {
     }
 }
 
+/// Pipeline stages of a replica and the link between them.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Stages {
+    pub count: u64,
+    /// One send's latency, s, and the link's bytes/s.
+    pub hop_latency_s: f64,
+    pub hop_bps: f64,
+}
+
+impl Stages {
+    pub const ONE: Stages = Stages {
+        count: 1,
+        hop_latency_s: 0.0,
+        hop_bps: 1.0,
+    };
+}
+
 /// Build the replica of `s` on `m` at tensor-parallel size `tp` (`None`: the weights or one
 /// request do not fit).
 pub fn build(
@@ -357,6 +397,22 @@ pub fn build(
     st: &FitSettings,
     tp: u64,
 ) -> Option<Built> {
+    build_stages(s, fit, m, acc, st, tp, Stages::ONE)
+}
+
+/// [`build`] with the layers split into pipeline stages of `tp` GPUs each (vLLM
+/// `--pipeline-parallel-size`): each GPU holds its stage's share of the weights and of the KV
+/// cache, and a step passes every stage ([`StepModel::time`]).
+pub fn build_stages(
+    s: &Scenario,
+    fit: &FitResult,
+    m: &Machine,
+    acc: &Accelerator,
+    st: &FitSettings,
+    tp: u64,
+    stages: Stages,
+) -> Option<Built> {
+    let pp = stages.count.max(1);
     let s = s.clamped();
     let inputs = s.serving.clamped();
     let engine = engine::resolve_engine(&s, &inputs, Some(acc));
@@ -402,6 +458,9 @@ pub fn build(
         step.dispatch_bound = true;
         step.kv_passes = crate::core::speed::step::DYNAMIC_CACHE_KV_PASSES;
     }
+    if pp > 1 {
+        step = step.pipelined(pp, stages.hop_latency_s, stages.hop_bps);
+    }
     if kernel == Kernel::Ggml {
         step.vector_s_per_token = est.params.active as f64 * profile.dot_flops_per_weight
             / (gpu.vector_tflops.max(0.01) * 1e12);
@@ -427,6 +486,7 @@ pub fn build(
             tp: est_gpus,
             vllm_utilization: es.gpu_memory_utilization,
             sglang_fraction: inputs.mem_fraction_static,
+            weight_share: stage_weight_share(&est, pp),
         },
     );
     let context = s.context.max(1);
@@ -453,8 +513,9 @@ pub fn build(
         replicas_per_machine: if layer_split {
             1
         } else {
-            (gpus_in_machine / tp.max(1)).max(1)
+            (gpus_in_machine / (tp.max(1) * pp)).max(1)
         },
+        pp,
         prompt,
         prompt_computed: (prompt * (1.0 - prefix)).max(1.0),
         output,
@@ -464,7 +525,7 @@ pub fn build(
 
 /// The plan of replica `b` of `s` on machine `m`: the loads it holds, what they cost, and its
 /// curve.
-fn plan_of(
+pub fn plan_of(
     b: Built,
     s: &Scenario,
     m: &Machine,
@@ -511,6 +572,7 @@ fn plan_of(
         kernel: Some(b.kernel),
         backend: Some(b.backend),
         tp: b.tp,
+        pp: b.pp,
         replicas_per_machine: b.replicas_per_machine,
         max_seqs_at_context: b.max_seqs_at_context,
         slots: b.slots,

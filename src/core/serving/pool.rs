@@ -121,6 +121,9 @@ pub struct GpuBudget {
     pub vllm_utilization: f64,
     /// SGLang `--mem-fraction-static` (`None`: its default).
     pub sglang_fraction: Option<f64>,
+    /// Share of the estimate's weights per GPU one GPU holds (1; pipeline parallel: its
+    /// stage's).
+    pub weight_share: f64,
 }
 
 /// The pool `set.engine` builds on `gpu`, with `est` the estimate at this tensor-parallel size.
@@ -137,8 +140,11 @@ pub fn pool(
         tp,
         vllm_utilization,
         sglang_fraction,
+        weight_share,
     } = gpu;
-    let weights = est.per_gpu_kind(ComponentKind::Weights);
+    let weights = est
+        .per_gpu_kind(ComponentKind::Weights)
+        .scale(weight_share.clamp(0.0, 1.0));
     let (budget, activations, runtime) = match set.engine {
         Engine::Vllm | Engine::Auto => (
             memory.scale(CUDA_VISIBLE * vllm_utilization),

@@ -176,6 +176,12 @@ pub struct StepModel {
     pub dispatch_bound: bool,
     /// Passes over the KV bytes a decode step makes (1; transformers' dynamic cache: 3).
     pub kv_passes: f64,
+    /// Pipeline stages the layers are split over (vLLM `--pipeline-parallel-size`); this model's
+    /// bytes and FLOPs are those of all the layers at `tp`, each stage runs its share.
+    pub stages: f64,
+    /// One stage-to-stage send of the hidden states: latency s and bytes/s.
+    pub hop_latency_s: f64,
+    pub hop_bps: f64,
 }
 
 /// What builds a [`StepModel`].
@@ -270,18 +276,64 @@ impl StepModel {
             vector_s_per_token: 0.0,
             dispatch_bound: false,
             kv_passes: 1.0,
+            stages: 1.0,
+            hop_latency_s: 0.0,
+            hop_bps: 1.0,
         }
     }
 
-    /// KV bytes per GPU of one sequence at `len` tokens.
+    /// The same model split into `stages` pipeline stages whose hidden states cross `hop`
+    /// (latency s, bytes/s) between stages.
+    pub fn pipelined(mut self, stages: u64, hop_latency_s: f64, hop_bps: f64) -> StepModel {
+        self.stages = stages.max(1) as f64;
+        self.hop_latency_s = hop_latency_s.max(0.0);
+        self.hop_bps = hop_bps.max(1.0);
+        self
+    }
+
+    /// KV bytes per GPU of one sequence at `len` tokens (one pipeline stage's layers).
     pub fn kv_seq_bytes(&self, len: f64) -> f64 {
         let local = self.kv_window.map_or(0.0, |(b, w)| b * len.min(w));
-        self.kv_per_token * len + local
+        (self.kv_per_token * len + local) / self.stages.max(1.0)
     }
 
     /// Seconds of one step: `d` decoding sequences at mean depth `depth`, and `p` prefill
     /// tokens whose prompts already hold `p_depth` tokens of KV (earlier chunks, cached prefix).
+    ///
+    /// Pipelined over `k` stages, the decoding sequences run as `k` micro-batches in flight
+    /// (vLLM's virtual engines, one per stage): every sequence gains a token after its
+    /// micro-batch has passed all `k` stages, each running `1/k` of the layers on `d/k`
+    /// sequences, with `k − 1` sends of the hidden states and residual (2 × hidden BF16 values
+    /// per token; vLLM's `IntermediateTensors`) between them. A prompt chunk rides whole in one
+    /// micro-batch (its time to first token passes every stage). The engine's own step cost is
+    /// paid once.
     pub fn time(&self, d: f64, depth: f64, p: f64, p_depth: f64) -> f64 {
+        if self.stages > 1.0 {
+            let k = self.stages;
+            let stage = StepModel {
+                dense_bytes: self.dense_bytes / k,
+                expert_bytes: self.expert_bytes / k,
+                active_params: self.active_params / k,
+                attn_per_depth: self.attn_per_depth / k,
+                layers: self.layers / k,
+                costs: StepCosts {
+                    step_us: 0.0,
+                    per_seq_us: 0.0,
+                },
+                stages: 1.0,
+                ..self.clone()
+            };
+            // KV of a stage: kv_seq_bytes above already divides by the stages.
+            let (dd, pp) = (d / k, p);
+            let stage_kv_fix = StepModel {
+                kv_per_token: stage.kv_per_token / k,
+                kv_window: stage.kv_window.map(|(b, w)| (b / k, w)),
+                ..stage
+            };
+            let hop = self.hop_latency_s + (dd + pp).max(1.0) * self.hidden * 4.0 / self.hop_bps;
+            let engine = (self.costs.step_us + self.costs.per_seq_us * dd) * 1e-6;
+            return k * stage_kv_fix.time(dd, depth, pp, p_depth) + (k - 1.0) * hop + engine;
+        }
         let tokens = (d + p).max(1.0);
         let touched = match self.moe {
             Some((e, k)) => 1.0 - (1.0 - (k / e).min(1.0)).powf(tokens),

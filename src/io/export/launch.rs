@@ -39,6 +39,16 @@ pub enum Launcher {
     DeepSpeed,
     /// `accelerate launch --use_deepspeed …` command line.
     AccelerateLaunch,
+    /// `torchrun` on every node of a cluster (DeepSpeed or Megatron-LM).
+    Torchrun,
+    /// A DeepSpeed hostfile (one `host slots=N` line per node).
+    Hostfile,
+    /// An accelerate config file (YAML) for FSDP across nodes.
+    AccelerateConfig,
+    /// `ray start` on every node, then `vllm serve` on the head.
+    Ray,
+    /// `rpc-server` on every other machine, then `llama-server --rpc` on the host.
+    LlamaRpc,
 }
 
 impl Launcher {
@@ -49,14 +59,26 @@ impl Launcher {
             Launcher::Accelerate => "accelerate",
             Launcher::DeepSpeed => "DeepSpeed",
             Launcher::AccelerateLaunch => "accelerate launch",
+            Launcher::Torchrun => "torchrun",
+            Launcher::Hostfile => "DeepSpeed hostfile",
+            Launcher::AccelerateConfig => "accelerate config",
+            Launcher::Ray => "Ray + vLLM",
+            Launcher::LlamaRpc => "llama.cpp RPC",
         }
     }
     /// The language of [`LaunchSetting::text`], for code fences: "sh", "python" or "json".
     pub const fn language(self) -> &'static str {
         match self {
-            Launcher::LlamaCpp | Launcher::Vllm | Launcher::AccelerateLaunch => "sh",
+            Launcher::LlamaCpp
+            | Launcher::Vllm
+            | Launcher::AccelerateLaunch
+            | Launcher::Torchrun
+            | Launcher::Ray
+            | Launcher::LlamaRpc => "sh",
             Launcher::Accelerate => "python",
             Launcher::DeepSpeed => "json",
+            Launcher::AccelerateConfig => "yaml",
+            Launcher::Hostfile => "text",
         }
     }
 }

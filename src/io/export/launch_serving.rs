@@ -38,8 +38,16 @@ pub fn serving_launch(s: &Scenario, plan: &ServingPlan) -> Option<LaunchSetting>
                 lines[0].push_str(&format!(" --revision {}", shell(&rev)));
             }
             lines.push(format!(
-                "--tensor-parallel-size {}{} --max-model-len {}",
+                "--tensor-parallel-size {}{}{} --max-model-len {}",
                 plan.tp,
+                if plan.pp > 1 {
+                    format!(
+                        " --pipeline-parallel-size {} --distributed-executor-backend ray",
+                        plan.pp
+                    )
+                } else {
+                    String::new()
+                },
                 if dp > 1 {
                     format!(" --data-parallel-size {dp}")
                 } else {

@@ -8,6 +8,7 @@ pub mod atomic;
 mod chart;
 mod html;
 pub mod launch;
+pub mod launch_cluster;
 pub mod launch_serving;
 mod markdown;
 pub mod report;

@@ -1,0 +1,583 @@
+//! Training on a cluster: memory per GPU of a layout from the estimate, and the step time from
+//! what the GPUs compute, the bytes they move through memory, and the collectives they wait for.
+//!
+//! Per micro-batch of `T = micro-batch × sequence` tokens, one pipeline stage on one GPU does
+//! - GEMMs: `passes × 2 × P_matmul ÷ (tp · pp) × T` FLOPs (forward 2, backward 4 for a full
+//!   fine-tune, 2 for adapters, +2 for full recomputation) at [`GEMM_EFFICIENCY`] of the dense
+//!   peak;
+//! - attention: FlashAttention's causal `QKᵀ` and `AV`, `2 · seq · heads · head_dim` FLOPs per
+//!   token and layer forward, 2.5× that backward (Dao 2023, "FlashAttention-2", §3: the backward
+//!   pass runs five matmuls to the forward's two), at [`ATTENTION_EFFICIENCY`];
+//! - the element-wise work between them (norms, activations, residual adds, rotary, dropout):
+//!   the activation bytes a layer writes, `34 · T · hidden` (Korthikanti et al. 2022, "Reducing
+//!   Activation Recomputation in Large Transformer Models", eq. 1 without the attention scores
+//!   FlashAttention does not keep), written, read back and their gradients written
+//!   ([`ELEMENTWISE_PASSES`]), at the GPU's memory bandwidth;
+//! - tensor parallel: four all-reduces of `T × hidden` BF16 values per layer (two forward, two
+//!   backward; Shoeybi et al. 2019, "Megatron-LM", §3), six with recomputation, on the critical
+//!   path;
+//! - pipeline: the activations of the micro-batch sent to the next stage and their gradient
+//!   back, and the 1F1B bubble: `(m + pp − 1)` micro-batch slots for `m` micro-batches
+//!   (Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters
+//!   Using Megatron-LM", §2.2.1).
+//!
+//! Once per step the data-parallel ranks reduce the gradients (FP32, [`GRAD_REDUCE_BYTES`]),
+//! overlapped with the last micro-batch's backward pass (PyTorch DDP buckets, DeepSpeed
+//! `overlap_comm`); ZeRO-3 and FSDP gather the BF16 parameters before every forward and backward
+//! and reduce-scatter the gradients after, prefetched behind the compute of the micro-batch.
+//! The optimizer then reads and writes its states once ([`optimizer_bytes_per_param`]).
+
+use super::collective::{Collective, time};
+use super::{Cluster, ClusterInputs, Layout, Sharding, pow2_divisors};
+use crate::core::catalog::Accelerator;
+use crate::core::estimate::{ComponentKind, Estimate, estimate_with, trainable_params};
+use crate::core::fit::FitSettings;
+use crate::core::placement::capacity::gpu_capacity;
+use crate::core::placement::cost::hourly_usd;
+use crate::core::scenario::{Checkpointing, Framework, Mode, Optimizer, Scenario};
+use crate::core::units::Bytes;
+use serde::{Deserialize, Serialize};
+
+/// Fraction of the dense BF16 peak that the large GEMMs of a transformer layer reach under
+/// cuBLAS/CUTLASS (heuristic: NVIDIA's "Matrix Multiplication Background" guide shows large
+/// BF16 GEMMs at 70–80 % of an A100's 312 TFLOP/s; Megatron-LM's 52 % end-to-end MFU at 1T
+/// parameters leaves the rest to attention, element-wise work and communication).
+pub const GEMM_EFFICIENCY: f64 = 0.75;
+/// Fraction of the peak FlashAttention-2 reaches forward and backward (Dao 2023,
+/// "FlashAttention-2", §4.1: 50–73 % of the theoretical maximum on an A100).
+pub const ATTENTION_EFFICIENCY: f64 = 0.5;
+/// Bytes of activations a layer writes per token and hidden unit (Korthikanti et al. 2022, eq. 1).
+pub const ACTIVATION_BYTES_PER_TOKEN_HIDDEN: f64 = 34.0;
+/// Memory passes over those activations per step: written forward, read backward, gradients
+/// written (heuristic: one pass each).
+pub const ELEMENTWISE_PASSES: f64 = 3.0;
+/// Bytes per gradient element in the data-parallel reduction: FP32 (torchtitan's default
+/// `mixed_precision_reduce = "float32"`; Llama 3 paper, arXiv 2407.21783, §3.3.2: "we … perform
+/// reduce-scatter in FP32").
+pub const GRAD_REDUCE_BYTES: f64 = 4.0;
+/// Bytes per parameter element gathered by ZeRO-3/FSDP: BF16.
+pub const PARAM_GATHER_BYTES: f64 = 2.0;
+
+/// Bytes the optimizer step reads and writes per parameter it updates: AdamW reads the FP32
+/// master, gradient and two moments (16 B), writes master and moments (12 B) and the BF16 copy
+/// (2 B); 8-bit AdamW's moments are 1 B each; SGD with momentum has one FP32 moment; Adafactor
+/// factored second moments (~0 B per parameter).
+pub fn optimizer_bytes_per_param(o: Optimizer) -> f64 {
+    match o {
+        Optimizer::AdamW => 30.0,
+        Optimizer::AdamW8bit => 18.0,
+        Optimizer::Sgd => 22.0,
+        Optimizer::Adafactor => 18.0,
+    }
+}
+
+/// Memory of one GPU under a layout.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PerGpu {
+    pub weights: Bytes,
+    pub gradients: Bytes,
+    pub optimizer: Bytes,
+    pub master_weights: Bytes,
+    pub activations: Bytes,
+    pub overhead: Bytes,
+}
+
+impl PerGpu {
+    pub fn total(&self) -> Bytes {
+        self.weights
+            + self.gradients
+            + self.optimizer
+            + self.master_weights
+            + self.activations
+            + self.overhead
+    }
+}
+
+/// Where a step's time goes, seconds.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepTime {
+    /// GEMMs, attention and element-wise work of all micro-batches on one GPU.
+    pub compute: f64,
+    /// Tensor-parallel all-reduces.
+    pub tensor_parallel: f64,
+    /// Pipeline sends and the 1F1B bubble.
+    pub pipeline: f64,
+    /// Data-parallel gradient reduction and ZeRO-3/FSDP gathers not hidden behind compute.
+    pub data_parallel: f64,
+    /// The optimizer step.
+    pub optimizer: f64,
+}
+
+impl StepTime {
+    pub fn total(&self) -> f64 {
+        self.compute + self.tensor_parallel + self.pipeline + self.data_parallel + self.optimizer
+    }
+}
+
+/// One layout of a training job on a cluster.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrainPlan {
+    pub layout: Layout,
+    pub nodes: u64,
+    pub gpus: u64,
+    pub per_gpu: PerGpu,
+    /// Usable memory per GPU.
+    pub usable_per_gpu: Bytes,
+    pub fits: bool,
+    pub micro_batch: u64,
+    /// Micro-batches per step per data-parallel rank (gradient accumulation × pipeline).
+    pub micro_batches: u64,
+    pub global_batch: u64,
+    pub step: StepTime,
+    pub step_seconds: f64,
+    pub tokens_per_s: f64,
+    /// Model FLOPs utilisation: (6·N + 12·layers·d_attn·seq) FLOPs per token (PaLM's
+    /// convention, Chowdhery et al. 2022, appendix B) over the cluster's dense peak.
+    pub mfu: f64,
+    /// Communication per step per GPU, bytes (all collectives and sends).
+    pub comm_bytes_per_gpu: f64,
+    pub run_hours: f64,
+    pub usd_per_hour: Option<f64>,
+    pub run_usd: Option<f64>,
+}
+
+/// The model's shape numbers the step model needs.
+struct Shape {
+    layers: f64,
+    hidden: f64,
+    d_attn: f64,
+    /// Matmul parameters active per token, outside the output head.
+    body: f64,
+    /// The output head (vocab × hidden).
+    head: f64,
+    active: f64,
+    total: f64,
+    trainable: f64,
+}
+
+fn shape(s: &Scenario, est: &Estimate) -> Shape {
+    let m = &s.model;
+    let head = (m.vocab * m.hidden) as f64;
+    let active = est.params.active as f64;
+    // The embedding is a lookup; with tied embeddings the one matrix is also the head.
+    let body = if m.tied_embeddings {
+        active - head
+    } else {
+        active - 2.0 * head
+    }
+    .max(active * 0.1);
+    Shape {
+        layers: m.layers.max(1) as f64,
+        hidden: m.hidden.max(1) as f64,
+        d_attn: (m.heads * m.head_dim).max(1) as f64,
+        body,
+        head,
+        active,
+        total: est.params.total as f64,
+        trainable: trainable_params(s, &est.params) as f64,
+    }
+}
+
+/// The scenario as the estimate sees one data-parallel shard group of `layout`.
+fn shard_scenario(s: &Scenario, c: &Cluster, layout: &Layout) -> Scenario {
+    let mut e = s.clone();
+    let (n, framework) = match layout.sharding {
+        Sharding::None => (1, s.framework),
+        Sharding::Zero1 | Sharding::Zero2 | Sharding::Zero3 => (layout.dp, Framework::DeepSpeed),
+        Sharding::Fsdp => (layout.dp, Framework::Fsdp),
+        Sharding::Hsdp => (layout.dp.min(c.gpus_per_node), Framework::Fsdp),
+    };
+    e.gpus = n.max(1);
+    e.zero = layout.sharding.zero_stage();
+    e.framework = if framework == Framework::Fsdp && n <= 1 {
+        Framework::Transformers
+    } else {
+        framework
+    };
+    e
+}
+
+/// Share of the model's weights the heaviest pipeline stage holds: its layers and, past one
+/// stage, the output head (or the embedding) — Megatron places the embedding on the first stage
+/// and the head on the last.
+fn stage_share(sh: &Shape, pp: u64) -> f64 {
+    if pp <= 1 {
+        return 1.0;
+    }
+    let layers = (sh.total - 2.0 * sh.head).max(sh.total * 0.5);
+    ((layers / pp as f64 + sh.head) / sh.total).min(1.0)
+}
+
+/// Memory per GPU of `layout`: the shard group's estimate, the model states of the heaviest
+/// stage split over the tensor-parallel ranks, and the activations of one micro-batch of the
+/// whole model ÷ tp (under 1F1B the first stage holds `pp` micro-batches of its `layers ÷ pp`
+/// layers; sequence parallelism splits every activation over the tensor-parallel ranks).
+pub fn per_gpu(s: &Scenario, c: &Cluster, layout: &Layout) -> (PerGpu, Estimate) {
+    let est = estimate_with(&shard_scenario(s, c, layout), false);
+    (per_gpu_of(s, &est, layout), est)
+}
+
+/// [`per_gpu`] from the shard group's estimate `est`.
+fn per_gpu_of(s: &Scenario, est: &Estimate, layout: &Layout) -> PerGpu {
+    let sh = shape(s, est);
+    let split = stage_share(&sh, layout.pp) / layout.tp.max(1) as f64;
+    let k = |kind: ComponentKind| est.per_gpu_kind(kind).scale(split);
+    PerGpu {
+        weights: k(ComponentKind::Weights),
+        gradients: k(ComponentKind::Gradients),
+        optimizer: k(ComponentKind::Optimizer),
+        master_weights: k(ComponentKind::MasterWeights),
+        activations: est
+            .per_gpu_kind(ComponentKind::Activations)
+            .scale(1.0 / layout.tp.max(1) as f64),
+        overhead: est.per_gpu_kind(ComponentKind::Overhead),
+    }
+}
+
+/// The layouts the engines offer for `s` on `c`: tensor parallel inside a node in powers of two
+/// that divide the attention heads and the KV heads (Megatron-LM requires both), pipeline stages
+/// in powers of two up to the layers, the rest data parallel; ZeRO-2/3 do not run under
+/// pipeline parallelism (DeepSpeed's pipeline engine supports ZeRO-1 only), hybrid sharding
+/// needs more than one node. The inputs' fixed choices filter the list.
+pub fn layouts(s: &Scenario, c: &Cluster, inputs: &ClusterInputs) -> Vec<Layout> {
+    let m = &s.model;
+    let total = c.gpus();
+    let mut out = Vec::new();
+    for tp in pow2_divisors(c.gpus_per_node) {
+        let heads_ok = m.heads.max(1).is_multiple_of(tp)
+            && (m.kv_heads == 0 || m.kv_heads.is_multiple_of(tp) || tp.is_multiple_of(m.kv_heads));
+        if !heads_ok || inputs.tp.is_some_and(|x| x != tp) {
+            continue;
+        }
+        for pp in pow2_divisors(total / tp) {
+            if pp > m.layers.max(1) || inputs.pp.is_some_and(|x| x != pp) {
+                continue;
+            }
+            let dp = total / (tp * pp);
+            for sharding in shardings(s.framework, pp, c.nodes, tp) {
+                if inputs.sharding.is_some_and(|x| x != sharding) {
+                    continue;
+                }
+                out.push(Layout {
+                    tp,
+                    pp,
+                    dp,
+                    sharding,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Shardings a framework runs at this pipeline depth and node count.
+fn shardings(f: Framework, pp: u64, nodes: u64, tp: u64) -> Vec<Sharding> {
+    let base: &[Sharding] = match f {
+        Framework::DeepSpeed => &[
+            Sharding::None,
+            Sharding::Zero1,
+            Sharding::Zero2,
+            Sharding::Zero3,
+        ],
+        Framework::Fsdp => &[Sharding::Fsdp, Sharding::Hsdp],
+        _ => &[Sharding::None, Sharding::Fsdp, Sharding::Hsdp],
+    };
+    base.iter()
+        .copied()
+        .filter(|x| pp == 1 || matches!(x, Sharding::None | Sharding::Zero1 | Sharding::Fsdp))
+        .filter(|x| *x != Sharding::Hsdp || (nodes > 1 && pp == 1 && tp == 1))
+        .collect()
+}
+
+/// Plan `layout` of the training scenario `s` on cluster `c`.
+pub fn train_plan(
+    s: &Scenario,
+    c: &Cluster,
+    layout: Layout,
+    inputs: &ClusterInputs,
+    st: &FitSettings,
+) -> TrainPlan {
+    let est = estimate_with(&shard_scenario(s, c, &layout), false);
+    plan_with(s, c, layout, inputs, st, &est)
+}
+
+/// [`train_plan`] with the shard group's estimate at hand.
+fn plan_with(
+    s: &Scenario,
+    c: &Cluster,
+    layout: Layout,
+    inputs: &ClusterInputs,
+    st: &FitSettings,
+    est: &Estimate,
+) -> TrainPlan {
+    let per_gpu = per_gpu_of(s, est, &layout);
+    let usable = gpu_capacity(c.machine, Some(c.acc), s, st);
+    let sh = shape(s, est);
+    let micro_batch = s.batch.max(1);
+    let per_rank = micro_batch * layout.dp;
+    let global_batch = inputs
+        .global_batch
+        .unwrap_or(per_rank * if layout.pp > 1 { 4 * layout.pp } else { 1 })
+        .max(per_rank);
+    let m = global_batch.div_ceil(per_rank).max(1);
+    let step = step_time(s, c, &layout, &sh, micro_batch, m, st);
+    let tokens = (global_batch * s.context.max(1)) as f64;
+    let step_seconds = step.total().max(1e-9);
+    let tokens_per_s = tokens / step_seconds;
+    let peak = c.acc.fp16_tflops * 1e12 * c.gpus() as f64;
+    let model_flops = 6.0 * sh.active + 12.0 * sh.layers * sh.d_attn * s.context as f64;
+    let run_hours = s.train_tokens as f64 / tokens_per_s / 3600.0;
+    let usd_per_hour = c.hourly_usd(hourly_usd(c.machine, Some(c.acc), st));
+    TrainPlan {
+        layout,
+        nodes: c.nodes,
+        gpus: c.gpus(),
+        per_gpu,
+        usable_per_gpu: usable,
+        fits: per_gpu.total() <= usable,
+        micro_batch,
+        micro_batches: m,
+        global_batch,
+        step,
+        step_seconds,
+        tokens_per_s,
+        mfu: if peak > 0.0 {
+            model_flops * tokens_per_s / peak
+        } else {
+            0.0
+        },
+        comm_bytes_per_gpu: comm_bytes(s, c, &layout, &sh, micro_batch, m),
+        run_hours,
+        usd_per_hour,
+        run_usd: usd_per_hour.map(|h| h * run_hours),
+    }
+}
+
+/// FLOP passes over the weights per token: forward 2, backward 4 (full) or 2 (adapters: input
+/// gradients only), full recomputation one more forward.
+fn passes(s: &Scenario) -> (f64, f64) {
+    let recompute = if s.checkpointing == Checkpointing::Full {
+        1.0
+    } else {
+        0.0
+    };
+    let backward = if s.mode == Mode::Full { 4.0 } else { 2.0 };
+    (2.0 * (1.0 + recompute) + backward, recompute)
+}
+
+/// Seconds of one micro-batch's compute on one GPU of the heaviest stage.
+fn micro_batch_compute(
+    s: &Scenario,
+    c: &Cluster,
+    l: &Layout,
+    sh: &Shape,
+    b: u64,
+    st: &FitSettings,
+) -> f64 {
+    let a: &Accelerator = c.acc;
+    let tp = l.tp as f64;
+    let pp = l.pp as f64;
+    let t = (b * s.context.max(1)) as f64;
+    let seq = s.context.max(1) as f64;
+    let (p, recompute) = passes(s);
+    let matmul = (sh.body / pp + sh.head) / tp;
+    let peak = a.fp16_tflops.max(0.01) * 1e12;
+    let gemm = p * matmul * t / (peak * GEMM_EFFICIENCY);
+    let layers = (sh.layers / pp).ceil();
+    let attn_fwd = 2.0 * seq * sh.d_attn * layers / tp * t;
+    let attn = attn_fwd * (1.0 + recompute + 2.5) / (peak * ATTENTION_EFFICIENCY);
+    let bw = a.bandwidth.0 * 1e9 * st.speed.profiles.transformers.bandwidth_efficiency;
+    let elem_passes = ELEMENTWISE_PASSES + recompute;
+    let elem =
+        ACTIVATION_BYTES_PER_TOKEN_HIDDEN * t * sh.hidden * layers / tp * elem_passes / bw.max(1.0);
+    // QLoRA dequantises each 4-bit base weight to BF16 for every GEMM pass.
+    let dequant = if s.mode == Mode::Qlora {
+        (p / 2.0) * matmul * 2.5 / bw.max(1.0)
+    } else {
+        0.0
+    };
+    gemm + attn + elem + dequant
+}
+
+fn step_time(
+    s: &Scenario,
+    c: &Cluster,
+    l: &Layout,
+    sh: &Shape,
+    b: u64,
+    m: u64,
+    st: &FitSettings,
+) -> StepTime {
+    let t = (b * s.context.max(1)) as f64;
+    let (_, recompute) = passes(s);
+    let layers = (sh.layers / l.pp as f64).ceil();
+    let compute_mb = micro_batch_compute(s, c, l, sh, b, st);
+    // Tensor parallel inside the node.
+    let tp_mb = if l.tp > 1 {
+        (4.0 + 2.0 * recompute)
+            * layers
+            * time(Collective::AllReduce, t * sh.hidden * 2.0, l.tp, c.intra())
+    } else {
+        0.0
+    };
+    // Pipeline sends: across nodes when the stages span them.
+    let stage_link = if c.nodes > 1 {
+        c.inter(l.tp)
+    } else {
+        c.intra()
+    };
+    let send_mb = if l.pp > 1 {
+        2.0 * stage_link.send(t * sh.hidden * 2.0)
+    } else {
+        0.0
+    };
+    let (gather_mb, dp_step) = data_parallel(c, l, sh, compute_mb);
+    let slot = compute_mb + tp_mb + send_mb + gather_mb;
+    let slots = (m + l.pp - 1) as f64;
+    // The gradient reduction hides behind the last micro-batch's backward (⅔ of its compute).
+    let dp_exposed = (dp_step - compute_mb * 2.0 / 3.0).max(0.0) + dp_step / sh.layers.max(1.0);
+    let updated = sh.trainable * stage_share(sh, l.pp)
+        / l.tp as f64
+        / if l.sharding.zero_stage() >= 1 {
+            l.dp as f64
+        } else {
+            1.0
+        };
+    let bw = c.acc.bandwidth.0 * 1e9 * st.speed.profiles.transformers.bandwidth_efficiency;
+    StepTime {
+        compute: compute_mb * m as f64,
+        tensor_parallel: tp_mb * m as f64,
+        pipeline: send_mb * m as f64 + (slots - m as f64) * slot,
+        data_parallel: gather_mb * m as f64 + if dp_step > 0.0 { dp_exposed } else { 0.0 },
+        optimizer: updated * optimizer_bytes_per_param(s.optimizer) / bw.max(1.0),
+    }
+}
+
+/// Data-parallel communication: (exposed ZeRO-3/FSDP gather time per micro-batch, gradient
+/// reduction per step), seconds.
+fn data_parallel(c: &Cluster, l: &Layout, sh: &Shape, compute_mb: f64) -> (f64, f64) {
+    if l.dp <= 1 {
+        return (0.0, 0.0);
+    }
+    let share = stage_share(sh, l.pp) / l.tp as f64;
+    let params = sh.total * share;
+    let grads = sh.trainable * share;
+    // Ranks of one data-parallel group inside one node.
+    let per_node = (c.gpus_per_node / (l.tp * l.pp).min(c.gpus_per_node)).clamp(1, l.dp);
+    let spans = l.dp > per_node;
+    let dp_link = if spans { c.inter(per_node) } else { c.intra() };
+    let grad_bytes = grads * GRAD_REDUCE_BYTES;
+    match l.sharding {
+        Sharding::None => (0.0, time(Collective::AllReduce, grad_bytes, l.dp, dp_link)),
+        Sharding::Zero1 | Sharding::Zero2 => (
+            0.0,
+            time(Collective::ReduceScatter, grad_bytes, l.dp, dp_link)
+                + time(
+                    Collective::AllGather,
+                    grads * PARAM_GATHER_BYTES,
+                    l.dp,
+                    dp_link,
+                ),
+        ),
+        Sharding::Zero3 | Sharding::Fsdp => {
+            let gathers = 2.0
+                * time(
+                    Collective::AllGather,
+                    params * PARAM_GATHER_BYTES,
+                    l.dp,
+                    dp_link,
+                );
+            let rs = time(Collective::ReduceScatter, grad_bytes, l.dp, dp_link);
+            let comm = gathers + rs;
+            (
+                (comm - compute_mb).max(0.0) + comm / sh.layers.max(1.0),
+                0.0,
+            )
+        }
+        Sharding::Hsdp => {
+            let n = per_node.min(l.dp);
+            let intra = c.intra();
+            let gathers = 2.0 * time(Collective::AllGather, params * PARAM_GATHER_BYTES, n, intra);
+            let rs = time(Collective::ReduceScatter, grad_bytes, n, intra);
+            let comm = gathers + rs;
+            let replicas = l.dp.div_ceil(n);
+            (
+                (comm - compute_mb).max(0.0) + comm / sh.layers.max(1.0),
+                time(
+                    Collective::AllReduce,
+                    grad_bytes / n as f64,
+                    replicas,
+                    c.inter(n),
+                ),
+            )
+        }
+    }
+}
+
+/// Bytes one GPU sends per step over all its collectives and pipeline links.
+fn comm_bytes(s: &Scenario, c: &Cluster, l: &Layout, sh: &Shape, b: u64, m: u64) -> f64 {
+    let _ = c;
+    let t = (b * s.context.max(1)) as f64;
+    let (_, recompute) = passes(s);
+    let layers = (sh.layers / l.pp as f64).ceil();
+    let ring = |n: u64, f: f64| {
+        if n > 1 {
+            f * (n - 1) as f64 / n as f64
+        } else {
+            0.0
+        }
+    };
+    let tp = (4.0 + 2.0 * recompute) * layers * ring(l.tp, 2.0) * t * sh.hidden * 2.0;
+    let pp = if l.pp > 1 {
+        2.0 * t * sh.hidden * 2.0
+    } else {
+        0.0
+    };
+    let share = stage_share(sh, l.pp) / l.tp as f64;
+    let dp_step = match l.sharding {
+        Sharding::None => ring(l.dp, 2.0) * sh.trainable * share * GRAD_REDUCE_BYTES,
+        Sharding::Zero1 | Sharding::Zero2 => {
+            ring(l.dp, 1.0) * sh.trainable * share * (GRAD_REDUCE_BYTES + PARAM_GATHER_BYTES)
+        }
+        Sharding::Zero3 | Sharding::Fsdp | Sharding::Hsdp => {
+            m as f64
+                * ring(l.dp, 1.0)
+                * (2.0 * sh.total * share * PARAM_GATHER_BYTES
+                    + sh.trainable * share * GRAD_REDUCE_BYTES)
+        }
+    };
+    (tp + pp) * m as f64 + dp_step
+}
+
+/// The best layout of `s` on `c`: among those that fit, the most tokens per second; `None`
+/// when none fits.
+pub fn best_layout(
+    s: &Scenario,
+    c: &Cluster,
+    inputs: &ClusterInputs,
+    st: &FitSettings,
+) -> Option<TrainPlan> {
+    // Layouts share estimates: one per (shard group, stage, framework).
+    let mut memo: Vec<((u64, u8, Framework), Estimate)> = Vec::new();
+    let mut best: Option<TrainPlan> = None;
+    for l in layouts(s, c, inputs) {
+        let es = shard_scenario(s, c, &l);
+        let key = (es.gpus, es.zero, es.framework);
+        let i = match memo.iter().position(|(k, _)| *k == key) {
+            Some(i) => i,
+            None => {
+                memo.push((key, estimate_with(&es, false)));
+                memo.len() - 1
+            }
+        };
+        let p = plan_with(s, c, l, inputs, st, &memo[i].1);
+        if p.fits
+            && best
+                .as_ref()
+                .is_none_or(|b| p.tokens_per_s > b.tokens_per_s)
+        {
+            best = Some(p);
+        }
+    }
+    best
+}

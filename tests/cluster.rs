@@ -1,0 +1,180 @@
+//! Clusters: hand-checked training and serving plans across nodes, the collectives' arithmetic,
+//! and invariants of the node-count search.
+
+use headroom::core::catalog::{Catalog, LinkPreset};
+use headroom::core::cluster::{
+    Cluster, ClusterInputs, Layout, ServeEngine, Sharding, cluster_curve, serve_plan, train_plan,
+};
+use headroom::core::fit::FitSettings;
+use headroom::core::precision::WeightPrecision;
+use headroom::core::scenario::{Checkpointing, Framework, Mode, Runtime, Scenario};
+use headroom::io::catalog::builtin;
+
+fn cat() -> Catalog {
+    builtin().expect("built-in catalog")
+}
+
+fn scenario(cat: &Catalog, id: &str) -> Scenario {
+    let p = cat.model(id).expect("preset");
+    Scenario {
+        model: p.spec.clone(),
+        model_id: Some(p.id.clone()),
+        ..Scenario::default()
+    }
+}
+
+fn within(x: f64, lo: f64, hi: f64, what: &str) {
+    assert!(x >= lo && x <= hi, "{what}: {x} not in [{lo}, {hi}]");
+}
+
+/// Llama 3.1 405B in BF16 on two 8×H100 nodes (AWS p5.48xlarge, 3,200 Gb/s EFA), vLLM with
+/// TP 8 × PP 2. By hand: 405.9 B parameters × 2 B = 812 GB of weights; per GPU one stage's half
+/// of the layers ÷ 8 = 50.0 GB plus half the 2.1 B-parameter embedding and head ÷ 8
+/// (0.26 GB); vLLM's budget 0.9 × 0.99 × 80 GB = 71.3 GB leaves ~19 GB of KV per GPU. One
+/// user decodes at one stage's weights read twice (2 × 50.3 GB ÷ (3.35 TB/s × 0.85)) ≈ 35 ms a
+/// token plus the TP all-reduces and one hop: 20–30 tok/s.
+#[test]
+fn llama_405b_bf16_on_two_p5_nodes_runs_tp8_pp2() {
+    let cat = cat();
+    let mut s = scenario(&cat, "llama-3.1-405b");
+    s.weights = WeightPrecision::Bf16;
+    s.context = 8192;
+    s.set_runtime(Runtime::Vllm, false);
+    let m = cat.machine("aws-p5-48xlarge").unwrap();
+    let acc = cat.accelerator(m.gpu.as_deref().unwrap()).unwrap();
+    let st = FitSettings::default();
+    let one = Cluster::new(m, acc, 1, None);
+    assert!(
+        !serve_plan(&s, &one, ServeEngine::Vllm, &cat, &st).runs(),
+        "405B BF16 does not fit one 8×80 GB node"
+    );
+    let two = Cluster::new(m, acc, 2, None);
+    assert!(!two.network_assumed, "p5 states its EFA network");
+    let p = serve_plan(&s, &two, ServeEngine::Vllm, &cat, &st);
+    assert!(p.runs(), "{p:?}");
+    assert_eq!((p.tp, p.pp), (8, 2));
+    let plan = p.serving.as_ref().unwrap();
+    let pool = plan.pool.as_ref().unwrap();
+    within(
+        pool.weights_per_gpu.as_f64() / 1e9,
+        49.5,
+        52.0,
+        "weights per GPU, GB",
+    );
+    within(pool.kv_per_gpu.as_f64() / 1e9, 12.0, 22.0, "KV per GPU, GB");
+    within(p.decode_tokens_per_s, 20.0, 30.0, "one user's tok/s");
+    assert!(plan.cost.is_some());
+}
+
+/// Llama 3 70B full fine-tune, DeepSpeed ZeRO-3, on 4 × p5.48xlarge (32 H100 80 GB), micro-batch
+/// 1 × 4,096 tokens with full checkpointing. By hand: ZeRO-3 model states 18 B × 70.55 B ÷ 32 =
+/// 39.7 GB per GPU (DeepSpeed's estimator; plus 4 B × the largest layer live); compute per
+/// micro-batch 8 passes × 70.0 B matmul parameters × 4,096 tokens ÷ (989 TFLOP/s × 0.75) =
+/// 3.09 s, attention 0.20 s, element-wise 0.13 s; the gathers (2 × 141 GB) and the FP32
+/// reduce-scatter (282 GB) cross each node's 400 GB/s in 1.37 s, hidden behind the 3.4 s of
+/// compute but for one layer's share; 32 × 4,096 tokens ÷ ~3.45 s ≈ 38,000 tokens/s.
+#[test]
+fn llama_70b_full_fine_tune_zero3_over_four_nodes_by_hand() {
+    let cat = cat();
+    let mut s = scenario(&cat, "llama-3-70b");
+    s.mode = Mode::Full;
+    s.framework = Framework::DeepSpeed;
+    s.checkpointing = Checkpointing::Full;
+    s.batch = 1;
+    s.context = 4096;
+    let m = cat.machine("aws-p5-48xlarge").unwrap();
+    let acc = cat.accelerator("h100-sxm").unwrap();
+    let st = FitSettings::default();
+    let c = Cluster::new(m, acc, 4, None);
+    let layout = Layout {
+        tp: 1,
+        pp: 1,
+        dp: 32,
+        sharding: Sharding::Zero3,
+    };
+    let p = train_plan(&s, &c, layout, &ClusterInputs::default(), &st);
+    let states =
+        (p.per_gpu.weights + p.per_gpu.gradients + p.per_gpu.optimizer + p.per_gpu.master_weights)
+            .as_f64();
+    within(states / 1e9, 39.0, 43.0, "ZeRO-3 model states per GPU, GB");
+    assert!(p.fits, "{:?}", p.per_gpu);
+    within(p.step.compute, 3.2, 3.7, "compute per step, s");
+    within(
+        p.step.data_parallel,
+        0.0,
+        0.1,
+        "exposed ZeRO-3 communication, s",
+    );
+    within(p.tokens_per_s, 33_000.0, 42_000.0, "tokens/s");
+    // The same job on one node does not fit: 18 B × 70.55 B ÷ 8 = 159 GB per GPU.
+    let one = Cluster::new(m, acc, 1, None);
+    let p1 = train_plan(
+        &s,
+        &one,
+        Layout { dp: 8, ..layout },
+        &ClusterInputs::default(),
+        &st,
+    );
+    assert!(!p1.fits);
+}
+
+/// More nodes shard ZeRO-3 states thinner; the curve's smallest fit is the first count that
+/// fits, and its cheapest is never dearer than its smallest.
+#[test]
+fn node_count_curve_invariants() {
+    let cat = cat();
+    let mut s = scenario(&cat, "llama-3-70b");
+    s.mode = Mode::Full;
+    s.framework = Framework::DeepSpeed;
+    s.checkpointing = Checkpointing::Full;
+    s.context = 4096;
+    s.train_tokens = 1_000_000_000;
+    let m = cat.machine("aws-p5-48xlarge").unwrap();
+    let acc = cat.accelerator("h100-sxm").unwrap();
+    let st = FitSettings::default();
+    let pick = cluster_curve(&s, m, acc, &ClusterInputs::default(), &cat, &st);
+    let smallest = pick.smallest.as_ref().expect("some count fits");
+    assert!(
+        pick.curve
+            .iter()
+            .take_while(|p| p.nodes < smallest.nodes)
+            .all(|p| !p.fits())
+    );
+    let cheapest = pick.cheapest.as_ref().unwrap();
+    assert!(cheapest.cost_usd().unwrap() <= smallest.cost_usd().unwrap());
+    let fitted: Vec<_> = pick.curve.iter().filter_map(|p| p.train.as_ref()).collect();
+    assert!(fitted.len() >= 2, "the curve goes past the first fit");
+    for w in fitted.windows(2) {
+        assert!(w[1].gpus > w[0].gpus);
+        assert!(w[1].tokens_per_s > w[0].tokens_per_s * 0.9, "{:?}", w);
+    }
+}
+
+/// Two Mac minis (M4 Pro, 64 GB) over Thunderbolt 5 run Llama 3 70B Q4_K_M (≈ 42.5 GB, more
+/// than one Mac's GPU share of 48 GB leaves room for) with llama.cpp RPC; the network costs
+/// each token 3 round trips of 2 × 50 µs, so it decodes a little slower than the same weights
+/// on one bigger machine's bandwidth, and a slower link costs more.
+#[test]
+fn two_macs_over_thunderbolt_run_70b_with_rpc() {
+    let cat = cat();
+    let mut s = scenario(&cat, "llama-3-70b");
+    s.weights = WeightPrecision::Q4KM;
+    s.context = 8192;
+    s.set_runtime(Runtime::LlamaCpp, false);
+    let m = cat.machine("mac-mini-m4-pro-64gb").unwrap();
+    let acc = cat.accelerator(m.gpu.as_deref().unwrap()).unwrap();
+    let st = FitSettings::default();
+    let c = Cluster::new(m, acc, 2, Some(LinkPreset::Thunderbolt5));
+    let p = serve_plan(&s, &c, ServeEngine::LlamaRpc, &cat, &st);
+    assert!(p.runs(), "{:?}", p.fit.verdict);
+    assert!(p.decode_tokens_per_s > 0.0 && p.decode_tokens_per_s < p.fit.decode_tokens_per_s);
+    let slow = serve_plan(
+        &s,
+        &Cluster::new(m, acc, 2, Some(LinkPreset::Gbe1)),
+        ServeEngine::LlamaRpc,
+        &cat,
+        &st,
+    );
+    assert!(slow.decode_tokens_per_s < p.decode_tokens_per_s);
+    assert!(slow.prefill_tokens_per_s < p.prefill_tokens_per_s);
+}
