@@ -11,7 +11,7 @@ use headroom::core::scenario::{Checkpointing, Framework, Mode, Runtime, Scenario
 use headroom::io::catalog::builtin;
 
 fn cat() -> Catalog {
-    builtin().expect("built-in catalog")
+    builtin().clone()
 }
 
 fn scenario(cat: &Catalog, id: &str) -> Scenario {
@@ -68,7 +68,8 @@ fn llama_405b_bf16_on_two_p5_nodes_runs_tp8_pp2() {
 
 /// Llama 3 70B full fine-tune, DeepSpeed ZeRO-3, on 4 × p5.48xlarge (32 H100 80 GB), micro-batch
 /// 1 × 4,096 tokens with full checkpointing. By hand: ZeRO-3 model states 18 B × 70.55 B ÷ 32 =
-/// 39.7 GB per GPU (DeepSpeed's estimator; plus 4 B × the largest layer live); compute per
+/// 39.7 GB per GPU plus 4 B × the largest layer gathered live (DeepSpeed's
+/// `estimate_zero3_model_states_mem_needs`; the 1.05 B-parameter embedding: 4.2 GB); compute per
 /// micro-batch 8 passes × 70.0 B matmul parameters × 4,096 tokens ÷ (989 TFLOP/s × 0.75) =
 /// 3.09 s, attention 0.20 s, element-wise 0.13 s; the gathers (2 × 141 GB) and the FP32
 /// reduce-scatter (282 GB) cross each node's 400 GB/s in 1.37 s, hidden behind the 3.4 s of
@@ -96,8 +97,9 @@ fn llama_70b_full_fine_tune_zero3_over_four_nodes_by_hand() {
     let states =
         (p.per_gpu.weights + p.per_gpu.gradients + p.per_gpu.optimizer + p.per_gpu.master_weights)
             .as_f64();
-    within(states / 1e9, 39.0, 43.0, "ZeRO-3 model states per GPU, GB");
+    within(states / 1e9, 42.0, 45.0, "ZeRO-3 model states per GPU, GB");
     assert!(p.fits, "{:?}", p.per_gpu);
+    eprintln!("{:#?}", p);
     within(p.step.compute, 3.2, 3.7, "compute per step, s");
     within(
         p.step.data_parallel,

@@ -1,4 +1,5 @@
 //! `headroom cluster [scenario flags] [--machine ID]... [--nodes N] [--link L] [--tp N] [--pp N]
+//! (`--tp` is the scenario's tensor-parallel size, inside a node)
 //! [--sharding S] [--global-batch N] [--launch] [--json]`: when one machine is not enough, how
 //! many of a machine a training run or a served model needs, in which parallel layout, how fast
 //! and at what cost — and, for one machine, the curve against node count. The plans come from
@@ -31,9 +32,6 @@ pub struct ClusterArgs {
     /// The link between the machines, replacing the catalog's network (home clusters).
     #[arg(long, value_name = "LINK", value_parser = Choice::<LinkPreset>::new())]
     pub link: Option<LinkPreset>,
-    /// Tensor-parallel size inside a node [default: the fastest that fits].
-    #[arg(long, value_name = "N", value_parser = parse_pow2)]
-    pub tp: Option<u64>,
     /// Pipeline-parallel stages [default: the fastest that fits].
     #[arg(long, value_name = "N", value_parser = parse_pow2)]
     pub pp: Option<u64>,
@@ -77,7 +75,7 @@ pub fn inputs(a: &ClusterArgs) -> ClusterInputs {
     ClusterInputs {
         nodes: a.nodes,
         link: a.link,
-        tp: a.tp,
+        tp: a.scenario.tp,
         pp: a.pp,
         sharding: a.sharding,
         global_batch: a.global_batch,

@@ -184,7 +184,9 @@ fn vllm(
     };
     let mut best: Option<(ServingPlan, u64, u64)> = None;
     for tp in pow2_divisors(c.gpus_per_node).filter(|t| heads.is_multiple_of(*t)) {
-        for pp in pow2_divisors(c.gpus() / tp).filter(|p| *p <= s.model.layers.max(1)) {
+        // vLLM splits the layers into any number of stages (`get_pp_indices`).
+        let n = c.gpus() / tp;
+        for pp in (1..=n.min(s.model.layers.max(1))).filter(|p| n.is_multiple_of(*p)) {
             let stages = Stages {
                 count: pp,
                 hop_latency_s: hop.latency_s,
