@@ -753,3 +753,64 @@ fn control_characters_in_values_keep_errors_on_one_line() {
         .to_string();
     assert!(e.lines().all(|l| l.starts_with("user.ron")), "{e}");
 }
+
+/// One row of tests/data/training_throughput.ron (published training throughput; sources in
+/// tests/data/SOURCES-training.md). Parsed here so the file's shape stays checked.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct TrainingRow {
+    source: String,
+    model: String,
+    layers: u32,
+    hidden: u32,
+    heads: u32,
+    kv_heads: u32,
+    ffn: u32,
+    vocab: u32,
+    moe_experts: u32,
+    moe_active: u32,
+    params: f64,
+    seq_len: u32,
+    gpu: String,
+    gpus_per_node: u32,
+    nodes: u32,
+    network_gbps_per_node: f64,
+    tp: u32,
+    pp: u32,
+    dp: u32,
+    cp: u32,
+    ep: u32,
+    sharding: String,
+    micro_batch: u32,
+    global_batch: u32,
+    checkpointing: String,
+    precision: String,
+    metric: String,
+    value: f64,
+    flops_formula: String,
+    notes: String,
+}
+
+#[test]
+fn training_throughput_rows_parse_and_are_consistent() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/training_throughput.ron");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let rows: Vec<TrainingRow> = ron::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    assert!(rows.len() >= 24, "{} rows", rows.len());
+    for r in &rows {
+        assert!(cat().accelerator(&r.gpu).is_some(), "{}: unknown gpu {}", r.model, r.gpu);
+        assert_eq!(
+            r.tp * r.pp * r.dp * r.cp,
+            r.gpus_per_node * r.nodes,
+            "{}: tp*pp*dp*cp != GPUs",
+            r.model
+        );
+        assert!(["none", "zero1", "zero2", "zero3", "fsdp", "hsdp"].contains(&r.sharding.as_str()));
+        assert!(["none", "selective", "full"].contains(&r.checkpointing.as_str()));
+        assert!(["bf16", "fp16", "fp8"].contains(&r.precision.as_str()));
+        assert!(["tokens_per_s_per_gpu", "tflops_per_gpu", "mfu"].contains(&r.metric.as_str()));
+        assert!(["megatron", "6N", "6N+attn", "n/a"].contains(&r.flops_formula.as_str()));
+        assert!(r.value > 0.0 && !r.source.is_empty());
+    }
+}
