@@ -799,7 +799,12 @@ fn training_throughput_rows_parse_and_are_consistent() {
     let rows: Vec<TrainingRow> = ron::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
     assert!(rows.len() >= 24, "{} rows", rows.len());
     for r in &rows {
-        assert!(cat().accelerator(&r.gpu).is_some(), "{}: unknown gpu {}", r.model, r.gpu);
+        assert!(
+            cat().accelerator(&r.gpu).is_some(),
+            "{}: unknown gpu {}",
+            r.model,
+            r.gpu
+        );
         assert_eq!(
             r.tp * r.pp * r.dp * r.cp,
             r.gpus_per_node * r.nodes,

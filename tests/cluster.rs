@@ -99,7 +99,6 @@ fn llama_70b_full_fine_tune_zero3_over_four_nodes_by_hand() {
             .as_f64();
     within(states / 1e9, 42.0, 45.0, "ZeRO-3 model states per GPU, GB");
     assert!(p.fits, "{:?}", p.per_gpu);
-    eprintln!("{:#?}", p);
     within(p.step.compute, 3.2, 3.7, "compute per step, s");
     within(
         p.step.data_parallel,
@@ -179,4 +178,91 @@ fn two_macs_over_thunderbolt_run_70b_with_rpc() {
     );
     assert!(slow.decode_tokens_per_s < p.decode_tokens_per_s);
     assert!(slow.prefill_tokens_per_s < p.prefill_tokens_per_s);
+}
+
+/// The launch files of a cluster plan: DeepSpeed's batch sizes multiply out as DeepSpeed checks
+/// (`train_batch_size = micro × accumulation × data-parallel ranks`,
+/// deepspeed/runtime/config.py `_batch_assertion`), the ZeRO stage is the plan's, torchrun names
+/// every node; vLLM gets the plan's TP × PP over Ray; llama.cpp RPC names the other machines.
+#[test]
+fn launch_files_follow_the_plan() {
+    use headroom::io::export::launch_cluster::cluster_launch;
+    let cat = cat();
+    let st = FitSettings::default();
+    let m = cat.machine("aws-p5-48xlarge").unwrap();
+    let acc = cat.accelerator("h100-sxm").unwrap();
+    let mut s = scenario(&cat, "llama-3-70b");
+    s.mode = Mode::Full;
+    s.framework = Framework::DeepSpeed;
+    s.checkpointing = Checkpointing::Full;
+    s.context = 4096;
+    let inputs = ClusterInputs {
+        nodes: Some(4),
+        sharding: Some(Sharding::Zero3),
+        global_batch: Some(256),
+        ..ClusterInputs::default()
+    };
+    let pick = cluster_curve(&s, m, acc, &inputs, &cat, &st);
+    let point = pick.smallest.as_ref().expect("4 nodes fit");
+    let t = point.train.as_ref().unwrap();
+    let files = cluster_launch(&s, m, &pick, point);
+    let ds = files
+        .iter()
+        .find(|l| l.title.contains("ds_config"))
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&ds.text).unwrap();
+    let micro = v["train_micro_batch_size_per_gpu"].as_u64().unwrap();
+    let accum = v["gradient_accumulation_steps"].as_u64().unwrap();
+    assert_eq!(
+        v["train_batch_size"].as_u64().unwrap(),
+        micro * accum * t.layout.dp
+    );
+    assert_eq!(v["train_batch_size"].as_u64().unwrap(), 256);
+    assert_eq!(v["zero_optimization"]["stage"], 3);
+    let run = files.iter().find(|l| l.title.contains("torchrun")).unwrap();
+    assert!(
+        run.text.contains("--nnodes 4 --nproc-per-node 8"),
+        "{}",
+        run.text
+    );
+    let hosts = files.iter().find(|l| l.title.contains("hostfile")).unwrap();
+    assert_eq!(hosts.text.lines().count(), 4);
+
+    let mut s = scenario(&cat, "llama-3.1-405b");
+    s.set_runtime(Runtime::Vllm, false);
+    let inputs = ClusterInputs {
+        nodes: Some(2),
+        ..ClusterInputs::default()
+    };
+    let pick = cluster_curve(&s, m, acc, &inputs, &cat, &st);
+    let point = pick.smallest.as_ref().expect("2 nodes serve it");
+    let ray = cluster_launch(&s, m, &pick, point);
+    let text = &ray[0].text;
+    assert!(text.contains("ray start --head"), "{text}");
+    assert!(
+        text.contains(
+            "--tensor-parallel-size 8 --pipeline-parallel-size 2 --distributed-executor-backend ray"
+        ),
+        "{text}"
+    );
+
+    let mac = cat.machine("mac-mini-m4-pro-64gb").unwrap();
+    let mac_acc = cat.accelerator(mac.gpu.as_deref().unwrap()).unwrap();
+    let mut s = scenario(&cat, "llama-3-70b");
+    s.weights = WeightPrecision::Q4KM;
+    s.set_runtime(Runtime::LlamaCpp, false);
+    let inputs = ClusterInputs {
+        nodes: Some(3),
+        link: Some(LinkPreset::Thunderbolt5),
+        ..ClusterInputs::default()
+    };
+    let pick = cluster_curve(&s, mac, mac_acc, &inputs, &cat, &st);
+    let point = pick.smallest.as_ref().expect("3 Macs run it");
+    let rpc = cluster_launch(&s, mac, &pick, point);
+    assert!(rpc[0].text.contains("rpc-server -H 0.0.0.0 -p 50052"));
+    assert!(
+        rpc[0].text.contains("--rpc HOST1:50052,HOST2:50052"),
+        "{}",
+        rpc[0].text
+    );
 }

@@ -28,7 +28,7 @@ use crate::core::catalog::{
 use serde::{Deserialize, Serialize};
 
 /// Most nodes a plan or a search considers.
-pub const MAX_NODES: u64 = 1024;
+pub const MAX_NODES: u64 = 4096;
 
 /// Latency of one ring step inside a machine, µs: NVLink/NVSwitch ~1 µs, PCIe through the host
 /// ~3 µs (NCCL's tuning model, `src/graph/tuning.cc`: per-hop `hwLat` of ~0.6 µs on NVLink and

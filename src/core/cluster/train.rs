@@ -34,6 +34,7 @@ use crate::core::estimate::{ComponentKind, Estimate, estimate_with, trainable_pa
 use crate::core::fit::FitSettings;
 use crate::core::placement::capacity::gpu_capacity;
 use crate::core::placement::cost::hourly_usd;
+use crate::core::precision::WeightPrecision;
 use crate::core::scenario::{Checkpointing, Framework, Mode, Optimizer, Scenario};
 use crate::core::units::Bytes;
 use serde::{Deserialize, Serialize};
@@ -43,14 +44,38 @@ use serde::{Deserialize, Serialize};
 /// BF16 GEMMs at 70–80 % of an A100's 312 TFLOP/s; Megatron-LM's 52 % end-to-end MFU at 1T
 /// parameters leaves the rest to attention, element-wise work and communication).
 pub const GEMM_EFFICIENCY: f64 = 0.75;
-/// Fraction of the peak FlashAttention-2 reaches forward and backward (Dao 2023,
-/// "FlashAttention-2", §4.1: 50–73 % of the theoretical maximum on an A100).
+/// Fraction of the peak FlashAttention-2 reaches forward and backward: 50–73 % of the
+/// theoretical maximum on an A100 (Dao 2023, "FlashAttention-2", §4.1), "only 35 % utilization
+/// on the H100" whose tensor cores it does not drive asynchronously (Shah et al. 2024,
+/// "FlashAttention-3", abstract).
 pub const ATTENTION_EFFICIENCY: f64 = 0.5;
+pub const ATTENTION_EFFICIENCY_HOPPER: f64 = 0.35;
+
+/// FlashAttention-2's fraction of the peak on `a` ([`ATTENTION_EFFICIENCY`]): Hopper and later
+/// NVIDIA parts (H100, H200, GH200, B200) at the Hopper figure.
+fn attention_efficiency(a: &Accelerator) -> f64 {
+    let n = a.name.to_ascii_uppercase();
+    let hopper = a.vendor == crate::core::catalog::Vendor::Nvidia
+        && ["H100", "H200", "H800", "H20", "B200", "B100", "GB200"]
+            .iter()
+            .any(|x| n.contains(x));
+    if hopper {
+        ATTENTION_EFFICIENCY_HOPPER
+    } else {
+        ATTENTION_EFFICIENCY
+    }
+}
 /// Bytes of activations a layer writes per token and hidden unit (Korthikanti et al. 2022, eq. 1).
 pub const ACTIVATION_BYTES_PER_TOKEN_HIDDEN: f64 = 34.0;
 /// Memory passes over those activations per step: written forward, read backward, gradients
 /// written (heuristic: one pass each).
 pub const ELEMENTWISE_PASSES: f64 = 3.0;
+/// GPU time lost per kernel between back-to-back launches from eager PyTorch, µs (heuristic: a
+/// CUDA kernel launch costs ~5 µs, NVIDIA's "CUDA C++ Best Practices Guide", §"Kernel launch
+/// overhead"), and the kernels a transformer layer runs forward (norms, projections, rotary,
+/// attention, activation, residuals, casts: ~20; twice that backward).
+pub const KERNEL_GAP_US: f64 = 5.0;
+pub const KERNELS_PER_LAYER_FORWARD: f64 = 20.0;
 /// Bytes per gradient element in the data-parallel reduction: FP32 (torchtitan's default
 /// `mixed_precision_reduce = "float32"`; Llama 3 paper, arXiv 2407.21783, §3.3.2: "we … perform
 /// reduce-scatter in FP32").
@@ -145,6 +170,7 @@ pub struct TrainPlan {
 struct Shape {
     layers: f64,
     hidden: f64,
+    heads: f64,
     d_attn: f64,
     /// Matmul parameters active per token, outside the output head.
     body: f64,
@@ -159,16 +185,12 @@ fn shape(s: &Scenario, est: &Estimate) -> Shape {
     let m = &s.model;
     let head = (m.vocab * m.hidden) as f64;
     let active = est.params.active as f64;
-    // The embedding is a lookup; with tied embeddings the one matrix is also the head.
-    let body = if m.tied_embeddings {
-        active - head
-    } else {
-        active - 2.0 * head
-    }
-    .max(active * 0.1);
+    // The active count holds the head (and one embedding row: a lookup, not a GEMM).
+    let body = (active - head).max(active * 0.1);
     Shape {
         layers: m.layers.max(1) as f64,
         hidden: m.hidden.max(1) as f64,
+        heads: m.heads.max(1) as f64,
         d_attn: (m.heads * m.head_dim).max(1) as f64,
         body,
         head,
@@ -313,11 +335,15 @@ fn plan_with(
     let per_gpu = per_gpu_of(s, est, &layout);
     let usable = gpu_capacity(c.machine, Some(c.acc), s, st);
     let sh = shape(s, est);
-    let micro_batch = s.batch.max(1);
+    // Under pipeline parallelism each rank's batch runs through the stages one sequence at a
+    // time (torchtitan's default `pipeline_parallel_microbatch_size = 1`; Megatron-LM's
+    // `--micro-batch-size` is usually 1 with PP).
+    let local = s.batch.max(1);
+    let micro_batch = if layout.pp > 1 { 1 } else { local };
     let per_rank = micro_batch * layout.dp;
     let global_batch = inputs
         .global_batch
-        .unwrap_or(per_rank * if layout.pp > 1 { 4 * layout.pp } else { 1 })
+        .unwrap_or(local * layout.dp * if layout.pp > 1 { 4 * layout.pp } else { 1 })
         .max(per_rank);
     let m = global_batch.div_ceil(per_rank).max(1);
     let step = step_time(s, c, &layout, &sh, micro_batch, m, st);
@@ -382,21 +408,46 @@ fn micro_batch_compute(
     let (p, recompute) = passes(s);
     let matmul = (sh.body / pp + sh.head) / tp;
     let peak = a.fp16_tflops.max(0.01) * 1e12;
-    let gemm = p * matmul * t / (peak * GEMM_EFFICIENCY);
+    // FP8 training (torchao float8, Transformer Engine) runs the linear layers' GEMMs on the FP8
+    // tensor cores; attention and the rest stay in BF16.
+    let gemm_peak = match s.weights {
+        WeightPrecision::Fp8 | WeightPrecision::Fp8Block => {
+            a.int8_tops.filter(|x| *x > 0.0).map_or(peak, |x| x * 1e12)
+        }
+        _ => peak,
+    };
+    let gemm = p * matmul * t / (gemm_peak * GEMM_EFFICIENCY);
     let layers = (sh.layers / pp).ceil();
     let attn_fwd = 2.0 * seq * sh.d_attn * layers / tp * t;
-    let attn = attn_fwd * (1.0 + recompute + 2.5) / (peak * ATTENTION_EFFICIENCY);
     let bw = a.bandwidth.0 * 1e9 * st.speed.profiles.transformers.bandwidth_efficiency;
     let elem_passes = ELEMENTWISE_PASSES + recompute;
-    let elem =
-        ACTIVATION_BYTES_PER_TOKEN_HIDDEN * t * sh.hidden * layers / tp * elem_passes / bw.max(1.0);
+    // Without FlashAttention the scores, their softmax and its dropout mask are materialised:
+    // 5 · heads · seq² bytes per sequence and layer (Korthikanti et al. 2022, eq. 1), through
+    // memory like the rest, and the two attention matmuls run as batched GEMMs over the full
+    // (unmasked) square.
+    let (attn, scores) = if s.flash_attention {
+        (
+            attn_fwd * (1.0 + recompute + 2.5) / (peak * attention_efficiency(a)),
+            0.0,
+        )
+    } else {
+        (
+            2.0 * attn_fwd * (1.0 + recompute + 2.0) / (peak * GEMM_EFFICIENCY),
+            5.0 * sh.heads * seq * t * layers / tp,
+        )
+    };
+    let elem = (ACTIVATION_BYTES_PER_TOKEN_HIDDEN * t * sh.hidden * layers / tp + scores)
+        * elem_passes
+        / bw.max(1.0);
     // QLoRA dequantises each 4-bit base weight to BF16 for every GEMM pass.
     let dequant = if s.mode == Mode::Qlora {
         (p / 2.0) * matmul * 2.5 / bw.max(1.0)
     } else {
         0.0
     };
-    gemm + attn + elem + dequant
+    let launches =
+        KERNELS_PER_LAYER_FORWARD * (1.0 + recompute + 2.0) * layers * KERNEL_GAP_US * 1e-6;
+    gemm + attn + elem + dequant + launches
 }
 
 fn step_time(
@@ -488,6 +539,12 @@ fn data_parallel(c: &Cluster, l: &Layout, sh: &Shape, compute_mb: f64) -> (f64, 
                     dp_link,
                 );
             let rs = time(Collective::ReduceScatter, grad_bytes, l.dp, dp_link);
+            if l.pp > 1 {
+                // Under pipeline parallelism the parameters stay gathered across the
+                // micro-batches (torchtitan sets `reshard_after_forward = False` with PP; Llama 3
+                // paper §3.3.2): one gather and one reduce-scatter per step.
+                return (0.0, gathers / 2.0 + rs);
+            }
             let comm = gathers + rs;
             (
                 (comm - compute_mb).max(0.0) + comm / sh.layers.max(1.0),
