@@ -1534,3 +1534,35 @@ fn an_imported_files_bytes_follow_the_weights_picker() {
             .is_some()
     );
 }
+
+/// The Cluster tab plans a 70B full fine-tune on p5 nodes: the smallest cluster in words, and
+/// the node count a user fixes (untick "Fewest nodes that fit", type the count) is planned as
+/// set.
+#[test]
+fn cluster_tab_plans_and_takes_a_node_count() {
+    let cat = catalog();
+    let p = cat.model("llama-3-70b").unwrap();
+    let state = State {
+        tab: Tab::Cluster,
+        scenario: Scenario {
+            model: p.spec.clone(),
+            model_id: Some(p.id.clone()),
+            mode: Mode::Full,
+            framework: headroom::core::scenario::Framework::DeepSpeed,
+            checkpointing: headroom::core::scenario::Checkpointing::Full,
+            context: 4096,
+            ..Scenario::default()
+        },
+        ..State::default()
+    };
+    let mut h = harness(state);
+    assert!(
+        h.query_by_label_contains("Smallest: 3 nodes (24 GPUs), TP 1 × PP 1 × DP 24, ZeRO-3")
+            .is_some()
+    );
+    h.get_by_label("Fewest nodes that fit").click();
+    h.run();
+    assert_eq!(h.state().state.scenario.cluster.nodes, Some(2));
+    // Two nodes do not hold the job: the tab says so instead of a plan.
+    assert!(h.query_by_label_contains("No cluster of").is_some());
+}

@@ -43,6 +43,7 @@ pub struct HeadroomApp {
     breakdown: BreakdownTab,
     machines: MachinesTab,
     serving: ServingTab,
+    cluster: super::cluster::ClusterTab,
     teach: TeachTab,
     report: ReportTab,
     detector: Arc<dyn Detector>,
@@ -70,7 +71,7 @@ impl HeadroomApp {
             .storage
             .and_then(|s| eframe::get_value(s, eframe::APP_KEY))
             .unwrap_or_default();
-        // HEADROOM_TAB=machines|breakdown|serving|cpu-vs-gpu|report opens on that tab (scripted screenshots).
+        // HEADROOM_TAB=machines|breakdown|serving|cluster|cpu-vs-gpu|report opens on that tab (scripted screenshots).
         if let Ok(t) = std::env::var("HEADROOM_TAB") {
             let t = t.trim().to_ascii_lowercase().replace(['-', '_', ' '], "");
             if let Some(tab) = Tab::ALL
@@ -139,6 +140,7 @@ impl HeadroomApp {
             breakdown: BreakdownTab,
             machines: MachinesTab,
             serving: ServingTab::default(),
+            cluster: super::cluster::ClusterTab::default(),
             teach: TeachTab,
             report: ReportTab::default(),
             detector,
@@ -874,6 +876,7 @@ impl HeadroomApp {
             Tab::Breakdown => self.breakdown.ui(ui, &mut v),
             Tab::Machines => self.machines.ui(ui, &mut v),
             Tab::Serving => self.serving.ui(ui, &mut v),
+            Tab::Cluster => self.cluster.ui(ui, &mut v),
             Tab::CpuVsGpu => self.teach.ui(ui, &mut v),
             Tab::Report => self.report.ui(ui, &mut v),
         }

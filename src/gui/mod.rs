@@ -20,13 +20,14 @@
 //! Environment: `HEADROOM_FRAME_STATS=1` (or `=N`) logs the mean and max CPU time of `App::ui`
 //! every 120 (or N) frames; `HEADROOM_QUIT_AFTER_FRAMES=N` closes the window after N frames
 //! (smoke tests under Xvfb). Both keep the window repainting while active.
-//! `HEADROOM_TAB=machines` (or `breakdown`, `serving`, `cpu-vs-gpu`, `report`) opens on that tab;
+//! `HEADROOM_TAB=machines` (or `breakdown`, `serving`, `cluster`, `cpu-vs-gpu`, `report`) opens on that tab;
 //! `HEADROOM_WINDOW_SIZE=1920x1080` opens the window at that inner size (scripted screenshots);
 //! `HEADROOM_SCENARIO=FILE` opens a saved scenario and `HEADROOM_FOCUS=MACHINE` focuses a machine
 //! (the CPU-vs-GPU tab's) at start.
 
 pub mod app;
 mod breakdown;
+mod cluster;
 mod command;
 mod data;
 mod derived;

@@ -18,15 +18,18 @@ pub enum Tab {
     Machines,
     /// Serving many users: throughput, time to first token and cost against load.
     Serving,
+    /// More than one machine: nodes, layout, time and cost.
+    Cluster,
     CpuVsGpu,
     Report,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 5] = [
+    pub const ALL: [Tab; 6] = [
         Tab::Breakdown,
         Tab::Machines,
         Tab::Serving,
+        Tab::Cluster,
         Tab::CpuVsGpu,
         Tab::Report,
     ];
@@ -36,6 +39,7 @@ impl Tab {
             Tab::Breakdown => "Breakdown",
             Tab::Machines => "Machines",
             Tab::Serving => "Serving",
+            Tab::Cluster => "Cluster",
             Tab::CpuVsGpu => "CPU vs GPU",
             Tab::Report => "Report",
         }

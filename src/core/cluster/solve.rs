@@ -134,14 +134,7 @@ pub fn cluster_curve(
         }
     }
     let smallest = curve.iter().find(|p| p.fits()).cloned();
-    let cheapest = curve
-        .iter()
-        .filter(|p| p.fits())
-        .min_by(|a, b| {
-            let k = |p: &ClusterCurvePoint| p.cost_usd().unwrap_or(f64::INFINITY);
-            k(a).total_cmp(&k(b)).then(a.nodes.cmp(&b.nodes))
-        })
-        .cloned();
+    let cheapest = cheapest_of(&curve).cloned();
     ClusterPick {
         machine: m.id.clone(),
         name: m.name.clone(),
@@ -152,6 +145,22 @@ pub fn cluster_curve(
         smallest,
         cheapest,
         curve,
+    }
+}
+
+/// Costs within this share of the lowest count as the same price: the cheapest point is then
+/// the fewest nodes at that price (beyond it adding nodes no longer pays).
+const SAME_PRICE: f64 = 0.02;
+
+/// The fewest nodes whose cost is within [`SAME_PRICE`] of the lowest (the fewest nodes that
+/// fit when nothing has a price).
+fn cheapest_of(curve: &[ClusterCurvePoint]) -> Option<&ClusterCurvePoint> {
+    let cost = |p: &ClusterCurvePoint| p.cost_usd().filter(|c| c.is_finite());
+    let fits = || curve.iter().filter(|p| p.fits());
+    let low = fits().filter_map(cost).min_by(f64::total_cmp);
+    match low {
+        Some(low) => fits().find(|p| cost(p).is_some_and(|c| c <= low * (1.0 + SAME_PRICE))),
+        None => fits().next(),
     }
 }
 
