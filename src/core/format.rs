@@ -432,6 +432,33 @@ pub fn one_line(s: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// A machine's network: "EFA 3,200 Gb/s (32 NICs)", "10 GbE-class Ethernet 10 Gb/s".
+pub fn network(n: &crate::core::catalog::Network) -> String {
+    let gbps = if n.gbps.fract() == 0.0 {
+        group_digits(n.gbps.max(0.0) as u64)
+    } else {
+        format!("{:.1}", n.gbps)
+    };
+    if n.nics > 1 {
+        format!("{} {gbps} Gb/s ({} NICs)", n.kind.label(), n.nics)
+    } else {
+        format!("{} {gbps} Gb/s", n.kind.label())
+    }
+}
+
+/// A training run's length: "3.2 h", "4.5 days", "12 min".
+pub fn hours(h: f64) -> String {
+    if !h.is_finite() || h <= 0.0 {
+        "—".to_string()
+    } else if h < 1.0 {
+        format!("{:.0} min", h * 60.0)
+    } else if h < 48.0 {
+        format!("{h:.1} h")
+    } else {
+        format!("{:.1} days", h / 24.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -565,32 +592,5 @@ mod tests {
         assert_eq!(slug("../../"), "model");
         assert_eq!(slug(""), "model");
         assert_eq!(slug(&"x".repeat(100)).len(), 64);
-    }
-}
-
-/// A machine's network: "EFA 3,200 Gb/s (32 NICs)", "10 GbE-class Ethernet 10 Gb/s".
-pub fn network(n: &crate::core::catalog::Network) -> String {
-    let gbps = if n.gbps.fract() == 0.0 {
-        group_digits(n.gbps.max(0.0) as u64)
-    } else {
-        format!("{:.1}", n.gbps)
-    };
-    if n.nics > 1 {
-        format!("{} {gbps} Gb/s ({} NICs)", n.kind.label(), n.nics)
-    } else {
-        format!("{} {gbps} Gb/s", n.kind.label())
-    }
-}
-
-/// A training run's length: "3.2 h", "4.5 days", "12 min".
-pub fn hours(h: f64) -> String {
-    if !h.is_finite() || h <= 0.0 {
-        "—".to_string()
-    } else if h < 1.0 {
-        format!("{:.0} min", h * 60.0)
-    } else if h < 48.0 {
-        format!("{h:.1} h")
-    } else {
-        format!("{:.1} days", h / 24.0)
     }
 }
