@@ -1050,7 +1050,8 @@ fn plain_explanations_and_the_lora_on_gguf_warning() {
     h.get_by_label_contains("dequantise GGUF");
 }
 
-/// Breakdown, Machines, Serving and CPU vs GPU at three window sizes, on the fixture catalog.
+/// Breakdown, Machines, Serving, Cluster and CPU vs GPU at three window sizes, on the fixture
+/// catalog.
 #[test]
 fn tabs_at_three_sizes_snapshot() {
     let mut errors = Vec::new();
@@ -1059,6 +1060,7 @@ fn tabs_at_three_sizes_snapshot() {
             (Tab::Breakdown, "breakdown"),
             (Tab::Machines, "machines"),
             (Tab::Serving, "serving"),
+            (Tab::Cluster, "cluster"),
             (Tab::CpuVsGpu, "cpu_vs_gpu"),
         ] {
             let s = State {

@@ -119,7 +119,8 @@ impl ClusterTab {
                     }
                 });
             let _ = r.response.labelled_by(label.id);
-            ui.separator();
+        });
+        ui.horizontal_wrapped(|ui| {
             let c = &mut v.state.scenario.cluster;
             let mut auto = c.nodes.is_none();
             if ui
@@ -135,17 +136,19 @@ impl ClusterTab {
                     .labelled_by(label.id);
             }
             ui.separator();
-            let label = ui.label("Link");
-            let shown = c.link.map_or("the machine's network", |l| l.label());
-            let r = ComboBox::from_id_salt("cluster-link")
-                .selected_text(shown)
-                .show_ui(ui, |ui| {
-                    ui.selectable_value(&mut c.link, None, "the machine's network");
-                    for l in LinkPreset::ALL {
-                        ui.selectable_value(&mut c.link, Some(l), l.label());
-                    }
-                });
-            let _ = r.response.labelled_by(label.id);
+            ui.horizontal(|ui| {
+                let label = ui.label("Link");
+                let shown = c.link.map_or("the machine's network", |l| l.label());
+                let r = ComboBox::from_id_salt("cluster-link")
+                    .selected_text(shown)
+                    .show_ui(ui, |ui| {
+                        ui.selectable_value(&mut c.link, None, "the machine's network");
+                        for l in LinkPreset::ALL {
+                            ui.selectable_value(&mut c.link, Some(l), l.label());
+                        }
+                    });
+                let _ = r.response.labelled_by(label.id);
+            });
         });
     }
 }

@@ -184,6 +184,20 @@ impl Sharding {
             Sharding::Zero3 | Sharding::Fsdp | Sharding::Hsdp => 3,
         }
     }
+    /// The sharding a one-machine scenario asks for over `gpus`: FSDP when its framework
+    /// shards, else the ZeRO stage.
+    pub fn of_scenario(s: &crate::core::scenario::Scenario, gpus: u64) -> Sharding {
+        use crate::core::scenario::Framework;
+        if gpus > 1 && s.framework == Framework::Fsdp {
+            return Sharding::Fsdp;
+        }
+        match s.zero {
+            0 => Sharding::None,
+            1 => Sharding::Zero1,
+            2 => Sharding::Zero2,
+            _ => Sharding::Zero3,
+        }
+    }
     /// Whether the parameters are gathered for every forward and backward pass.
     pub const fn gathers_params(self) -> bool {
         self.zero_stage() == 3

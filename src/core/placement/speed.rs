@@ -7,8 +7,8 @@ use super::cost::hourly_usd;
 use crate::core::catalog::{Accelerator, Machine};
 use crate::core::estimate::{ComponentKind, Estimate};
 use crate::core::fit::{FitSettings, TrainingSpeed};
-use crate::core::scenario::{Checkpointing, Mode, Scenario};
-use crate::core::speed::{Backend, SpeedQuery, training_tokens_per_s};
+use crate::core::scenario::Scenario;
+use crate::core::speed::{Backend, SpeedQuery};
 
 /// The speed model's query for the scenario on `m` with `gpu_layers` of the layers on the GPU(s)
 /// (0 = CPU only): the runtime's profile, this machine's calibration and the llama.cpp split
@@ -40,25 +40,22 @@ pub fn query<'a>(
 }
 
 /// Training throughput, time and cost of the job's scenario over the GPUs `g` (their estimate):
-/// 6 FLOPs per active parameter and token for full training (8 with full checkpointing), 4 for
-/// adapters (6), at the GPUs' training rate; ZeRO-Offload's CPU Adam step and PCIe traffic added
-/// to every step.
+/// the cluster step model on one node ([`crate::core::cluster::train_plan`]: GEMMs, attention,
+/// element-wise work, the data-parallel reduction or ZeRO/FSDP gathers over the machine's GPU
+/// fabric), with ZeRO-Offload's CPU Adam step and PCIe traffic added to every step.
 pub fn training(job: &Job, g: &Gpus) -> TrainingSpeed {
+    use crate::core::cluster::{Cluster, ClusterInputs, Layout, Sharding, train_plan};
     let (s, st, est) = (job.s, job.st, g.est);
-    let full_checkpointing = s.checkpointing == Checkpointing::Full;
-    let per_token = match (s.mode, full_checkpointing) {
-        (Mode::Full, true) => 8.0,
-        (Mode::Full, false) => 6.0,
-        (_, true) => 6.0,
-        (_, false) => 4.0,
-    } * est.params.active as f64;
-    let tps = training_tokens_per_s(per_token, g.count, g.acc.fp16_tflops, &st.speed);
-    let tokens_per_step = (s.batch * s.context * g.count) as f64;
-    let mut step = if tps > 0.0 {
-        tokens_per_step / tps
-    } else {
-        0.0
+    let c = Cluster::new(job.m, g.acc, 1, None);
+    let layout = Layout {
+        tp: 1,
+        pp: 1,
+        dp: g.count.max(1),
+        sharding: Sharding::of_scenario(s, g.count),
     };
+    let plan = train_plan(s, &c, layout, &ClusterInputs::default(), st);
+    let tokens_per_step = (s.batch.max(1) * s.context.max(1) * g.count.max(1)) as f64;
+    let mut step = plan.step_seconds;
     // ZeRO-Offload: the CPU Adam step reads and writes ~16 B/param of host memory per step and the
     // gradients/parameters cross PCIe (2 + 2 B/param).
     if est.host_kind(ComponentKind::Optimizer).0 > 0 {
