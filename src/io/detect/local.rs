@@ -112,6 +112,8 @@ fn base_machine(d: &DetectedMachine, name: String, kind: MachineKind) -> Machine
         price: None,
         power_w: None,
         storage: d.storage.clone(),
+        fabric: None,
+        network: None,
         source: SOURCE.into(),
         notes: None,
     }

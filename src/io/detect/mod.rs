@@ -241,8 +241,6 @@ impl FakeDetector {
             gpus: Vec::new(),
             unified_memory: None,
             storage: None,
-            fabric: None,
-            network: None,
             notes: vec!["NVML: not detected: fake detector (no NVIDIA driver)".into()],
         })
     }
@@ -303,8 +301,6 @@ impl FakeDetector {
             gpus: Vec::new(),
             unified_memory: Some(unified),
             storage: None,
-            fabric: None,
-            network: None,
             notes: vec!["NVML: not detected: not available on macOS".into()],
         })
     }
