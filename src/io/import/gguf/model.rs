@@ -10,9 +10,7 @@ use crate::core::model::{
 use crate::core::precision::WeightPrecision;
 use crate::core::units::Bytes;
 use crate::io::import::error::{ImportError, count_str};
-use crate::io::import::{
-    ImportedModel, bytes_by_type_sorted, implausible, nearest_precision, summary_line,
-};
+use crate::io::import::{ImportedModel, bytes_by_type_sorted, implausible, nearest_precision};
 use std::collections::HashSet;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -688,14 +686,13 @@ pub fn to_model(
             format!("{what} but the layers have attention tensors: the KV cache cannot be sized"),
         ));
     }
-    let summary = summary_line(&spec, &format, stats.total);
-    Ok(ImportedModel {
+    let by_type = bytes_by_type_sorted(stats.by_type.into_iter().map(|(k, v)| (k.to_string(), v)));
+    Ok(ImportedModel::new(
         spec,
         weights,
-        summary,
+        &format,
+        stats.total,
         notes,
-        bytes_by_type: bytes_by_type_sorted(
-            stats.by_type.into_iter().map(|(k, v)| (k.to_string(), v)),
-        ),
-    })
+        by_type,
+    ))
 }
