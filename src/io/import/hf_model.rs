@@ -475,7 +475,7 @@ fn attention_shape(
         _ => {
             let d = [128u64, 64, 256, 96, 80, 32]
                 .into_iter()
-                .find(|d| q_out > 0 && q_out % d == 0 && k_out % d == 0)
+                .find(|d| q_out > 0 && q_out.is_multiple_of(*d) && k_out.is_multiple_of(*d))
                 .unwrap_or(128);
             notes.push(format!("head_dim is not in the tensors: assumed {d}"));
             d
