@@ -692,7 +692,7 @@ fn list_table_and_json() {
             .filter(|m| m.kind == MachineKind::Laptop)
             .count()
     );
-    // One JSON convention across the CLI (issue 11): lowercase kinds, sizes in bytes, a flat
+    // One JSON convention across the CLI: lowercase kinds, sizes in bytes, a flat
     // price object.
     assert!(
         arr.iter()

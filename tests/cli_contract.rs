@@ -1,4 +1,4 @@
-//! The command line's self-description and JSON conventions (issues 9 and 11): every option has
+//! The command line's self-description and JSON conventions: every option has
 //! help and its possible values, presets are listable, the report format follows `-o`, and every
 //! JSON output uses bytes, lowercase kinds, flat prices and `null` for what does not apply.
 
@@ -200,7 +200,7 @@ fn fit_json_speeds_are_null_where_nothing_runs() {
         "q4_k_m",
         "--kind",
         "laptop",
-        // vLLM has no disk tier (issue 17), so the small laptops still get "none".
+        // vLLM has no disk tier, so the small laptops still get "none".
         "--runtime",
         "vllm",
         "--json",

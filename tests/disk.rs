@@ -1,4 +1,4 @@
-//! The third tier (issue 17): what fits in neither VRAM nor RAM runs from the disk. Hand-checkable
+//! The third tier: what fits in neither VRAM nor RAM runs from the disk. Hand-checkable
 //! placements, the reasons for "none", ZeRO-Infinity's published figures, and published
 //! measurements of llama.cpp running models larger than RAM.
 
@@ -316,7 +316,7 @@ fn llama_4_maverick_iq2_m_from_nvme_within_2x() {
     // r/LocalLLaMA, u/brown2green, 13 Apr 2025, "You can preview quantizations of Llama 4
     // Maverick 17Bx128E at acceptable speeds even without the necessary memory": IQ2_M GGUF of
     // 143.06 GiB, 64 GB DDR4, RTX 3090 with -ngl 3, NVMe reading 5–6 GiB/s; llama-bench tg128
-    // 3.45 t/s, pp512 16.43 t/s. (Figures as quoted in issue 17's brief.)
+    // 3.45 t/s, pp512 16.43 t/s.
     // Shape: meta-llama/Llama-4-Maverick-17B-128E config.json (text_config): 48 layers, hidden
     // 5120, 40 heads, 8 KV heads, head_dim 128, dense FFN 16384 (intermediate_size_mlp), 128
     // routed experts of FFN 8192 + 1 shared, top-1, MoE every 2nd layer, vocab 202048.

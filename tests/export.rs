@@ -447,7 +447,7 @@ fn markdown_has_every_input_component_and_fit() {
         "FlashAttention",
         "KV-cache quantisation",
         "Speed model constants",
-        // The speed formula with its constants (issue 10).
+        // The speed formula with its constants.
         "llama.cpp CUDA",
         "bytes ÷ min(0.92 × bandwidth, compute units × 14 GB/s)",
         "Launch settings for This machine",

@@ -73,7 +73,7 @@ fn a_16gb_macbook_air_cannot_hold_70b_at_int4() {
         ..Scenario::default()
     };
     let r = verdict(&s, "macbook-air-m2-16gb");
-    // It does not fit in memory; since the disk tier (issue 17) it runs from the SSD instead of
+    // It does not fit in memory; since the disk tier it runs from the SSD instead of
     // getting "none".
     assert!(!r.fits(), "{r:?}");
     assert_eq!(r.verdict, Verdict::Disk, "{r:?}");
@@ -174,7 +174,7 @@ fn every_machine_gets_a_verdict_and_finite_numbers() {
             }
             if r.fits() && !s.mode.is_training() {
                 assert!(r.decode_tokens_per_s > 0.0, "{}", r.machine);
-                // A cloud instance without a catalog price has no cost (issue 10).
+                // A cloud instance without a catalog price has no cost.
                 let m = cat.machine(&r.machine).unwrap();
                 let unpriced_cloud = m.kind == MachineKind::Cloud && m.price.is_none();
                 assert_eq!(

@@ -714,7 +714,7 @@ fn review_tabs() {
     }
 }
 
-// ---- The window tells one story (issue 12) ----
+// ---- The window tells one story ----
 
 /// A size as the Breakdown rows write it (the one formatter of every surface).
 fn gib2(b: Bytes) -> String {
@@ -1358,7 +1358,7 @@ fn probe_action_shows_a_bandwidth_in_the_status() {
     assert!(gbs > 0.0 && status.contains(" GB/s read"), "{status}");
 }
 
-// ---- Serving many users (issue 24) ----
+// ---- Serving many users ----
 
 /// The Serving tab's sentence for `id`, as the window shows it (the label must be on screen).
 fn serving_sentence(h: &mut Harness<'static, HeadroomApp>, id: &str) -> String {

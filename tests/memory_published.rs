@@ -10,7 +10,7 @@ use headroom::core::scenario::{
 use headroom::core::units::{Bytes, GIB, MIB};
 
 // ---------------------------------------------------------------------------------------------
-// llama.cpp: tied embeddings (issue 11, item 1)
+// llama.cpp: tied embeddings
 // ---------------------------------------------------------------------------------------------
 
 /// A tied model read from a GGUF whose token embedding takes `table` bytes.
@@ -117,7 +117,7 @@ fn cpu_only_overhead_does_not_say_per_gpu() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// llama.cpp: sliding-window caches (issue 11, item 2)
+// llama.cpp: sliding-window caches
 // ---------------------------------------------------------------------------------------------
 
 /// Gemma 2 9B (google/gemma-2-9b config.json): 42 layers, 8 KV heads × 256, sliding window 4096
@@ -171,7 +171,7 @@ fn gemma2_sliding_layers_keep_window_plus_ubatch() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Training peaks (issue 11, items 4–7)
+// Training peaks
 // ---------------------------------------------------------------------------------------------
 
 /// What a source measured.

@@ -1,4 +1,4 @@
-//! Mixture-of-experts models (issue 13): MXFP4 and FP8 block-scaled weights, the presets'
+//! Mixture-of-experts models: MXFP4 and FP8 block-scaled weights, the presets'
 //! publisher precisions and expert shapes, and llama.cpp's expert offload (`--n-cpu-moe`).
 //! Every number is worked out by hand in the comments.
 

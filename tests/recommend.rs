@@ -306,7 +306,7 @@ fn this_machine_gets_its_verdict_and_the_changes_that_make_it_fit() {
         &Constraints::default(),
     );
     let t = r.this_machine.unwrap();
-    // Since the disk tier (issue 17) it runs from the SSD, but it does not fit in memory.
+    // Since the disk tier it runs from the SSD, but it does not fit in memory.
     assert_eq!(t.verdict, Verdict::Disk);
     let ram = t
         .upgrades

@@ -315,7 +315,7 @@ fn published_table() {
             );
         }
     }
-    // (kind, tolerance, share of rows that must be within it): the targets for batch-1
+    // (kind, tolerance, share of rows that must be within it): the targets for batch-1
     // decode (±25 % on 80 %), static batches (±35 % on 75 %) and vLLM V1's pool; online serving
     // and TTFT are reported with the thresholds they hold today.
     let mut failed = Vec::new();

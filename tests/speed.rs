@@ -116,7 +116,7 @@ fn calibration_table_meets_the_thresholds() {
 
 #[test]
 fn datacenter_gpus_are_not_optimistic_at_batch_one() {
-    // The worst cases before this model: H100 decode +146 %, A100 +110 %.
+    // The worst cases before this model: H100 decode +146 %, A100 +110 %.
     for r in checks() {
         if ["nvidia-h100", "nvidia-a100", "nvidia-v100", "nvidia-t4"]
             .iter()

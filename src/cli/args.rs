@@ -246,21 +246,27 @@ pub struct EstimateArgs {
     pub save_scenario: Option<std::path::PathBuf>,
 }
 
+/// Help for `--machine`, worded for each subcommand's default.
+const FIT_MACHINE_HELP: &str = "A machine id (repeatable): a catalog id such as desktop-rtx4090-64gb or p5.48xlarge, or `local` for this machine [default: every catalog machine]";
+const SERVE_MACHINE_HELP: &str =
+    "A machine id (repeatable; `local` = this machine) [default: every machine with a GPU]";
+const REPORT_MACHINE_HELP: &str = "A machine id (repeatable; `local` = this machine) [default: this machine and the recommended picks]";
+
+/// Which machines fit, serve and report look at. The help of `--machine` (and of `--kind` for
+/// report) names each subcommand's default, so each sets it with `mut_arg`.
 #[derive(Args, Debug)]
-#[command(allow_negative_numbers = true)]
-pub struct FitArgs {
-    #[command(flatten)]
-    pub scenario: ScenarioArgs,
-    /// A machine id (repeatable): a catalog id such as desktop-rtx4090-64gb or p5.48xlarge, or
-    /// `local` for this machine [default: every catalog machine].
+pub struct MachineChoice {
+    /// A machine id (repeatable; `local` = this machine).
     #[arg(long = "machine", value_name = "ID")]
     pub machines: Vec<String>,
     /// Only catalog machines of this kind.
     #[arg(long, value_name = "KIND", value_parser = Choice::<MachineKind>::new())]
     pub kind: Option<MachineKind>,
-    /// Only the machines the scenario fits on.
-    #[arg(long)]
-    pub fits_only: bool,
+}
+
+/// The cost and output options of the per-machine tables (fit and serve).
+#[derive(Args, Debug)]
+pub struct MachineRows {
     /// Electricity price for owned machines, USD per kWh [default: 0.15].
     #[arg(long, value_name = "USD_PER_KWH", value_parser = parse_electricity)]
     pub electricity: Option<f64>,
@@ -270,16 +276,32 @@ pub struct FitArgs {
 }
 
 #[derive(Args, Debug)]
-#[command(allow_negative_numbers = true)]
+#[command(
+    allow_negative_numbers = true,
+    mut_arg("machines", |a| a.help(FIT_MACHINE_HELP))
+)]
+pub struct FitArgs {
+    #[command(flatten)]
+    pub scenario: ScenarioArgs,
+    #[command(flatten)]
+    pub select: MachineChoice,
+    /// Only the machines the scenario fits on.
+    #[arg(long)]
+    pub fits_only: bool,
+    #[command(flatten)]
+    pub rows: MachineRows,
+}
+
+#[derive(Args, Debug)]
+#[command(
+    allow_negative_numbers = true,
+    mut_arg("machines", |a| a.help(SERVE_MACHINE_HELP))
+)]
 pub struct ServeArgs {
     #[command(flatten)]
     pub scenario: ScenarioArgs,
-    /// A machine id (repeatable; `local` = this machine) [default: every machine with a GPU].
-    #[arg(long = "machine", value_name = "ID")]
-    pub machines: Vec<String>,
-    /// Only catalog machines of this kind.
-    #[arg(long, value_name = "KIND", value_parser = Choice::<MachineKind>::new())]
-    pub kind: Option<MachineKind>,
+    #[command(flatten)]
+    pub select: MachineChoice,
     /// The per-user decode speed target, tokens/s (same as --user-tokens-per-s).
     #[arg(long, value_name = "TOK_S", value_parser = parse_user_rate, conflicts_with = "user_tokens_per_s")]
     pub min_tokens_per_s: Option<f64>,
@@ -289,26 +311,21 @@ pub struct ServeArgs {
     /// Print the engine's launch line (vllm serve, SGLang, llama-server) for the first machine.
     #[arg(long)]
     pub launch: bool,
-    /// Electricity price for owned machines, USD per kWh [default: 0.15].
-    #[arg(long, value_name = "USD_PER_KWH", value_parser = parse_electricity)]
-    pub electricity: Option<f64>,
-    /// Print one JSON object per machine (sizes in bytes; null where a value does not apply).
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub rows: MachineRows,
 }
 
 #[derive(Args, Debug)]
-#[command(allow_negative_numbers = true)]
+#[command(
+    allow_negative_numbers = true,
+    mut_arg("machines", |a| a.help(REPORT_MACHINE_HELP)),
+    mut_arg("kind", |a| a.help("Every catalog machine of this kind instead of the picks"))
+)]
 pub struct ReportArgs {
     #[command(flatten)]
     pub scenario: ScenarioArgs,
-    /// A machine id (repeatable; `local` = this machine) [default: this machine and the
-    /// recommended picks].
-    #[arg(long = "machine", value_name = "ID")]
-    pub machines: Vec<String>,
-    /// Every catalog machine of this kind instead of the picks.
-    #[arg(long, value_name = "KIND", value_parser = Choice::<MachineKind>::new())]
-    pub kind: Option<MachineKind>,
+    #[command(flatten)]
+    pub select: MachineChoice,
     /// Report format [default: from the --output extension (.md, .html, .json), else md].
     #[arg(long, value_name = "FORMAT", value_parser = ["md", "markdown", "html", "json"])]
     pub format: Option<String>,

@@ -1,7 +1,7 @@
 //! `headroom fit`: the scenario on each machine, as a table or JSON.
 
 use super::app::CliError;
-use super::args::FitArgs;
+use super::args::{FitArgs, MachineChoice};
 use super::scenario::build_scenario;
 use crate::core::catalog::{Catalog, Machine, MachineKind};
 use crate::core::fit::{FitResult, fit_all};
@@ -12,8 +12,8 @@ use crate::core::serving::plan_all;
 pub fn run(a: &FitArgs, cat: &mut Catalog) -> Result<String, CliError> {
     super::scenario::refuse_gpus(&a.scenario, "fit")?;
     let s = build_scenario(&a.scenario, cat)?;
-    let machines = select_machines(cat, &a.machines, a.kind.map(MachineKind::cli_name))?;
-    let st = super::scenario::fit_settings(&a.scenario, a.electricity);
+    let machines = a.select.machines(cat)?;
+    let st = super::scenario::fit_settings(&a.scenario, a.rows.electricity);
     let mut rs = fit_all(&s, &machines, cat, &st);
     if a.fits_only {
         rs.retain(|r| r.fits());
@@ -25,7 +25,7 @@ pub fn run(a: &FitArgs, cat: &mut Catalog) -> Result<String, CliError> {
         plan_all(&s, &rs, cat, &st)
     };
     let plan_of = |r: &FitResult| plans.iter().find(|p| p.machine == r.machine);
-    if a.json {
+    if a.rows.json {
         let v: Vec<_> = rs
             .iter()
             .map(|r| {
@@ -140,6 +140,13 @@ pub fn fit_table_served(rs: &[FitResult], served: Option<&[Option<f64>]>) -> Str
 }
 
 /// Machines to fit: the named ones (`local` = this machine), else the catalog filtered by kind.
+impl MachineChoice {
+    /// The machines asked for: by id, by kind, else every catalog machine.
+    pub fn machines(&self, cat: &mut Catalog) -> Result<Vec<Machine>, CliError> {
+        select_machines(cat, &self.machines, self.kind.map(MachineKind::cli_name))
+    }
+}
+
 pub fn select_machines(
     cat: &mut Catalog,
     ids: &[String],

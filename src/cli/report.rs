@@ -3,9 +3,8 @@
 
 use super::app::CliError;
 use super::args::ReportArgs;
-use super::fit::select_machines;
 use super::scenario::build_scenario;
-use crate::core::catalog::{Catalog, MachineKind};
+use crate::core::catalog::Catalog;
 use crate::core::estimate::estimate;
 use crate::core::fit::fit_all;
 use crate::io::export::atomic::check_target;
@@ -22,10 +21,10 @@ pub fn command(a: &ReportArgs, cat: &mut Catalog) -> Result<String, CliError> {
     }
     let s = build_scenario(&a.scenario, cat)?;
     let st = super::scenario::fit_settings(&a.scenario, None);
-    let machines = if a.machines.is_empty() && a.kind.is_none() {
+    let machines = if a.select.machines.is_empty() && a.select.kind.is_none() {
         super::recommend::report_machines(&s, cat, &st)
     } else {
-        select_machines(cat, &a.machines, a.kind.map(MachineKind::cli_name))?
+        a.select.machines(cat)?
     };
     let e = estimate(&s);
     let rs = fit_all(&s, &machines, cat, &st);

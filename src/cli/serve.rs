@@ -3,9 +3,8 @@
 
 use super::app::CliError;
 use super::args::ServeArgs;
-use super::fit::select_machines;
 use super::scenario::build_scenario;
-use crate::core::catalog::{Catalog, MachineKind};
+use crate::core::catalog::Catalog;
 use crate::core::fit::fit_all;
 use crate::core::format;
 use crate::core::scenario::Scenario;
@@ -18,18 +17,18 @@ pub fn run(a: &ServeArgs, cat: &mut Catalog) -> Result<String, CliError> {
     if let Some(t) = a.min_tokens_per_s {
         s.serving.target.min_tokens_per_s = t;
     }
-    let mut machines = select_machines(cat, &a.machines, a.kind.map(MachineKind::cli_name))?;
-    if a.machines.is_empty() {
+    let mut machines = a.select.machines(cat)?;
+    if a.select.machines.is_empty() {
         machines.retain(|m| m.gpu.is_some());
     }
-    let st = super::scenario::fit_settings(&a.scenario, a.electricity);
+    let st = super::scenario::fit_settings(&a.scenario, a.rows.electricity);
     let fits = fit_all(&s, &machines, cat, &st);
     let mut plans = plan_all(&s, &fits, cat, &st);
     sort_plans(&mut plans);
-    if !a.all && a.machines.is_empty() {
+    if !a.all && a.select.machines.is_empty() {
         plans.retain(|p| p.blocker.is_none());
     }
-    if a.json {
+    if a.rows.json {
         let v: Vec<_> = plans.iter().map(crate::io::json::serving_json).collect();
         Ok(super::app::json_text(&v))
     } else {

@@ -362,124 +362,143 @@ fn map_keys(v: &ron::Value) -> Vec<String> {
 /// Messages start with `accelerator|machine|model '<id>':` like `validate`'s.
 pub fn check(cat: &Catalog) -> Vec<String> {
     let mut errs = cat.validate();
-    let pos = |x: Option<f64>| x.is_none_or(|v| v.is_finite() && v > 0.0);
     for a in &cat.accelerators {
-        let e = |m: &str| format!("accelerator '{}': {m}", a.id);
-        if a.id.trim().is_empty() || a.id.chars().any(char::is_whitespace) {
-            errs.push(e("id must be non-empty, without spaces"));
-        }
-        if a.name.trim().is_empty() {
-            errs.push(e("name is empty"));
-        }
-        if !pos(a.int8_tops) || !pos(a.tdp_w) || !pos(a.gpu_link_gbs) {
-            errs.push(e(
-                "int8_tops, tdp_w and gpu_link_gbs must be positive when set",
-            ));
-        }
-        if let Some(p) = a.pcie
-            && (!(1..=6).contains(&p.generation) || p.lanes == 0)
-        {
-            errs.push(e("pcie must be generation 1-6 with at least one lane"));
-        }
+        check_accelerator(a, &mut errs);
     }
     for m in &cat.machines {
-        let e = |msg: &str| format!("machine '{}': {msg}", m.id);
-        if m.id.trim().is_empty() || m.id.chars().any(char::is_whitespace) {
-            errs.push(e("id must be non-empty, without spaces"));
-        }
-        if m.name.trim().is_empty() {
-            errs.push(e("name is empty"));
-        }
-        if m.cpu_cores == 0 {
-            errs.push(e("cpu_cores must be at least 1"));
-        }
-        if !pos(m.power_w) {
-            errs.push(e("power_w must be positive when set"));
-        }
-        if let Some(p) = &m.price {
-            let (Price::Hourly {
-                region,
-                price_date,
-                source,
-                ..
-            }
-            | Price::Purchase {
-                region,
-                price_date,
-                source,
-                ..
-            }) = p;
-            for (v, n) in [
-                (region, "region"),
-                (price_date, "price_date"),
-                (source, "source"),
-            ] {
-                if v.trim().is_empty() {
-                    errs.push(e(&format!("price {n} is empty")));
-                }
-            }
-        }
-        if let Some(limit) = m.gpu_memory_limit {
-            let unified = m
-                .gpu
-                .as_deref()
-                .and_then(|g| cat.accelerator(g))
-                .is_some_and(|a| a.memory_kind == MemoryKind::Unified);
-            if !unified {
-                errs.push(e(
-                    "gpu_memory_limit applies only to machines with a unified-memory accelerator",
-                ));
-            }
-            if limit.0 == 0 || limit > m.ram {
-                errs.push(e(
-                    "gpu_memory_limit must be positive and at most the machine's ram",
-                ));
-            }
-        }
+        check_machine(cat, m, &mut errs);
     }
     for p in &cat.models {
-        let e = |msg: &str| format!("model '{}': {msg}", p.id);
-        if p.id.trim().is_empty()
-            || p.id.chars().any(char::is_whitespace)
-            || p.id != p.id.to_ascii_lowercase()
-        {
+        check_model(p, &mut errs);
+    }
+    errs
+}
+
+/// An optional figure is unset, or finite and positive.
+fn positive_when_set(x: Option<f64>) -> bool {
+    x.is_none_or(|v| v.is_finite() && v > 0.0)
+}
+
+/// The id and name every catalog entry needs; `e` prefixes the entry.
+fn check_id_and_name(id: &str, name: &str, e: &dyn Fn(&str) -> String, errs: &mut Vec<String>) {
+    if id.trim().is_empty() || id.chars().any(char::is_whitespace) {
+        errs.push(e("id must be non-empty, without spaces"));
+    }
+    if name.trim().is_empty() {
+        errs.push(e("name is empty"));
+    }
+}
+
+fn check_accelerator(a: &Accelerator, errs: &mut Vec<String>) {
+    let e = |m: &str| format!("accelerator '{}': {m}", a.id);
+    check_id_and_name(&a.id, &a.name, &e, errs);
+    if !positive_when_set(a.int8_tops)
+        || !positive_when_set(a.tdp_w)
+        || !positive_when_set(a.gpu_link_gbs)
+    {
+        errs.push(e(
+            "int8_tops, tdp_w and gpu_link_gbs must be positive when set",
+        ));
+    }
+    if let Some(p) = a.pcie
+        && (!(1..=6).contains(&p.generation) || p.lanes == 0)
+    {
+        errs.push(e("pcie must be generation 1-6 with at least one lane"));
+    }
+}
+
+fn check_machine(cat: &Catalog, m: &Machine, errs: &mut Vec<String>) {
+    let e = |msg: &str| format!("machine '{}': {msg}", m.id);
+    check_id_and_name(&m.id, &m.name, &e, errs);
+    if m.cpu_cores == 0 {
+        errs.push(e("cpu_cores must be at least 1"));
+    }
+    if !positive_when_set(m.power_w) {
+        errs.push(e("power_w must be positive when set"));
+    }
+    if let Some(p) = &m.price {
+        let (Price::Hourly {
+            region,
+            price_date,
+            source,
+            ..
+        }
+        | Price::Purchase {
+            region,
+            price_date,
+            source,
+            ..
+        }) = p;
+        for (v, n) in [
+            (region, "region"),
+            (price_date, "price_date"),
+            (source, "source"),
+        ] {
+            if v.trim().is_empty() {
+                errs.push(e(&format!("price {n} is empty")));
+            }
+        }
+    }
+    if let Some(limit) = m.gpu_memory_limit {
+        let unified = m
+            .gpu
+            .as_deref()
+            .and_then(|g| cat.accelerator(g))
+            .is_some_and(|a| a.memory_kind == MemoryKind::Unified);
+        if !unified {
             errs.push(e(
-                "id must be lowercase, without spaces (lookups lowercase the query)",
+                "gpu_memory_limit applies only to machines with a unified-memory accelerator",
             ));
         }
-        if p.published_params == Some(0) {
-            errs.push(e("published_params must be positive when set"));
-        }
-        let s = &p.spec;
-        if s.max_context == 0 {
-            errs.push(e("max_context must be positive"));
-        }
-        if let Some(moe) = &s.moe
-            && (moe.experts == 0
-                || moe.active_experts == 0
-                || moe.active_experts > moe.experts
-                || moe.expert_ffn == 0)
-        {
+        if limit.0 == 0 || limit > m.ram {
             errs.push(e(
-                "moe needs experts >= active_experts >= 1 and a positive expert_ffn",
-            ));
-        }
-        if let Some(w) = &s.sliding
-            && (w.window == 0 || w.local_layers > s.layers)
-        {
-            errs.push(e(
-                "sliding needs a positive window and local_layers <= layers",
-            ));
-        }
-        if let Some(mla) = &s.mla
-            && (mla.kv_lora_rank == 0 || mla.qk_rope_head_dim == 0 || mla.v_head_dim == 0)
-        {
-            errs.push(e(
-                "mla needs positive kv_lora_rank, qk_rope_head_dim and v_head_dim",
+                "gpu_memory_limit must be positive and at most the machine's ram",
             ));
         }
     }
-    errs
+}
+
+fn check_model(p: &ModelPreset, errs: &mut Vec<String>) {
+    let e = |msg: &str| format!("model '{}': {msg}", p.id);
+    if p.id.trim().is_empty()
+        || p.id.chars().any(char::is_whitespace)
+        || p.id != p.id.to_ascii_lowercase()
+    {
+        errs.push(e(
+            "id must be lowercase, without spaces (lookups lowercase the query)",
+        ));
+    }
+    if p.published_params == Some(0) {
+        errs.push(e("published_params must be positive when set"));
+    }
+    let s = &p.spec;
+    if s.max_context == 0 {
+        errs.push(e("max_context must be positive"));
+    }
+    if let Some(moe) = &s.moe
+        && (moe.experts == 0
+            || moe.active_experts == 0
+            || moe.active_experts > moe.experts
+            || moe.expert_ffn == 0)
+    {
+        errs.push(e(
+            "moe needs experts >= active_experts >= 1 and a positive expert_ffn",
+        ));
+    }
+    if let Some(w) = &s.sliding
+        && (w.window == 0 || w.local_layers > s.layers)
+    {
+        errs.push(e(
+            "sliding needs a positive window and local_layers <= layers",
+        ));
+    }
+    if let Some(mla) = &s.mla
+        && (mla.kv_lora_rank == 0 || mla.qk_rope_head_dim == 0 || mla.v_head_dim == 0)
+    {
+        errs.push(e(
+            "mla needs positive kv_lora_rank, qk_rope_head_dim and v_head_dim",
+        ));
+    }
 }
 
 #[derive(Copy, Clone, PartialEq, Debug)]

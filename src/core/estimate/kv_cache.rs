@@ -29,8 +29,8 @@ fn llama_cpp_swa_cells(window: u64, ctx_per_seq: u64, seqs: u64, ubatch: u64) ->
         .saturating_mul(LLAMA_CPP_SWA_PAD)
 }
 
-/// The SWA cache is always padded to 256 cells (src/llama-kv-cache-iswa.cpp; llama.cpp issue
-/// 17037).
+/// The SWA cache is always padded to 256 cells (src/llama-kv-cache-iswa.cpp;
+/// ggml-org/llama.cpp#17037).
 const LLAMA_CPP_SWA_PAD: u64 = 256;
 
 /// The KV numbers the speed and fit engines need.

@@ -1,7 +1,7 @@
 //! The notes the fit engine attaches to a machine's result ("20 of 32 layers on the GPU, 12 on
 //! the CPU", "runs, but at 0.18 tok/s …"). A note keeps its numbers and becomes text only when a
-//! surface shows or serialises it, so fitting the whole catalog formats nothing (issue 15: the
-//! fit engine does no per-machine string work on the numbers path).
+//! surface shows or serialises it, so fitting the whole catalog formats nothing (the fit
+//! engine does no per-machine string work on the numbers path).
 //!
 //! Every note renders through [`std::fmt::Display`]; in JSON a note is its text.
 

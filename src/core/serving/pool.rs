@@ -23,7 +23,7 @@ use crate::core::units::Bytes;
 use serde::{Deserialize, Serialize};
 
 /// Memory the CUDA runtime holds outside PyTorch's tensors (CUDA context, cuBLAS workspaces):
-/// vLLM's profiling log reads `non_torch_memory=0.35GiB` on one RTX 3090 (vLLM issue 10517).
+/// vLLM's profiling log reads `non_torch_memory=0.35GiB` on one RTX 3090 (vllm-project/vllm#10517).
 /// With tensor parallelism NCCL's buffers and vLLM's custom all-reduce IPC buffers add to it
 /// (heuristic: 1 GiB per GPU).
 const NON_TORCH_ONE_GPU: Bytes = Bytes::mib(358);

@@ -240,7 +240,7 @@ impl Default for Profiles {
             },
             cpu: Profile {
                 // Decode on DDR4/DDR5 reaches ~70 % of the channels' peak (13900K DDR5-6400:
-                // 69 of 102 GB/s, llama.cpp issue 34).
+                // 69 of 102 GB/s, ggml-org/llama.cpp#34).
                 bandwidth_efficiency: 0.70,
                 gbs_per_compute_unit: None,
                 // ggml-cpu threads meet at a barrier after every node (ggml_graph_compute_thread).

@@ -168,25 +168,7 @@ fn with_gpus(
     notes: &mut Vec<String>,
 ) -> Option<(Machine, Vec<Accelerator>)> {
     let first = &d.gpus[0];
-    let same: Vec<&DetectedGpu> = d
-        .gpus
-        .iter()
-        .filter(|g| g.name == first.name && g.vram_total == first.vram_total)
-        .collect();
-    let others: Vec<&str> = d
-        .gpus
-        .iter()
-        .filter(|g| !(g.name == first.name && g.vram_total == first.vram_total))
-        .map(|g| g.name.as_str())
-        .collect();
-    if !others.is_empty() {
-        notes.push(format!(
-            "Several different GPUs: sizing uses {} × {}; not used: {}",
-            same.len(),
-            first.name,
-            others.join(", ")
-        ));
-    }
+    let same = identical_gpus(d, notes);
     let vram = (first.vram_total.0 > 0).then_some(first.vram_total);
     let part = catalog_part(first.matched.as_deref(), &first.name, vram, catalog);
     let vendor = first
@@ -210,82 +192,19 @@ fn with_gpus(
     );
     m.gpu = Some(LOCAL_GPU_ID.into());
     m.gpu_count = same.len() as u32;
-
     if part.is_none() {
-        if let Some(bw) = first.bandwidth_gbs {
-            acc.bandwidth = GbPerSec(bw);
-        }
-        notes.push(format!(
-            "\"{}\" is not in the catalog: bandwidth {} ({}), FP16 {DEFAULT_FP16_TFLOPS} TFLOPS assumed",
-            first.name,
-            acc.bandwidth,
-            if first.bandwidth_gbs.is_some() { "bus width × memory clock" } else { "assumed" }
-        ));
+        uncatalogued_gpu(first, &mut acc, notes);
     }
-
     if unified {
-        acc.memory_kind = MemoryKind::Unified;
-        acc.memory = Bytes::ZERO;
-        let (limit, how) = if first.vram_total.0 > 4 * crate::core::units::GIB {
-            // A BIOS carve-out (Strix Halo's 96 GB): the OS sees the rest as RAM.
-            m.ram = m.ram.saturating_add(first.vram_total);
-            (first.vram_free, "the VRAM carve-out")
-        } else {
-            (
-                first.gtt_total.unwrap_or(first.vram_free),
-                "GTT (system RAM the GPU can map)",
-            )
-        };
-        m.gpu_memory_limit = Some(limit);
-        m.kind = MachineKind::MiniPc;
-        notes.push(format!(
-            "Unified memory (APU): the GPU may use {limit}, {how}"
-        ));
+        apu_memory(first, &mut acc, &mut m, notes);
     } else {
-        let free = same.iter().map(|g| g.vram_free).min().unwrap_or_default();
-        if first.vram_total.0 == 0 {
-            match part {
-                Some(p) => {
-                    acc.memory = p.memory;
-                    notes.push(format!(
-                        "VRAM not readable: the catalog's {} is used",
-                        p.memory
-                    ));
-                }
-                None => {
-                    notes.push(format!("VRAM of \"{}\" not readable and the GPU is not in the catalog: sizing for CPU only", first.name));
-                    return None;
-                }
-            }
-        } else {
-            acc.memory = free;
-            let held = first.vram_total.saturating_sub(first.vram_free);
-            notes.push(format!(
-                "GPU memory = free VRAM now: {} of {} total ({} held by the desktop and other processes){}",
-                format::gib_one_decimal(free),
-                format::gib_one_decimal(first.vram_total),
-                format::gib_one_decimal(held),
-                if same.len() > 1 { ", the smallest free figure of the identical GPUs" } else { "" }
-            ));
-        }
+        discrete_memory(first, &same, part, &mut acc, notes)?;
     }
-
-    let detected_link = match (
-        first.pcie_max_gen.or(first.pcie_gen),
-        first.pcie_max_width.or(first.pcie_width),
-    ) {
-        (Some(g), Some(w)) => Some(PcieLink {
-            generation: g.min(u8::MAX as u32) as u8,
-            lanes: w.min(u8::MAX as u32) as u8,
-        }),
-        _ => None,
-    };
-    if let Some(link) = detected_link
+    if let Some(link) = pcie_link(first)
         && acc.memory_kind == MemoryKind::Discrete
     {
         acc.pcie = Some(link);
     }
-
     let count = if same.len() > 1 {
         format!("{}× ", same.len())
     } else {
@@ -297,6 +216,119 @@ fn with_gpus(
         d.ram_available, d.ram_total
     ));
     Some((m, vec![acc]))
+}
+
+/// The first GPU and those identical to it (name and VRAM); the others are noted as not used.
+fn identical_gpus<'a>(d: &'a DetectedMachine, notes: &mut Vec<String>) -> Vec<&'a DetectedGpu> {
+    let first = &d.gpus[0];
+    let is_first = |g: &DetectedGpu| g.name == first.name && g.vram_total == first.vram_total;
+    let same: Vec<&DetectedGpu> = d.gpus.iter().filter(|g| is_first(g)).collect();
+    let others: Vec<&str> = d
+        .gpus
+        .iter()
+        .filter(|g| !is_first(g))
+        .map(|g| g.name.as_str())
+        .collect();
+    if !others.is_empty() {
+        notes.push(format!(
+            "Several different GPUs: sizing uses {} × {}; not used: {}",
+            same.len(),
+            first.name,
+            others.join(", ")
+        ));
+    }
+    same
+}
+
+/// A GPU the catalog does not know: the detected bandwidth when there is one, else the default.
+fn uncatalogued_gpu(first: &DetectedGpu, acc: &mut Accelerator, notes: &mut Vec<String>) {
+    if let Some(bw) = first.bandwidth_gbs {
+        acc.bandwidth = GbPerSec(bw);
+    }
+    notes.push(format!(
+        "\"{}\" is not in the catalog: bandwidth {} ({}), FP16 {DEFAULT_FP16_TFLOPS} TFLOPS assumed",
+        first.name,
+        acc.bandwidth,
+        if first.bandwidth_gbs.is_some() { "bus width × memory clock" } else { "assumed" }
+    ));
+}
+
+/// An APU: the GPU's memory is the machine's RAM, up to the carve-out or the GTT size.
+fn apu_memory(
+    first: &DetectedGpu,
+    acc: &mut Accelerator,
+    m: &mut Machine,
+    notes: &mut Vec<String>,
+) {
+    acc.memory_kind = MemoryKind::Unified;
+    acc.memory = Bytes::ZERO;
+    let (limit, how) = if first.vram_total.0 > 4 * crate::core::units::GIB {
+        // A BIOS carve-out (Strix Halo's 96 GB): the OS sees the rest as RAM.
+        m.ram = m.ram.saturating_add(first.vram_total);
+        (first.vram_free, "the VRAM carve-out")
+    } else {
+        (
+            first.gtt_total.unwrap_or(first.vram_free),
+            "GTT (system RAM the GPU can map)",
+        )
+    };
+    m.gpu_memory_limit = Some(limit);
+    m.kind = MachineKind::MiniPc;
+    notes.push(format!(
+        "Unified memory (APU): the GPU may use {limit}, {how}"
+    ));
+}
+
+/// A discrete GPU's memory: the free VRAM now, or the catalog's when it cannot be read; `None`
+/// when neither is known (the machine is then sized for its CPU).
+fn discrete_memory(
+    first: &DetectedGpu,
+    same: &[&DetectedGpu],
+    part: Option<&Accelerator>,
+    acc: &mut Accelerator,
+    notes: &mut Vec<String>,
+) -> Option<()> {
+    let free = same.iter().map(|g| g.vram_free).min().unwrap_or_default();
+    if first.vram_total.0 == 0 {
+        match part {
+            Some(p) => {
+                acc.memory = p.memory;
+                notes.push(format!(
+                    "VRAM not readable: the catalog's {} is used",
+                    p.memory
+                ));
+            }
+            None => {
+                notes.push(format!("VRAM of \"{}\" not readable and the GPU is not in the catalog: sizing for CPU only", first.name));
+                return None;
+            }
+        }
+    } else {
+        acc.memory = free;
+        let held = first.vram_total.saturating_sub(first.vram_free);
+        notes.push(format!(
+            "GPU memory = free VRAM now: {} of {} total ({} held by the desktop and other processes){}",
+            format::gib_one_decimal(free),
+            format::gib_one_decimal(first.vram_total),
+            format::gib_one_decimal(held),
+            if same.len() > 1 { ", the smallest free figure of the identical GPUs" } else { "" }
+        ));
+    }
+    Some(())
+}
+
+/// The PCIe link the GPU can run at (its maximum generation and width, else the current ones).
+fn pcie_link(first: &DetectedGpu) -> Option<PcieLink> {
+    match (
+        first.pcie_max_gen.or(first.pcie_gen),
+        first.pcie_max_width.or(first.pcie_width),
+    ) {
+        (Some(g), Some(w)) => Some(PcieLink {
+            generation: g.min(u8::MAX as u32) as u8,
+            lanes: w.min(u8::MAX as u32) as u8,
+        }),
+        _ => None,
+    }
 }
 
 /// "This machine" as a catalog machine with id `"local"` and, when a GPU is used, one accelerator

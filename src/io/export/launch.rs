@@ -173,6 +173,20 @@ pub(super) fn model_arg(s: &Scenario, gguf: bool) -> (String, bool) {
     }
 }
 
+/// The model argument for the tools that load a Hugging Face checkpoint (vLLM, transformers),
+/// and the first notes: the fit warning, then what to put in place of the placeholder.
+fn checkpoint_arg(s: &Scenario, fit: &FitResult) -> (String, Vec<String>) {
+    let (model, placeholder) = model_arg(s, false);
+    let mut notes: Vec<String> = fit_warning(fit).into_iter().collect();
+    if placeholder {
+        notes.push(format!(
+            "Replace MODEL with the Hugging Face repo id or local folder of {}.",
+            s.model.name
+        ));
+    }
+    (model, notes)
+}
+
 fn fit_warning(fit: &FitResult) -> Option<String> {
     (fit.verdict == Verdict::None).then(|| {
         format!(
@@ -198,11 +212,57 @@ fn llama_cache_type(k: KvPrecision) -> &'static str {
 /// `llama-server` for the scenario on the fitted machine.
 pub fn llama_cpp(s: &Scenario, fit: &FitResult) -> LaunchSetting {
     let sc = s.clamped();
-    let (model, placeholder) = model_arg(s, true);
-    let mut notes = Vec::new();
-    if let Some(w) = fit_warning(fit) {
-        notes.push(w);
+    let (model, mut notes) = gguf_arg(s, fit);
+    let ngl = ngl_flag(&sc, fit, &mut notes);
+    if fit.gpus > 1 && fit.verdict != Verdict::Cpu {
+        notes.push(format!(
+            "llama.cpp splits the layers across the {} GPUs (-sm layer, the default).",
+            fit.gpus
+        ));
     }
+    // -c is the context of all slots together: each of -np N slots gets c / N tokens.
+    let ctx = sc.context.saturating_mul(sc.batch);
+    let (ctk, ctv, fa) = llama_cache_flags(&sc, &mut notes);
+    let ub = sc.ubatch;
+    let b = ub.max(2048);
+    let mut lines = vec![
+        format!("llama-server -m {}", shell(&model)),
+        match &fit.expert_split {
+            Some(x) if fit.verdict == Verdict::Offload => format!(
+                "-c {ctx} -ngl {ngl} --n-cpu-moe {} -fa {fa}",
+                x.cpu_moe_layers
+            ),
+            _ => format!("-c {ctx} -ngl {ngl} -fa {fa}"),
+        },
+    ];
+    let mut last = format!("-ctk {ctk} -ctv {ctv} -b {b} -ub {ub}");
+    if sc.batch > 1 {
+        last.push_str(&format!(" -np {}", sc.batch));
+        notes.push(format!(
+            "-c {ctx} is the context of all {} slots together (-np {}): {} tokens each.",
+            sc.batch, sc.batch, sc.context
+        ));
+    }
+    lines.push(last);
+    if s.runtime != Runtime::LlamaCpp {
+        notes.push(format!(
+            "The estimate was made for the {} runtime; llama.cpp's own buffers differ (choose runtime llama.cpp for its exact numbers).",
+            s.runtime.label()
+        ));
+    }
+    LaunchSetting {
+        runtime: Launcher::LlamaCpp,
+        title: "llama.cpp server".into(),
+        text: lines.join(" \\\n  "),
+        note: notes.join(" "),
+    }
+}
+
+/// The GGUF argument of `llama-server -m` and the first notes: the fit warning, the placeholder
+/// to replace, and which GGUF to pick when the estimate is for another format.
+fn gguf_arg(s: &Scenario, fit: &FitResult) -> (String, Vec<String>) {
+    let (model, placeholder) = model_arg(s, true);
+    let mut notes: Vec<String> = fit_warning(fit).into_iter().collect();
     if placeholder {
         notes.push(format!("Replace {model} with the path of your GGUF file."));
     }
@@ -220,9 +280,14 @@ pub fn llama_cpp(s: &Scenario, fit: &FitResult) -> LaunchSetting {
             s.weights.label()
         ));
     }
+    (model, notes)
+}
+
+/// `-ngl`, the layers llama.cpp keeps in VRAM, with the note that explains the split.
+fn ngl_flag(sc: &Scenario, fit: &FitResult, notes: &mut Vec<String>) -> String {
     // -ngl: "max. number of layers to store in VRAM, either an exact number, 'auto', or 'all'"
     // (README). 999 means every layer and the output layer on older builds too.
-    let ngl = match fit.verdict {
+    match fit.verdict {
         Verdict::Gpu | Verdict::Unified | Verdict::None => {
             notes.push("-ngl 999 puts every layer, and the output layer, on the GPU.".into());
             "999".to_string()
@@ -269,15 +334,15 @@ pub fn llama_cpp(s: &Scenario, fit: &FitResult) -> LaunchSetting {
             ));
             fit.gpu_layers.to_string()
         }
-    };
-    if fit.gpus > 1 && fit.verdict != Verdict::Cpu {
-        notes.push(format!(
-            "llama.cpp splits the layers across the {} GPUs (-sm layer, the default).",
-            fit.gpus
-        ));
     }
-    // -c is the context of all slots together: each of -np N slots gets c / N tokens.
-    let ctx = sc.context.saturating_mul(sc.batch);
+}
+
+/// `-ctk`, `-ctv` and `-fa`: llama.cpp's cache types for the scenario's, and FlashAttention
+/// (forced on by a quantised V cache).
+fn llama_cache_flags(
+    sc: &Scenario,
+    notes: &mut Vec<String>,
+) -> (&'static str, &'static str, &'static str) {
     let ctk = llama_cache_type(sc.kv.k);
     let ctv = llama_cache_type(sc.kv.v);
     if sc.kv.k == KvPrecision::Fp8 || sc.kv.v == KvPrecision::Fp8 {
@@ -295,39 +360,7 @@ pub fn llama_cpp(s: &Scenario, fit: &FitResult) -> LaunchSetting {
     } else {
         "off"
     };
-    let ub = sc.ubatch;
-    let b = ub.max(2048);
-    let mut lines = vec![
-        format!("llama-server -m {}", shell(&model)),
-        match &fit.expert_split {
-            Some(x) if fit.verdict == Verdict::Offload => format!(
-                "-c {ctx} -ngl {ngl} --n-cpu-moe {} -fa {fa}",
-                x.cpu_moe_layers
-            ),
-            _ => format!("-c {ctx} -ngl {ngl} -fa {fa}"),
-        },
-    ];
-    let mut last = format!("-ctk {ctk} -ctv {ctv} -b {b} -ub {ub}");
-    if sc.batch > 1 {
-        last.push_str(&format!(" -np {}", sc.batch));
-        notes.push(format!(
-            "-c {ctx} is the context of all {} slots together (-np {}): {} tokens each.",
-            sc.batch, sc.batch, sc.context
-        ));
-    }
-    lines.push(last);
-    if s.runtime != Runtime::LlamaCpp {
-        notes.push(format!(
-            "The estimate was made for the {} runtime; llama.cpp's own buffers differ (choose runtime llama.cpp for its exact numbers).",
-            s.runtime.label()
-        ));
-    }
-    LaunchSetting {
-        runtime: Launcher::LlamaCpp,
-        title: "llama.cpp server".into(),
-        text: lines.join(" \\\n  "),
-        note: notes.join(" "),
-    }
+    (ctk, ctv, fa)
 }
 
 /// vLLM's `--kv-cache-dtype` (auto, fp8, fp8_e4m3, fp8_e5m2, …: vllm/config/cache.py): 16-bit
@@ -350,17 +383,7 @@ pub(super) fn vllm_kv_dtype(s: &Scenario) -> (&'static str, Option<&'static str>
 /// `vllm serve` for the scenario on the fitted machine.
 pub fn vllm(s: &Scenario, fit: &FitResult) -> LaunchSetting {
     let sc = s.clamped();
-    let (model, placeholder) = model_arg(s, false);
-    let mut notes = Vec::new();
-    if let Some(w) = fit_warning(fit) {
-        notes.push(w);
-    }
-    if placeholder {
-        notes.push(format!(
-            "Replace MODEL with the Hugging Face repo id or local folder of {}.",
-            s.model.name
-        ));
-    }
+    let (model, mut notes) = checkpoint_arg(s, fit);
     let mut lines = vec![format!("vllm serve {}", shell(&model))];
     if let Some(rev) = hub_revision(s) {
         lines[0].push_str(&format!(" --revision {}", shell(&rev)));
@@ -472,17 +495,7 @@ fn gib_floor(b: Bytes) -> String {
 /// and for the CPU, and an `offload_folder` for what fits in neither.
 pub fn accelerate(s: &Scenario, fit: &FitResult) -> LaunchSetting {
     let sc = s.clamped();
-    let (model, placeholder) = model_arg(s, false);
-    let mut notes = Vec::new();
-    if let Some(w) = fit_warning(fit) {
-        notes.push(w);
-    }
-    if placeholder {
-        notes.push(format!(
-            "Replace MODEL with the Hugging Face repo id or local folder of {}.",
-            s.model.name
-        ));
-    }
+    let (model, mut notes) = checkpoint_arg(s, fit);
     let gpus = if fit.verdict == Verdict::Cpu {
         0
     } else {

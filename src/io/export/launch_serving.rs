@@ -5,13 +5,12 @@ use super::launch::{LaunchSetting, Launcher, hub_revision, model_arg, vllm_kv_dt
 use super::text::shell;
 use crate::core::format::group_digits;
 use crate::core::scenario::Scenario;
-use crate::core::serving::{Engine, ServingPlan};
+use crate::core::serving::{Engine, EngineSettings, ServingPlan};
 
 /// The engine's launch line for `plan` (`None`: the machine cannot serve the model).
 pub fn serving_launch(s: &Scenario, plan: &ServingPlan) -> Option<LaunchSetting> {
     let set = plan.settings?;
     let sc = s.clamped();
-    let dp = plan.replicas_per_machine.max(1);
     let replicas = plan
         .asked
         .map(|a| {
@@ -31,77 +30,17 @@ pub fn serving_launch(s: &Scenario, plan: &ServingPlan) -> Option<LaunchSetting>
     } else {
         String::new()
     };
+    let l = PlanLaunch {
+        s,
+        sc: &sc,
+        plan,
+        set: &set,
+        model: &model,
+        dp: plan.replicas_per_machine.max(1),
+    };
     let (title, runtime, text) = match plan.engine {
-        Engine::Vllm | Engine::Auto => {
-            let mut lines = vec![format!("vllm serve {}", shell(&model))];
-            if let Some(rev) = hub_revision(s) {
-                lines[0].push_str(&format!(" --revision {}", shell(&rev)));
-            }
-            lines.push(format!(
-                "--tensor-parallel-size {}{}{} --max-model-len {}",
-                plan.tp,
-                if plan.pp > 1 {
-                    format!(
-                        " --pipeline-parallel-size {} --distributed-executor-backend ray",
-                        plan.pp
-                    )
-                } else {
-                    String::new()
-                },
-                if dp > 1 {
-                    format!(" --data-parallel-size {dp}")
-                } else {
-                    String::new()
-                },
-                sc.context
-            ));
-            lines.push(format!(
-                "--max-num-seqs {} --max-num-batched-tokens {} --gpu-memory-utilization {}",
-                set.max_num_seqs, set.max_num_batched_tokens, sc.gpu_memory_utilization
-            ));
-            let (kv, _) = vllm_kv_dtype(&sc);
-            if kv != "auto" {
-                lines.push(format!("--kv-cache-dtype {kv}"));
-            }
-            lines.push(if set.prefix_caching {
-                "--enable-prefix-caching".into()
-            } else {
-                "--no-enable-prefix-caching".into()
-            });
-            (
-                "vLLM server (serving plan)",
-                Launcher::Vllm,
-                lines.join(" \\\n  "),
-            )
-        }
-        Engine::Sglang => {
-            let lines = [
-                format!(
-                    "python -m sglang.launch_server --model-path {}{}",
-                    shell(&model),
-                    hub_revision(s)
-                        .map(|r| format!(" --revision {}", shell(&r)))
-                        .unwrap_or_default()
-                ),
-                format!("--tp {} --dp {dp} --context-length {}", plan.tp, sc.context),
-                format!(
-                    "--max-running-requests {} --chunked-prefill-size {}",
-                    set.max_num_seqs, set.max_num_batched_tokens
-                ),
-                if set.prefix_caching {
-                    String::new()
-                } else {
-                    "--disable-radix-cache".into()
-                },
-            ];
-            let text = lines
-                .iter()
-                .filter(|l| !l.is_empty())
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(" \\\n  ");
-            ("SGLang server (serving plan)", Launcher::Vllm, text)
-        }
+        Engine::Vllm | Engine::Auto => ("vLLM server (serving plan)", Launcher::Vllm, l.vllm()),
+        Engine::Sglang => ("SGLang server (serving plan)", Launcher::Vllm, l.sglang()),
         Engine::LlamaServer => {
             let slots = set.max_num_seqs.max(1);
             let lines = [
@@ -140,4 +79,91 @@ pub fn serving_launch(s: &Scenario, plan: &ServingPlan) -> Option<LaunchSetting>
         text,
         note: format!("{}{replicas}", note.trim()).trim().to_string(),
     })
+}
+
+/// What the engines' launch lines are written from.
+struct PlanLaunch<'a> {
+    s: &'a Scenario,
+    sc: &'a Scenario,
+    plan: &'a ServingPlan,
+    set: &'a EngineSettings,
+    model: &'a str,
+    /// Data-parallel replicas on one machine.
+    dp: u64,
+}
+
+impl PlanLaunch<'_> {
+    /// `vllm serve` with the plan's parallelism, limits and memory share.
+    fn vllm(&self) -> String {
+        let dp = self.dp;
+        let mut lines = vec![format!("vllm serve {}", shell(self.model))];
+        if let Some(rev) = hub_revision(self.s) {
+            lines[0].push_str(&format!(" --revision {}", shell(&rev)));
+        }
+        lines.push(format!(
+            "--tensor-parallel-size {}{}{} --max-model-len {}",
+            self.plan.tp,
+            if self.plan.pp > 1 {
+                format!(
+                    " --pipeline-parallel-size {} --distributed-executor-backend ray",
+                    self.plan.pp
+                )
+            } else {
+                String::new()
+            },
+            if dp > 1 {
+                format!(" --data-parallel-size {dp}")
+            } else {
+                String::new()
+            },
+            self.sc.context
+        ));
+        lines.push(format!(
+            "--max-num-seqs {} --max-num-batched-tokens {} --gpu-memory-utilization {}",
+            self.set.max_num_seqs, self.set.max_num_batched_tokens, self.sc.gpu_memory_utilization
+        ));
+        let (kv, _) = vllm_kv_dtype(self.sc);
+        if kv != "auto" {
+            lines.push(format!("--kv-cache-dtype {kv}"));
+        }
+        lines.push(if self.set.prefix_caching {
+            "--enable-prefix-caching".into()
+        } else {
+            "--no-enable-prefix-caching".into()
+        });
+        lines.join(" \\\n  ")
+    }
+
+    /// SGLang's `launch_server` with the plan's parallelism and limits.
+    fn sglang(&self) -> String {
+        let dp = self.dp;
+        let lines = [
+            format!(
+                "python -m sglang.launch_server --model-path {}{}",
+                shell(self.model),
+                hub_revision(self.s)
+                    .map(|r| format!(" --revision {}", shell(&r)))
+                    .unwrap_or_default()
+            ),
+            format!(
+                "--tp {} --dp {dp} --context-length {}",
+                self.plan.tp, self.sc.context
+            ),
+            format!(
+                "--max-running-requests {} --chunked-prefill-size {}",
+                self.set.max_num_seqs, self.set.max_num_batched_tokens
+            ),
+            if self.set.prefix_caching {
+                String::new()
+            } else {
+                "--disable-radix-cache".into()
+            },
+        ];
+        lines
+            .iter()
+            .filter(|l| !l.is_empty())
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(" \\\n  ")
+    }
 }

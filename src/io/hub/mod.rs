@@ -471,12 +471,11 @@ fn fetch_url(
     let source = url.split(['?', '#']).next().unwrap_or(url).to_string();
     progress(0, 1, &name);
     let (format, file) = if lower.ends_with(".gguf") {
-        (Format::Gguf, fetch_gguf(http, dir, url, &name, 0)?)
+        let h = fetch_gguf(http, url, &name)?;
+        (Format::Gguf, cache_header(dir, 0, &name, h)?)
     } else if lower.ends_with(".safetensors") {
-        (
-            Format::Safetensors,
-            fetch_safetensors(http, dir, url, &name, 0)?,
-        )
+        let h = fetch_safetensors(http, url, &name)?;
+        (Format::Safetensors, cache_header(dir, 0, &name, h)?)
     } else {
         return Err(HubError::bad(format!(
             "--url: {name} is not a .gguf or .safetensors file"
@@ -496,7 +495,8 @@ fn fetch_url(
         for (i, part) in extra.iter().enumerate() {
             let part_url = format!("{base}{}", last_segment(part));
             progress(i + 1, extra.len() + 1, part);
-            files.push(fetch_gguf(http, dir, &part_url, part, i + 1)?);
+            let h = fetch_gguf(http, &part_url, part)?;
+            files.push(cache_header(dir, i + 1, part, h)?);
         }
     }
     Ok(Manifest {
@@ -584,74 +584,61 @@ fn fetch_hub(
         bytes_transferred: 0,
         requests: 0,
     };
-
-    // Which files.
-    let ggufs = listing.ggufs();
-    let gguf_pick: Option<String> = match (file, quant) {
-        (Some(f), _) => {
-            if !listing.has(f) {
-                return Err(HubError::new(
-                    HubErrorKind::NotFound,
-                    format!(
-                        "{repo}: no file '{f}' at revision '{revision}'{}",
-                        gguf_hint(&ggufs)
-                    ),
-                ));
-            }
-            let lower = f.to_ascii_lowercase();
-            if lower.ends_with(".gguf") {
-                Some(f.to_string())
-            } else if lower.ends_with(".safetensors") {
-                let fetched = fetch_safetensors(http, dir, &url(f), f, 0)?;
-                m.format = Format::Safetensors;
-                m.files.push(fetched);
-                if listing.has(hf::CONFIG) {
-                    fetch_json(http, dir, &url(hf::CONFIG), hf::CONFIG)?;
-                    m.config = true;
-                }
-                progress(1, 1, f);
-                return Ok(m);
-            } else if f == hf::CONFIG {
-                fetch_json(http, dir, &url(hf::CONFIG), hf::CONFIG)?;
+    let pick = pick_files(&listing, repo, revision, file, quant)?;
+    let mut r = RepoReader {
+        http,
+        dir,
+        repo,
+        listing: &listing,
+        url: &url,
+    };
+    match pick {
+        HubPick::SafetensorsFile(f) => {
+            m.files.push(r.safetensors(&f, 0)?);
+            m.format = Format::Safetensors;
+            if listing.has(hf::CONFIG) {
+                r.json(hf::CONFIG)?;
                 m.config = true;
-                progress(1, 1, f);
-                return Ok(m);
-            } else {
-                return Err(HubError::bad(format!(
-                    "--hf-file: {f} is not a .gguf, .safetensors or config.json file"
-                )));
             }
+            progress(1, 1, &f);
         }
-        (None, Some(q)) if !ggufs.is_empty() => {
-            let q = q.to_ascii_uppercase();
-            let hits: Vec<&GgufChoice> = ggufs
-                .iter()
-                .filter(|g| g.quant.as_deref() == Some(q.as_str()))
-                .collect();
-            match hits.as_slice() {
-                [one] => Some(one.file.clone()),
-                [] if !listing.safetensors().is_empty() => None,
-                [] => {
-                    return Err(HubError::new(
-                        HubErrorKind::NotFound,
-                        format!("{repo}: no GGUF file for {q}{}", gguf_hint(&ggufs)),
-                    ));
-                }
-                many => {
-                    return Err(HubError::new(
-                        HubErrorKind::Ambiguous,
-                        format!(
-                            "{repo}: {} GGUF files are {q}: pick one with --hf-file ({})",
-                            many.len(),
-                            many.iter()
-                                .map(|g| g.file.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                    ));
-                }
-            }
+        HubPick::Config => {
+            r.json(hf::CONFIG)?;
+            m.config = true;
+            progress(1, 1, hf::CONFIG);
         }
+        HubPick::Gguf(f) => r.gguf_model(&f, &mut m, progress)?,
+        HubPick::Checkpoint => r.checkpoint(revision, &mut m, progress)?,
+    }
+    Ok(m)
+}
+
+/// What `--hf` reads from a repository, chosen from its listing before any file is read.
+enum HubPick {
+    /// One GGUF model, by its first file (a split model brings its other parts).
+    Gguf(String),
+    /// The safetensors file --hf-file names, and config.json beside it when there is one.
+    SafetensorsFile(String),
+    /// config.json alone (--hf-file config.json).
+    Config,
+    /// The checkpoint: config.json, the index and the shards it names, else every safetensors
+    /// file (or config.json alone).
+    Checkpoint,
+}
+
+/// Which files to read: the one --hf-file names, the GGUF of the --weights quant, else the
+/// checkpoint or the repository's only GGUF model.
+fn pick_files(
+    listing: &RepoListing,
+    repo: &str,
+    revision: &str,
+    file: Option<&str>,
+    quant: Option<&str>,
+) -> Result<HubPick, HubError> {
+    let ggufs = listing.ggufs();
+    let gguf = match (file, quant) {
+        (Some(f), _) => return pick_named_file(listing, repo, revision, f, &ggufs),
+        (None, Some(q)) if !ggufs.is_empty() => pick_quant(listing, repo, q, &ggufs)?,
         _ => {
             if !listing.safetensors().is_empty() || ggufs.is_empty() {
                 None
@@ -669,79 +656,187 @@ fn fetch_hub(
             }
         }
     };
+    Ok(gguf.map_or(HubPick::Checkpoint, HubPick::Gguf))
+}
 
-    if let Some(f) = gguf_pick {
+/// The file --hf-file names: it must be in the listing, and a GGUF, a safetensors file or
+/// config.json.
+fn pick_named_file(
+    listing: &RepoListing,
+    repo: &str,
+    revision: &str,
+    f: &str,
+    ggufs: &[GgufChoice],
+) -> Result<HubPick, HubError> {
+    if !listing.has(f) {
+        return Err(HubError::new(
+            HubErrorKind::NotFound,
+            format!(
+                "{repo}: no file '{f}' at revision '{revision}'{}",
+                gguf_hint(ggufs)
+            ),
+        ));
+    }
+    let lower = f.to_ascii_lowercase();
+    if lower.ends_with(".gguf") {
+        Ok(HubPick::Gguf(f.to_string()))
+    } else if lower.ends_with(".safetensors") {
+        Ok(HubPick::SafetensorsFile(f.to_string()))
+    } else if f == hf::CONFIG {
+        Ok(HubPick::Config)
+    } else {
+        Err(HubError::bad(format!(
+            "--hf-file: {f} is not a .gguf, .safetensors or config.json file"
+        )))
+    }
+}
+
+/// The GGUF file of quant `q` (--weights); `None` when there is none but the repository has a
+/// safetensors checkpoint.
+fn pick_quant(
+    listing: &RepoListing,
+    repo: &str,
+    q: &str,
+    ggufs: &[GgufChoice],
+) -> Result<Option<String>, HubError> {
+    let q = q.to_ascii_uppercase();
+    let hits: Vec<&GgufChoice> = ggufs
+        .iter()
+        .filter(|g| g.quant.as_deref() == Some(q.as_str()))
+        .collect();
+    match hits.as_slice() {
+        [one] => Ok(Some(one.file.clone())),
+        [] if !listing.safetensors().is_empty() => Ok(None),
+        [] => Err(HubError::new(
+            HubErrorKind::NotFound,
+            format!("{repo}: no GGUF file for {q}{}", gguf_hint(ggufs)),
+        )),
+        many => Err(HubError::new(
+            HubErrorKind::Ambiguous,
+            format!(
+                "{repo}: {} GGUF files are {q}: pick one with --hf-file ({})",
+                many.len(),
+                many.iter()
+                    .map(|g| g.file.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )),
+    }
+}
+
+/// Reads files of one repository at the commit its listing saw, into the entry folder.
+struct RepoReader<'a> {
+    http: &'a mut Http,
+    dir: &'a Path,
+    repo: &'a str,
+    listing: &'a RepoListing,
+    url: &'a dyn Fn(&str) -> String,
+}
+
+impl RepoReader<'_> {
+    fn json(&mut self, name: &str) -> Result<String, HubError> {
+        fetch_json(self.http, self.dir, &(self.url)(name), name)
+    }
+
+    fn safetensors(&mut self, f: &str, i: usize) -> Result<CachedFile, HubError> {
+        let h = fetch_safetensors(self.http, &(self.url)(f), f)?;
+        cache_header(self.dir, i, f, h)
+    }
+
+    fn gguf(&mut self, f: &str, i: usize) -> Result<CachedFile, HubError> {
+        let h = fetch_gguf(self.http, &(self.url)(f), f)?;
+        cache_header(self.dir, i, f, h)
+    }
+
+    /// A GGUF model: its first file, then the other parts a split model names; the model is
+    /// named after the file.
+    fn gguf_model(
+        &mut self,
+        f: &str,
+        m: &mut Manifest,
+        progress: Progress,
+    ) -> Result<(), HubError> {
+        let repo = self.repo;
         m.format = Format::Gguf;
-        progress(0, 1, &f);
-        let first = fetch_gguf(http, dir, &url(&f), &f, 0)?;
-        let extra = split_siblings(dir, &first)?;
+        progress(0, 1, f);
+        let first = self.gguf(f, 0)?;
+        let extra = split_siblings(self.dir, &first)?;
         m.files.push(first);
         let total = extra.len() + 1;
         for (i, part) in extra.iter().enumerate() {
-            if !listing.has(part) {
+            if !self.listing.has(part) {
                 return Err(HubError::new(
                     HubErrorKind::NotFound,
                     format!("{repo}: {part}, a part of the split model {f}, is missing"),
                 ));
             }
             progress(i + 1, total, part);
-            m.files
-                .push(fetch_gguf(http, dir, &url(part), part, i + 1)?);
+            m.files.push(self.gguf(part, i + 1)?);
         }
         progress(total, total, "done");
-        if let Some((prefix, _, _)) = split_part(&f) {
+        if let Some((prefix, _, _)) = split_part(f) {
             m.name = prefix.rsplit('/').next().unwrap_or(&prefix).to_string();
         } else {
             m.name = f
                 .rsplit('/')
                 .next()
-                .unwrap_or(&f)
+                .unwrap_or(f)
                 .trim_end_matches(".gguf")
                 .to_string();
         }
-        return Ok(m);
+        Ok(())
     }
 
-    // safetensors (or config.json alone).
-    if listing.has(hf::CONFIG) {
-        fetch_json(http, dir, &url(hf::CONFIG), hf::CONFIG)?;
-        m.config = true;
-    }
-    let shards: Vec<String> = if listing.has(hf::INDEX) {
-        let text = fetch_json(http, dir, &url(hf::INDEX), hf::INDEX)?;
-        m.index = true;
-        shards_of_index(&text)?
-    } else {
-        listing.safetensors()
-    };
-    if shards.is_empty() {
-        if !m.config {
-            return Err(HubError::new(
-                HubErrorKind::NotFound,
-                format!(
-                    "{repo}: no config.json, .safetensors or .gguf file at revision '{revision}'"
-                ),
-            ));
+    /// A safetensors checkpoint: config.json, the index and the shards it names, else every
+    /// safetensors file; config.json alone when there are no weights.
+    fn checkpoint(
+        &mut self,
+        revision: &str,
+        m: &mut Manifest,
+        progress: Progress,
+    ) -> Result<(), HubError> {
+        let repo = self.repo;
+        if self.listing.has(hf::CONFIG) {
+            self.json(hf::CONFIG)?;
+            m.config = true;
         }
-        return Ok(m);
-    }
-    if shards.len() > MAX_SHARDS {
-        return Err(too_many(repo, shards.len()));
-    }
-    m.format = Format::Safetensors;
-    let total = shards.len();
-    for (i, s) in shards.iter().enumerate() {
-        if !listing.has(s) {
-            return Err(HubError::new(
-                HubErrorKind::NotFound,
-                format!("{repo}: the shard {s} named by {} is missing", hf::INDEX),
-            ));
+        let shards: Vec<String> = if self.listing.has(hf::INDEX) {
+            let text = self.json(hf::INDEX)?;
+            m.index = true;
+            shards_of_index(&text)?
+        } else {
+            self.listing.safetensors()
+        };
+        if shards.is_empty() {
+            if !m.config {
+                return Err(HubError::new(
+                    HubErrorKind::NotFound,
+                    format!(
+                        "{repo}: no config.json, .safetensors or .gguf file at revision '{revision}'"
+                    ),
+                ));
+            }
+            return Ok(());
         }
-        progress(i, total, s);
-        m.files.push(fetch_safetensors(http, dir, &url(s), s, i)?);
+        if shards.len() > MAX_SHARDS {
+            return Err(too_many(repo, shards.len()));
+        }
+        m.format = Format::Safetensors;
+        let total = shards.len();
+        for (i, s) in shards.iter().enumerate() {
+            if !self.listing.has(s) {
+                return Err(HubError::new(
+                    HubErrorKind::NotFound,
+                    format!("{repo}: the shard {s} named by {} is missing", hf::INDEX),
+                ));
+            }
+            progress(i, total, s);
+            m.files.push(self.safetensors(s, i)?);
+        }
+        progress(total, total, "done");
+        Ok(())
     }
-    progress(total, total, "done");
-    Ok(m)
 }
 
 fn gguf_hint(ggufs: &[GgufChoice]) -> String {

@@ -21,15 +21,38 @@ pub(super) fn fetch_json(
     Ok(text)
 }
 
+/// A weight file's header as read over the network, before it is cached.
+pub(super) struct Header {
+    /// The whole file's size, from the server.
+    size: u64,
+    etag: Option<String>,
+    bytes: Vec<u8>,
+}
+
+/// Caches a header read over the network as file `i`'s (see [`prefix_name`]).
+pub(super) fn cache_header(
+    dir: &Path,
+    i: usize,
+    name: &str,
+    h: Header,
+) -> Result<CachedFile, HubError> {
+    let prefix = prefix_name(i);
+    cache::write(dir, &prefix, &h.bytes)?;
+    Ok(CachedFile {
+        name: name.to_string(),
+        size: h.size,
+        etag: h.etag,
+        prefix,
+    })
+}
+
 /// A safetensors header: the 8-byte length, then the JSON header, with the local reader's bounds
 /// checked before the second request.
 pub(super) fn fetch_safetensors(
     http: &mut Http,
-    dir: &Path,
     url: &str,
     name: &str,
-    i: usize,
-) -> Result<CachedFile, HubError> {
+) -> Result<Header, HubError> {
     let first = http.get_range(url, 0, 8, name)?;
     let size = first.total.unwrap_or(0);
     let n = match <[u8; 8]>::try_from(first.body.get(..8).unwrap_or(&[])) {
@@ -50,13 +73,10 @@ pub(super) fn fetch_safetensors(
     }
     let mut bytes = first.body;
     bytes.extend_from_slice(&second.body[..n as usize]);
-    let prefix = prefix_name(i);
-    cache::write(dir, &prefix, &bytes)?;
-    Ok(CachedFile {
-        name: name.to_string(),
+    Ok(Header {
         size,
         etag: first.etag,
-        prefix,
+        bytes,
     })
 }
 
@@ -139,13 +159,7 @@ impl Read for RangeReader<'_> {
 
 /// A GGUF header by growing range requests; the header is parsed by the local reader as it
 /// arrives, so reading stops where the tensor infos end.
-pub(super) fn fetch_gguf(
-    http: &mut Http,
-    dir: &Path,
-    url: &str,
-    name: &str,
-    i: usize,
-) -> Result<CachedFile, HubError> {
+pub(super) fn fetch_gguf(http: &mut Http, url: &str, name: &str) -> Result<Header, HubError> {
     let first = http.get_range(url, 0, GGUF_FIRST_RANGE, name)?;
     let size = first.total.unwrap_or(0);
     let mut rd = RangeReader {
@@ -164,13 +178,10 @@ pub(super) fn fetch_gguf(
         return Err(e);
     }
     parsed.map_err(|e| HubError::import(name, e))?;
-    let prefix = prefix_name(i);
-    cache::write(dir, &prefix, &rd.data)?;
-    Ok(CachedFile {
-        name: name.to_string(),
+    Ok(Header {
         size,
         etag: rd.etag,
-        prefix,
+        bytes: rd.data,
     })
 }
 

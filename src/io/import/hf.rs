@@ -1,10 +1,10 @@
 //! Hugging Face layouts: safetensors files and shard folders, config.json, and
 //! model.safetensors.index.json.
 
+use super::ImportedModel;
 use super::error::{ErrorKind, ImportError, Location, file_name, json_message};
 use super::hf_model::build;
 use super::safetensors::{self};
-use super::{ImportedModel, summary_line};
 use crate::core::hf_config::{ConfigError, parse_hf_config_value};
 use crate::core::model::{FileWeights, ModelSpec};
 use crate::core::precision::WeightPrecision;
@@ -395,14 +395,14 @@ pub fn import_config(path: &Path) -> Result<ImportedModel, ImportError> {
         notes.push("no weight files beside config.json: weights estimated from the architecture and the precision".into());
     }
     let total = spec.file_weights.as_ref().map_or(0, |f| f.total_bytes);
-    let summary = summary_line(&spec, &format, total);
-    Ok(ImportedModel {
+    Ok(ImportedModel::new(
         spec,
         weights,
-        summary,
+        &format,
+        total,
         notes,
-        bytes_by_type: Vec::new(),
-    })
+        Vec::new(),
+    ))
 }
 
 /// `…layers.N.…`, `…h.N.…`, `…blocks.N.…`: (prefix up to the index, N).

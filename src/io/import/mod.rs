@@ -307,8 +307,30 @@ pub(crate) fn bytes_by_type_sorted(it: impl Iterator<Item = (String, u64)>) -> V
     v
 }
 
+impl ImportedModel {
+    /// A finished import, its summary line written from the spec, the format and the total bytes
+    /// (see [`summary_line`]).
+    pub(crate) fn new(
+        spec: ModelSpec,
+        weights: Option<WeightPrecision>,
+        format: &str,
+        total_bytes: u64,
+        notes: Vec<String>,
+        bytes_by_type: Vec<(String, u64)>,
+    ) -> ImportedModel {
+        let summary = summary_line(&spec, format, total_bytes);
+        ImportedModel {
+            spec,
+            weights,
+            summary,
+            notes,
+            bytes_by_type,
+        }
+    }
+}
+
 /// "Llama 3 8B: llama, 32 layers, 8.03B parameters, GGUF Q4_K_M (mostly Q4_K), 4.58 GiB".
-pub(crate) fn summary_line(spec: &ModelSpec, format: &str, total_bytes: u64) -> String {
+fn summary_line(spec: &ModelSpec, format: &str, total_bytes: u64) -> String {
     let params = spec.param_count().total;
     let mut s = format!("{}: {}, {} layers", spec.name, spec.arch, spec.layers);
     if params > 0 {

@@ -10,9 +10,7 @@ use crate::core::model::{
 use crate::core::precision::WeightPrecision;
 use crate::core::units::Bytes;
 use crate::io::import::error::{ImportError, count_str};
-use crate::io::import::{
-    ImportedModel, bytes_by_type_sorted, implausible, nearest_precision, summary_line,
-};
+use crate::io::import::{ImportedModel, bytes_by_type_sorted, implausible, nearest_precision};
 use std::collections::HashSet;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -665,16 +663,29 @@ pub fn to_model(
         ));
     }
     check_plausible(&spec, &meta)?;
-    // Attention with no heads: the KV cache would be 0 B/token without a word (config.json with
-    // 0 heads is refused the same way). Architectures without attention (Mamba, RWKV) have no
-    // attention tensors and no head count.
+    check_heads(&meta, &stats, &spec)?;
+    let by_type = bytes_by_type_sorted(stats.by_type.into_iter().map(|(k, v)| (k.to_string(), v)));
+    Ok(ImportedModel::new(
+        spec,
+        weights,
+        &format,
+        stats.total,
+        notes,
+        by_type,
+    ))
+}
+
+/// Attention with no heads is refused: the KV cache would be 0 B/token without a word
+/// (config.json with 0 heads is refused the same way). Architectures without attention (Mamba,
+/// RWKV) have no attention tensors and no head count.
+fn check_heads(meta: &Meta, stats: &TensorStats, spec: &ModelSpec) -> Result<(), ImportError> {
     let attention = stats.has("attn_q.weight")
         || stats.has("attn_k.weight")
         || stats.has("attn_qkv.weight")
         || stats.has("attn_kv_a_mqa.weight");
     if attention && spec.heads == 0 {
         let key = meta.key("attention.head_count");
-        let (at, what) = match h.metadata.iter().find(|e| e.key == key) {
+        let (at, what) = match meta.header.metadata.iter().find(|e| e.key == key) {
             Some(e) => (e.offset, format!("{} is 0", one_line(&key))),
             None if meta.arch.is_empty() => (
                 8,
@@ -688,14 +699,5 @@ pub fn to_model(
             format!("{what} but the layers have attention tensors: the KV cache cannot be sized"),
         ));
     }
-    let summary = summary_line(&spec, &format, stats.total);
-    Ok(ImportedModel {
-        spec,
-        weights,
-        summary,
-        notes,
-        bytes_by_type: bytes_by_type_sorted(
-            stats.by_type.into_iter().map(|(k, v)| (k.to_string(), v)),
-        ),
-    })
+    Ok(())
 }
