@@ -221,6 +221,14 @@ pub enum Price {
 }
 
 impl Price {
+    /// The same price for `n` of the thing (a cluster of `n` machines).
+    pub fn scaled(&self, n: f64) -> Price {
+        let mut p = self.clone();
+        match &mut p {
+            Price::Hourly { usd, .. } | Price::Purchase { usd, .. } => *usd *= n,
+        }
+        p
+    }
     pub fn usd(&self) -> f64 {
         match self {
             Price::Hourly { usd, .. } | Price::Purchase { usd, .. } => *usd,

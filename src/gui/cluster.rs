@@ -223,28 +223,12 @@ fn point_text(p: &ClusterCurvePoint, pick: &ClusterPick, training: bool) -> Stri
 /// One GPU's memory at the smallest layout, as a bar against its usable memory.
 fn memory_bar(ui: &mut Ui, t: &crate::core::cluster::TrainPlan) {
     let parts = [
-        ("Weights", t.per_gpu.weights, Color32::from_rgb(0, 130, 200)),
-        (
-            "Gradients",
-            t.per_gpu.gradients,
-            Color32::from_rgb(60, 180, 75),
-        ),
-        (
-            "Optimizer",
-            t.per_gpu.optimizer,
-            Color32::from_rgb(245, 130, 48),
-        ),
-        (
-            "Master",
-            t.per_gpu.master_weights,
-            Color32::from_rgb(145, 30, 180),
-        ),
-        (
-            "Activations",
-            t.per_gpu.activations,
-            Color32::from_rgb(220, 100, 170),
-        ),
-        ("Overhead", t.per_gpu.overhead, Color32::GRAY),
+        ("Weights", t.per_gpu.weights),
+        ("Gradients", t.per_gpu.gradients),
+        ("Optimizer", t.per_gpu.optimizer),
+        ("Master", t.per_gpu.master_weights),
+        ("Activations", t.per_gpu.activations),
+        ("Overhead", t.per_gpu.overhead),
     ];
     let cap = t
         .usable_per_gpu
@@ -257,7 +241,8 @@ fn memory_bar(ui: &mut Ui, t: &crate::core::cluster::TrainPlan) {
     p.rect_filled(rect, 3.0, ui.visuals().faint_bg_color);
     let mut x = rect.left();
     let mut tip = Vec::new();
-    for (name, b, c) in parts {
+    for (i, (name, b)) in parts.into_iter().enumerate() {
+        let c = super::style::machine_color(i);
         let w = (b.as_f64() / cap) as f32 * rect.width();
         if w > 0.0 {
             p.rect_filled(

@@ -17,7 +17,7 @@
 //!   activations (FP32, hidden × 4 bytes per token) at its bandwidth.
 
 use super::{Cluster, pow2_divisors};
-use crate::core::catalog::{Catalog, Machine, Price};
+use crate::core::catalog::{Catalog, Machine};
 use crate::core::fit::{EstimateCache, FitResult, FitSettings, Verdict, fit_machine};
 use crate::core::scenario::{Runtime, Scenario};
 use crate::core::serving::{self, ServingPlan, Stages};
@@ -102,30 +102,6 @@ impl ServePlan {
 pub fn cluster_machine(c: &Cluster) -> Machine {
     let m = c.machine;
     let n = c.nodes;
-    let scale_price = |p: &Price| match p.clone() {
-        Price::Hourly {
-            usd,
-            region,
-            price_date,
-            source,
-        } => Price::Hourly {
-            usd: usd * n as f64,
-            region,
-            price_date,
-            source,
-        },
-        Price::Purchase {
-            usd,
-            region,
-            price_date,
-            source,
-        } => Price::Purchase {
-            usd: usd * n as f64,
-            region,
-            price_date,
-            source,
-        },
-    };
     Machine {
         id: Arc::from(format!("{}*{n}", m.id)),
         name: Arc::from(format!("{n} × {}", m.name)),
@@ -140,7 +116,7 @@ pub fn cluster_machine(c: &Cluster) -> Machine {
         cpu_cores: m.cpu_cores.saturating_mul(n as u32),
         vcpus: m.vcpus.map(|v| v.saturating_mul(n as u32)),
         gpu_memory_limit: m.gpu_memory_limit.map(|l| l.saturating_mul(n)),
-        price: m.price.as_ref().map(scale_price),
+        price: m.price.as_ref().map(|p| p.scaled(n as f64)),
         power_w: m.power_w.map(|w| w * n as f64),
         ..m.clone()
     }
