@@ -67,7 +67,8 @@ fn llama_405b_bf16_on_two_p5_nodes_runs_tp8_pp2() {
 }
 
 /// Llama 3 70B full fine-tune, DeepSpeed ZeRO-3, on 4 × p5.48xlarge (32 H100 80 GB), micro-batch
-/// 1 × 4,096 tokens with full checkpointing. By hand: ZeRO-3 model states 18 B × 70.55 B ÷ 32 =
+/// 1 × 4,096 tokens with full checkpointing, a global batch of 32 sequences (one micro-batch per
+/// GPU per step). By hand: ZeRO-3 model states 18 B × 70.55 B ÷ 32 =
 /// 39.7 GB per GPU plus 4 B × the largest layer gathered live (DeepSpeed's
 /// `estimate_zero3_model_states_mem_needs`; the 1.05 B-parameter embedding: 4.2 GB); compute per
 /// micro-batch 8 passes × 70.0 B matmul parameters × 4,096 tokens ÷ (989 TFLOP/s × 0.75) =
@@ -93,7 +94,11 @@ fn llama_70b_full_fine_tune_zero3_over_four_nodes_by_hand() {
         dp: 32,
         sharding: Sharding::Zero3,
     };
-    let p = train_plan(&s, &c, layout, &ClusterInputs::default(), &st);
+    let inputs = ClusterInputs {
+        global_batch: Some(32),
+        ..ClusterInputs::default()
+    };
+    let p = train_plan(&s, &c, layout, &inputs, &st);
     let states =
         (p.per_gpu.weights + p.per_gpu.gradients + p.per_gpu.optimizer + p.per_gpu.master_weights)
             .as_f64();
@@ -109,13 +114,7 @@ fn llama_70b_full_fine_tune_zero3_over_four_nodes_by_hand() {
     within(p.tokens_per_s, 33_000.0, 42_000.0, "tokens/s");
     // The same job on one node does not fit: 18 B × 70.55 B ÷ 8 = 159 GB per GPU.
     let one = Cluster::new(m, acc, 1, None);
-    let p1 = train_plan(
-        &s,
-        &one,
-        Layout { dp: 8, ..layout },
-        &ClusterInputs::default(),
-        &st,
-    );
+    let p1 = train_plan(&s, &one, Layout { dp: 8, ..layout }, &inputs, &st);
     assert!(!p1.fits);
 }
 

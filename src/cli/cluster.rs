@@ -38,8 +38,8 @@ pub struct ClusterArgs {
     /// How training shards the model states [default: the fastest the framework offers].
     #[arg(long, value_name = "S", value_parser = Choice::<Sharding>::new())]
     pub sharding: Option<Sharding>,
-    /// Sequences per optimizer step (training) [default: data-parallel ranks × --batch, × 4·pp
-    /// micro-batches when pipelined].
+    /// Sequences per optimizer step (training) [default: 4M tokens ÷ --context]; a layout
+    /// with more data-parallel ranks × --batch than this does not run.
     #[arg(long, value_name = "N", value_parser = parse_global_batch)]
     pub global_batch: Option<u64>,
     /// Print the launch files (torchrun + DeepSpeed/FSDP config, ray + vllm serve, rpc-server

@@ -51,8 +51,8 @@ pub struct ClusterInputs {
     pub pp: Option<u64>,
     /// How the model states are sharded over the data-parallel ranks.
     pub sharding: Option<Sharding>,
-    /// Sequences per optimizer step (training); `None`: the data-parallel ranks × the
-    /// micro-batch, × 4·pp micro-batches when pipelined.
+    /// Sequences per optimizer step (training); `None`: 4M tokens of the context
+    /// ([`train::DEFAULT_BATCH_TOKENS`]).
     pub global_batch: Option<u64>,
 }
 

@@ -83,6 +83,16 @@ pub const GRAD_REDUCE_BYTES: f64 = 4.0;
 /// Bytes per parameter element gathered by ZeRO-3/FSDP: BF16.
 pub const PARAM_GATHER_BYTES: f64 = 2.0;
 
+/// Tokens per optimizer step when the user sets no global batch: 4M (Llama 2 paper, Touvron et
+/// al. 2023, §2.2: "a global batch-size of 4M tokens"). Fixed, so adding nodes past the batch's
+/// sequences stops paying.
+pub const DEFAULT_BATCH_TOKENS: u64 = 1 << 22;
+
+/// The default global batch in sequences of `context` tokens.
+pub fn default_global_batch(context: u64) -> u64 {
+    (DEFAULT_BATCH_TOKENS / context.max(1)).max(1)
+}
+
 /// Bytes the optimizer step reads and writes per parameter it updates: AdamW reads the FP32
 /// master, gradient and two moments (16 B), writes master and moments (12 B) and the BF16 copy
 /// (2 B); 8-bit AdamW's moments are 1 B each; SGD with momentum has one FP32 moment; Adafactor
@@ -341,10 +351,13 @@ fn plan_with(
     let local = s.batch.max(1);
     let micro_batch = if layout.pp > 1 { 1 } else { local };
     let per_rank = micro_batch * layout.dp;
-    let global_batch = inputs
+    let asked = inputs
         .global_batch
-        .unwrap_or(local * layout.dp * if layout.pp > 1 { 4 * layout.pp } else { 1 })
-        .max(per_rank);
+        .unwrap_or_else(|| default_global_batch(s.context));
+    // More data-parallel ranks than the global batch has sequences leaves ranks without work:
+    // the layout does not run (the batch is a training choice, not the cluster's).
+    let batch_fits = asked >= per_rank;
+    let global_batch = asked.max(per_rank);
     let m = global_batch.div_ceil(per_rank).max(1);
     let step = step_time(s, c, &layout, &sh, micro_batch, m, st);
     let tokens = (global_batch * s.context.max(1)) as f64;
@@ -360,7 +373,7 @@ fn plan_with(
         gpus: c.gpus(),
         per_gpu,
         usable_per_gpu: usable,
-        fits: per_gpu.total() <= usable,
+        fits: per_gpu.total() <= usable && batch_fits,
         micro_batch,
         micro_batches: m,
         global_batch,

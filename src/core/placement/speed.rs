@@ -53,7 +53,12 @@ pub fn training(job: &Job, g: &Gpus) -> TrainingSpeed {
         dp: g.count.max(1),
         sharding: Sharding::of_scenario(s, g.count),
     };
-    let plan = train_plan(s, &c, layout, &ClusterInputs::default(), st);
+    // One machine runs the scenario's micro-batch on every GPU, one step per micro-batch.
+    let inputs = ClusterInputs {
+        global_batch: Some(s.batch.max(1) * g.count.max(1)),
+        ..ClusterInputs::default()
+    };
+    let plan = train_plan(s, &c, layout, &inputs, st);
     let tokens_per_step = (s.batch.max(1) * s.context.max(1) * g.count.max(1)) as f64;
     let mut step = plan.step_seconds;
     // ZeRO-Offload: the CPU Adam step reads and writes ~16 B/param of host memory per step and the
