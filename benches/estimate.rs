@@ -1,5 +1,6 @@
 //! One full estimate (goal ≤ 2 µs) and one scenario fitted against the whole catalog with speed
-//! and cost (goal ≤ 50 µs), and the serving plans of the whole catalog (goal ≤ 2 ms).
+//! and cost (goal ≤ 50 µs), the serving plans of the whole catalog (goal ≤ 2 ms), and one
+//! machine's cluster curve (goal ≤ 50 ms).
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use headroom::core::fit::{FitSettings, fit_all};
@@ -51,6 +52,30 @@ fn bench(c: &mut Criterion) {
             cat.machines.len()
         ),
         |b| b.iter(|| headroom::core::serving::plan_all(black_box(&served), &fits, cat, &st)),
+    );
+
+    // A cluster curve (what the Cluster tab computes when an input changes; goal ≤ 50 ms): a 70B
+    // full fine-tune with DeepSpeed on p5.48xlarge nodes, every node count and layout.
+    let p = cat.model("llama-3-70b").expect("preset");
+    let train = Scenario {
+        model: p.spec.clone(),
+        model_id: Some(p.id.clone()),
+        mode: Mode::Full,
+        framework: headroom::core::scenario::Framework::DeepSpeed,
+        checkpointing: headroom::core::scenario::Checkpointing::Full,
+        context: 4096,
+        ..Scenario::default()
+    };
+    let m = cat.machine("aws-p5-48xlarge").expect("p5");
+    let acc = cat.accelerator("h100-sxm").expect("h100");
+    let inputs = headroom::core::cluster::ClusterInputs::default();
+    c.bench_function(
+        "cluster curve: llama-3-70b full fine-tune on p5 nodes",
+        |b| {
+            b.iter(|| {
+                headroom::core::cluster::cluster_curve(black_box(&train), m, acc, &inputs, cat, &st)
+            })
+        },
     );
 }
 
