@@ -288,6 +288,33 @@ fn one() -> u32 {
     1
 }
 
+impl Machine {
+    /// A machine with nothing but its id, name and kind (one CPU core, no RAM, no GPU, price or
+    /// facts): the base that detected, published-benchmark and test machines fill in.
+    pub fn bare(id: &str, name: &str, kind: MachineKind) -> Machine {
+        Machine {
+            id: Arc::from(id),
+            name: Arc::from(name),
+            kind,
+            gpu: None,
+            gpu_count: 1,
+            ram: Bytes::ZERO,
+            ram_bandwidth: GbPerSec(0.0),
+            cpu: String::new(),
+            cpu_cores: 1,
+            vcpus: None,
+            gpu_memory_limit: None,
+            price: None,
+            power_w: None,
+            storage: None,
+            fabric: None,
+            network: None,
+            source: String::new(),
+            notes: None,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelPreset {

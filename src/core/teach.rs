@@ -535,15 +535,9 @@ mod tests {
             ram_bandwidth: GbPerSec(89.6),
             cpu: "i7".into(),
             cpu_cores: 14,
-            vcpus: None,
-            gpu_memory_limit: None,
-            price: None,
             power_w: Some(180.0),
-            storage: None,
-            fabric: None,
-            network: None,
             source: "test".into(),
-            notes: None,
+            ..Machine::bare("", "", MachineKind::Cloud)
         };
         (m, a)
     }

@@ -229,15 +229,8 @@ mod tests {
             ram_bandwidth: GbPerSec(400.0),
             cpu: "M".into(),
             cpu_cores: 12,
-            vcpus: None,
-            gpu_memory_limit: None,
-            price: None,
-            power_w: None,
-            storage: None,
-            fabric: None,
-            network: None,
             source: "test".into(),
-            notes: None,
+            ..Machine::bare("", "", MachineKind::Cloud)
         };
         (m, a)
     }

@@ -121,15 +121,8 @@ pub fn bench_machine(b: &Benchmark, cat: &Catalog) -> Option<Machine> {
         ram_bandwidth: GbPerSec(sp.ram_bandwidth),
         cpu: b.published_machine.clone(),
         cpu_cores: sp.cpu_cores.max(1),
-        vcpus: None,
-        gpu_memory_limit: None,
-        price: None,
-        power_w: None,
-        storage: None,
-        fabric: None,
-        network: None,
         source: b.source.clone(),
-        notes: None,
+        ..Machine::bare("", "", MachineKind::Cloud)
     })
 }
 
