@@ -15,7 +15,6 @@ use headroom::core::scenario::{Checkpointing, Framework, Mode, Scenario};
 use headroom::core::units::{Bytes, GbPerSec};
 use headroom::io::catalog::builtin;
 use serde::Deserialize;
-use std::sync::Arc;
 
 #[derive(Debug, Deserialize)]
 #[allow(dead_code)]
@@ -82,21 +81,11 @@ fn spec(r: &Row) -> ModelSpec {
 
 fn machine(r: &Row) -> Machine {
     Machine {
-        id: Arc::from("published"),
-        name: Arc::from(format!("{} × {}", r.gpus_per_node, r.gpu)),
-        kind: MachineKind::Cloud,
         gpu: Some(r.gpu.clone()),
         gpu_count: r.gpus_per_node as u32,
         ram: Bytes::gib(2048),
         ram_bandwidth: GbPerSec(400.0),
-        cpu: "host".into(),
         cpu_cores: 64,
-        vcpus: None,
-        gpu_memory_limit: None,
-        price: None,
-        power_w: None,
-        storage: None,
-        fabric: None,
         network: Some(Network {
             kind: NetworkKind::InfiniBand,
             gbps: r.network_gbps_per_node.max(1.0),
@@ -104,7 +93,11 @@ fn machine(r: &Row) -> Machine {
             source: r.source.clone(),
         }),
         source: r.source.clone(),
-        notes: None,
+        ..Machine::bare(
+            "published",
+            &format!("{} × {}", r.gpus_per_node, r.gpu),
+            MachineKind::Cloud,
+        )
     }
 }
 

@@ -87,7 +87,7 @@ impl ClusterTab {
             return;
         };
         let training = s.mode.is_training();
-        answer(ui, pick, training);
+        answer(ui, pick);
         if pick.smallest.is_none() {
             return;
         }
@@ -154,7 +154,7 @@ impl ClusterTab {
 }
 
 /// The answer in sentences: smallest and cheapest, per-GPU memory, the network.
-fn answer(ui: &mut Ui, pick: &ClusterPick, training: bool) {
+fn answer(ui: &mut Ui, pick: &ClusterPick) {
     let Some(sm) = &pick.smallest else {
         warn(
             ui,
@@ -162,11 +162,11 @@ fn answer(ui: &mut Ui, pick: &ClusterPick, training: bool) {
         );
         return;
     };
-    ui.label(RichText::new(format!("Smallest: {}", point_text(sm, pick, training))).strong());
+    ui.label(RichText::new(format!("Smallest: {}", point_text(sm, pick))).strong());
     if let Some(ch) = &pick.cheapest
         && ch.nodes != sm.nodes
     {
-        ui.label(format!("Cheapest: {}", point_text(ch, pick, training)));
+        ui.label(format!("Cheapest: {}", point_text(ch, pick)));
     }
     if let Some(t) = &sm.train {
         memory_bar(ui, t);
@@ -185,7 +185,7 @@ fn answer(ui: &mut Ui, pick: &ClusterPick, training: bool) {
     );
 }
 
-fn point_text(p: &ClusterCurvePoint, pick: &ClusterPick, training: bool) -> String {
+fn point_text(p: &ClusterCurvePoint, pick: &ClusterPick) -> String {
     let nodes = format::count(p.nodes, "node", "nodes");
     let gpus = format::count(p.nodes * pick.gpus_per_node, "GPU", "GPUs");
     if let Some(t) = &p.train {
@@ -209,7 +209,6 @@ fn point_text(p: &ClusterCurvePoint, pick: &ClusterPick, training: bool) -> Stri
         .and_then(|x| x.machine_users())
         .map(|u| format!(" · {} users at the target", format::group_digits(u)))
         .unwrap_or_default();
-    let _ = training;
     format!(
         "{nodes} ({gpus}), {} TP {} × PP {} · {} for one user{users} · {} per 1M output tokens",
         sp.engine.label(),

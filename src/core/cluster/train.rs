@@ -385,7 +385,7 @@ fn plan_with(
         } else {
             0.0
         },
-        comm_bytes_per_gpu: comm_bytes(s, c, &layout, &sh, micro_batch, m),
+        comm_bytes_per_gpu: comm_bytes(s, &layout, &sh, micro_batch, m),
         run_hours,
         usd_per_hour,
         run_usd: usd_per_hour.map(|h| h * run_hours),
@@ -585,8 +585,7 @@ fn data_parallel(c: &Cluster, l: &Layout, sh: &Shape, compute_mb: f64) -> (f64, 
 }
 
 /// Bytes one GPU sends per step over all its collectives and pipeline links.
-fn comm_bytes(s: &Scenario, c: &Cluster, l: &Layout, sh: &Shape, b: u64, m: u64) -> f64 {
-    let _ = c;
+fn comm_bytes(s: &Scenario, l: &Layout, sh: &Shape, b: u64, m: u64) -> f64 {
     let t = (b * s.context.max(1)) as f64;
     let (_, recompute) = passes(s);
     let layers = (sh.layers / l.pp as f64).ceil();
