@@ -70,8 +70,8 @@ pub struct Cluster<'a> {
 }
 
 impl<'a> Cluster<'a> {
-    /// `nodes` × `m`, connected by `link` (else the machine's network). `None` without a
-    /// discrete-memory or unified GPU.
+    /// `nodes` × `m` (clamped to 1 … [`MAX_NODES`]) with accelerator `acc`, connected by `link`
+    /// (else the machine's network).
     pub fn new(
         m: &'a Machine,
         acc: &'a Accelerator,

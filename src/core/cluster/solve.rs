@@ -46,7 +46,7 @@ impl ClusterCurvePoint {
                 .map(|h| h * 1e6 / (p.decode_tokens_per_s * 3600.0)),
         }
     }
-    /// Training hours, or serving's seconds per output token for one user.
+    /// Training hours (`None` for serving).
     pub fn hours(&self) -> Option<f64> {
         self.train.as_ref().map(|t| t.run_hours)
     }
