@@ -191,7 +191,7 @@ fn point_text(p: &ClusterCurvePoint, pick: &ClusterPick) -> String {
     if let Some(t) = &p.train {
         return format!(
             "{nodes} ({gpus}), {} · {} per GPU of {} · {} tokens/s (MFU {}) · {} · {}",
-            t.layout,
+            t.layout_text(),
             format::bytes(t.per_gpu.total()),
             format::bytes(t.usable_per_gpu),
             format::rate(t.tokens_per_s),
@@ -261,7 +261,7 @@ fn memory_bar(ui: &mut Ui, t: &crate::core::cluster::TrainPlan) {
     );
     resp.on_hover_text(format!(
         "One GPU at {}\n{}\nusable: {}",
-        t.layout,
+        t.layout_text(),
         tip.join("\n"),
         format::bytes(t.usable_per_gpu)
     ));
@@ -361,7 +361,7 @@ fn curve_grid(ui: &mut Ui, pick: &ClusterPick, training: bool) {
                     continue;
                 }
                 if let Some(t) = &p.train {
-                    ui.label(t.layout.to_string());
+                    ui.label(t.layout_text());
                     ui.label(format::bytes(t.per_gpu.total()));
                     ui.label(format::rate(t.tokens_per_s));
                     ui.label(format::hours(t.run_hours));

@@ -624,6 +624,7 @@ fn cluster_point_json(pt: &crate::core::cluster::ClusterCurvePoint) -> Value {
             "pp": t.layout.pp,
             "dp": t.layout.dp,
             "sharding": t.layout.sharding.cli_name(),
+            "checkpointing": t.checkpointing.cli_name(),
             "per_gpu": {
                 "weights": t.per_gpu.weights.0,
                 "gradients": t.per_gpu.gradients.0,

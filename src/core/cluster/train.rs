@@ -153,6 +153,10 @@ impl StepTime {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TrainPlan {
     pub layout: Layout,
+    /// The activation checkpointing the plan runs with: the scenario's, or stronger where only
+    /// recomputation makes the layout fit (see [`best_layout`]).
+    #[serde(default)]
+    pub checkpointing: Checkpointing,
     pub nodes: u64,
     pub gpus: u64,
     pub per_gpu: PerGpu,
@@ -174,6 +178,17 @@ pub struct TrainPlan {
     pub run_hours: f64,
     pub usd_per_hour: Option<f64>,
     pub run_usd: Option<f64>,
+}
+
+impl TrainPlan {
+    /// "TP 8 × PP 2 × DP 4, ZeRO-1", with ", full recompute" or ", selective recompute" when
+    /// the plan recomputes activations.
+    pub fn layout_text(&self) -> String {
+        match self.checkpointing {
+            Checkpointing::None => self.layout.to_string(),
+            c => format!("{}, {} recompute", self.layout, c.cli_name()),
+        }
+    }
 }
 
 /// The model's shape numbers the step model needs.
@@ -369,6 +384,7 @@ fn plan_with(
     let usd_per_hour = c.hourly_usd(hourly_usd(c.machine, Some(c.acc), st));
     TrainPlan {
         layout,
+        checkpointing: s.checkpointing,
         nodes: c.nodes,
         gpus: c.gpus(),
         per_gpu,
@@ -618,7 +634,26 @@ fn comm_bytes(s: &Scenario, l: &Layout, sh: &Shape, b: u64, m: u64) -> f64 {
     (tp + pp) * m as f64 + dp_step
 }
 
-/// The best layout of `s` on `c`: among those that fit, the most tokens per second; `None`
+/// Activation checkpointing the planner may use for `asked`: the asked one first, then the
+/// stronger ones (selective, then full recomputation), as Megatron-LM's `--recompute-*` and
+/// torchtitan's `activation_checkpoint.mode` offer: a layout that only fits by recomputing runs
+/// that way instead of needing more nodes.
+fn checkpointing_options(asked: Checkpointing) -> impl Iterator<Item = Checkpointing> {
+    Checkpointing::ALL
+        .into_iter()
+        .filter(move |c| recompute_rank(*c) >= recompute_rank(asked))
+}
+
+fn recompute_rank(c: Checkpointing) -> u8 {
+    match c {
+        Checkpointing::None => 0,
+        Checkpointing::Selective => 1,
+        Checkpointing::Full => 2,
+    }
+}
+
+/// The best layout of `s` on `c`: among those that fit, the most tokens per second, with the
+/// scenario's activation checkpointing or a stronger one ([`checkpointing_options`]); `None`
 /// when none fits.
 pub fn best_layout(
     s: &Scenario,
@@ -626,26 +661,32 @@ pub fn best_layout(
     inputs: &ClusterInputs,
     st: &FitSettings,
 ) -> Option<TrainPlan> {
-    // Layouts share estimates: one per (shard group, stage, framework).
-    let mut memo: Vec<((u64, u8, Framework), Estimate)> = Vec::new();
+    // Layouts share estimates: one per (checkpointing, shard group, stage, framework).
+    let mut memo: Vec<((u8, u64, u8, Framework), Estimate)> = Vec::new();
     let mut best: Option<TrainPlan> = None;
-    for l in layouts(s, c, inputs) {
-        let es = shard_scenario(s, c, &l);
-        let key = (es.gpus, es.zero, es.framework);
-        let i = match memo.iter().position(|(k, _)| *k == key) {
-            Some(i) => i,
-            None => {
-                memo.push((key, estimate_with(&es, false)));
-                memo.len() - 1
-            }
+    for ck in checkpointing_options(s.checkpointing) {
+        let sc = Scenario {
+            checkpointing: ck,
+            ..s.clone()
         };
-        let p = plan_with(s, c, l, inputs, st, &memo[i].1);
-        if p.fits
-            && best
-                .as_ref()
-                .is_none_or(|b| p.tokens_per_s > b.tokens_per_s)
-        {
-            best = Some(p);
+        for l in layouts(&sc, c, inputs) {
+            let es = shard_scenario(&sc, c, &l);
+            let key = (recompute_rank(ck), es.gpus, es.zero, es.framework);
+            let i = match memo.iter().position(|(k, _)| *k == key) {
+                Some(i) => i,
+                None => {
+                    memo.push((key, estimate_with(&es, false)));
+                    memo.len() - 1
+                }
+            };
+            let p = plan_with(&sc, c, l, inputs, st, &memo[i].1);
+            if p.fits
+                && best
+                    .as_ref()
+                    .is_none_or(|b| p.tokens_per_s > b.tokens_per_s)
+            {
+                best = Some(p);
+            }
         }
     }
     best

@@ -60,6 +60,11 @@ pub fn cluster_launch(
 }
 
 fn training(s: &Scenario, m: &Machine, pick: &ClusterPick, t: &TrainPlan) -> Vec<LaunchSetting> {
+    // The plan's activation checkpointing (the planner may have turned it on to fit).
+    let s = &Scenario {
+        checkpointing: t.checkpointing,
+        ..s.clone()
+    };
     let l = t.layout;
     let gpn = pick.gpus_per_node;
     if l.tp > 1 || l.pp > 1 {
