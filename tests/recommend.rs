@@ -354,7 +354,7 @@ fn the_default_report_machines_are_the_picks() {
 /// What a recompute costs (the GUI does it once per input change, from fit rows it already has):
 /// `cargo test --release --test recommend recompute_cost -- --ignored --nocapture`.
 #[test]
-#[ignore]
+#[ignore = "a measurement, not a check: run it with --release -- --ignored --nocapture"]
 fn recompute_cost() {
     let cat = builtin();
     let st = FitSettings::default();

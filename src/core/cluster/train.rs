@@ -32,10 +32,10 @@ use super::{Cluster, ClusterInputs, Layout, Sharding, pow2_divisors};
 use crate::core::catalog::Accelerator;
 use crate::core::estimate::{ComponentKind, Estimate, estimate_with, trainable_params};
 use crate::core::fit::FitSettings;
-use crate::core::placement::capacity::gpu_capacity;
+use crate::core::placement::capacity::{gpu_capacity, host_link};
 use crate::core::placement::cost::hourly_usd;
 use crate::core::precision::WeightPrecision;
-use crate::core::scenario::{Checkpointing, Framework, Mode, Optimizer, Scenario};
+use crate::core::scenario::{Checkpointing, Framework, Mode, Offload, Optimizer, Scenario};
 use crate::core::units::Bytes;
 use serde::{Deserialize, Serialize};
 
@@ -301,7 +301,11 @@ pub fn layouts(s: &Scenario, c: &Cluster, inputs: &ClusterInputs) -> Vec<Layout>
                 continue;
             }
             let dp = total / (tp * pp);
-            for sharding in shardings(s.framework, pp, c.nodes, tp) {
+            for sharding in shardings(s.framework, pp, c.nodes, tp)
+                .into_iter()
+                // ZeRO-Offload partitions the optimizer states: stage 1 and up.
+                .filter(|x| s.offload == Offload::None || *x != Sharding::None)
+            {
                 if inputs.sharding.is_some_and(|x| x != sharding) {
                     continue;
                 }
@@ -374,7 +378,8 @@ fn plan_with(
     let batch_fits = asked >= per_rank;
     let global_batch = asked.max(per_rank);
     let m = global_batch.div_ceil(per_rank).max(1);
-    let step = step_time(s, c, &layout, &sh, micro_batch, m, st);
+    let offloaded = est.host_kind(ComponentKind::Optimizer).0 > 0;
+    let step = step_time(s, c, &layout, &sh, (micro_batch, m), offloaded, st);
     let tokens = (global_batch * s.context.max(1)) as f64;
     let step_seconds = step.total().max(1e-9);
     let tokens_per_s = tokens / step_seconds;
@@ -479,13 +484,15 @@ fn micro_batch_compute(
     gemm + attn + elem + dequant + launches
 }
 
+/// One step's time of micro-batches `(b sequences, m of them)`; `offloaded`: ZeRO-Offload
+/// keeps the optimizer states in host RAM and steps them with CPU Adam.
 fn step_time(
     s: &Scenario,
     c: &Cluster,
     l: &Layout,
     sh: &Shape,
-    b: u64,
-    m: u64,
+    (b, m): (u64, u64),
+    offloaded: bool,
     st: &FitSettings,
 ) -> StepTime {
     let t = (b * s.context.max(1)) as f64;
@@ -524,12 +531,23 @@ fn step_time(
             1.0
         };
     let bw = c.acc.bandwidth.0 * 1e9 * st.speed.profiles.transformers.bandwidth_efficiency;
+    let optimizer = if offloaded {
+        // ZeRO-Offload: CPU Adam reads and writes ~16 B per parameter of host memory for the
+        // partitions of every GPU of the node (one RAM for all of them), and each GPU's
+        // gradients go down and its updated BF16 parameters come back over its own PCIe link
+        // (2 + 2 B per parameter; Ren et al. 2021, "ZeRO-Offload", §4).
+        let ram = c.machine.ram_bandwidth.bytes_per_sec() * st.speed.cpu_bandwidth_efficiency;
+        let link = host_link(c.acc).bytes_per_sec() * st.speed.pcie_efficiency;
+        updated * c.gpus_per_node as f64 * 16.0 / ram.max(1.0) + updated * 4.0 / link.max(1.0)
+    } else {
+        updated * optimizer_bytes_per_param(s.optimizer) / bw.max(1.0)
+    };
     StepTime {
         compute: compute_mb * m as f64,
         tensor_parallel: tp_mb * m as f64,
         pipeline: send_mb * m as f64 + (slots - m as f64) * slot,
         data_parallel: gather_mb * m as f64 + if dp_step > 0.0 { dp_exposed } else { 0.0 },
-        optimizer: updated * optimizer_bytes_per_param(s.optimizer) / bw.max(1.0),
+        optimizer,
     }
 }
 
