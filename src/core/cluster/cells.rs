@@ -65,7 +65,11 @@ impl ClusterCurvePoint {
                     .map(|k| format::bytes(k.weights_per_gpu + k.kv_per_gpu))
                     .unwrap_or_else(|| format::MISSING.into()),
             ),
-            None => ("1".into(), format::bytes(sp.fit.gpu_required)),
+            // llama.cpp RPC splits the layers by memory: each node holds its share.
+            None => (
+                "1".into(),
+                format::bytes(sp.fit.gpu_required.scale(1.0 / sp.nodes.max(1) as f64)),
+            ),
         };
         PointCells {
             layout,
