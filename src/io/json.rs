@@ -359,6 +359,7 @@ pub fn recommend_json(
                 "closest": sp.closest.as_ref().map(pick),
             })
         }),
+        "cluster": r.cluster.as_ref().map(cluster_json),
     })
 }
 

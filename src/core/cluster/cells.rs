@@ -105,3 +105,26 @@ impl ClusterPick {
             .unwrap_or_else(|| format::MISSING.into())
     }
 }
+
+impl ClusterPick {
+    /// One line for an answer card or list: "24 × AWS p5.48xlarge · 8x H100 · TP 4 × PP 1 × DP
+    /// 48, FSDP full shard · 69.9 GiB per GPU · 35,099 tokens/s · 47 min · $1,045; cheapest: 32
+    /// nodes → $966" (`None` when no count fits).
+    pub fn summary(&self, training: bool) -> Option<String> {
+        let sm = self.smallest.as_ref()?;
+        let c = sm.cells();
+        let [rate, time, _] = PointCells::headers(training);
+        Some(format!(
+            "{} × {} · {} · {} per GPU · {} {rate} · {}{} · {}; cheapest: {}",
+            format::group_digits(sm.nodes),
+            self.name,
+            c.layout,
+            c.per_gpu,
+            c.rate,
+            c.time,
+            if training { "" } else { time },
+            c.cost,
+            self.cheapest_text()
+        ))
+    }
+}
