@@ -87,8 +87,8 @@ pub(crate) fn render(input: &ReportInput) -> String {
     memory(&mut o, input);
     fit(&mut o, input);
     scenario(&mut o, input);
-    o.push_str(&super::report_serving::html(input, |t| html(t).to_string()));
-    o.push_str(&super::report_cluster::html(input, |t| html(t).to_string()));
+    o.push_str(&super::report_serving::html(input));
+    o.push_str(&super::report_cluster::html(input));
     launch(&mut o, input);
     constants(&mut o, input);
     footer(&mut o, input);
@@ -388,18 +388,40 @@ fn launch(o: &mut String, input: &ReportInput) {
             html(&first.name)
         );
         for l in input.launch() {
-            let _ = writeln!(
-                o,
-                "<h3>{}</h3>\n<pre><code>{}</code></pre>",
-                html(&l.title),
-                html(l.text.trim_end())
-            );
-            if !l.note.is_empty() {
-                let _ = writeln!(o, "<p class=\"note\">{}</p>", html(&l.note));
-            }
+            launch_block(o, &l, true);
         }
         o.push_str("</section>\n");
     }
+}
+
+/// One launch file: its title, the text to copy and (with `note`) what to replace.
+pub(super) fn launch_block(o: &mut String, l: &super::launch::LaunchSetting, note: bool) {
+    let _ = writeln!(
+        o,
+        "<h3>{}</h3>\n<pre><code>{}</code></pre>",
+        html(&l.title),
+        html(l.text.trim_end())
+    );
+    if note && !l.note.is_empty() {
+        let _ = writeln!(o, "<p class=\"note\">{}</p>", html(&l.note));
+    }
+}
+
+/// A plain table of text cells (escaped here).
+pub(super) fn text_table(o: &mut String, head: &[&str], rows: &[Vec<String>]) {
+    o.push_str("<table>\n<thead><tr>\n");
+    for c in head {
+        let _ = write!(o, "<th>{}</th>", html(c));
+    }
+    o.push_str("</tr></thead>\n<tbody>\n");
+    for r in rows {
+        o.push_str("<tr>");
+        for c in r {
+            let _ = write!(o, "<td>{}</td>", html(c));
+        }
+        o.push_str("</tr>\n");
+    }
+    o.push_str("</tbody>\n</table>\n");
 }
 
 /// The speed model's constants.

@@ -10,7 +10,7 @@ use crate::core::format::group_digits;
 use std::fmt::Write as _;
 
 /// A fence longer than any run of backticks in `text`.
-pub(super) fn fence(text: &str) -> String {
+fn fence(text: &str) -> String {
     let mut longest = 0;
     let mut run = 0;
     for c in text.chars() {
@@ -24,7 +24,7 @@ pub(super) fn fence(text: &str) -> String {
     "`".repeat((longest + 1).max(3))
 }
 
-fn table(out: &mut String, head: &[&str], align_right: &[bool], rows: &[Vec<String>]) {
+pub(super) fn table(out: &mut String, head: &[&str], align_right: &[bool], rows: &[Vec<String>]) {
     let _ = writeln!(out, "| {} |", head.join(" | "));
     let seps: Vec<&str> = head
         .iter()
@@ -51,8 +51,8 @@ pub(crate) fn render(input: &ReportInput) -> String {
     scenario(&mut out, input);
     memory(&mut out, input);
     fit(&mut out, input);
-    out.push_str(&super::report_serving::markdown(input, md));
-    out.push_str(&super::report_cluster::markdown(input, md));
+    out.push_str(&super::report_serving::markdown(input));
+    out.push_str(&super::report_cluster::markdown(input));
     constants(&mut out, input);
     launch(&mut out, input);
     footer(&mut out, input);
@@ -238,18 +238,23 @@ fn launch(out: &mut String, input: &ReportInput) {
     if let Some(first) = input.launch_fit() {
         let _ = writeln!(out, "## Launch settings for {}\n", md(&first.name));
         for l in input.launch() {
-            let f = fence(&l.text);
-            let _ = writeln!(out, "### {}\n", md(&l.title));
-            let _ = writeln!(
-                out,
-                "{f}{}\n{}\n{f}\n",
-                l.runtime.language(),
-                l.text.trim_end()
-            );
-            if !l.note.is_empty() {
-                let _ = writeln!(out, "{}\n", md(&l.note));
-            }
+            launch_block(out, &l);
         }
+    }
+}
+
+/// One launch file: a heading, the text in a fence of its language, and what to replace.
+pub(super) fn launch_block(out: &mut String, l: &super::launch::LaunchSetting) {
+    let f = fence(&l.text);
+    let _ = writeln!(out, "### {}\n", md(&l.title));
+    let _ = writeln!(
+        out,
+        "{f}{}\n{}\n{f}\n",
+        l.runtime.language(),
+        l.text.trim_end()
+    );
+    if !l.note.is_empty() {
+        let _ = writeln!(out, "{}\n", md(&l.note));
     }
 }
 

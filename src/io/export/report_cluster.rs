@@ -6,6 +6,7 @@
 use super::launch::LaunchSetting;
 use super::launch_cluster::cluster_launch;
 use super::report::ReportInput;
+use super::text::{self, md};
 use crate::core::cluster::{ClusterPick, PointCells, cluster_picks};
 use crate::core::format;
 use serde_json::Value;
@@ -117,7 +118,7 @@ pub fn launch(input: &ReportInput, picks: &[ClusterPick]) -> Vec<LaunchSetting> 
 }
 
 /// The Markdown section (empty when there is none).
-pub fn markdown(input: &ReportInput, md: fn(&str) -> String) -> String {
+pub fn markdown(input: &ReportInput) -> String {
     use std::fmt::Write;
     if !wanted(input) {
         return String::new();
@@ -125,40 +126,28 @@ pub fn markdown(input: &ReportInput, md: fn(&str) -> String) -> String {
     let picks = picks(input);
     let mut o = String::from("## When one machine is not enough\n\n");
     if picks.is_empty() {
-        let _ = writeln!(
-            o,
-            "No cluster of up to {} catalog machines fits this scenario.\n",
-            format::group_digits(crate::core::cluster::MAX_NODES)
-        );
+        let _ = writeln!(o, "{}\n", md(&none_fits()));
         return o;
     }
     let _ = writeln!(o, "{}\n", md(&caption(input, &picks)));
-    let cols = columns(input.scenario.mode.is_training());
-    let _ = writeln!(o, "| {} |", cols.join(" | "));
-    let _ = writeln!(o, "|{}", " --- |".repeat(cols.len()));
-    for r in rows(&picks) {
-        let cells: Vec<String> = r.iter().map(|c| md(c)).collect();
-        let _ = writeln!(o, "| {} |", cells.join(" | "));
-    }
-    o.push('\n');
+    let cells: Vec<Vec<String>> = rows(&picks)
+        .iter()
+        .map(|r| r.iter().map(|c| md(c)).collect())
+        .collect();
+    super::markdown::table(
+        &mut o,
+        &columns(input.scenario.mode.is_training()),
+        &[],
+        &cells,
+    );
     for l in launch(input, &picks) {
-        let f = super::markdown::fence(&l.text);
-        let _ = writeln!(o, "### {}\n", md(&l.title));
-        let _ = writeln!(
-            o,
-            "{f}{}\n{}\n{f}\n",
-            l.runtime.language(),
-            l.text.trim_end()
-        );
-        if !l.note.is_empty() {
-            let _ = writeln!(o, "{}\n", md(&l.note));
-        }
+        super::markdown::launch_block(&mut o, &l);
     }
     o
 }
 
 /// The HTML section (empty when there is none).
-pub fn html(input: &ReportInput, esc: fn(&str) -> String) -> String {
+pub fn html(input: &ReportInput) -> String {
     use std::fmt::Write;
     if !wanted(input) {
         return String::new();
@@ -166,40 +155,27 @@ pub fn html(input: &ReportInput, esc: fn(&str) -> String) -> String {
     let picks = picks(input);
     let mut o = String::from("<section id=\"cluster\">\n<h2>When one machine is not enough</h2>\n");
     if picks.is_empty() {
-        let _ = writeln!(
-            o,
-            "<p>No cluster of up to {} catalog machines fits this scenario.</p>\n</section>",
-            format::group_digits(crate::core::cluster::MAX_NODES)
-        );
+        let _ = writeln!(o, "<p>{}</p>\n</section>", text::html(&none_fits()));
         return o;
     }
-    let _ = writeln!(
-        o,
-        "<p>{}</p>\n<table>\n<thead><tr>",
-        esc(&caption(input, &picks))
+    let _ = writeln!(o, "<p>{}</p>", text::html(&caption(input, &picks)));
+    super::html::text_table(
+        &mut o,
+        &columns(input.scenario.mode.is_training()),
+        &rows(&picks),
     );
-    for c in columns(input.scenario.mode.is_training()) {
-        let _ = write!(o, "<th>{}</th>", esc(c));
-    }
-    o.push_str("</tr></thead>\n<tbody>\n");
-    for r in rows(&picks) {
-        o.push_str("<tr>");
-        for c in r {
-            let _ = write!(o, "<td>{}</td>", esc(&c));
-        }
-        o.push_str("</tr>\n");
-    }
-    o.push_str("</tbody>\n</table>\n");
     for l in launch(input, &picks) {
-        let _ = writeln!(
-            o,
-            "<h3>{}</h3>\n<pre><code>{}</code></pre>",
-            esc(&l.title),
-            esc(l.text.trim_end())
-        );
+        super::html::launch_block(&mut o, &l, true);
     }
     o.push_str("</section>\n");
     o
+}
+
+fn none_fits() -> String {
+    format!(
+        "No cluster of up to {} catalog machines fits this scenario.",
+        format::group_digits(crate::core::cluster::MAX_NODES)
+    )
 }
 
 /// The JSON report's `"cluster"`: the `cluster --json` object per listed machine (`[]` when

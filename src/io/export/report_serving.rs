@@ -5,6 +5,7 @@
 
 use super::launch_serving::serving_launch;
 use super::report::ReportInput;
+use super::text::{self, md};
 use crate::core::format;
 use crate::core::serving::{ServingPlan, load_text, plan_all};
 use serde_json::Value;
@@ -80,7 +81,7 @@ pub fn caption(input: &ReportInput) -> String {
 }
 
 /// The Markdown section (empty when nothing is served).
-pub fn markdown(input: &ReportInput, md: fn(&str) -> String) -> String {
+pub fn markdown(input: &ReportInput) -> String {
     use std::fmt::Write;
     let plans = plans(input);
     if plans.is_empty() {
@@ -88,13 +89,11 @@ pub fn markdown(input: &ReportInput, md: fn(&str) -> String) -> String {
     }
     let mut o = String::from("## Serving many users\n\n");
     let _ = writeln!(o, "{}\n", md(&caption(input)));
-    let _ = writeln!(o, "| {} |", COLUMNS.join(" | "));
-    let _ = writeln!(o, "|{}", " --- |".repeat(COLUMNS.len()));
-    for r in rows(&plans) {
-        let cells: Vec<String> = r.iter().map(|c| md(c)).collect();
-        let _ = writeln!(o, "| {} |", cells.join(" | "));
-    }
-    o.push('\n');
+    let cells: Vec<Vec<String>> = rows(&plans)
+        .iter()
+        .map(|r| r.iter().map(|c| md(c)).collect())
+        .collect();
+    super::markdown::table(&mut o, &COLUMNS, &[], &cells);
     if let Some(l) = plans.iter().find_map(|p| serving_launch(input.scenario, p)) {
         let _ = writeln!(
             o,
@@ -110,33 +109,17 @@ pub fn markdown(input: &ReportInput, md: fn(&str) -> String) -> String {
 }
 
 /// The HTML section (empty when nothing is served).
-pub fn html(input: &ReportInput, esc: fn(&str) -> String) -> String {
+pub fn html(input: &ReportInput) -> String {
     use std::fmt::Write;
     let plans = plans(input);
     if plans.is_empty() {
         return String::new();
     }
     let mut o = String::from("<section id=\"serving\">\n<h2>Serving many users</h2>\n");
-    let _ = writeln!(o, "<p>{}</p>\n<table>\n<thead><tr>", esc(&caption(input)));
-    for c in COLUMNS {
-        let _ = write!(o, "<th>{}</th>", esc(c));
-    }
-    o.push_str("</tr></thead>\n<tbody>\n");
-    for r in rows(&plans) {
-        o.push_str("<tr>");
-        for c in r {
-            let _ = write!(o, "<td>{}</td>", esc(&c));
-        }
-        o.push_str("</tr>\n");
-    }
-    o.push_str("</tbody>\n</table>\n");
+    let _ = writeln!(o, "<p>{}</p>", text::html(&caption(input)));
+    super::html::text_table(&mut o, &COLUMNS, &rows(&plans));
     if let Some(l) = plans.iter().find_map(|p| serving_launch(input.scenario, p)) {
-        let _ = writeln!(
-            o,
-            "<h3>{}</h3>\n<pre><code>{}</code></pre>",
-            esc(&l.title),
-            esc(l.text.trim_end())
-        );
+        super::html::launch_block(&mut o, &l, false);
     }
     o.push_str("</section>\n");
     o
