@@ -87,6 +87,8 @@ VALID = [
      ["recommend", "--model", "llama-3-8b", "--no-detect", "--budget", "3000", "--json"]),
     ("serve", {"model": "llama-3-8b", "machine": ["p5.48xlarge"], "users": 64, "mix": "chat"},
      ["serve", "--model", "llama-3-8b", "--machine", "p5.48xlarge", "--users", "64", "--mix", "chat", "--json"]),
+    ("cluster", {"model": "llama-3-70b", "mode": "full", "machine": ["p5.48xlarge"]},
+     ["cluster", "--model", "llama-3-70b", "--mode", "full", "--machine", "p5.48xlarge", "--json"]),
     ("cluster", {"model": "llama-3-70b", "mode": "full", "machine": ["p5.48xlarge"], "nodes": 2},
      ["cluster", "--model", "llama-3-70b", "--mode", "full", "--machine", "p5.48xlarge", "--nodes", "2", "--json"]),
     ("report", {"model": "llama-3-8b", "machine": ["desktop-rtx4090-64gb"]},
@@ -105,6 +107,20 @@ INVALID = [
     ("serve", {"gpus": 2}, ["serve", "--gpus", "2", "--json"]),
     ("cluster", {"pp": 3}, ["cluster", "--pp", "3", "--json"]),
     ("estimate", {"gguf": "/nonexistent/model.gguf"}, ["estimate", "--gguf", "/nonexistent/model.gguf", "--json"]),
+    ("recommend", {"budget": "lots"}, ["recommend", "--budget", "lots", "--json"]),
+    ("report", {"model": "llama-3-8b", "kind": "spaceship"}, ["report", "--model", "llama-3-8b", "--kind", "spaceship", "--format", "json"]),
+    ("catalog_machines", {"kind": "spaceship"}, ["catalog", "list", "--kind", "spaceship", "--json"]),
+]
+
+# (tool, MCP arguments, what the refusal says): arguments no command line could have.
+REFUSED = [
+    ("estimate", {"no_such_option": 1}, "unknown argument 'no_such_option' for tool estimate"),
+    ("estimate", {"save_scenario": "/tmp/headroom-mcp-test.ron"}, "unknown argument 'save_scenario'"),
+    ("catalog_models", {"json": True}, "unknown argument 'json' for tool catalog_models"),
+    ("fit", {"fits_only": "yes"}, "argument 'fits_only' must be true or false"),
+    ("detect", {"bench": 1}, "argument 'bench' must be true or false"),
+    ("fit", {"model": ["llama-3-8b", "qwen3-8b"]}, "argument 'model' takes one value"),
+    ("serve", {"users": {"n": 5}}, "argument 'users' must be a string, a number or a boolean"),
 ]
 
 
@@ -172,10 +188,10 @@ async def invalid_calls(session):
         check(code != 0, f"CLI {' '.join(argv)} fails")
         check(bool(r.is_error), f"{name} {args}: isError")
         check(text == err, f"{name} {args}: the CLI's line ({short(err, 80)!r} vs {short(text, 80)!r})")
-    r, text = await call(session, "estimate", {"no_such_option": 1})
-    check(bool(r.is_error) and "unknown argument 'no_such_option'" in text, "an unknown argument is refused")
-    r, text = await call(session, "fit", {"fits_only": "yes"})
-    check(bool(r.is_error) and "must be true or false" in text, "a flag must be a boolean")
+    for name, args, says in REFUSED:
+        r, text = await call(session, name, args)
+        check(bool(r.is_error) and text.startswith(says), f"{name} {args}: refused with {says!r}")
+    check(not os.path.exists("/tmp/headroom-mcp-test.ron"), "no scenario file was written")
 
 
 async def unknown_tool(session):
