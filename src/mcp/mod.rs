@@ -96,7 +96,7 @@ impl ServerHandler for Headroom {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(
-                Implementation::new("headroom", env!("CARGO_PKG_VERSION"))
+                Implementation::new("headroom", crate::cli::VERSION)
                     .with_title("headroom: what hardware an LLM needs"),
             )
             .with_instructions(INSTRUCTIONS)
@@ -142,15 +142,23 @@ impl ServerHandler for Headroom {
 
 /// Serves on stdin/stdout until the client closes stdin.
 pub fn serve() -> Result<(), String> {
+    use std::io::IsTerminal as _;
+    if std::io::stdin().is_terminal() {
+        eprintln!(
+            "headroom: mcp: a Model Context Protocol server on stdin/stdout, for an MCP client (README \"Ask headroom from an agent\"); Ctrl-D ends it"
+        );
+    }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     let done = rt.block_on(async {
-        let running = Headroom::default()
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(|e| format!("the client's initialize failed: {e}"))?;
+        let running = match Headroom::default().serve(rmcp::transport::stdio()).await {
+            Ok(r) => r,
+            // The client left before its first request: nothing was asked, nothing failed.
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+            Err(e) => return Err(format!("the client's first request failed: {e}")),
+        };
         running
             .waiting()
             .await

@@ -280,9 +280,9 @@ mod tests {
             "--context=32768",
             "--flash-attention=off",
             "--gpu-memory-utilization=0.9",
+            "--fits-only",
             "--machine=desktop-rtx4090-64gb",
             "--machine=local",
-            "--fits-only",
         ];
         assert_eq!(a, want);
     }
