@@ -265,3 +265,124 @@ fn launch_files_follow_the_plan() {
         rpc[0].text
     );
 }
+
+/// Llama 3.1 405B full fine-tune on p5 nodes with no activation checkpointing asked: one
+/// 8,192-token sequence keeps 34 · s · h bytes per layer (Korthikanti et al. 2022, eq. 1, with
+/// FlashAttention) = 34 × 8,192 × 16,384 ≈ 4.6 GB × 126 layers ≈ 575 GB, ÷ 8 tensor-parallel
+/// ranks ≈ 72 GB per GPU before any model state: nothing fits on 80 GB GPUs without
+/// recomputation. The planner turns full recomputation on (Megatron-LM `--recompute-*`,
+/// torchtitan `activation_checkpoint.mode`) instead of answering "no cluster", says so in the
+/// layout, and the launch line carries the flags. Where the asked setting fits, it is kept.
+#[test]
+fn planner_recomputes_activations_only_where_that_is_what_fits() {
+    use headroom::io::export::launch_cluster::cluster_launch;
+    let cat = cat();
+    let st = FitSettings::default();
+    let m = cat.machine("aws-p5-48xlarge").unwrap();
+    let acc = cat.accelerator("h100-sxm").unwrap();
+    let mut s = scenario(&cat, "llama-3.1-405b");
+    s.mode = Mode::Full;
+    s.context = 8192;
+    assert_eq!(s.checkpointing, Checkpointing::None);
+    let pick = cluster_curve(&s, m, acc, &ClusterInputs::default(), &cat, &st);
+    let sm = pick.smallest.as_ref().expect("a p5 cluster fits 405B");
+    let t = sm.train.as_ref().unwrap();
+    assert_eq!(t.checkpointing, Checkpointing::Full, "{}", t.layout_text());
+    assert!(t.layout_text().ends_with(", full recompute"));
+    // 16 B of model states per parameter (BF16 weights and gradients, FP32 master and two
+    // moments) × 406 B = 6.5 TB over 80 GB GPUs needs at least 82 of them: 11 nodes.
+    assert!(
+        (11..=32).contains(&sm.nodes),
+        "smallest cluster {} nodes",
+        sm.nodes
+    );
+    assert!(t.fits && t.per_gpu.total() <= t.usable_per_gpu);
+    let files = cluster_launch(&s, m, &pick, sm);
+    let text: String = files.iter().map(|l| l.text.as_str()).collect();
+    assert!(
+        text.contains("--recompute-granularity full")
+            || text.contains("fsdp_activation_checkpointing: true"),
+        "{text}"
+    );
+
+    // Asking for full recomputation gives the same smallest cluster.
+    s.checkpointing = Checkpointing::Full;
+    let asked = cluster_curve(&s, m, acc, &ClusterInputs::default(), &cat, &st);
+    assert_eq!(asked.smallest.as_ref().unwrap().nodes, sm.nodes);
+
+    // Llama 3 70B at 4,096 tokens on 16 nodes fits without recomputation (TP 8 × PP 2 keeps
+    // ~8 GB of activations per GPU) and runs faster that way: the asked setting is kept.
+    let mut s = scenario(&cat, "llama-3-70b");
+    s.mode = Mode::Full;
+    s.context = 4096;
+    let inputs = ClusterInputs {
+        nodes: Some(16),
+        tp: Some(8),
+        pp: Some(2),
+        ..ClusterInputs::default()
+    };
+    let p = cluster_curve(&s, m, acc, &inputs, &cat, &st);
+    let t = p.smallest.as_ref().unwrap().train.as_ref().unwrap();
+    assert_eq!(t.checkpointing, Checkpointing::None, "{}", t.layout_text());
+}
+
+/// The report's cluster section: shown when no reported machine runs the scenario on its own,
+/// with the cheapest clusters (the same cells as `headroom cluster`) and the launch files;
+/// absent when a reported machine fits.
+#[test]
+fn report_has_a_cluster_section_only_when_one_machine_is_not_enough() {
+    use headroom::core::estimate::estimate;
+    use headroom::core::fit::fit_all;
+    use headroom::io::export::report::{ReportFormat, ReportInput, render};
+    let cat = cat();
+    let st = FitSettings::default();
+    let report = |s: &Scenario, machine: &str| {
+        let est = estimate(s);
+        let fits = fit_all(s, &[cat.machine(machine).unwrap().clone()], &cat, &st);
+        let input = ReportInput {
+            scenario: s,
+            estimate: &est,
+            fits: &fits,
+            catalog: &cat,
+            settings: &st,
+            generated: "2026-12-02 12:00".into(),
+            version: "test",
+        };
+        (
+            render(&input, ReportFormat::Markdown),
+            render(&input, ReportFormat::Json),
+        )
+    };
+    let mut s = scenario(&cat, "llama-3.1-405b");
+    s.mode = Mode::Full;
+    let (md, json) = report(&s, "aws-p5-48xlarge");
+    let section = md
+        .split("## When one machine is not enough")
+        .nth(1)
+        .expect("a cluster section");
+    assert!(
+        section.contains(
+            "| Machine | Nodes | Layout | Per GPU | tokens/s | time | job $ | Cheapest |"
+        )
+    );
+    assert!(section.contains("AWS p5.48xlarge"), "{section}");
+    assert!(section.contains("full recompute"));
+    assert!(
+        section.contains("torchrun --nnodes") || section.contains("accelerate launch"),
+        "launch files follow: {section}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let cl = v["cluster"].as_array().unwrap();
+    assert!(!cl.is_empty() && cl.len() <= 5);
+    assert!(
+        cl[0]["smallest"]["train"]["checkpointing"].is_string(),
+        "{}",
+        cl[0]
+    );
+
+    let s = scenario(&cat, "llama-3-8b");
+    let (md, json) = report(&s, "aws-p5-48xlarge");
+    assert!(!md.contains("When one machine is not enough"));
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["cluster"], serde_json::json!([]));
+}

@@ -203,7 +203,7 @@ fn training_throughput_matches_published_rows() {
         let ok = err.abs() <= 0.25;
         within += ok as usize;
         table.push_str(&format!(
-            "  {} {:<14} {:>4} × {:<14} {:<28} predicted {:>9.0} published {:>9.0} tok/s/GPU  {:+5.0} %  (MFU {:.2})\n",
+            "  {} {:<14} {:>4} × {:<14} {:<28} predicted {:>9.0} published {:>9.0} tok/s/GPU  {:+5.0} %  (MFU {:.2}; step {:.0} % compute, {:.0} % TP, {:.0} % PP, {:.0} % DP, {:.0} % optimizer)\n",
             if ok { "✓" } else { "✗" },
             r.model,
             c.gpus(),
@@ -212,7 +212,12 @@ fn training_throughput_matches_published_rows() {
             predicted,
             published,
             err * 100.0,
-            p.mfu
+            p.mfu,
+            100.0 * p.step.compute / p.step_seconds,
+            100.0 * p.step.tensor_parallel / p.step_seconds,
+            100.0 * p.step.pipeline / p.step_seconds,
+            100.0 * p.step.data_parallel / p.step_seconds,
+            100.0 * p.step.optimizer / p.step_seconds,
         ));
     }
     eprintln!("{table}within ±25 %: {within} of {modelled}");

@@ -351,10 +351,43 @@ fn the_default_report_machines_are_the_picks() {
     assert_eq!(ids[0], heads[0]);
 }
 
+/// A Llama 3.1 405B full fine-tune fits no single cloud instance (16 B of model states per
+/// parameter is 6.5 TB); the cloud answer is then the cheapest cluster of one cloud machine, with
+/// its node count and layout, and `recommend --json` carries it. A model that one instance holds
+/// gets no cluster answer.
+#[test]
+fn no_single_cloud_instance_gives_the_cheapest_cluster() {
+    let cat = builtin();
+    let st = FitSettings::default();
+    let mut s = scenario("llama-3.1-405b", WeightPrecision::Bf16, 8192);
+    s.mode = headroom::core::scenario::Mode::Full;
+    let r = recommend(&s, &cat.machines, None, cat, &st, &Constraints::default());
+    assert!(group(&r, Group::Cloud).picks.is_empty());
+    let c = r.cluster.as_ref().expect("a cluster answer");
+    assert_eq!(c.kind, MachineKind::Cloud);
+    let sm = c.smallest.as_ref().unwrap();
+    let t = sm.train.as_ref().unwrap();
+    assert!(sm.nodes >= 2 && t.fits, "{} nodes", sm.nodes);
+    // 6.5 TB of states over the cluster's GPU memory: at least 6.5 TB of it.
+    let gpu_mem = t.usable_per_gpu.as_f64() * t.gpus as f64;
+    assert!(gpu_mem > 6.5e12, "{gpu_mem}");
+    let line = c.summary(true).unwrap();
+    assert!(
+        line.contains(&*c.name) && line.contains("per GPU"),
+        "{line}"
+    );
+    let v = headroom::io::json::recommend_json(&s, &r);
+    assert_eq!(v["cluster"]["machine"], serde_json::json!(&*c.machine));
+
+    let s = scenario("llama-3-8b", WeightPrecision::Bf16, 8192);
+    let r = recommend(&s, &cat.machines, None, cat, &st, &Constraints::default());
+    assert!(r.cluster.is_none());
+}
+
 /// What a recompute costs (the GUI does it once per input change, from fit rows it already has):
 /// `cargo test --release --test recommend recompute_cost -- --ignored --nocapture`.
 #[test]
-#[ignore]
+#[ignore = "a measurement, not a check: run it with --release -- --ignored --nocapture"]
 fn recompute_cost() {
     let cat = builtin();
     let st = FitSettings::default();

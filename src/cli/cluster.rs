@@ -9,7 +9,7 @@ use super::app::{CliError, ScenarioArgs, build_scenario};
 use super::values::{Choice, parse_u64_in};
 use crate::core::catalog::{Catalog, LinkPreset};
 use crate::core::cluster::{
-    ClusterCurvePoint, ClusterInputs, ClusterPick, MAX_NODES, Sharding, cluster_curve,
+    ClusterCurvePoint, ClusterInputs, ClusterPick, MAX_NODES, PointCells, Sharding, cluster_curve,
     cluster_picks,
 };
 use crate::core::format;
@@ -150,18 +150,12 @@ pub fn cluster_table(s: &Scenario, picks: &[ClusterPick]) -> String {
         .max()
         .unwrap_or(8)
         .clamp(8, 40);
-    let training = s.mode.is_training();
+    let h = PointCells::headers(s.mode.is_training());
+    let lw = layout_width(picks.iter().filter_map(|p| p.smallest.as_ref()));
     let _ = writeln!(
         o,
-        "{:<w$}  {:>5}  {:<30}  {:>9}  {:>12}  {:>10}  {:>11}  {:>14}",
-        "machine",
-        "nodes",
-        "layout",
-        "per GPU",
-        if training { "tokens/s" } else { "users" },
-        if training { "time" } else { "tok/s/user" },
-        if training { "job $" } else { "$/1M out" },
-        "cheapest"
+        "{:<w$}  {:>5}  {:<lw$}  {:>9}  {:>12}  {:>10}  {:>11}  {:>14}",
+        "machine", "nodes", "layout", "per GPU", h[0], h[1], h[2], "cheapest"
     );
     for p in picks {
         let name: String = p.name.chars().take(w).collect();
@@ -169,21 +163,11 @@ pub fn cluster_table(s: &Scenario, picks: &[ClusterPick]) -> String {
             let _ = writeln!(o, "{name:<w$}  does not fit on any cluster tried");
             continue;
         };
-        let c = row(sm);
-        let cheapest = p
-            .cheapest
-            .as_ref()
-            .map(|x| {
-                format!(
-                    "{} → {}",
-                    format::count(x.nodes, "node", "nodes"),
-                    cost_text(training, x)
-                )
-            })
-            .unwrap_or_else(|| format::MISSING.into());
+        let c = sm.cells();
+        let cheapest = p.cheapest_text();
         let _ = writeln!(
             o,
-            "{name:<w$}  {:>5}  {:<30}  {:>9}  {:>12}  {:>10}  {:>11}  {cheapest:>14}",
+            "{name:<w$}  {:>5}  {:<lw$}  {:>9}  {:>12}  {:>10}  {:>11}  {cheapest:>14}",
             sm.nodes, c.layout, c.per_gpu, c.rate, c.time, c.cost
         );
     }
@@ -203,83 +187,25 @@ pub fn cluster_table(s: &Scenario, picks: &[ClusterPick]) -> String {
     o
 }
 
-struct Row {
-    layout: String,
-    per_gpu: String,
-    rate: String,
-    time: String,
-    cost: String,
-}
-
-fn cost_text(training: bool, p: &ClusterCurvePoint) -> String {
-    if training {
-        format::usd_whole(p.cost_usd())
-    } else {
-        format::usd(p.cost_usd())
-    }
-}
-
-fn row(p: &ClusterCurvePoint) -> Row {
-    if let Some(t) = &p.train {
-        return Row {
-            layout: t.layout.to_string(),
-            per_gpu: format::bytes(t.per_gpu.total()),
-            rate: format::rate(t.tokens_per_s),
-            time: format::hours(t.run_hours),
-            cost: format::usd_whole(t.run_usd),
-        };
-    }
-    let Some(sp) = &p.serve else {
-        return Row {
-            layout: format::MISSING.into(),
-            per_gpu: format::MISSING.into(),
-            rate: format::MISSING.into(),
-            time: format::MISSING.into(),
-            cost: format::MISSING.into(),
-        };
-    };
-    let layout = format!(
-        "{} TP {} × PP {}",
-        sp.engine.label(),
-        sp.tp.max(1),
-        sp.pp.max(1)
-    );
-    let (users, per_gpu) = match &sp.serving {
-        Some(plan) => (
-            plan.machine_users()
-                .map(format::group_digits)
-                .unwrap_or_else(|| "none".into()),
-            plan.pool
-                .as_ref()
-                .map(|k| format::bytes(k.weights_per_gpu + k.kv_per_gpu))
-                .unwrap_or_else(|| format::MISSING.into()),
-        ),
-        None => ("1".into(), format::bytes(sp.fit.gpu_required)),
-    };
-    Row {
-        layout,
-        per_gpu,
-        rate: users,
-        time: format::tokens_per_s(sp.decode_tokens_per_s),
-        cost: format::usd(p.cost_usd()),
-    }
+/// The layout column's width: its longest cell, at least 30 characters.
+fn layout_width<'a>(points: impl Iterator<Item = &'a ClusterCurvePoint>) -> usize {
+    points
+        .map(|p| p.cells().layout.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(30)
 }
 
 /// The curve of one machine: every node count tried.
 pub fn curve_table(s: &Scenario, p: &ClusterPick) -> String {
     let mut o = String::new();
-    let training = s.mode.is_training();
+    let h = PointCells::headers(s.mode.is_training());
+    let lw = layout_width(p.curve.iter().filter(|pt| pt.fits()));
     let _ = writeln!(o, "\n{} — by node count:", p.name);
     let _ = writeln!(
         o,
-        "{:>5}  {:>5}  {:<30}  {:>9}  {:>12}  {:>10}  {:>11}",
-        "nodes",
-        "GPUs",
-        "layout",
-        "per GPU",
-        if training { "tokens/s" } else { "users" },
-        if training { "time" } else { "tok/s/user" },
-        if training { "job $" } else { "$/1M out" },
+        "{:>5}  {:>5}  {:<lw$}  {:>9}  {:>12}  {:>10}  {:>11}",
+        "nodes", "GPUs", "layout", "per GPU", h[0], h[1], h[2],
     );
     for pt in &p.curve {
         let gpus = pt.nodes * p.gpus_per_node;
@@ -287,10 +213,10 @@ pub fn curve_table(s: &Scenario, p: &ClusterPick) -> String {
             let _ = writeln!(o, "{:>5}  {:>5}  does not fit", pt.nodes, gpus);
             continue;
         }
-        let r = row(pt);
+        let r = pt.cells();
         let _ = writeln!(
             o,
-            "{:>5}  {:>5}  {:<30}  {:>9}  {:>12}  {:>10}  {:>11}",
+            "{:>5}  {:>5}  {:<lw$}  {:>9}  {:>12}  {:>10}  {:>11}",
             pt.nodes, gpus, r.layout, r.per_gpu, r.rate, r.time, r.cost
         );
     }

@@ -175,6 +175,14 @@ pub fn text(s: &Scenario, r: &Recommendations) -> String {
         for u in &g.unmet {
             let _ = writeln!(o, "  ! {u}");
         }
+        if let (Some(c), crate::core::recommend::Group::Cloud) = (&r.cluster, g.group)
+            && let Some(line) = c.summary(s.mode.is_training())
+        {
+            let _ = writeln!(
+                o,
+                "  One instance is not enough; the cheapest cluster: {line} (headroom cluster: the curve and launch files)"
+            );
+        }
         if let (Some(load), crate::core::recommend::Group::Cloud) = (&r.cloud_cost_load, g.group) {
             let _ = writeln!(o, "  (cloud $ per 1M tokens: per output token {load})");
         }

@@ -446,10 +446,12 @@ pub fn network(n: &crate::core::catalog::Network) -> String {
     }
 }
 
-/// A training run's length: "3.2 h", "4.5 days", "12 min".
+/// A training run's length: "3.2 h", "4.5 days", "12 min", "40 s".
 pub fn hours(h: f64) -> String {
     if !h.is_finite() || h <= 0.0 {
         "—".to_string()
+    } else if h * 60.0 < 0.5 {
+        format!("{:.0} s", (h * 3600.0).max(1.0))
     } else if h < 1.0 {
         format!("{:.0} min", h * 60.0)
     } else if h < 48.0 {
@@ -463,6 +465,15 @@ pub fn hours(h: f64) -> String {
 mod tests {
     use super::*;
     use crate::core::units::{GIB, MIB};
+
+    #[test]
+    fn hours_never_read_zero() {
+        assert_eq!(hours(0.2), "12 min");
+        assert_eq!(hours(0.005), "18 s");
+        assert_eq!(hours(1e-6), "1 s");
+        assert_eq!(hours(3.2), "3.2 h");
+        assert_eq!(hours(0.0), "—");
+    }
 
     #[test]
     fn one_line_escapes_control_characters_only() {

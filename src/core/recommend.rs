@@ -1036,6 +1036,10 @@ pub struct Recommendations {
     /// For an asked serving load: the cheapest cloud and owned machines that meet the target.
     #[serde(default)]
     pub serving: Option<crate::core::serving::ServingPicks>,
+    /// When no cloud instance runs the scenario on its own: the cheapest cluster of one cloud
+    /// machine that does (`core::cluster::cluster_picks`).
+    #[serde(default)]
+    pub cluster: Option<crate::core::cluster::ClusterPick>,
 }
 
 impl Recommendations {
@@ -1457,6 +1461,7 @@ pub fn recommend_from_fits(
         constraints: k.clone(),
         cloud_cost_load: None,
         serving: None,
+        cluster: None,
     }
 }
 
@@ -1506,6 +1511,14 @@ pub fn recommend(
     }
     if s.serving.load.is_some() {
         r.serving = Some(crate::core::serving::serving_picks(&plans, cat));
+    }
+    if r.groups
+        .iter()
+        .any(|g| g.group == Group::Cloud && g.picks.is_empty())
+    {
+        r.cluster = crate::core::cluster::cluster_picks(&s, cat, &s.cluster, st)
+            .into_iter()
+            .find(|p| p.kind == MachineKind::Cloud);
     }
     r
 }

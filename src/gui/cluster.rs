@@ -9,7 +9,7 @@
 use super::data::View;
 use super::style::{empty_state, hint, still_plot, warn};
 use crate::core::catalog::{Catalog, LinkPreset, MachineKind};
-use crate::core::cluster::{ClusterCurvePoint, ClusterPick, MAX_NODES, cluster_curve};
+use crate::core::cluster::{ClusterCurvePoint, ClusterPick, MAX_NODES, PointCells, cluster_curve};
 use crate::core::fit::FitSettings;
 use crate::core::format;
 use crate::core::scenario::Scenario;
@@ -191,7 +191,7 @@ fn point_text(p: &ClusterCurvePoint, pick: &ClusterPick) -> String {
     if let Some(t) = &p.train {
         return format!(
             "{nodes} ({gpus}), {} · {} per GPU of {} · {} tokens/s (MFU {}) · {} · {}",
-            t.layout,
+            t.layout_text(),
             format::bytes(t.per_gpu.total()),
             format::bytes(t.usable_per_gpu),
             format::rate(t.tokens_per_s),
@@ -261,7 +261,7 @@ fn memory_bar(ui: &mut Ui, t: &crate::core::cluster::TrainPlan) {
     );
     resp.on_hover_text(format!(
         "One GPU at {}\n{}\nusable: {}",
-        t.layout,
+        t.layout_text(),
         tip.join("\n"),
         format::bytes(t.usable_per_gpu)
     ));
@@ -332,24 +332,14 @@ fn curve_plot(ui: &mut Ui, pick: &ClusterPick, training: bool, cost: bool, width
     });
 }
 
-/// The table behind the curves.
+/// The table behind the curves: the cells every surface shows ([`PointCells`]).
 fn curve_grid(ui: &mut Ui, pick: &ClusterPick, training: bool) {
     egui::Grid::new("cluster-curve-grid")
         .striped(true)
         .num_columns(6)
         .show(ui, |ui| {
-            for h in [
-                "nodes",
-                "layout",
-                "per GPU",
-                if training {
-                    "tokens/s"
-                } else {
-                    "tok/s (1 user)"
-                },
-                if training { "time" } else { "users at target" },
-                if training { "job $" } else { "$/1M out" },
-            ] {
+            let [rate, time, cost] = PointCells::headers(training);
+            for h in ["nodes", "layout", "per GPU", rate, time, cost] {
                 ui.label(RichText::new(h).strong());
             }
             ui.end_row();
@@ -360,35 +350,9 @@ fn curve_grid(ui: &mut Ui, pick: &ClusterPick, training: bool) {
                     ui.end_row();
                     continue;
                 }
-                if let Some(t) = &p.train {
-                    ui.label(t.layout.to_string());
-                    ui.label(format::bytes(t.per_gpu.total()));
-                    ui.label(format::rate(t.tokens_per_s));
-                    ui.label(format::hours(t.run_hours));
-                    ui.label(format::usd_whole(t.run_usd));
-                } else if let Some(sp) = &p.serve {
-                    ui.label(format!(
-                        "{} TP {} × PP {}",
-                        sp.engine.label(),
-                        sp.tp.max(1),
-                        sp.pp.max(1)
-                    ));
-                    ui.label(
-                        sp.serving
-                            .as_ref()
-                            .and_then(|x| x.pool.as_ref())
-                            .map(|k| format::bytes(k.weights_per_gpu + k.kv_per_gpu))
-                            .unwrap_or_else(|| format::bytes(sp.fit.gpu_required)),
-                    );
-                    ui.label(format::tokens_per_s(sp.decode_tokens_per_s));
-                    ui.label(
-                        sp.serving
-                            .as_ref()
-                            .and_then(|x| x.machine_users())
-                            .map(format::group_digits)
-                            .unwrap_or_else(|| format::MISSING.into()),
-                    );
-                    ui.label(format::usd(p.cost_usd()));
+                let c = p.cells();
+                for cell in [c.layout, c.per_gpu, c.rate, c.time, c.cost] {
+                    ui.label(cell);
                 }
                 ui.end_row();
             }

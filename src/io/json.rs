@@ -359,6 +359,7 @@ pub fn recommend_json(
                 "closest": sp.closest.as_ref().map(pick),
             })
         }),
+        "cluster": r.cluster.as_ref().map(cluster_json),
     })
 }
 
@@ -624,6 +625,7 @@ fn cluster_point_json(pt: &crate::core::cluster::ClusterCurvePoint) -> Value {
             "pp": t.layout.pp,
             "dp": t.layout.dp,
             "sharding": t.layout.sharding.cli_name(),
+            "checkpointing": t.checkpointing.cli_name(),
             "per_gpu": {
                 "weights": t.per_gpu.weights.0,
                 "gradients": t.per_gpu.gradients.0,

@@ -11,11 +11,13 @@
 //! the curve of time and cost against node count. The mechanism and its sources are in
 //! docs/cluster.md.
 
+pub mod cells;
 pub mod collective;
 pub mod serve;
 pub mod solve;
 pub mod train;
 
+pub use cells::PointCells;
 pub use collective::{Collective, Link};
 pub use serve::{ServeEngine, ServePlan, serve_plan};
 pub use solve::{ClusterCurvePoint, ClusterPick, cluster_curve, cluster_picks};

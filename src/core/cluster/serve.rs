@@ -117,7 +117,8 @@ pub fn cluster_machine(c: &Cluster) -> Machine {
         vcpus: m.vcpus.map(|v| v.saturating_mul(n as u32)),
         gpu_memory_limit: m.gpu_memory_limit.map(|l| l.saturating_mul(n)),
         price: m.price.as_ref().map(|p| p.scaled(n as f64)),
-        power_w: m.power_w.map(|w| w * n as f64),
+        // Every node draws its own power (a machine without a catalog figure at its kind's).
+        power_w: Some(crate::core::placement::cost::power_watts(m, Some(c.acc)) * n as f64),
         ..m.clone()
     }
 }

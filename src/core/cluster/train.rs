@@ -32,10 +32,10 @@ use super::{Cluster, ClusterInputs, Layout, Sharding, pow2_divisors};
 use crate::core::catalog::Accelerator;
 use crate::core::estimate::{ComponentKind, Estimate, estimate_with, trainable_params};
 use crate::core::fit::FitSettings;
-use crate::core::placement::capacity::gpu_capacity;
+use crate::core::placement::capacity::{gpu_capacity, host_link};
 use crate::core::placement::cost::hourly_usd;
 use crate::core::precision::WeightPrecision;
-use crate::core::scenario::{Checkpointing, Framework, Mode, Optimizer, Scenario};
+use crate::core::scenario::{Checkpointing, Framework, Mode, Offload, Optimizer, Scenario};
 use crate::core::units::Bytes;
 use serde::{Deserialize, Serialize};
 
@@ -153,6 +153,10 @@ impl StepTime {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TrainPlan {
     pub layout: Layout,
+    /// The activation checkpointing the plan runs with: the scenario's, or stronger where only
+    /// recomputation makes the layout fit (see [`best_layout`]).
+    #[serde(default)]
+    pub checkpointing: Checkpointing,
     pub nodes: u64,
     pub gpus: u64,
     pub per_gpu: PerGpu,
@@ -174,6 +178,17 @@ pub struct TrainPlan {
     pub run_hours: f64,
     pub usd_per_hour: Option<f64>,
     pub run_usd: Option<f64>,
+}
+
+impl TrainPlan {
+    /// "TP 8 × PP 2 × DP 4, ZeRO-1", with ", full recompute" or ", selective recompute" when
+    /// the plan recomputes activations.
+    pub fn layout_text(&self) -> String {
+        match self.checkpointing {
+            Checkpointing::None => self.layout.to_string(),
+            c => format!("{}, {} recompute", self.layout, c.cli_name()),
+        }
+    }
 }
 
 /// The model's shape numbers the step model needs.
@@ -286,7 +301,11 @@ pub fn layouts(s: &Scenario, c: &Cluster, inputs: &ClusterInputs) -> Vec<Layout>
                 continue;
             }
             let dp = total / (tp * pp);
-            for sharding in shardings(s.framework, pp, c.nodes, tp) {
+            for sharding in shardings(s.framework, pp, c.nodes, tp)
+                .into_iter()
+                // ZeRO-Offload partitions the optimizer states: stage 1 and up.
+                .filter(|x| s.offload == Offload::None || *x != Sharding::None)
+            {
                 if inputs.sharding.is_some_and(|x| x != sharding) {
                     continue;
                 }
@@ -359,7 +378,8 @@ fn plan_with(
     let batch_fits = asked >= per_rank;
     let global_batch = asked.max(per_rank);
     let m = global_batch.div_ceil(per_rank).max(1);
-    let step = step_time(s, c, &layout, &sh, micro_batch, m, st);
+    let offloaded = est.host_kind(ComponentKind::Optimizer).0 > 0;
+    let step = step_time(s, c, &layout, &sh, (micro_batch, m), offloaded, st);
     let tokens = (global_batch * s.context.max(1)) as f64;
     let step_seconds = step.total().max(1e-9);
     let tokens_per_s = tokens / step_seconds;
@@ -369,6 +389,7 @@ fn plan_with(
     let usd_per_hour = c.hourly_usd(hourly_usd(c.machine, Some(c.acc), st));
     TrainPlan {
         layout,
+        checkpointing: s.checkpointing,
         nodes: c.nodes,
         gpus: c.gpus(),
         per_gpu,
@@ -463,13 +484,15 @@ fn micro_batch_compute(
     gemm + attn + elem + dequant + launches
 }
 
+/// One step's time of micro-batches `(b sequences, m of them)`; `offloaded`: ZeRO-Offload
+/// keeps the optimizer states in host RAM and steps them with CPU Adam.
 fn step_time(
     s: &Scenario,
     c: &Cluster,
     l: &Layout,
     sh: &Shape,
-    b: u64,
-    m: u64,
+    (b, m): (u64, u64),
+    offloaded: bool,
     st: &FitSettings,
 ) -> StepTime {
     let t = (b * s.context.max(1)) as f64;
@@ -508,12 +531,23 @@ fn step_time(
             1.0
         };
     let bw = c.acc.bandwidth.0 * 1e9 * st.speed.profiles.transformers.bandwidth_efficiency;
+    let optimizer = if offloaded {
+        // ZeRO-Offload: CPU Adam reads and writes ~16 B per parameter of host memory for the
+        // partitions of every GPU of the node (one RAM for all of them), and each GPU's
+        // gradients go down and its updated BF16 parameters come back over its own PCIe link
+        // (2 + 2 B per parameter; Ren et al. 2021, "ZeRO-Offload", §4).
+        let ram = c.machine.ram_bandwidth.bytes_per_sec() * st.speed.cpu_bandwidth_efficiency;
+        let link = host_link(c.acc).bytes_per_sec() * st.speed.pcie_efficiency;
+        updated * c.gpus_per_node as f64 * 16.0 / ram.max(1.0) + updated * 4.0 / link.max(1.0)
+    } else {
+        updated * optimizer_bytes_per_param(s.optimizer) / bw.max(1.0)
+    };
     StepTime {
         compute: compute_mb * m as f64,
         tensor_parallel: tp_mb * m as f64,
         pipeline: send_mb * m as f64 + (slots - m as f64) * slot,
         data_parallel: gather_mb * m as f64 + if dp_step > 0.0 { dp_exposed } else { 0.0 },
-        optimizer: updated * optimizer_bytes_per_param(s.optimizer) / bw.max(1.0),
+        optimizer,
     }
 }
 
@@ -618,7 +652,26 @@ fn comm_bytes(s: &Scenario, l: &Layout, sh: &Shape, b: u64, m: u64) -> f64 {
     (tp + pp) * m as f64 + dp_step
 }
 
-/// The best layout of `s` on `c`: among those that fit, the most tokens per second; `None`
+/// Activation checkpointing the planner may use for `asked`: the asked one first, then the
+/// stronger ones (selective, then full recomputation), as Megatron-LM's `--recompute-*` and
+/// torchtitan's `activation_checkpoint.mode` offer: a layout that only fits by recomputing runs
+/// that way instead of needing more nodes.
+fn checkpointing_options(asked: Checkpointing) -> impl Iterator<Item = Checkpointing> {
+    Checkpointing::ALL
+        .into_iter()
+        .filter(move |c| recompute_rank(*c) >= recompute_rank(asked))
+}
+
+fn recompute_rank(c: Checkpointing) -> u8 {
+    match c {
+        Checkpointing::None => 0,
+        Checkpointing::Selective => 1,
+        Checkpointing::Full => 2,
+    }
+}
+
+/// The best layout of `s` on `c`: among those that fit, the most tokens per second, with the
+/// scenario's activation checkpointing or a stronger one ([`checkpointing_options`]); `None`
 /// when none fits.
 pub fn best_layout(
     s: &Scenario,
@@ -626,26 +679,32 @@ pub fn best_layout(
     inputs: &ClusterInputs,
     st: &FitSettings,
 ) -> Option<TrainPlan> {
-    // Layouts share estimates: one per (shard group, stage, framework).
-    let mut memo: Vec<((u64, u8, Framework), Estimate)> = Vec::new();
+    // Layouts share estimates: one per (checkpointing, shard group, stage, framework).
+    let mut memo: Vec<((u8, u64, u8, Framework), Estimate)> = Vec::new();
     let mut best: Option<TrainPlan> = None;
-    for l in layouts(s, c, inputs) {
-        let es = shard_scenario(s, c, &l);
-        let key = (es.gpus, es.zero, es.framework);
-        let i = match memo.iter().position(|(k, _)| *k == key) {
-            Some(i) => i,
-            None => {
-                memo.push((key, estimate_with(&es, false)));
-                memo.len() - 1
-            }
+    for ck in checkpointing_options(s.checkpointing) {
+        let sc = Scenario {
+            checkpointing: ck,
+            ..s.clone()
         };
-        let p = plan_with(s, c, l, inputs, st, &memo[i].1);
-        if p.fits
-            && best
-                .as_ref()
-                .is_none_or(|b| p.tokens_per_s > b.tokens_per_s)
-        {
-            best = Some(p);
+        for l in layouts(&sc, c, inputs) {
+            let es = shard_scenario(&sc, c, &l);
+            let key = (recompute_rank(ck), es.gpus, es.zero, es.framework);
+            let i = match memo.iter().position(|(k, _)| *k == key) {
+                Some(i) => i,
+                None => {
+                    memo.push((key, estimate_with(&es, false)));
+                    memo.len() - 1
+                }
+            };
+            let p = plan_with(&sc, c, l, inputs, st, &memo[i].1);
+            if p.fits
+                && best
+                    .as_ref()
+                    .is_none_or(|b| p.tokens_per_s > b.tokens_per_s)
+            {
+                best = Some(p);
+            }
         }
     }
     best

@@ -115,16 +115,11 @@ pub(super) fn profile(f: Framework) -> FrameworkProfile {
             deepspeed_convention: true,
             ..profile(Framework::Transformers)
         },
+        // Plain FSDP shards like torchtune, with transformers' loss.
         Framework::Fsdp => FrameworkProfile {
             loss_bytes_per_logit: HF_LOSS_BYTES_PER_LOGIT,
             loss_text: hf_loss,
-            bnb_saves_layer_inputs: false,
-            upcasts_unquantised_weights: false,
-            checkpoints_in_host_ram: false,
-            shards_with_fsdp: true,
-            deepspeed_convention: false,
-            allocator_reserve: ALLOCATOR_RESERVE_FRACTION,
-            allocator_text: caching,
+            ..profile(Framework::Torchtune)
         },
     }
 }

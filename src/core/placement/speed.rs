@@ -2,10 +2,10 @@
 //! ([`crate::core::speed`]) — the query for a placement, and training throughput.
 
 use super::Job;
-use super::capacity::{Gpus, host_link};
+use super::capacity::Gpus;
 use super::cost::hourly_usd;
 use crate::core::catalog::{Accelerator, Machine};
-use crate::core::estimate::{ComponentKind, Estimate};
+use crate::core::estimate::Estimate;
 use crate::core::fit::{FitSettings, TrainingSpeed};
 use crate::core::scenario::Scenario;
 use crate::core::speed::{Backend, SpeedQuery};
@@ -42,10 +42,10 @@ pub fn query<'a>(
 /// Training throughput, time and cost of the job's scenario over the GPUs `g` (their estimate):
 /// the cluster step model on one node ([`crate::core::cluster::train_plan`]: GEMMs, attention,
 /// element-wise work, the data-parallel reduction or ZeRO/FSDP gathers over the machine's GPU
-/// fabric), with ZeRO-Offload's CPU Adam step and PCIe traffic added to every step.
+/// fabric, ZeRO-Offload's CPU Adam step and PCIe traffic).
 pub fn training(job: &Job, g: &Gpus) -> TrainingSpeed {
     use crate::core::cluster::{Cluster, ClusterInputs, Layout, Sharding, train_plan};
-    let (s, st, est) = (job.s, job.st, g.est);
+    let (s, st) = (job.s, job.st);
     let c = Cluster::new(job.m, g.acc, 1, None);
     let layout = Layout {
         tp: 1,
@@ -60,16 +60,8 @@ pub fn training(job: &Job, g: &Gpus) -> TrainingSpeed {
     };
     let plan = train_plan(s, &c, layout, &inputs, st);
     let tokens_per_step = (s.batch.max(1) * s.context.max(1) * g.count.max(1)) as f64;
-    let mut step = plan.step_seconds;
-    // ZeRO-Offload: the CPU Adam step reads and writes ~16 B/param of host memory per step and the
-    // gradients/parameters cross PCIe (2 + 2 B/param).
-    if est.host_kind(ComponentKind::Optimizer).0 > 0 {
-        let params = est.params.total as f64;
-        let ram_t = params * 16.0
-            / (job.m.ram_bandwidth.bytes_per_sec() * st.speed.cpu_bandwidth_efficiency).max(1.0);
-        let link = host_link(g.acc).bytes_per_sec() * st.speed.pcie_efficiency;
-        step += ram_t + params * 4.0 / link.max(1.0);
-    }
+    // ZeRO-Offload's CPU Adam step and PCIe traffic are part of the plan's step.
+    let step = plan.step_seconds;
     let tokens_per_s = if step > 0.0 {
         tokens_per_step / step
     } else {

@@ -88,6 +88,7 @@ pub(crate) fn render(input: &ReportInput) -> String {
     fit(&mut o, input);
     scenario(&mut o, input);
     o.push_str(&super::report_serving::html(input, |t| html(t).to_string()));
+    o.push_str(&super::report_cluster::html(input, |t| html(t).to_string()));
     launch(&mut o, input);
     constants(&mut o, input);
     footer(&mut o, input);

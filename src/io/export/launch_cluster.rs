@@ -25,7 +25,7 @@ use crate::core::cluster::{
     ClusterCurvePoint, ClusterPick, Layout, ServeEngine, Sharding, TrainPlan,
 };
 use crate::core::precision::WeightPrecision;
-use crate::core::scenario::{Checkpointing, Mode, Scenario};
+use crate::core::scenario::{Checkpointing, Mode, Offload, Scenario};
 use serde_json::json;
 
 /// The port torchrun's rendezvous and Ray's head listen on in the emitted lines (defaults of
@@ -60,6 +60,11 @@ pub fn cluster_launch(
 }
 
 fn training(s: &Scenario, m: &Machine, pick: &ClusterPick, t: &TrainPlan) -> Vec<LaunchSetting> {
+    // The plan's activation checkpointing (the planner may have turned it on to fit).
+    let s = &Scenario {
+        checkpointing: t.checkpointing,
+        ..s.clone()
+    };
     let l = t.layout;
     let gpn = pick.gpus_per_node;
     if l.tp > 1 || l.pp > 1 {
@@ -113,6 +118,15 @@ pub fn deepspeed_config(s: &Scenario, t: &TrainPlan) -> LaunchSetting {
         zero["stage3_prefetch_bucket_size"] = json!(50_000_000_u64);
         zero["stage3_param_persistence_threshold"] = json!(100_000_u64);
         zero["stage3_gather_16bit_weights_on_model_save"] = json!(true);
+    }
+    // ZeRO-Offload (DeepSpeed config docs: `offload_optimizer`, and `offload_param` under
+    // stage 3 only), as the plan's memory and step time count it.
+    let host = json!({ "device": "cpu", "pin_memory": true });
+    if s.offload != Offload::None && stage >= 1 {
+        zero["offload_optimizer"] = host.clone();
+    }
+    if s.offload == Offload::OptimizerParams && stage == 3 {
+        zero["offload_param"] = host;
     }
     let accumulation = t.micro_batches.max(1);
     let mut cfg = json!({
@@ -208,12 +222,14 @@ fsdp_config:
   fsdp_use_orig_params: true
   fsdp_cpu_ram_efficient_loading: true
   fsdp_sync_module_states: true
-  fsdp_offload_params: false
+  fsdp_offload_params: {offload}
   fsdp_activation_checkpointing: {ckpt}
 ",
         nodes = t.nodes,
         procs = t.nodes * gpus_per_node,
         ckpt = s.checkpointing != Checkpointing::None,
+        // FSDP's CPUOffload moves parameters, gradients and the optimizer step to the host.
+        offload = s.offload != Offload::None,
     );
     LaunchSetting {
         runtime: Launcher::AccelerateConfig,

@@ -10,7 +10,7 @@ use crate::core::format::group_digits;
 use std::fmt::Write as _;
 
 /// A fence longer than any run of backticks in `text`.
-fn fence(text: &str) -> String {
+pub(super) fn fence(text: &str) -> String {
     let mut longest = 0;
     let mut run = 0;
     for c in text.chars() {
@@ -52,6 +52,7 @@ pub(crate) fn render(input: &ReportInput) -> String {
     memory(&mut out, input);
     fit(&mut out, input);
     out.push_str(&super::report_serving::markdown(input, md));
+    out.push_str(&super::report_cluster::markdown(input, md));
     constants(&mut out, input);
     launch(&mut out, input);
     footer(&mut out, input);

@@ -12,6 +12,7 @@ pub mod launch_cluster;
 pub mod launch_serving;
 mod markdown;
 pub mod report;
+pub mod report_cluster;
 mod report_fits;
 mod report_scenario;
 pub mod report_serving;

@@ -157,13 +157,15 @@ pub fn render(input: &ReportInput, format: ReportFormat) -> String {
 
 /// The JSON report: the `estimate --json` shape, plus `"recommendations"` (the `recommend
 /// --json` shape), `"fits"` (the `fit --json` shape each), `"scenario"`, `"settings"`,
-/// `"launch"`, `"generated"` and `"version"`.
+/// `"serving"`, `"cluster"` (the `cluster --json` shape per listed machine), `"launch"`,
+/// `"generated"` and `"version"`.
 pub fn report_json(input: &ReportInput) -> Value {
     let mut v = estimate_json(input.estimate);
     v["recommendations"] =
         crate::io::json::recommend_json(input.scenario, &input.recommendations());
     v["fits"] = Value::Array(input.fits.iter().map(fit_json).collect());
     v["serving"] = super::report_serving::json(input);
+    v["cluster"] = super::report_cluster::json(input);
     v["scenario"] = crate::io::json::scenario_json(input.scenario);
     v["settings"] = serde_json::to_value(input.settings).unwrap_or(Value::Null);
     v["launch"] = json!({
