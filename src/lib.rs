@@ -7,3 +7,5 @@ pub mod core;
 #[cfg(feature = "gui")]
 pub mod gui;
 pub mod io;
+#[cfg(feature = "mcp")]
+pub mod mcp;

@@ -81,34 +81,6 @@ fn clap_exit(e: &clap::Error) -> ExitCode {
         let _ = e.print();
         return ExitCode::from(exit::USAGE as u8);
     }
-    eprintln!("headroom: {}", usage_line(&e.render().to_string()));
+    eprintln!("headroom: {}", headroom::cli::app::usage_line(e));
     ExitCode::from(exit::USAGE as u8)
-}
-
-/// clap's rendered error as one line: every line before its "Usage:" block, trimmed and joined
-/// ("the following required arguments were not provided: <FILE>", "invalid value 'q4km' for
-/// '--weights <PRECISION>' [possible values: …] (tip: a similar value exists: 'q4_k_m')").
-fn usage_line(text: &str) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    for l in text.lines() {
-        let t = l.trim();
-        if t.starts_with("Usage:") || t.starts_with("For more information") {
-            break;
-        }
-        if t.is_empty() {
-            continue;
-        }
-        let t = t.strip_prefix("error: ").unwrap_or(t);
-        match t.strip_prefix("tip: ") {
-            Some(tip) => parts.push(format!("(tip: {tip})")),
-            None => parts.push(t.to_string()),
-        }
-    }
-    let line = parts.join(" ");
-    let line = headroom::core::format::one_line(&line).into_owned();
-    if line.is_empty() {
-        "invalid arguments (headroom --help)".into()
-    } else {
-        line
-    }
 }

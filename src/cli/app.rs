@@ -96,6 +96,36 @@ pub(crate) fn json_text<T: serde::Serialize>(v: &T) -> String {
     s
 }
 
+/// clap's rendered error as one line: every line before its "Usage:" block, trimmed and joined
+/// ("the following required arguments were not provided: <FILE>", "invalid value 'q4km' for
+/// '--weights <PRECISION>' [possible values: …] (tip: a similar value exists: 'q4_k_m')"). The
+/// CLI prints it after "headroom: " (exit 2); `headroom mcp` returns it as the tool's error.
+pub fn usage_line(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let mut parts: Vec<String> = Vec::new();
+    for l in text.lines() {
+        let t = l.trim();
+        if t.starts_with("Usage:") || t.starts_with("For more information") {
+            break;
+        }
+        if t.is_empty() {
+            continue;
+        }
+        let t = t.strip_prefix("error: ").unwrap_or(t);
+        match t.strip_prefix("tip: ") {
+            Some(tip) => parts.push(format!("(tip: {tip})")),
+            None => parts.push(t.to_string()),
+        }
+    }
+    let line = parts.join(" ");
+    let line = crate::core::format::one_line(&line).into_owned();
+    if line.is_empty() {
+        "invalid arguments (headroom --help)".into()
+    } else {
+        line
+    }
+}
+
 /// Run the CLI. Returns the text for stdout.
 pub fn run(cli: Cli) -> Result<String, CliError> {
     let (mut cat, warnings) = crate::io::catalog::load_default();
@@ -114,6 +144,7 @@ pub fn run(cli: Cli) -> Result<String, CliError> {
         Some(Command::Detect { json, bench }) => Ok(super::detect::run_with(&cat, json, bench)),
         Some(Command::Serve(a)) => super::serve::run(&a, &mut cat),
         Some(Command::Cluster(a)) => super::cluster::run(&a, &mut cat),
+        Some(Command::Mcp) => mcp(),
         Some(Command::Calibrate { file }) => super::calibrate::command(&file, &cat),
         Some(Command::Catalog { command }) => match command {
             CatalogCommand::List { kind, json } => {
@@ -125,4 +156,21 @@ pub fn run(cli: Cli) -> Result<String, CliError> {
             }
         },
     }
+}
+
+/// `headroom mcp`: serves until the client closes stdin (the protocol owns stdout, so nothing is
+/// returned to print).
+#[cfg(feature = "mcp")]
+fn mcp() -> Result<String, CliError> {
+    crate::mcp::serve()
+        .map(|()| String::new())
+        .map_err(|e| CliError::output(format!("mcp: {e}")))
+}
+
+/// `headroom mcp` in a build without the `mcp` feature.
+#[cfg(not(feature = "mcp"))]
+fn mcp() -> Result<String, CliError> {
+    Err(CliError::usage(
+        "mcp: this build has no MCP server (built without the `mcp` feature)",
+    ))
 }

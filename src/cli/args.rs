@@ -54,6 +54,10 @@ pub enum Command {
     Serve(ServeArgs),
     /// More than one machine: nodes, parallel layout, time and cost of training or serving.
     Cluster(crate::cli::cluster::ClusterArgs),
+    /// Answer an agent: a Model Context Protocol server over stdio (estimate, fit, recommend,
+    /// serve, cluster, report, detect and the catalogs as tools; README "Ask headroom from an
+    /// agent").
+    Mcp,
     /// Fit this machine's speed constants to its own llama-bench output (JSON, CSV or table).
     Calibrate {
         /// llama-bench output: `-o json`, `-o csv` or its default Markdown table.
