@@ -386,3 +386,33 @@ fn report_has_a_cluster_section_only_when_one_machine_is_not_enough() {
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["cluster"], serde_json::json!([]));
 }
+
+/// Serving keeps the asked `--tp` and `--pp` (a user who runs 8 stages over 8 nodes, as in
+/// vllm-project/vllm issue #6938, gets that layout planned, not the planner's choice).
+#[test]
+fn serving_keeps_the_asked_tensor_and_pipeline_sizes() {
+    let cat = cat();
+    let st = FitSettings::default();
+    let m = cat.machine("aws-p4d-24xlarge").unwrap();
+    let acc = cat.accelerator(m.gpu.as_deref().unwrap()).unwrap();
+    let mut s = scenario(&cat, "llama-3-70b");
+    s.set_runtime(Runtime::Vllm, false);
+    s.cluster = ClusterInputs {
+        nodes: Some(8),
+        tp: Some(8),
+        pp: Some(8),
+        ..ClusterInputs::default()
+    };
+    let c = Cluster::new(m, acc, 8, None);
+    let p = serve_plan(&s, &c, ServeEngine::Vllm, &cat, &st);
+    assert!(p.runs());
+    assert_eq!((p.tp, p.pp), (8, 8));
+    s.cluster = ClusterInputs::default();
+    let free = serve_plan(&s, &c, ServeEngine::Vllm, &cat, &st);
+    assert!(free.runs());
+    assert!(
+        free.serving.as_ref().unwrap().machine_users()
+            >= p.serving.as_ref().unwrap().machine_users(),
+        "the planner's own choice holds at least as many users"
+    );
+}

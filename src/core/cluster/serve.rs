@@ -160,10 +160,16 @@ fn vllm(
         c.intra()
     };
     let mut best: Option<(ServingPlan, u64, u64)> = None;
-    for tp in pow2_divisors(c.gpus_per_node).filter(|t| heads.is_multiple_of(*t)) {
+    // The asked sizes (`--tp`, `--pp`) are kept; otherwise every size is tried.
+    let asked = &s.cluster;
+    for tp in pow2_divisors(c.gpus_per_node)
+        .filter(|t| heads.is_multiple_of(*t) && asked.tp.is_none_or(|x| x == *t))
+    {
         // vLLM splits the layers into any number of stages (`get_pp_indices`).
         let n = c.gpus() / tp;
-        for pp in (1..=n.min(s.model.layers.max(1))).filter(|p| n.is_multiple_of(*p)) {
+        for pp in (1..=n.min(s.model.layers.max(1)))
+            .filter(|p| n.is_multiple_of(*p) && asked.pp.is_none_or(|x| x == *p))
+        {
             let stages = Stages {
                 count: pp,
                 hop_latency_s: hop.latency_s,
