@@ -174,13 +174,7 @@ fn size_rows(input: &ReportInput, v: &mut Vec<Row>) {
     let bits = format::bits_trimmed(s.weights.bits_per_weight());
     v.push(row(
         "Weights",
-        if matches!(
-            s.weights,
-            WeightPrecision::Q4KM
-                | WeightPrecision::Q5KM
-                | WeightPrecision::Q3KM
-                | WeightPrecision::Q2K
-        ) {
+        if s.weights.is_mix() {
             format!(
                 "{} ({bits} bits/weight in the bulk tensors; the mix is under Memory)",
                 s.weights.label()
