@@ -183,6 +183,8 @@ fn size_rows(input: &ReportInput, v: &mut Vec<Row>) {
             format!("{} ({bits} bits/weight)", s.weights.label())
         },
     ));
+    let quality = crate::io::catalog::quality();
+    v.push(row("Weights quality", quality.of_weights(s).long()));
     if !training {
         v.push(row(
             "KV cache",
@@ -192,6 +194,7 @@ fn size_rows(input: &ReportInput, v: &mut Vec<Row>) {
                 format!("K {} / V {}", kv_label(s.kv.k), kv_label(s.kv.v))
             },
         ));
+        v.push(row("KV cache quality", quality.of_kv(s).long()));
     }
 }
 
