@@ -129,7 +129,13 @@ fn carry_over_is_marked_and_conservative() {
     let t = quality();
     // Measured on the preset itself.
     let q = t.of_weights(&llama3_8b(W::Q4KM));
-    assert!(matches!(q, Quality::Figure { basis: Basis::Measured, .. }));
+    assert!(matches!(
+        q,
+        Quality::Figure {
+            basis: Basis::Measured,
+            ..
+        }
+    ));
     // Llama 3.1 8B: not measured; of the small models (Llama 2 7B 0.0127, Llama 3 8B 0.0313) the
     // worse one.
     let s = Scenario {
@@ -144,9 +150,15 @@ fn carry_over_is_marked_and_conservative() {
         q => panic!("{q:?}"),
     }
     // A 32B model takes the large class (Llama 3 70B 0.0554 over Llama 2 70B 0.0132).
-    assert_eq!(t.weights(W::Q4KM, None, 32_000_000_000).kld(), Some(0.055418));
+    assert_eq!(
+        t.weights(W::Q4KM, None, 32_000_000_000).kld(),
+        Some(0.055418)
+    );
     // The i-quants were measured on Llama 3 8B only: carried from there for any size.
-    assert_eq!(t.weights(W::Iq4Xs, None, 70_000_000_000).kld(), Some(0.036334));
+    assert_eq!(
+        t.weights(W::Iq4Xs, None, 70_000_000_000).kld(),
+        Some(0.036334)
+    );
     // Without an imatrix row, the imatrix one; with both, the one without (Q2_K: 0.445).
     assert_eq!(kld(W::Q2K), 0.445132);
     // Nothing published for AWQ: unmeasured, never within a floor.

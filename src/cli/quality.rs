@@ -74,7 +74,14 @@ pub fn run(a: &QualityArgs, cat: &mut Catalog) -> Result<String, CliError> {
             best,
         )));
     }
-    Ok(text(&s, machine.as_ref(), a.max_kld, &lines, best, best_any))
+    Ok(text(
+        &s,
+        machine.as_ref(),
+        a.max_kld,
+        &lines,
+        best,
+        best_any,
+    ))
 }
 
 fn lines<'a>(

@@ -211,7 +211,13 @@ impl QualityTable {
     }
 
     /// The figure for `name` on `model` (preset id, if any) of `params` parameters.
-    fn lookup(&self, kind: QualityKind, name: &str, model: Option<&str>, params: u64) -> Quality<'_> {
+    fn lookup(
+        &self,
+        kind: QualityKind,
+        name: &str,
+        model: Option<&str>,
+        params: u64,
+    ) -> Quality<'_> {
         // One row per measured model: without an importance matrix when there is one (the
         // default of llama-quantize, and the conservative figure), else the imatrix row.
         let mut per_model: Vec<&QualityRow> = Vec::new();
@@ -259,9 +265,8 @@ impl QualityTable {
 
     /// The quality of a KV cache of types `kv` on a model.
     pub fn kv(&self, kv: KvTypes, model: Option<&str>, params: u64) -> Quality<'_> {
-        let float = |p: KvPrecision| {
-            matches!(p, KvPrecision::Fp32 | KvPrecision::Fp16 | KvPrecision::Bf16)
-        };
+        let float =
+            |p: KvPrecision| matches!(p, KvPrecision::Fp32 | KvPrecision::Fp16 | KvPrecision::Bf16);
         if float(kv.k) && float(kv.v) {
             return Quality::Reference;
         }
@@ -411,11 +416,16 @@ mod tests {
         // A 9B model: the worse of the small class (a-8b), not the 70B.
         let q = t.weights(w, None, 9_000_000_000);
         assert_eq!(q.kld(), Some(0.03));
-        assert!(matches!(q, Quality::Figure { basis: Basis::CarriedOver(ref f), .. } if f == "A-8B"));
+        assert!(
+            matches!(q, Quality::Figure { basis: Basis::CarriedOver(ref f), .. } if f == "A-8B")
+        );
         // A 32B model: the large class.
         assert_eq!(t.weights(w, None, 32_000_000_000).kld(), Some(0.05));
         assert_eq!(t.weights(WeightPrecision::Bf16, None, 1).kld(), Some(0.0));
-        assert_eq!(t.weights(WeightPrecision::Awq4, None, 1), Quality::Unmeasured);
+        assert_eq!(
+            t.weights(WeightPrecision::Awq4, None, 1),
+            Quality::Unmeasured
+        );
         assert!(!Quality::Unmeasured.within(Some(1.0)));
         assert!(Quality::Unmeasured.within(None));
     }
@@ -427,7 +437,11 @@ mod tests {
         assert_eq!(parse_max_kld("0.1"), Ok(0.1));
         assert!(parse_max_kld("-1").is_err());
         assert!(parse_max_kld("NaN").is_err());
-        assert!(parse_max_kld("superb").unwrap_err().contains("lossless, near, good, usable"));
+        assert!(
+            parse_max_kld("superb")
+                .unwrap_err()
+                .contains("lossless, near, good, usable")
+        );
         assert_eq!(level_of(0.031).map(|l| l.name), Some("good"));
         assert_eq!(level_of(0.5), None);
     }

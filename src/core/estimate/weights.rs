@@ -318,11 +318,7 @@ fn ggml_bytes(t: GgmlType, elements: u64, row: u64) -> u64 {
 
 /// Query heads per KV head (llama.cpp `n_gqa()`), 1 when the shape does not say.
 fn gqa_of(spec: &ModelSpec) -> u64 {
-    if spec.kv_heads == 0 {
-        1
-    } else {
-        (spec.heads / spec.kv_heads).max(1)
-    }
+    spec.heads.checked_div(spec.kv_heads).unwrap_or(1).max(1)
 }
 
 /// Bytes of one tensor group in layer `i` of `n` at precision `p` (total, active).
