@@ -819,3 +819,12 @@ fn training_throughput_rows_parse_and_are_consistent() {
         assert!(r.value > 0.0 && !r.source.is_empty());
     }
 }
+
+#[test]
+fn the_quality_table_is_valid() {
+    // catalogs/quality.ron: every row names a known precision and a built-in preset, cites a
+    // source and holds figures in range (tests/quality.rs checks the values against the sources).
+    let (name, text) = headroom::io::catalog::QUALITY_FILE;
+    let t = headroom::io::catalog::parse_quality(name, text).unwrap_or_else(|e| panic!("{e}"));
+    assert!(t.quality.len() >= 30);
+}

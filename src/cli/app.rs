@@ -144,6 +144,7 @@ pub fn run(cli: Cli) -> Result<String, CliError> {
         Some(Command::Detect { json, bench }) => Ok(super::detect::run_with(&cat, json, bench)),
         Some(Command::Serve(a)) => super::serve::run(&a, &mut cat),
         Some(Command::Cluster(a)) => super::cluster::run(&a, &mut cat),
+        Some(Command::Quality(a)) => super::quality::run(&a, &mut cat),
         Some(Command::Mcp) => mcp(),
         Some(Command::Calibrate { file }) => super::calibrate::command(&file, &cat),
         Some(Command::Catalog { command }) => match command {

@@ -63,6 +63,9 @@ pub enum Command {
         /// llama-bench output: `-o json`, `-o csv` or its default Markdown table.
         file: std::path::PathBuf,
     },
+    /// What each weight precision costs in quality (published KLD), its size, and with
+    /// --machine whether it fits and the best-quality one that does.
+    Quality(crate::cli::quality::QualityArgs),
     /// The built-in and user catalogs.
     Catalog {
         #[command(subcommand)]
@@ -292,6 +295,11 @@ pub struct FitArgs {
     /// Only the machines the scenario fits on.
     #[arg(long)]
     pub fits_only: bool,
+    /// A quality floor: the largest mean KL divergence the weights may cost (a number such as
+    /// 0.05, or lossless, near, good, usable); the output says when the chosen precision is
+    /// past it.
+    #[arg(long, value_name = "KLD|LEVEL", value_parser = crate::core::quality::parse_max_kld)]
+    pub max_kld: Option<f64>,
     #[command(flatten)]
     pub rows: MachineRows,
 }

@@ -16,11 +16,27 @@ pub fn run(a: &EstimateArgs, cat: &Catalog) -> Result<String, CliError> {
             .map_err(|e| CliError::output(format!("--save-scenario: {e}")))?;
     }
     let e = estimate(&s);
+    let table = crate::io::catalog::quality();
     if a.json {
-        Ok(super::app::json_text(&crate::io::json::estimate_json(&e)))
+        let mut v = crate::io::json::estimate_json(&e);
+        v["quality"] = crate::io::json::scenario_quality_json(&s, table);
+        Ok(super::app::json_text(&v))
     } else {
-        Ok(estimate_table(&s, &e))
+        let mut o = estimate_table(&s, &e);
+        o.push_str(&quality_lines(&s, table));
+        Ok(o)
     }
+}
+
+/// "quality: weights …" and "quality: KV …" lines (estimate, fit).
+pub fn quality_lines(s: &Scenario, t: &crate::core::quality::QualityTable) -> String {
+    format!(
+        "quality: weights {}: {}\nquality: KV {}: {}\n",
+        s.weights.label(),
+        t.of_weights(s).long(),
+        s.kv.cli_name(),
+        t.of_kv(s).long()
+    )
 }
 
 /// The readable table of `headroom estimate`.

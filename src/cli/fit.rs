@@ -25,12 +25,16 @@ pub fn run(a: &FitArgs, cat: &mut Catalog) -> Result<String, CliError> {
         plan_all(&s, &rs, cat, &st)
     };
     let plan_of = |r: &FitResult| plans.iter().find(|p| p.machine == r.machine);
+    let table = crate::io::catalog::quality();
+    let weights_quality = table.of_weights(&s);
     if a.rows.json {
         let v: Vec<_> = rs
             .iter()
             .map(|r| {
                 let mut v = crate::io::json::fit_json(r);
                 v["serving"] = crate::io::json::fit_serving_json(plan_of(r));
+                v["quality"] = crate::io::json::scenario_quality_json(&s, table);
+                v["within_max_kld"] = a.max_kld.map(|_| weights_quality.within(a.max_kld)).into();
                 v
             })
             .collect();
@@ -49,6 +53,15 @@ pub fn run(a: &FitArgs, cat: &mut Catalog) -> Result<String, CliError> {
             out.push_str(&format!(
                 "$/1M tok: one user alone; $/1M served: at the most users that meet the serving target ({}; `headroom serve` for the plan).\n",
                 super::serve::target_text(&s)
+            ));
+        }
+        out.push_str(&super::estimate::quality_lines(&s, table));
+        if let Some(k) = a.max_kld.filter(|_| !weights_quality.within(a.max_kld)) {
+            out.push_str(&format!(
+                "note: every fit above needs {}, past the quality floor (KLD {}): `headroom quality --machine ID --max-kld {}` for the best precision within it\n",
+                s.weights.label(),
+                format::sig3(k),
+                format::sig3(k)
             ));
         }
         Ok(out)

@@ -10,6 +10,7 @@ use super::placement::experts::ExpertSplit;
 use super::placement::note::Note;
 use super::placement::{self, Job, Placement, Run};
 use super::precision::WeightPrecision;
+use super::quality::QualityTable;
 use super::scenario::{Runtime, Scenario, SplitStyle};
 use super::speed::bench::{Benchmark, Calibration, Measured, measured_for};
 use super::speed::{Backend, MultiGpu, Speed, SpeedConstants};
@@ -524,6 +525,36 @@ pub fn solve_precision(
             true,
         )
     })
+}
+
+/// The best-quality weight precision that fits the scenario on the GPU(s) of `m` at its context
+/// and KV cache: precisions tried from the smallest published KLD up (`core::quality`; the
+/// 16-bit reference first, unmeasured precisions never), within `max_kld` when set. With the
+/// precision, its KLD.
+pub fn solve_best_quality(
+    s: &Scenario,
+    m: &Machine,
+    cat: &Catalog,
+    st: &FitSettings,
+    table: &QualityTable,
+    max_kld: Option<f64>,
+) -> Option<(WeightPrecision, f64)> {
+    let (id, params) = crate::core::quality::model_of(s);
+    crate::core::quality::ranked_weights(table, id, params)
+        .into_iter()
+        .filter(|(_, k)| max_kld.is_none_or(|m| *k <= m))
+        .find(|&(p, _)| {
+            fits(
+                &Scenario {
+                    weights: p,
+                    ..s.clone()
+                },
+                m,
+                cat,
+                st,
+                true,
+            )
+        })
 }
 
 /// The fewest GPUs of accelerator `acc_id` that hold the scenario (tensor parallel or ZeRO over

@@ -14,6 +14,8 @@
 //! - **Prices** ([`usd`], [`usd_per_hour`]): "$1,234", "$12.34", then three significant figures
 //!   below $1: "$0.526", "$0.0123"; purchases in whole dollars ([`usd_whole`]): "$1,999".
 //! - **Bandwidth** ([`bandwidth`]): whole GB/s as vendors print them, "1008 GB/s".
+//! - **Quality figures** ([`sig3`], [`signed_sig3`]): three significant figures, "KLD 0.0313",
+//!   "ΔPPL +0.175"; top-token agreement ([`percent_tenths`]) "91.9 %".
 //! - A value that does not exist or is not finite (NaN, ±∞, a rate of 0) is [`MISSING`], "—".
 
 use super::units::{Bytes, GbPerSec};
@@ -213,6 +215,37 @@ pub fn bandwidth(b: GbPerSec) -> String {
 pub fn percent(f: f64) -> String {
     if f.is_finite() {
         format!("{:.0} %", f * 100.0)
+    } else {
+        MISSING.into()
+    }
+}
+
+/// A quality figure (a mean KL divergence, a perplexity) with three significant figures:
+/// "0.0313", "0.000980", "0.445", "1.39", "14.1"; "0" for zero, [`MISSING`] when not finite.
+pub fn sig3(x: f64) -> String {
+    if !x.is_finite() {
+        return MISSING.into();
+    }
+    if x == 0.0 {
+        return "0".into();
+    }
+    let decimals = (2 - x.abs().log10().floor() as i32).clamp(0, 9) as usize;
+    format!("{x:.decimals$}")
+}
+
+/// A signed quality difference (ΔPPL) with three significant figures: "+0.175", "−0.0021".
+pub fn signed_sig3(x: f64) -> String {
+    if !x.is_finite() {
+        return MISSING.into();
+    }
+    let sign = if x < 0.0 { "\u{2212}" } else { "+" };
+    format!("{sign}{}", sig3(x.abs()))
+}
+
+/// A percentage already in percent, with one decimal: 91.901 → "91.9 %".
+pub fn percent_tenths(p: f64) -> String {
+    if p.is_finite() {
+        format!("{p:.1} %")
     } else {
         MISSING.into()
     }

@@ -29,6 +29,20 @@ impl GgmlType {
     pub const Q5K: GgmlType = GGML_TYPES[13];
     pub const Q6K: GgmlType = GGML_TYPES[14];
     pub const BF16: GgmlType = GGML_TYPES[30];
+    /// `block_iq2_xxs`: fp16 d + 32 uint16 qs = 66 bytes per 256 weights (2.0625 bits).
+    pub const IQ2_XXS: GgmlType = GGML_TYPES[16];
+    /// `block_iq2_xs`: fp16 d + 32 uint16 qs + 8 scale bytes = 74 bytes (2.3125 bits).
+    pub const IQ2_XS: GgmlType = GGML_TYPES[17];
+    /// `block_iq3_xxs`: fp16 d + 3·256/8 bytes = 98 bytes (3.0625 bits).
+    pub const IQ3_XXS: GgmlType = GGML_TYPES[18];
+    /// `block_iq4_nl`: fp16 d + 16 nibble bytes per 32 weights = 18 bytes (4.5 bits).
+    pub const IQ4_NL: GgmlType = GGML_TYPES[20];
+    /// `block_iq3_s`: fp16 d + 64 qs + 8 qh + 32 signs + 4 scales = 110 bytes (3.4375 bits).
+    pub const IQ3_S: GgmlType = GGML_TYPES[21];
+    /// `block_iq2_s`: fp16 d + 64 qs + 8 qh + 8 scales = 82 bytes (2.5625 bits).
+    pub const IQ2_S: GgmlType = GGML_TYPES[22];
+    /// `block_iq4_xs`: fp16 d + uint16 scales_h + 4 scales_l + 128 qs = 136 bytes (4.25 bits).
+    pub const IQ4_XS: GgmlType = GGML_TYPES[23];
     /// OCP Microscaling FP4 (`GGML_TYPE_MXFP4` = 39 in ggml/include/ggml.h): `block_mxfp4` in
     /// ggml-common.h holds one E8M0 scale byte and 16 bytes of packed E2M1 values per 32
     /// weights = 17 bytes, 4.25 bits per weight.

@@ -14,6 +14,7 @@ pub mod model;
 pub mod model_limits;
 pub mod placement;
 pub mod precision;
+pub mod quality;
 pub mod recommend;
 pub mod scenario;
 pub mod serving;

@@ -30,6 +30,17 @@ pub enum WeightPrecision {
     Q4_0,
     Q3KM,
     Q2K,
+    /// llama.cpp i-quants (file types `IQ4_XS`, `IQ4_NL`, `IQ3_M`, `IQ3_XXS`, `IQ2_M`, `IQ2_XS`,
+    /// `IQ2_XXS`), sized as llama-quantize writes them with an importance matrix (`--imatrix`;
+    /// IQ2_XXS and IQ2_XS refuse to quantise without one). Block layouts: `block_iq4_xs` and
+    /// friends in ggml-common.h (see [`GgmlType`]); the mixes: [`WeightPrecision::ggml_type_in`].
+    Iq4Xs,
+    Iq4Nl,
+    Iq3M,
+    Iq3Xxs,
+    Iq2M,
+    Iq2Xs,
+    Iq2Xxs,
     /// MXFP4 as gpt-oss ships it: the routed experts' matrices in MXFP4 (4.25 bits), everything
     /// else in BF16 (openai/gpt-oss-120b config.json `quantization_config`: `quant_method:
     /// mxfp4`, `modules_to_not_convert`: self_attn, router, embed_tokens, lm_head). A dense
@@ -58,7 +69,7 @@ pub enum TensorClass {
 }
 
 impl WeightPrecision {
-    pub const ALL: [WeightPrecision; 20] = [
+    pub const ALL: [WeightPrecision; 27] = [
         WeightPrecision::Fp32,
         WeightPrecision::Fp16,
         WeightPrecision::Bf16,
@@ -77,6 +88,13 @@ impl WeightPrecision {
         WeightPrecision::Q4_0,
         WeightPrecision::Q3KM,
         WeightPrecision::Q2K,
+        WeightPrecision::Iq4Xs,
+        WeightPrecision::Iq4Nl,
+        WeightPrecision::Iq3M,
+        WeightPrecision::Iq3Xxs,
+        WeightPrecision::Iq2M,
+        WeightPrecision::Iq2Xs,
+        WeightPrecision::Iq2Xxs,
         WeightPrecision::Mxfp4,
         WeightPrecision::Fp8Block,
     ];
@@ -102,6 +120,13 @@ impl WeightPrecision {
             WeightPrecision::Q4_0 => "q4_0",
             WeightPrecision::Q3KM => "q3_k_m",
             WeightPrecision::Q2K => "q2_k",
+            WeightPrecision::Iq4Xs => "iq4_xs",
+            WeightPrecision::Iq4Nl => "iq4_nl",
+            WeightPrecision::Iq3M => "iq3_m",
+            WeightPrecision::Iq3Xxs => "iq3_xxs",
+            WeightPrecision::Iq2M => "iq2_m",
+            WeightPrecision::Iq2Xs => "iq2_xs",
+            WeightPrecision::Iq2Xxs => "iq2_xxs",
             WeightPrecision::Mxfp4 => "mxfp4",
             WeightPrecision::Fp8Block => "fp8-block",
         }
@@ -150,6 +175,13 @@ impl WeightPrecision {
             WeightPrecision::Q4_0 => "GGUF Q4_0",
             WeightPrecision::Q3KM => "GGUF Q3_K_M",
             WeightPrecision::Q2K => "GGUF Q2_K",
+            WeightPrecision::Iq4Xs => "GGUF IQ4_XS",
+            WeightPrecision::Iq4Nl => "GGUF IQ4_NL",
+            WeightPrecision::Iq3M => "GGUF IQ3_M",
+            WeightPrecision::Iq3Xxs => "GGUF IQ3_XXS",
+            WeightPrecision::Iq2M => "GGUF IQ2_M",
+            WeightPrecision::Iq2Xs => "GGUF IQ2_XS",
+            WeightPrecision::Iq2Xxs => "GGUF IQ2_XXS",
             WeightPrecision::Mxfp4 => "MXFP4 (experts; BF16 rest)",
             WeightPrecision::Fp8Block => "FP8 block-scaled (128×128)",
         }
@@ -166,6 +198,41 @@ impl WeightPrecision {
                 | WeightPrecision::Q4_0
                 | WeightPrecision::Q3KM
                 | WeightPrecision::Q2K
+                | WeightPrecision::Iq4Xs
+                | WeightPrecision::Iq4Nl
+                | WeightPrecision::Iq3M
+                | WeightPrecision::Iq3Xxs
+                | WeightPrecision::Iq2M
+                | WeightPrecision::Iq2Xs
+                | WeightPrecision::Iq2Xxs
+        )
+    }
+
+    /// Whether this GGUF file type is a mix (some tensors at other types than the bulk), as the
+    /// k-quant `_M` types, Q2_K and the i-quants are.
+    pub const fn is_mix(self) -> bool {
+        self.is_gguf()
+            && !matches!(
+                self,
+                WeightPrecision::Q8_0
+                    | WeightPrecision::Q6K
+                    | WeightPrecision::Q5_0
+                    | WeightPrecision::Q4_0
+            )
+    }
+
+    /// Whether llama.cpp's mix for this file type gives tensors different types by layer index
+    /// (the estimate then sums layer by layer instead of once per kind of layer).
+    pub const fn mixes_by_layer(self) -> bool {
+        matches!(
+            self,
+            WeightPrecision::Q4KM
+                | WeightPrecision::Q5KM
+                | WeightPrecision::Q3KM
+                | WeightPrecision::Iq3M
+                | WeightPrecision::Iq2M
+                | WeightPrecision::Iq2Xs
+                | WeightPrecision::Iq2Xxs
         )
     }
 
@@ -213,10 +280,20 @@ impl WeightPrecision {
     /// The ggml type llama.cpp's `llama_tensor_get_type` (src/llama-quant.cpp) gives a tensor
     /// of class `c` in layer `i` of `n` for this file type. Only meaningful for GGUF precisions.
     pub fn ggml_type_for(self, c: TensorClass, i: u64, n: u64) -> GgmlType {
+        self.ggml_type_in(c, i, n, 1)
+    }
+
+    /// [`Self::ggml_type_for`] on a model whose query heads share each KV head `gqa` times
+    /// (`n_gqa()` in llama.cpp: heads / kv_heads): the i-quant mixes keep `attn_v` at more bits
+    /// when `gqa` ≥ 4 (the tensor is then 4× smaller than `attn_q`).
+    pub fn ggml_type_in(self, c: TensorClass, i: u64, n: u64, gqa: u64) -> GgmlType {
         use GgmlType as G;
         use TensorClass as T;
         if c == T::Small {
             return G::F32;
+        }
+        if let Some(t) = self.iquant_type(c, i, n, gqa >= 4) {
+            return t;
         }
         // use_more_bits(i, n) = i < n/8 || i >= 7n/8 || (i - n/8) % 3 == 2
         let more = i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;
@@ -252,6 +329,8 @@ impl WeightPrecision {
             },
             WeightPrecision::Q2K => match c {
                 T::Output => G::Q6K,
+                // llama-quant.cpp: attn_v at Q4_K when 4+ query heads share a KV head.
+                T::AttnV if gqa >= 4 => G::Q4K,
                 T::AttnV | T::FfnDown | T::AttnOut => G::Q3K,
                 T::TokenEmbedding => G::Q2K,
                 _ => G::Q2K,
@@ -260,6 +339,49 @@ impl WeightPrecision {
             WeightPrecision::Bf16 => G::BF16,
             _ => G::F16,
         }
+    }
+
+    /// The i-quant mixes of `llama_tensor_get_type_impl` (src/llama-quant.cpp, ggml-org/llama.cpp
+    /// commit 007dbbf) for a dense model quantised with an importance matrix: default types from
+    /// `llama_model_quantize_impl` (IQ3_M → IQ3_S, IQ2_M → IQ2_S), output at Q5_K for the 2- and
+    /// 3-bit types and Q6_K otherwise, and the per-category bumps. `None` for other precisions.
+    fn iquant_type(self, c: TensorClass, i: u64, n: u64, gqa4: bool) -> Option<GgmlType> {
+        use GgmlType as G;
+        use TensorClass as T;
+        let bulk = match self {
+            WeightPrecision::Iq4Xs => G::IQ4_XS,
+            WeightPrecision::Iq4Nl => G::IQ4_NL,
+            WeightPrecision::Iq3M => G::IQ3_S,
+            WeightPrecision::Iq3Xxs => G::IQ3_XXS,
+            WeightPrecision::Iq2M => G::IQ2_S,
+            WeightPrecision::Iq2Xs => G::IQ2_XS,
+            WeightPrecision::Iq2Xxs => G::IQ2_XXS,
+            _ => return None,
+        };
+        let two_bit = matches!(
+            self,
+            WeightPrecision::Iq2M | WeightPrecision::Iq2Xs | WeightPrecision::Iq2Xxs
+        );
+        let first_eighth = i < n / 8;
+        Some(match (self, c) {
+            (_, T::Output) if two_bit || self == WeightPrecision::Iq3Xxs => G::Q5K,
+            (_, T::Output) => G::Q6K,
+            (WeightPrecision::Iq2Xs | WeightPrecision::Iq2Xxs, T::TokenEmbedding) => G::Q2K,
+            (WeightPrecision::Iq2M | WeightPrecision::Iq3Xxs, T::TokenEmbedding) => G::IQ3_S,
+            (_, T::AttnV) if two_bit && gqa4 => G::Q4K,
+            (WeightPrecision::Iq2M, T::AttnV) => G::IQ3_S,
+            (_, T::AttnV) if two_bit => G::Q2K,
+            (WeightPrecision::Iq2M, T::FfnDown) if first_eighth => G::IQ3_S,
+            (_, T::FfnDown) if two_bit && first_eighth => G::Q2K,
+            (WeightPrecision::Iq2M, T::AttnOut) => G::IQ3_S,
+            (WeightPrecision::Iq3Xxs, T::AttnV) if gqa4 => G::Q4K,
+            (WeightPrecision::Iq3Xxs, T::AttnK | T::AttnQ) => G::IQ2_S,
+            (WeightPrecision::Iq3Xxs, T::AttnOut) => G::IQ3_S,
+            (WeightPrecision::Iq3M, T::AttnV | T::AttnOut) => G::Q4K,
+            (WeightPrecision::Iq3M, T::FfnDown) if first_eighth => G::Q4K,
+            (WeightPrecision::Iq4Xs | WeightPrecision::Iq4Nl, T::AttnV) if gqa4 => G::Q5K,
+            _ => bulk,
+        })
     }
 
     /// One line saying which tensors the mix keeps at which type (for tooltips and reports).
@@ -275,13 +397,28 @@ impl WeightPrecision {
                 "Q3_K bulk; attn_v at Q5_K (first 2 layers) / Q4_K; ffn_down at Q5_K (first 1/16) / Q4_K; attn_output Q4_K; output Q6_K (llama-quant.cpp)"
             }
             WeightPrecision::Q2K => {
-                "Q2_K bulk; attn_v, attn_output and ffn_down at Q3_K; output Q6_K (llama-quant.cpp)"
+                "Q2_K bulk; attn_v at Q4_K when 4+ query heads share a KV head, else Q3_K; attn_output and ffn_down at Q3_K; output Q6_K (llama-quant.cpp)"
             }
             WeightPrecision::Q4_0 | WeightPrecision::Q5_0 => {
                 "all matrices at the file type, output at Q6_K, norms F32 (llama-quant.cpp)"
             }
             WeightPrecision::Q8_0 | WeightPrecision::Q6K => {
                 "all matrices at the file type, norms F32"
+            }
+            WeightPrecision::Iq4Xs | WeightPrecision::Iq4Nl => {
+                "IQ4 bulk; attn_v at Q5_K when 4+ query heads share a KV head; output Q6_K; norms F32 (llama-quant.cpp, with an imatrix)"
+            }
+            WeightPrecision::Iq3M => {
+                "IQ3_S bulk; attn_v and attn_output at Q4_K; ffn_down at Q4_K in the first eighth; output Q6_K (llama-quant.cpp, with an imatrix)"
+            }
+            WeightPrecision::Iq3Xxs => {
+                "IQ3_XXS bulk; attn_q/attn_k at IQ2_S; attn_output and token_embd IQ3_S; attn_v Q4_K when 4+ query heads share a KV head; output Q5_K (llama-quant.cpp, with an imatrix)"
+            }
+            WeightPrecision::Iq2M => {
+                "IQ2_S bulk; attn_output, token_embd and the first eighth of ffn_down at IQ3_S; attn_v Q4_K (4+ query heads per KV head) or IQ3_S; output Q5_K (llama-quant.cpp, with an imatrix)"
+            }
+            WeightPrecision::Iq2Xs | WeightPrecision::Iq2Xxs => {
+                "IQ2 bulk; token_embd and the first eighth of ffn_down at Q2_K; attn_v Q4_K (4+ query heads per KV head) or Q2_K; output Q5_K (llama-quant.cpp, needs an imatrix)"
             }
             WeightPrecision::Int8
             | WeightPrecision::Nf4

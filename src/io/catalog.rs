@@ -10,6 +10,8 @@
 
 use crate::core::catalog::{Accelerator, Catalog, Machine, MemoryKind, ModelPreset, Price};
 use crate::core::format::one_line;
+use crate::core::precision::{KvTypes, WeightPrecision};
+use crate::core::quality::{QualityKind, QualityTable};
 use crate::core::speed::bench::Benchmark;
 use serde::Deserialize;
 use std::fmt;
@@ -47,6 +49,102 @@ pub const BUILTIN_FILES: [(&str, &str); 7] = [
         include_str!("../../catalogs/benchmarks.ron"),
     ),
 ];
+
+/// The built-in quality measurements (`catalogs/quality.ron`): what each precision costs.
+pub const QUALITY_FILE: (&str, &str) = (
+    "catalogs/quality.ron",
+    include_str!("../../catalogs/quality.ron"),
+);
+
+/// The built-in quality table, parsed once (checked by the test suite: `tests/catalog.rs`).
+pub fn quality() -> &'static QualityTable {
+    static TABLE: OnceLock<QualityTable> = OnceLock::new();
+    TABLE.get_or_init(|| match parse_quality(QUALITY_FILE.0, QUALITY_FILE.1) {
+        Ok(t) => t,
+        Err(e) => panic!("the built-in quality table is invalid:\n{e}"),
+    })
+}
+
+/// Parses and validates a quality table: every row names a known precision and a built-in model
+/// preset, cites a source, and holds finite figures in their ranges.
+pub fn parse_quality(name: &str, text: &str) -> Result<QualityTable, CatalogError> {
+    let t: QualityTable = ron_options()
+        .from_str(text)
+        .map_err(|e| CatalogError::Syntax {
+            file: name.into(),
+            line: e.span.start.line,
+            col: e.span.start.col,
+            message: e.code.to_string(),
+        })?;
+    let msgs = check_quality(&t, builtin());
+    if msgs.is_empty() {
+        return Ok(t);
+    }
+    let problems = msgs
+        .into_iter()
+        .map(|(id, message)| Problem {
+            file: name.into(),
+            position: text
+                .find(&format!("id: \"{id}\""))
+                .map(|at| line_col(text, at)),
+            message,
+        })
+        .collect();
+    Err(CatalogError::Invalid {
+        file: name.into(),
+        problems,
+    })
+}
+
+/// The problems of a quality table, as (row id, message).
+pub fn check_quality(t: &QualityTable, cat: &Catalog) -> Vec<(String, String)> {
+    let mut errs = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for r in &t.quality {
+        let mut e = |m: String| errs.push((r.id.clone(), format!("quality {}: {m}", r.id)));
+        if r.id.trim().is_empty() || !seen.insert(r.id.as_str()) {
+            e("empty or duplicate id".into());
+        }
+        let known = match r.kind {
+            QualityKind::Weights => WeightPrecision::from_cli(&r.precision).is_some(),
+            QualityKind::Kv => KvTypes::parse(&r.precision).is_some(),
+        };
+        if !known {
+            e(format!("unknown precision '{}'", r.precision));
+        }
+        if cat.model(&r.model).is_none() {
+            e(format!("model '{}' is not a catalog preset", r.model));
+        }
+        for (field, v) in [
+            ("source", &r.source),
+            ("detail", &r.detail),
+            ("model_name", &r.model_name),
+            ("baseline", &r.baseline),
+            ("dataset", &r.dataset),
+        ] {
+            if v.trim().is_empty() {
+                e(format!("{field} is empty"));
+            }
+        }
+        let finite = |x: Option<f64>| x.is_none_or(f64::is_finite);
+        if !(r.params_b.is_finite() && r.params_b > 0.0) || r.context == 0 {
+            e("params_b and context must be positive".into());
+        }
+        if r.kld.is_some_and(|k| !(k.is_finite() && k >= 0.0)) || !finite(r.delta_ppl) {
+            e("kld must be finite and ≥ 0, delta_ppl finite".into());
+        }
+        if r.same_top_pct.is_some_and(|p| !(0.0..=100.0).contains(&p))
+            || !positive_when_set(r.ppl)
+            || !positive_when_set(r.size_gib)
+        {
+            e("same_top_pct must be 0–100, ppl and size_gib positive".into());
+        }
+        if r.kld.is_none() && r.delta_ppl.is_none() && r.same_top_pct.is_none() {
+            e("no figure (kld, delta_ppl or same_top_pct)".into());
+        }
+    }
+    errs
+}
 
 /// Spec fields a model entry must write: left out, they would take Llama 3 8B's values.
 pub const REQUIRED_SPEC_FIELDS: [&str; 8] = [

@@ -51,6 +51,46 @@ pub fn estimate_json(e: &Estimate) -> Value {
     })
 }
 
+/// One precision's quality: `{"precision", "status": "reference" | "measured" | "carried_over" |
+/// "unmeasured", "kld", "delta_ppl", "ppl", "same_top_pct", "baseline", "measured_on" (the
+/// source's model name), "measured_on_id" (its preset), "imatrix", "dataset", "context",
+/// "source", "row"}`; figures `null` when not published.
+pub fn quality_json(precision: &str, q: &crate::core::quality::Quality) -> Value {
+    use crate::core::quality::Quality;
+    match q {
+        Quality::Reference => json!({
+            "precision": precision, "status": "reference", "kld": 0.0, "delta_ppl": null,
+            "ppl": null, "same_top_pct": null, "baseline": null, "measured_on": null,
+            "measured_on_id": null, "imatrix": null, "dataset": null, "context": null,
+            "source": null, "row": null,
+        }),
+        Quality::Figure { row, basis } => json!({
+            "precision": precision, "status": basis.key(), "kld": row.kld,
+            "delta_ppl": row.delta_ppl, "ppl": row.ppl, "same_top_pct": row.same_top_pct,
+            "baseline": row.baseline, "measured_on": row.model_name, "measured_on_id": row.model,
+            "imatrix": row.imatrix, "dataset": row.dataset, "context": row.context,
+            "source": row.source, "row": row.id,
+        }),
+        Quality::Unmeasured => json!({
+            "precision": precision, "status": "unmeasured", "kld": null, "delta_ppl": null,
+            "ppl": null, "same_top_pct": null, "baseline": null, "measured_on": null,
+            "measured_on_id": null, "imatrix": null, "dataset": null, "context": null,
+            "source": null, "row": null,
+        }),
+    }
+}
+
+/// The scenario's quality: `{"weights": quality_json, "kv": quality_json}`.
+pub fn scenario_quality_json(
+    s: &crate::core::scenario::Scenario,
+    t: &crate::core::quality::QualityTable,
+) -> Value {
+    json!({
+        "weights": quality_json(s.weights.cli_name(), &t.of_weights(s)),
+        "kv": quality_json(&s.kv.cli_name(), &t.of_kv(s)),
+    })
+}
+
 /// One machine's fit: `{"machine", "name", "kind", "verdict", "gpu_layers", "total_layers",
 /// "headroom_bytes", "decode_tokens_per_s", "prefill_tokens_per_s", "usd_per_million_tokens"}`,
 /// plus `speed_backend` (the throughput profile used) and `measured` (a published measurement of

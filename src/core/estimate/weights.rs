@@ -316,14 +316,20 @@ fn ggml_bytes(t: GgmlType, elements: u64, row: u64) -> u64 {
         .saturating_add(t.bytes_for(elements % row))
 }
 
+/// Query heads per KV head (llama.cpp `n_gqa()`), 1 when the shape does not say.
+fn gqa_of(spec: &ModelSpec) -> u64 {
+    spec.heads.checked_div(spec.kv_heads).unwrap_or(1).max(1)
+}
+
 /// Bytes of one tensor group in layer `i` of `n` at precision `p` (total, active).
 /// `moe_model`: whether the model has routed experts (MXFP4 then quantises only those).
+/// `gqa`: query heads per KV head (the i-quant mixes keep `attn_v` at more bits from 4 on).
 pub(super) fn group_bytes(
     p: WeightPrecision,
     g: &TensorGroup,
-    i: u64,
-    n: u64,
+    (i, n): (u64, u64),
     moe_model: bool,
+    gqa: u64,
 ) -> (u64, u64) {
     let (class, elements, active, row) = (g.class, g.elements, g.active_elements, g.row);
     if p.is_gguf()
@@ -332,7 +338,7 @@ pub(super) fn group_bytes(
             WeightPrecision::Fp32 | WeightPrecision::Fp16 | WeightPrecision::Bf16
         )
     {
-        let t = p.ggml_type_for(class, i, n);
+        let t = p.ggml_type_in(class, i, n, gqa);
         // HF checkpoints keep norms in the model dtype; GGUF keeps them at F32.
         let t = if class == TensorClass::Small && !p.is_gguf() {
             match p {
@@ -413,10 +419,7 @@ pub fn routed_experts(spec: &ModelSpec, p: WeightPrecision) -> Vec<RoutedExperts
             })
             .collect();
     }
-    let mixes = matches!(
-        p,
-        WeightPrecision::Q4KM | WeightPrecision::Q5KM | WeightPrecision::Q3KM
-    );
+    let mixes = p.mixes_by_layer();
     let mut out = Vec::new();
     let one = |i: u64| -> RoutedExperts {
         let mut r = RoutedExperts {
@@ -424,7 +427,7 @@ pub fn routed_experts(spec: &ModelSpec, p: WeightPrecision) -> Vec<RoutedExperts
             ..RoutedExperts::default()
         };
         for g in spec.layer_tensors(i).iter().filter(|g| g.routed) {
-            let (t, a) = group_bytes(p, g, i, n, true);
+            let (t, a) = group_bytes(p, g, (i, n), true, gqa_of(spec));
             r.bytes = r.bytes.saturating_add(t);
             r.active_bytes = r.active_bytes.saturating_add(a);
             r.active_elements = r.active_elements.saturating_add(g.active_elements);
@@ -542,19 +545,17 @@ fn sum_tensors(spec: &ModelSpec, p: WeightPrecision, explain: bool) -> WeightSum
 /// largest layer).
 fn layer_sums(spec: &ModelSpec, p: WeightPrecision) -> (u64, u64, u64) {
     let n = spec.layers;
+    let gqa = gqa_of(spec);
     let moe_model = spec.moe.as_ref().is_some_and(|m| m.experts > 0);
     // Per-layer sums. Layers differ only by MoE/dense kind and by the k-quant mixes' layer index.
-    let mixes = matches!(
-        p,
-        WeightPrecision::Q4KM | WeightPrecision::Q5KM | WeightPrecision::Q3KM
-    );
+    let mixes = p.mixes_by_layer();
     let mut layer_total = 0u64;
     let mut layer_active = 0u64;
     let mut largest = 0u64;
     let mut sum_layer = |i: u64, mult: u64| {
         let (mut t, mut a) = (0u64, 0u64);
         for g in spec.layer_tensors(i) {
-            let (gt, ga) = group_bytes(p, &g, i, n, moe_model);
+            let (gt, ga) = group_bytes(p, &g, (i, n), moe_model, gqa);
             t = t.saturating_add(gt);
             a = a.saturating_add(ga);
         }
@@ -577,11 +578,12 @@ fn layer_sums(spec: &ModelSpec, p: WeightPrecision) -> (u64, u64, u64) {
 /// Bytes of the tensors outside the layers at precision `p`: (all of them, what a token reads).
 fn outer_sums(spec: &ModelSpec, p: WeightPrecision) -> (u64, u64) {
     let n = spec.layers;
+    let gqa = gqa_of(spec);
     let moe_model = spec.moe.as_ref().is_some_and(|m| m.experts > 0);
     let mut outer = 0u64;
     let mut outer_read = 0u64;
     for g in spec.outer_tensors() {
-        let (t, _) = group_bytes(p, &g, 0, n, moe_model);
+        let (t, _) = group_bytes(p, &g, (0, n), moe_model, gqa);
         outer = outer.saturating_add(t);
         if g.class != TensorClass::TokenEmbedding {
             outer_read = outer_read.saturating_add(t);
@@ -594,7 +596,7 @@ fn outer_sums(spec: &ModelSpec, p: WeightPrecision) -> (u64, u64) {
             active_elements: emb.elements,
             ..emb
         };
-        outer_read = outer_read.saturating_add(group_bytes(p, &whole, 0, n, moe_model).0);
+        outer_read = outer_read.saturating_add(group_bytes(p, &whole, (0, n), moe_model, gqa).0);
     }
     (outer, outer_read)
 }

@@ -157,7 +157,8 @@ pub fn render(input: &ReportInput, format: ReportFormat) -> String {
 
 /// The JSON report: the `estimate --json` shape, plus `"recommendations"` (the `recommend
 /// --json` shape), `"fits"` (the `fit --json` shape each), `"scenario"`, `"settings"`,
-/// `"serving"`, `"cluster"` (the `cluster --json` shape per listed machine), `"launch"`,
+/// `"serving"`, `"cluster"` (the `cluster --json` shape per listed machine), `"quality"` (the
+/// weights' and KV cache's, as `estimate --json` has it), `"launch"`,
 /// `"generated"` and `"version"`.
 pub fn report_json(input: &ReportInput) -> Value {
     let mut v = estimate_json(input.estimate);
@@ -167,6 +168,8 @@ pub fn report_json(input: &ReportInput) -> Value {
     v["serving"] = super::report_serving::json(input);
     v["cluster"] = super::report_cluster::json(input);
     v["scenario"] = crate::io::json::scenario_json(input.scenario);
+    v["quality"] =
+        crate::io::json::scenario_quality_json(input.scenario, crate::io::catalog::quality());
     v["settings"] = serde_json::to_value(input.settings).unwrap_or(Value::Null);
     v["launch"] = json!({
         "machine": input.launch_fit().map(|f| f.machine.clone()),

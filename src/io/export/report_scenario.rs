@@ -174,13 +174,7 @@ fn size_rows(input: &ReportInput, v: &mut Vec<Row>) {
     let bits = format::bits_trimmed(s.weights.bits_per_weight());
     v.push(row(
         "Weights",
-        if matches!(
-            s.weights,
-            WeightPrecision::Q4KM
-                | WeightPrecision::Q5KM
-                | WeightPrecision::Q3KM
-                | WeightPrecision::Q2K
-        ) {
+        if s.weights.is_mix() {
             format!(
                 "{} ({bits} bits/weight in the bulk tensors; the mix is under Memory)",
                 s.weights.label()
@@ -189,6 +183,8 @@ fn size_rows(input: &ReportInput, v: &mut Vec<Row>) {
             format!("{} ({bits} bits/weight)", s.weights.label())
         },
     ));
+    let quality = crate::io::catalog::quality();
+    v.push(row("Weights quality", quality.of_weights(s).long()));
     if !training {
         v.push(row(
             "KV cache",
@@ -198,6 +194,7 @@ fn size_rows(input: &ReportInput, v: &mut Vec<Row>) {
                 format!("K {} / V {}", kv_label(s.kv.k), kv_label(s.kv.v))
             },
         ));
+        v.push(row("KV cache quality", quality.of_kv(s).long()));
     }
 }
 

@@ -1,0 +1,267 @@
+//! The quality table (`catalogs/quality.ron`) against its sources, the i-quant sizes against
+//! llama.cpp's scoreboard, the carry-over rule, the best-quality solver on hand-checked cases,
+//! and the `--max-kld` flag's errors.
+
+use headroom::core::WeightPrecision as W;
+use headroom::core::estimate::{ComponentKind, estimate};
+use headroom::core::fit::{FitSettings, solve_best_quality};
+use headroom::core::precision::{KvPrecision, KvTypes};
+use headroom::core::quality::{Basis, Quality, QualityKind};
+use headroom::core::scenario::Scenario;
+use headroom::io::catalog::{builtin, parse_quality, quality};
+use std::process::Command;
+
+fn llama3_8b(p: W) -> Scenario {
+    Scenario {
+        model: builtin().model("llama-3-8b").expect("preset").spec.clone(),
+        model_id: Some("llama-3-8b".into()),
+        weights: p,
+        context: 8192,
+        ..Scenario::default()
+    }
+}
+
+fn kld(p: W) -> f64 {
+    quality().of_weights(&llama3_8b(p)).kld().expect("measured")
+}
+
+#[test]
+fn golden_rows_match_the_published_tables() {
+    let t = quality();
+    let row = |id: &str| {
+        t.quality
+            .iter()
+            .find(|r| r.id == id)
+            .unwrap_or_else(|| panic!("row {id}"))
+    };
+    // llama.cpp tools/perplexity/README.md, "LLaMA 3 8b Scoreboard" (revision f364eb6f):
+    // "| q4_K_M | None | 4.58 | 6.407115 ± … | 0.175482 ± … | 0.031273 ± … |".
+    let r = row("l3-8b-q4_k_m");
+    assert_eq!(
+        (r.kld, r.delta_ppl, r.ppl, r.size_gib),
+        (Some(0.031273), Some(0.175482), Some(6.407115), Some(4.58))
+    );
+    // "| iq4_XS | WT 10m | 4.14 | … | 0.228071 | 0.036334 |".
+    let r = row("l3-8b-iq4_xs");
+    assert_eq!((r.kld, r.delta_ppl), (Some(0.036334), Some(0.228071)));
+    assert_eq!(r.imatrix.as_deref(), Some("WT 10m"));
+    // "| iq2_XXS | WT 10m | 2.24 | 14.091782 | 7.860148 | 0.812022 |".
+    assert_eq!(row("l3-8b-iq2_xxs").kld, Some(0.812022));
+    // Same file, "LLaMA 2 vs. LLaMA 3" table: L3 8b q8_0 Same top p 97.674 %, KLD 0.001355.
+    let r = row("l3-8b-q8_0");
+    assert_eq!((r.kld, r.same_top_pct), (Some(0.001355), Some(97.674)));
+    // L2 7b q4_K_M: Mean KLD 0.012686, Same top p 94.665 %.
+    let r = row("l2-7b-q4_k_m");
+    assert_eq!((r.kld, r.same_top_pct), (Some(0.012686), Some(94.665)));
+    // L3 70b q4_K_M: Mean KLD 0.055418 (the 70B comparison of PR #6936's revision).
+    assert_eq!(row("l3-70b-q4_k_m").kld, Some(0.055418));
+    // PR #7412: "| f16/q8_0/q8_0 | 8.50 | None | 6.234369 | 0.004616 | 0.000980 |".
+    let r = row("l3-8b-kv-q8_0");
+    assert_eq!(r.kind, QualityKind::Kv);
+    assert_eq!((r.kld, r.delta_ppl), (Some(0.000980), Some(0.004616)));
+    // Every row cites a source and states model, metric baseline, dataset and context.
+    for r in &t.quality {
+        assert!(!r.source.is_empty() && !r.detail.is_empty(), "{}", r.id);
+        assert!(!r.dataset.is_empty() && r.context > 0, "{}", r.id);
+    }
+}
+
+#[test]
+fn the_built_in_table_validates_and_bad_rows_are_named() {
+    assert!(!quality().quality.is_empty());
+    let bad = r#"(quality: [(
+        id: "x", kind: Weights, precision: "q9_z", model: "llama-3-8b", model_name: "L",
+        params_b: 8.0, baseline: "FP16", kld: -1.0, dataset: "d", context: 512,
+        source: "", detail: "d",
+    )])"#;
+    let e = parse_quality("bad.ron", bad).unwrap_err().to_string();
+    assert!(e.contains("bad.ron:2:9:"), "{e}");
+    assert!(e.contains("unknown precision 'q9_z'"), "{e}");
+    assert!(e.contains("source is empty"), "{e}");
+    assert!(e.contains("kld must be finite"), "{e}");
+}
+
+#[test]
+fn i_quant_sizes_match_the_scoreboard() {
+    // The scoreboard's "Model size [GiB]" column (file sizes: a few MiB of metadata more).
+    for r in quality()
+        .quality
+        .iter()
+        .filter(|r| r.model == "llama-3-8b" && r.kind == QualityKind::Weights)
+    {
+        let (Some(size), Some(p)) = (r.size_gib, W::from_cli(&r.precision)) else {
+            continue;
+        };
+        let gib = estimate(&llama3_8b(p))
+            .kind_total(ComponentKind::Weights)
+            .as_gib();
+        assert!((gib - size).abs() < 0.02, "{}: {gib} vs {size}", r.id);
+    }
+}
+
+#[test]
+fn quality_worsens_with_fewer_bits_within_a_family() {
+    let families: [&[W]; 3] = [
+        &[W::Q8_0, W::Q6K, W::Q5KM, W::Q4KM, W::Q3KM, W::Q2K],
+        &[W::Q5_0, W::Q4_0],
+        &[W::Iq4Xs, W::Iq3M, W::Iq3Xxs, W::Iq2M, W::Iq2Xs, W::Iq2Xxs],
+    ];
+    let bits = |p: W| {
+        estimate(&llama3_8b(p))
+            .kind_total(ComponentKind::Weights)
+            .as_gib()
+    };
+    for f in families {
+        for pair in f.windows(2) {
+            assert!(bits(pair[1]) < bits(pair[0]), "{:?}", pair);
+            assert!(kld(pair[1]) > kld(pair[0]), "{:?}", pair);
+        }
+    }
+    // Measured models too: Q8_0 < Q6_K < Q4_K_M < Q2_K on every model of the comparison.
+    for m in ["llama-2-7b", "llama-2-70b", "llama-3-70b"] {
+        let k = |p: W| quality().weights(p, Some(m), 1).kld().unwrap();
+        assert!(k(W::Q8_0) < k(W::Q6K) && k(W::Q6K) < k(W::Q4KM) && k(W::Q4KM) < k(W::Q2K));
+    }
+}
+
+#[test]
+fn carry_over_is_marked_and_conservative() {
+    let t = quality();
+    // Measured on the preset itself.
+    let q = t.of_weights(&llama3_8b(W::Q4KM));
+    assert!(matches!(
+        q,
+        Quality::Figure {
+            basis: Basis::Measured,
+            ..
+        }
+    ));
+    // Llama 3.1 8B: not measured; of the small models (Llama 2 7B 0.0127, Llama 3 8B 0.0313) the
+    // worse one.
+    let s = Scenario {
+        model_id: Some("llama-3.1-8b".into()),
+        ..llama3_8b(W::Q4KM)
+    };
+    match t.of_weights(&s) {
+        Quality::Figure { row, basis } => {
+            assert_eq!(basis, Basis::CarriedOver("LLaMA 3 8B".into()));
+            assert_eq!(row.kld, Some(0.031273));
+        }
+        q => panic!("{q:?}"),
+    }
+    // A 32B model takes the large class (Llama 3 70B 0.0554 over Llama 2 70B 0.0132).
+    assert_eq!(
+        t.weights(W::Q4KM, None, 32_000_000_000).kld(),
+        Some(0.055418)
+    );
+    // The i-quants were measured on Llama 3 8B only: carried from there for any size.
+    assert_eq!(
+        t.weights(W::Iq4Xs, None, 70_000_000_000).kld(),
+        Some(0.036334)
+    );
+    // Without an imatrix row, the imatrix one; with both, the one without (Q2_K: 0.445).
+    assert_eq!(kld(W::Q2K), 0.445132);
+    // Nothing published for AWQ: unmeasured, never within a floor.
+    let awq = t.of_weights(&llama3_8b(W::Awq4));
+    assert_eq!(awq, Quality::Unmeasured);
+    assert!(!awq.within(Some(10.0)));
+    // KV: 16-bit is the reference; q8_0 measured on Llama 3 8B; q4_0 not published.
+    let kv = |k: KvPrecision| {
+        t.of_kv(&Scenario {
+            kv: KvTypes::same(k),
+            ..llama3_8b(W::Q4KM)
+        })
+    };
+    assert_eq!(kv(KvPrecision::Fp16), Quality::Reference);
+    assert_eq!(kv(KvPrecision::Q8_0).kld(), Some(0.000980));
+    assert_eq!(kv(KvPrecision::Q4_0), Quality::Unmeasured);
+}
+
+#[test]
+fn the_solver_picks_the_best_quality_that_fits() {
+    let cat = builtin();
+    let st = FitSettings::default();
+    let t = quality();
+    let on = |m: &str, s: &Scenario, max: Option<f64>| {
+        solve_best_quality(s, cat.machine(m).unwrap(), cat, &st, t, max).map(|(p, _)| p)
+    };
+    let s = llama3_8b(W::Fp16);
+    // 8 GiB laptop GPU, 8K context, FP16 KV (1.00 GiB): Q8_0 needs 7.95 + 1.00 + buffers =
+    // 9.51 GiB (no); Q6_K 6.14 + 1.00 + buffers = 7.70 GiB (yes). BF16 (16.5 GiB) no.
+    assert_eq!(on("laptop-rtx4060-16gb", &s, None), Some(W::Q6K));
+    // 12 GiB: Q8_0 (9.51 GiB) fits, BF16 does not.
+    assert_eq!(on("desktop-rtx3060-32gb", &s, None), Some(W::Q8_0));
+    // 24 GiB: the 16-bit model itself (16.5 GiB), BF16 and FP16 equal in quality and size.
+    assert!(matches!(
+        on("desktop-rtx4090-64gb", &s, None),
+        Some(W::Bf16 | W::Fp16)
+    ));
+    // A floor of "lossless" (KLD ≤ 0.002) on 8 GiB: nothing within it fits.
+    assert_eq!(on("laptop-rtx4060-16gb", &s, Some(0.002)), None);
+    // Q8_0 KV halves the cache (0.53 GiB): Q8_0 weights still do not fit in 8 GiB (9.0 GiB).
+    let q8kv = Scenario {
+        kv: KvTypes::same(KvPrecision::Q8_0),
+        ..s.clone()
+    };
+    assert_eq!(on("laptop-rtx4060-16gb", &q8kv, None), Some(W::Q6K));
+}
+
+fn headroom(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args(args)
+        .env(
+            "XDG_CONFIG_HOME",
+            std::env::temp_dir().join("headroom-quality-no-user-catalogs"),
+        )
+        .output()
+        .expect("run headroom")
+}
+
+#[test]
+fn bad_floors_are_one_line_errors_naming_the_flag() {
+    for (cmd, v) in [
+        ("quality", "-1"),
+        ("quality", "superb"),
+        ("fit", "-0.5"),
+        ("fit", "nan"),
+    ] {
+        let o = headroom(&[cmd, "--max-kld", v]);
+        assert_eq!(o.status.code(), Some(2), "{cmd} {v}");
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        assert!(e.contains("--max-kld"), "{e}");
+    }
+}
+
+#[test]
+fn the_quality_answer_lists_sizes_quality_and_the_pick() {
+    let o = headroom(&[
+        "quality",
+        "--model",
+        "llama-3-8b",
+        "--context",
+        "8192",
+        "--machine",
+        "laptop-rtx4060-16gb",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["best"]["precision"], "q6_k");
+    let q4 = v["precisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["precision"] == "q4_k_m")
+        .unwrap();
+    assert_eq!(q4["quality"]["status"], "measured");
+    assert_eq!(q4["quality"]["kld"], 0.031273);
+    assert!(q4["weights_bytes"].as_u64().unwrap() > 4_000_000_000);
+    let text = headroom(&["estimate", "--model", "llama-3-8b", "--weights", "q4_k_m"]);
+    let t = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        t.contains("quality: weights GGUF Q4_K_M: KLD 0.0313 · ΔPPL +0.175"),
+        "{t}"
+    );
+    assert!(t.contains("LLaMA 3 8B, measured"), "{t}");
+}
