@@ -132,6 +132,7 @@ fn tools_are_the_subcommands_with_their_options() {
             "recommend",
             "serve",
             "cluster",
+            "quality",
             "report",
             "detect",
             "catalog_models",

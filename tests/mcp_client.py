@@ -35,7 +35,7 @@ ENV.pop("DISPLAY", None)
 ENV.pop("WAYLAND_DISPLAY", None)
 
 TOOLS = {
-    "estimate", "fit", "recommend", "serve", "cluster", "report", "detect",
+    "estimate", "fit", "recommend", "serve", "cluster", "quality", "report", "detect",
     "catalog_models", "catalog_machines",
 }
 
@@ -93,6 +93,8 @@ VALID = [
      ["cluster", "--model", "llama-3-70b", "--mode", "full", "--machine", "p5.48xlarge", "--nodes", "2", "--json"]),
     ("report", {"model": "llama-3-8b", "machine": ["desktop-rtx4090-64gb"]},
      ["report", "--model", "llama-3-8b", "--machine", "desktop-rtx4090-64gb", "--format", "json"]),
+    ("quality", {"model": "llama-3-8b", "machine": "laptop-rtx4060-16gb"},
+     ["quality", "--model", "llama-3-8b", "--machine", "laptop-rtx4060-16gb", "--json"]),
     ("catalog_models", {}, ["catalog", "models", "--json"]),
     ("catalog_machines", {"kind": "cloud"}, ["catalog", "list", "--kind", "cloud", "--json"]),
 ]
@@ -110,6 +112,7 @@ INVALID = [
     ("recommend", {"budget": "lots"}, ["recommend", "--budget", "lots", "--json"]),
     ("report", {"model": "llama-3-8b", "kind": "spaceship"}, ["report", "--model", "llama-3-8b", "--kind", "spaceship", "--format", "json"]),
     ("catalog_machines", {"kind": "spaceship"}, ["catalog", "list", "--kind", "spaceship", "--json"]),
+    ("quality", {"model": "llama-3-8b", "max_kld": "-1"}, ["quality", "--model", "llama-3-8b", "--max-kld", "-1", "--json"]),
 ]
 
 # (tool, MCP arguments, what the refusal says): arguments no command line could have.

@@ -26,7 +26,7 @@ use std::sync::Arc;
 const INSTRUCTIONS: &str = "headroom answers \"what hardware do I need for this LLM, and will it run on mine?\". \
 Name a model with `model` (a preset id from catalog_models), `params` (\"70B\"), a local file (`gguf`, `safetensors`, `config`) or a Hub repo (`hf`, the only network use with `url`). \
 estimate: memory by component. fit: the verdict, speed and cost on catalog machines (`machine`: ids from catalog_machines, or \"local\" for the machine the server runs on). \
-recommend: which machine to buy or rent. serve: many users on one machine. cluster: more than one machine. detect: this machine. report: everything in one JSON. \
+recommend: which machine to buy or rent. quality: what each precision costs in quality and the best one that fits. serve: many users on one machine. cluster: more than one machine. detect: this machine. report: everything in one JSON. \
 Sizes are in bytes; null means the value does not apply.";
 
 /// The server: the tool list, built once from the CLI grammar.

@@ -62,6 +62,13 @@ pub const TOOLS: &[ToolSpec] = &[
         result: "The result is `headroom cluster --json`: per machine, the smallest and cheapest cluster and the curve against node count.",
     },
     ToolSpec {
+        name: "quality",
+        path: &["quality"],
+        fixed: &["--json"],
+        hidden: &["json"],
+        result: "The result is `headroom quality --json`: every weight precision with its size, total, published quality (KLD, measured or carried over) and, with `machine`, whether it fits and the best-quality one that does.",
+    },
+    ToolSpec {
         name: "report",
         path: &["report"],
         fixed: &["--format=json", "--output=-"],
