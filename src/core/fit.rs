@@ -513,18 +513,29 @@ pub fn solve_precision(
     cat: &Catalog,
     st: &FitSettings,
 ) -> Option<WeightPrecision> {
-    PRECISION_LADDER.into_iter().find(|&p| {
-        fits(
-            &Scenario {
-                weights: p,
-                ..s.clone()
-            },
-            m,
-            cat,
-            st,
-            true,
-        )
-    })
+    PRECISION_LADDER
+        .into_iter()
+        .find(|&p| fits_on_gpu_at(s, p, m, cat, st))
+}
+
+/// Whether `s` at weight precision `p` fits on the GPU(s) of `m`.
+fn fits_on_gpu_at(
+    s: &Scenario,
+    p: WeightPrecision,
+    m: &Machine,
+    cat: &Catalog,
+    st: &FitSettings,
+) -> bool {
+    fits(
+        &Scenario {
+            weights: p,
+            ..s.clone()
+        },
+        m,
+        cat,
+        st,
+        true,
+    )
 }
 
 /// The best-quality weight precision that fits the scenario on the GPU(s) of `m` at its context
@@ -543,18 +554,7 @@ pub fn solve_best_quality(
     crate::core::quality::ranked_weights(table, id, params)
         .into_iter()
         .filter(|(_, k)| max_kld.is_none_or(|m| *k <= m))
-        .find(|&(p, _)| {
-            fits(
-                &Scenario {
-                    weights: p,
-                    ..s.clone()
-                },
-                m,
-                cat,
-                st,
-                true,
-            )
-        })
+        .find(|&(p, _)| fits_on_gpu_at(s, p, m, cat, st))
 }
 
 /// The fewest GPUs of accelerator `acc_id` that hold the scenario (tensor parallel or ZeRO over
