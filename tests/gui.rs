@@ -1568,3 +1568,48 @@ fn cluster_tab_plans_and_takes_a_node_count() {
     // Two nodes do not hold the job: the tab says so instead of a plan.
     assert!(h.query_by_label_contains("No cluster of").is_some());
 }
+
+// ---- Issue 30: what a first-use review found ----
+
+/// The Prompt tokens note, if any.
+fn prompt_note(h: &Harness<'static, HeadroomApp>) -> Option<String> {
+    use egui_kittest::kittest::NodeT as _;
+    h.query_by_label_contains("Prompt tokens lowered")
+        .and_then(|n| n.accesskit_node().value())
+}
+
+/// A shorter context lowers the prompt; a longer one brings the asked length back, and the note
+/// says what was asked and goes when it no longer applies (TTFT follows the prompt used).
+#[test]
+fn prompt_tokens_come_back_when_the_context_grows() {
+    let mut h = harness(mha_state());
+    let ttft_1024 = h.state_mut().fit_of("local").expect("local").ttft_s;
+    assert_eq!(h.state().state.scenario.prompt_tokens, 1024);
+    // Dragging down through 300 to 256: the note names the 1,024 asked, never a value in between.
+    slide(&mut h, "Context", 300.0);
+    slide(&mut h, "Context", 256.0);
+    assert_eq!(h.state().state.scenario.prompt_tokens, 256);
+    let note = prompt_note(&h).expect("a note while the prompt is cut");
+    assert!(note.contains("from 1,024 to the context (256)"), "{note}");
+    assert!(h.state_mut().fit_of("local").unwrap().ttft_s < ttft_1024);
+    for ctx in [131_072.0, 8192.0] {
+        slide(&mut h, "Context", ctx);
+        assert_eq!(h.state().state.scenario.prompt_tokens, 1024, "context {ctx}");
+        assert_eq!(prompt_note(&h), None, "context {ctx}");
+    }
+    // 131,072 tokens of MHA KV cache do not fit the 4090; at 8,192 again TTFT is the 1,024's.
+    assert_eq!(h.state_mut().fit_of("local").unwrap().ttft_s, ttft_1024);
+    // A prompt typed longer than the context is kept too.
+    slide(&mut h, "Context", 1024.0);
+    type_into(&mut h, "Prompt tokens", "3000", true);
+    h.run();
+    assert_eq!(h.state().state.scenario.prompt_tokens, 1024);
+    let note = prompt_note(&h).expect("typed past the context");
+    assert!(note.contains("from 3,000 to the context (1,024)"), "{note}");
+    slide(&mut h, "Context", 4096.0);
+    assert_eq!(h.state().state.scenario.prompt_tokens, 3000);
+    assert_eq!(prompt_note(&h), None);
+    // Reset forgets the asked length.
+    run_command(&mut h, Command::ResetScenario);
+    assert_eq!(h.state().state.scenario.prompt_tokens, 1024);
+}

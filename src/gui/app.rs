@@ -261,19 +261,55 @@ impl HeadroomApp {
     /// ([`Scenario::normalized`]: the prompt to the context, every number into its domain), with
     /// a note for each change; the context slider's own top
     /// ([`super::inputs::MAX_CONTEXT_SLIDER`]) after them. As each frame does.
+    ///
+    /// The prompt is the one input another lowers: the length the user asked for is kept
+    /// ([`State::prompt_asked`]) and the scenario holds it cut to the context, so a longer
+    /// context brings it back. Its note is derived afresh from the asked length and the context.
     pub fn normalize(&mut self) {
+        let asked = self.prompt_asked();
+        self.state.scenario.prompt_tokens = asked;
         let (mut n, clamps) = self.state.scenario.normalized();
-        for c in &clamps {
+        let prompt = crate::core::scenario::Input::PromptTokens;
+        for c in clamps.iter().filter(|c| c.input != prompt) {
             self.data.notices.clamp(c.input.label(), c.to_string());
         }
         let limit = super::inputs::MAX_CONTEXT_SLIDER;
         if n.context > limit {
             self.data.notices.context_clamped = Some(n.context);
             n.context = limit;
-            n.prompt_tokens = n.prompt_tokens.min(limit);
         }
+        n.prompt_tokens = n.prompt_tokens.min(n.context);
+        let label = prompt.label();
+        if n.prompt_tokens < asked {
+            let c = crate::core::scenario::Clamp {
+                input: prompt,
+                from: asked as f64,
+                to: n.prompt_tokens as f64,
+                why: crate::core::scenario::ClampWhy::LongerThanContext,
+            };
+            let text = format!("{c} The {} tokens come back with a longer context.", format::group_digits(asked));
+            self.data.notices.clamp(label, text);
+        } else if let Some(c) = clamps.iter().find(|c| c.input == prompt) {
+            self.data.notices.clamp(label, c.to_string());
+        } else {
+            self.data.notices.clamped.retain(|(l, _)| l != label);
+        }
+        self.state.prompt_asked = Some(super::state::PromptAsked {
+            asked,
+            applied: n.prompt_tokens,
+        });
         if n != self.state.scenario {
             self.state.scenario = n;
+        }
+    }
+
+    /// The prompt length the user asks for: the scenario's when something (the inputs, a traffic
+    /// mix, a file) changed it since the last frame, else the one kept.
+    fn prompt_asked(&self) -> u64 {
+        let now = self.state.scenario.prompt_tokens;
+        match self.state.prompt_asked {
+            Some(p) if p.applied == now => p.asked,
+            _ => now,
         }
     }
 
@@ -306,6 +342,7 @@ impl HeadroomApp {
             }
             Command::ResetScenario => {
                 self.state.scenario = Scenario::default();
+                self.state.prompt_asked = None;
                 self.data.notices = Notices::default();
             }
             Command::Copy(text) => {
@@ -510,6 +547,7 @@ impl HeadroomApp {
             JobResult::ScenarioOpened { path, result } => match result {
                 Ok(s) => {
                     self.state.scenario = *s;
+                    self.state.prompt_asked = None;
                     self.data.notices = Notices::default();
                     self.data
                         .tell(Status::info(format!("Opened {}", path.display())));

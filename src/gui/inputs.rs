@@ -118,6 +118,24 @@ fn slider_u64(
     log: bool,
     step: Step,
 ) -> bool {
+    let typed = range.clone();
+    slider_u64_typed(ui, notices, label, help, value, (range, typed), log, step)
+}
+
+/// [`slider_u64`] whose typed field takes a wider range than the slider (`ranges`: the slider's,
+/// the field's): the prompt is typed up to the longest context, and the app's normalisation
+/// cuts it to the context with a note.
+#[allow(clippy::too_many_arguments)]
+fn slider_u64_typed(
+    ui: &mut Ui,
+    notices: &mut Notices,
+    label: &str,
+    help: &str,
+    value: &mut u64,
+    (range, typed_range): (RangeInclusive<u64>, RangeInclusive<u64>),
+    log: bool,
+    step: Step,
+) -> bool {
     let before = *value;
     let changed = ui
         .horizontal(|ui| {
@@ -146,9 +164,9 @@ fn slider_u64(
             );
             if d.changed() {
                 let typed = *value;
-                *value = typed.clamp(*range.start(), *range.end());
+                *value = typed.clamp(*typed_range.start(), *typed_range.end());
                 if typed != *value {
-                    let (bound, why) = if typed > *range.end() {
+                    let (bound, why) = if typed > *typed_range.end() {
                         ("largest", "above")
                     } else {
                         ("smallest", "below")
@@ -614,13 +632,13 @@ fn batch_rows(ui: &mut Ui, s: &mut Scenario, notices: &mut Notices) {
             "Ubatch: prompt tokens handled in one go. Bigger reads long prompts faster but needs a bigger scratch buffer on the GPU.",
         );
         let ctx = s.context.max(1);
-        slider_u64(
+        slider_u64_typed(
             ui,
             notices,
             "Prompt tokens",
-            "Prompt length for the time-to-first-token estimate (at most the context)",
+            "Prompt length for the time-to-first-token estimate (at most the context; a longer one is kept and comes back when the context grows)",
             &mut s.prompt_tokens,
-            1..=ctx,
+            (1..=ctx, 1..=crate::core::scenario::limits::MAX_CONTEXT),
             true,
             Step::Plain,
         );
