@@ -1613,3 +1613,37 @@ fn prompt_tokens_come_back_when_the_context_grows() {
     run_command(&mut h, Command::ResetScenario);
     assert_eq!(h.state().state.scenario.prompt_tokens, 1024);
 }
+
+/// QLoRA trains on an NF4 base: the Weights picker, the report's title and the notes say so
+/// (the estimate uses NF4 + double quant), and the precision chosen for inference comes back.
+#[test]
+fn qlora_shows_the_nf4_base_it_computes_with() {
+    let mut h = harness(State {
+        tab: Tab::Report,
+        scenario: Scenario {
+            weights: WeightPrecision::Q4KM,
+            ..Scenario::default()
+        },
+        ..State::default()
+    });
+    pick(&mut h, "Mode", "QLoRA");
+    h.run();
+    let s = h.state().state.scenario.clone();
+    assert_eq!(s.weights, WeightPrecision::Nf4DoubleQuant);
+    assert_eq!(s.held_weights(), s.weights);
+    assert!(h.query_by_label_contains("GGUF Q4_K_M (").is_none());
+    h.get_by_label_contains("Weights set to NF4 + double quant");
+    h.get_by_label_contains("QLoRA, NF4 + double quant, 8,192 tokens");
+    assert!(h.query_by_label_contains("for a 4-bit base").is_none());
+    assert!(h.query_by_label_contains("dequantise GGUF").is_none());
+    // Only the precisions QLoRA holds are offered.
+    h.get_by_role_and_label(Role::ComboBox, "Weights").click();
+    h.run();
+    assert!(h.query_by_label_contains("BF16 (").is_none());
+    h.get_by_label_contains("NF4 (");
+    h.key_press(egui::Key::Escape);
+    h.run();
+    pick(&mut h, "Mode", "Inference");
+    assert_eq!(h.state().state.scenario.weights, WeightPrecision::Q4KM);
+    assert!(h.query_by_label_contains("Weights set to").is_none());
+}

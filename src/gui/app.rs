@@ -266,6 +266,7 @@ impl HeadroomApp {
     /// ([`State::prompt_asked`]) and the scenario holds it cut to the context, so a longer
     /// context brings it back. Its note is derived afresh from the asked length and the context.
     pub fn normalize(&mut self) {
+        self.weights_follow_mode();
         let asked = self.prompt_asked();
         self.state.scenario.prompt_tokens = asked;
         let (mut n, clamps) = self.state.scenario.normalized();
@@ -300,6 +301,31 @@ impl HeadroomApp {
         });
         if n != self.state.scenario {
             self.state.scenario = n;
+        }
+    }
+
+    /// Puts the precision the mode trains into the Weights input (QLoRA: NF4 + double quant, a
+    /// full fine-tune: BF16, as the estimate does), so the picker, the summary and the report
+    /// say what the numbers use; the user's precision comes back with inference.
+    fn weights_follow_mode(&mut self) {
+        let s = &mut self.state.scenario;
+        let n = &mut self.data.notices;
+        let held = s.held_weights();
+        if held != s.weights {
+            let was = *n.weights_before_training.get_or_insert(s.weights);
+            n.weights_note = Some(format!(
+                "{} trains on {} weights: Weights set to {} (your {} comes back with Inference).",
+                s.mode.label(),
+                if s.mode == crate::core::scenario::Mode::Qlora { "4-bit NF4" } else { "16-bit" },
+                held.label(),
+                was.label()
+            ));
+            s.weights = held;
+        } else if s.mode == crate::core::scenario::Mode::Inference
+            && let Some(w) = n.weights_before_training.take()
+        {
+            s.weights = w;
+            n.weights_note = None;
         }
     }
 

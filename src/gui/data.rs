@@ -21,6 +21,11 @@ pub(crate) struct Notices {
     pub clamped: Vec<(String, String)>,
     /// The last imported model: its summary and notes.
     pub imported: Option<(String, Vec<String>)>,
+    /// The precision the user had before a training mode replaced it with the one it trains
+    /// (QLoRA: NF4, full fine-tune: 16-bit); restored on the way back to inference.
+    pub weights_before_training: Option<crate::core::precision::WeightPrecision>,
+    /// What the mode (or the model picker) did to the Weights input, shown under it.
+    pub weights_note: Option<String>,
 }
 
 impl Notices {

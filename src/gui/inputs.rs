@@ -436,12 +436,12 @@ impl InputsPanel {
         }
         let bits = &self.bits.as_ref().expect("just set").1;
         let held = s.weights;
-        if combo(
+        let picked = combo(
             ui,
             "Weights",
             "Storage format of the weights; the bits are the average over this model's tensors, block scales included",
             &mut s.weights,
-            &WeightPrecision::ALL,
+            Scenario::weights_for_mode(s.mode),
             |p| {
                 let b = bits
                     .iter()
@@ -449,8 +449,14 @@ impl InputsPanel {
                     .map_or(p.bits_per_weight(), |(_, b)| *b);
                 format!("{} ({} bits)", p.label(), crate::core::format::bits(b))
             },
-        ) && s.model.file_weights.is_some()
-        {
+        );
+        if picked {
+            notices.weights_note = None;
+        }
+        if let Some(n) = &notices.weights_note {
+            hint(ui, n.clone());
+        }
+        if picked && s.model.file_weights.is_some() {
             // An imported file's exact bytes are for the precision it was read at (the one held
             // until now): another precision is sized from the architecture's tensors, as
             // `--weights` does on the command line.
@@ -516,7 +522,8 @@ fn workload_section(ui: &mut Ui, v: &mut View<'_>) {
         &Mode::ALL,
         |m| m.label().into(),
     );
-    if matches!(s.mode, Mode::Lora | Mode::Qlora) && s.weights.is_gguf() {
+    // QLoRA holds its own NF4 base (the app sets it), so only LoRA can meet a GGUF precision.
+    if s.mode == Mode::Lora && s.weights.is_gguf() {
         warn(
             ui,
             format!(
