@@ -1647,3 +1647,45 @@ fn qlora_shows_the_nf4_base_it_computes_with() {
     assert_eq!(h.state().state.scenario.weights, WeightPrecision::Q4KM);
     assert!(h.query_by_label_contains("Weights set to").is_none());
 }
+
+/// Chooses the model `name` in the model picker (searching for `search`).
+fn choose_model(h: &mut Harness<'static, HeadroomApp>, search: &str, name: &str) {
+    h.get_by_role_and_label(Role::ComboBox, "Model").click();
+    h.run();
+    h.get_by_label("Search models").type_text(search);
+    h.run();
+    h.get_by_label(name).click();
+    h.run();
+}
+
+/// Choosing a model keeps the precision the user chose, and says so where the publisher ships
+/// another; a precision left at the previous preset's follows the new preset's, with a note.
+#[test]
+fn choosing_a_model_keeps_the_chosen_precision_or_says_why_not() {
+    let mut h = harness(State {
+        tab: Tab::Machines,
+        ..State::default()
+    });
+    // BF16 is Llama 3 8B's own: gpt-oss brings its MXFP4, and the window says so.
+    choose_model(&mut h, "gpt-oss 20", "gpt-oss 20B");
+    assert_eq!(h.state().state.scenario.weights, WeightPrecision::Mxfp4);
+    h.get_by_label_contains("Weights set to MXFP4");
+    // A precision the user picks is kept across models, with a note where it is not theirs.
+    pick_weights(&mut h, WeightPrecision::Q4KM);
+    assert!(h.query_by_label_contains("Weights set to").is_none());
+    choose_model(&mut h, "3.1 8b", "Llama 3.1 8B");
+    assert_eq!(h.state().state.scenario.weights, WeightPrecision::Q4KM);
+    assert!(h.query_by_label_contains("Weights kept").is_none());
+    choose_model(&mut h, "gpt-oss 20", "gpt-oss 20B");
+    assert_eq!(h.state().state.scenario.weights, WeightPrecision::Q4KM);
+    h.get_by_label_contains("Weights kept at GGUF Q4_K_M, your choice; gpt-oss 20B ships in MXFP4");
+}
+
+/// Picks precision `p` in the Weights picker.
+fn pick_weights(h: &mut Harness<'static, HeadroomApp>, p: WeightPrecision) {
+    h.get_by_role_and_label(Role::ComboBox, "Weights").click();
+    h.run();
+    h.get_by_label_contains(&format!("{} (", p.label())).click();
+    h.run();
+    assert_eq!(h.state().state.scenario.weights, p);
+}
