@@ -181,7 +181,7 @@ fn weights_picker_changes_the_weights() {
         WeightPrecision::Q4KM,
     );
     assert!(bits > 4.6, "{bits}");
-    h.get_by_label(&format!("GGUF Q4_K_M ({bits:.2} bits)"))
+    h.get_by_label(&format!("GGUF Q4_K_M ({bits:.2} bits avg.)"))
         .click();
     h.run();
     assert_eq!(h.state().state.scenario.weights, WeightPrecision::Q4KM);
@@ -1522,7 +1522,7 @@ fn an_imported_files_bytes_follow_the_weights_picker() {
         &h.state().state.scenario.model,
         WeightPrecision::Q4KM,
     );
-    pick(&mut h, "Weights", &format!("GGUF Q4_K_M ({bits:.2} bits)"));
+    pick(&mut h, "Weights", &format!("GGUF Q4_K_M ({bits:.2} bits avg.)"));
     // Q4_K_M is sized from the architecture (about 4.6 GiB), not the file's 15 GiB of BF16,
     // as `--weights q4_k_m` does on the command line, and the window says so.
     let s = &h.state().state.scenario;
@@ -1688,4 +1688,99 @@ fn pick_weights(h: &mut Harness<'static, HeadroomApp>, p: WeightPrecision) {
     h.get_by_label_contains(&format!("{} (", p.label())).click();
     h.run();
     assert_eq!(h.state().state.scenario.weights, p);
+}
+
+/// The solver card offers no extra GPUs to a laptop ("32x RTX 4060 Laptop"), but does to a
+/// desktop.
+#[test]
+fn a_laptop_is_not_offered_more_gpus() {
+    let s = |focus: &str| State {
+        tab: Tab::Machines,
+        focus: Some(focus.into()),
+        scenario: Scenario {
+            model: ModelSpec::generic(70_000_000_000),
+            model_id: None,
+            ..Scenario::default()
+        },
+        ..State::default()
+    };
+    let h = harness(s("laptop-rtx4060-16gb"));
+    assert!(h.query_by_label_contains("Fewest GPUs").is_none());
+    let h = harness(s("desktop-rtx4090-64gb"));
+    h.get_by_label_contains("Fewest GPUs: ");
+}
+
+/// The CPU vs GPU tab numbers each chart once (an MoE model shows both "1a" and "1b").
+#[test]
+fn cpu_vs_gpu_charts_have_distinct_numbers() {
+    let mut h = harness(State {
+        tab: Tab::CpuVsGpu,
+        ..State::default()
+    });
+    choose_model(&mut h, "gpt-oss 20", "gpt-oss 20B");
+    h.get_by_label_contains("1a. Mixture of experts");
+    assert_eq!(h.query_all_by_label_contains("1b. ").count(), 1);
+}
+
+/// Sort arrows are arrows, counts agree with their nouns, and a CPU-only machine is told the
+/// GPU figure is the inputs' hypothetical one.
+#[test]
+fn wording_sort_arrow_plurals_and_no_gpu() {
+    let mut h = harness(State {
+        tab: Tab::Machines,
+        ..State::default()
+    });
+    h.get_by_role_and_label(Role::Button, "tok/s").click();
+    h.run();
+    h.get_by_role_and_label(Role::Button, "tok/s, sorted descending");
+    assert!(h.query_by_label("tok/s v").is_none());
+    h.get_by_role_and_label(Role::Button, "Breakdown").click();
+    h.run();
+    assert!(h.query_by_label_contains("1 sequences").is_none());
+    h.get_by_label_contains("× 1 sequence = ");
+    h.get_by_label("On the 1 GPU set in the inputs");
+    assert!(h.query_by_label_contains("this machine has no GPU").is_none());
+    let cpu = FakeDetector::cpu_only(Bytes::gib(32), Bytes::gib(24));
+    let h = harness_with(cpu, State::default(), (1280.0, 800.0));
+    assert!(h.query_by_label_contains("One GPU (as set)").is_none());
+    assert!(h.query_by_label_contains("GPU needs").is_none());
+    h.get_by_label_contains("this machine has no GPU");
+}
+
+/// Orange means "look here": the default scenario (batch 1) shows no KV-allocation warning; a
+/// batch of contiguous reservations does.
+#[test]
+fn the_default_scenario_has_no_orange_kv_note() {
+    let mut h = harness(State::default());
+    assert!(h.query_by_label_contains("Contiguous KV reserves").is_none());
+    slide(&mut h, "Batch", 8.0);
+    h.get_by_label_contains("Contiguous KV reserves");
+}
+
+/// Enter in the model search picks the match.
+#[test]
+fn enter_picks_the_model_search_match() {
+    let mut h = harness(State::default());
+    h.get_by_role_and_label(Role::ComboBox, "Model").click();
+    h.run();
+    h.get_by_label("Search models").type_text("3.1 8b");
+    h.run();
+    h.key_press(egui::Key::Enter);
+    h.run();
+    assert_eq!(
+        h.state().state.scenario.model_id.as_deref(),
+        Some("llama-3.1-8b")
+    );
+    assert!(h.query_by_label("Search models").is_none(), "the list closed");
+}
+
+/// The Markdown preview reads `https://`, not the export's GitHub escape `https:\/\/`.
+#[test]
+fn markdown_preview_shows_plain_urls() {
+    let h = harness(State {
+        tab: Tab::Report,
+        ..State::default()
+    });
+    h.get_by_label_contains("https://huggingface.co");
+    assert!(h.query_by_label_contains(":\\/\\/").is_none());
 }

@@ -852,11 +852,19 @@ impl HeadroomApp {
                 let per = if per_gpu {
                     format!("Per GPU (of {}): {}", s.gpus, e.per_gpu_total())
                 } else {
-                    format!("GPU needs: {}", e.per_gpu_total())
+                    format!("On 1 GPU: {}", e.per_gpu_total())
                 };
                 ui.label(RichText::new(per).strong()).on_hover_text(
                     "With the GPU count set in the inputs. Each machine in the table and the chart is judged with its own GPUs.",
                 );
+                // The inputs' GPUs are a hypothetical setup: say so where this machine has none.
+                let local_has_gpu = self
+                    .data
+                    .local_id()
+                    .and_then(|id| self.data.machine(&id).map(|m| m.gpu.is_some()));
+                if local_has_gpu == Some(false) {
+                    ui.label(RichText::new("(as set in the inputs; this machine has no GPU)").weak());
+                }
                 if e.host_total().0 > 0 {
                     ui.label(format!("Host RAM: {}", e.host_total()));
                 }

@@ -124,9 +124,9 @@ fn swatch_row(ui: &mut Ui, color: egui::Color32, name: &str, value: &str) {
 /// The scenario as set in the inputs: what one GPU holds and what host RAM holds, per kind.
 fn scenario_legend(ui: &mut Ui, e: &Estimate, gpus: u64) {
     let gpu_title = match gpus {
-        0 => "System RAM (CPU only, as set)".to_string(),
-        1 => "One GPU (as set)".to_string(),
-        n => format!("One GPU of the {n} set"),
+        0 => "CPU only (the inputs' GPUs: 0): system RAM".to_string(),
+        1 => "On the 1 GPU set in the inputs".to_string(),
+        n => format!("On each of the {n} GPUs set in the inputs"),
     };
     ui.label(RichText::new(gpu_title).strong());
     let mut any = false;
@@ -151,7 +151,7 @@ fn scenario_legend(ui: &mut Ui, e: &Estimate, gpus: u64) {
     }
     if gpus > 0 && e.host_total().0 > 0 {
         ui.add_space(4.0);
-        ui.label(RichText::new("Host RAM (as set)").strong());
+        ui.label(RichText::new("Host RAM (with the inputs' GPUs)").strong());
         for kind in ComponentKind::ALL {
             let b = e.host_kind(kind);
             if b.0 > 0 {

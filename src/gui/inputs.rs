@@ -377,6 +377,7 @@ impl InputsPanel {
                     let needle = self.model_search.trim().to_lowercase();
                     let mut family = String::new();
                     let mut chosen = None;
+                    let mut first = None;
                     let mut shown = 0;
                     for p in &v.data.catalog.models {
                         let hay = format!("{} {} {}", p.name, p.id, p.family).to_lowercase();
@@ -388,6 +389,7 @@ impl InputsPanel {
                             ui.label(RichText::new(&family).size(11.0).weak());
                         }
                         shown += 1;
+                        first.get_or_insert_with(|| p.id.clone());
                         let on = v.state.scenario.model_id.as_deref() == Some(p.id.as_str());
                         let pc = p.spec.param_count();
                         let r = ui.selectable_label(on, &p.name).on_hover_text(format!(
@@ -404,6 +406,11 @@ impl InputsPanel {
                     }
                     if shown == 0 {
                         ui.label(RichText::new("No model matches").weak());
+                    }
+                    // Enter in the search picks the first match (the only one, once narrowed).
+                    let enter = search.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                    if enter && !needle.is_empty() && chosen.is_none() {
+                        chosen = first;
                     }
                     if let Some(id) = chosen {
                         ui.close();
@@ -439,7 +446,7 @@ impl InputsPanel {
         let picked = combo(
             ui,
             "Weights",
-            "Storage format of the weights; the bits are the average over this model's tensors, block scales included",
+            "Storage format of the weights. The bits are an average over all of this model's tensors, block scales included: the embeddings, output matrix and norms keep their own (often 16-bit) types, so a 4-bit format averages more than 4 bits",
             &mut s.weights,
             Scenario::weights_for_mode(s.mode),
             |p| {
@@ -447,7 +454,7 @@ impl InputsPanel {
                     .iter()
                     .find(|(q, _)| *q == p)
                     .map_or(p.bits_per_weight(), |(_, b)| *b);
-                format!("{} ({} bits)", p.label(), crate::core::format::bits(b))
+                format!("{} ({} bits avg.)", p.label(), crate::core::format::bits(b))
             },
         );
         if picked {

@@ -505,11 +505,6 @@ fn sort_header(
     right: bool,
 ) -> Option<SortColumn> {
     let active = f.sort == col;
-    let text = if active {
-        format!("{title} {}", if f.descending { "v" } else { "^" })
-    } else {
-        title.to_string()
-    };
     let layout = if right {
         Layout::right_to_left(Align::Center)
     } else {
@@ -523,14 +518,54 @@ fn sort_header(
         } else {
             "catalog order"
         };
-        let r = ui
-            .add(egui::Button::new(RichText::new(text).strong()).frame(false))
-            .on_hover_text(format!(
-                "Sort by {title} (now: {dir}); click again to reverse, a third time for catalog order"
-            ));
+        // The default fonts have no arrow glyph: the sorted column gets a painted triangle
+        // (down: descending) after the title, which sits at the column's edge either way.
+        ui.spacing_mut().item_spacing.x = 3.0;
+        let r = sort_button(ui, title, dir, active);
+        if active {
+            sort_triangle(ui, f.descending);
+        }
         r.clicked().then_some(col)
     })
     .inner
+}
+
+/// A header's button; while sorted its accessible name says which way ("tok/s, sorted
+/// descending").
+fn sort_button(ui: &mut Ui, title: &str, dir: &str, active: bool) -> egui::Response {
+    let r = ui
+        .add(egui::Button::new(RichText::new(title).strong()).frame(false))
+        .on_hover_text(format!(
+            "Sort by {title} (now: {dir}); click again to reverse, a third time for catalog order"
+        ));
+    if active {
+        r.accessible_name(format!("{title}, sorted {dir}"))
+    } else {
+        r
+    }
+}
+
+/// A small filled triangle, pointing down (`down`) or up, in the text colour.
+fn sort_triangle(ui: &mut Ui, down: bool) {
+    let (rect, _) = ui.allocate_exact_size(egui::vec2(9.0, 9.0), egui::Sense::hover());
+    let c = rect.center();
+    let (h, w) = (3.5, 4.5);
+    let pts = if down {
+        vec![
+            egui::pos2(c.x - w, c.y - h),
+            egui::pos2(c.x + w, c.y - h),
+            egui::pos2(c.x, c.y + h),
+        ]
+    } else {
+        vec![
+            egui::pos2(c.x - w, c.y + h),
+            egui::pos2(c.x + w, c.y + h),
+            egui::pos2(c.x, c.y - h),
+        ]
+    };
+    let color = ui.visuals().strong_text_color();
+    ui.painter()
+        .add(egui::Shape::convex_polygon(pts, color, egui::Stroke::NONE));
 }
 
 /// The sort a click on `col`'s header asks for.
@@ -591,7 +626,9 @@ fn solver_card(ui: &mut Ui, v: &mut View<'_>) {
                 };
                 ui.label(format!("Best precision that fits: {p}"));
             }
-            if let (Some(n), Some(g)) = (sol.min_gpus, &sol.gpu_name) {
+            // A laptop or a mini PC takes no second GPU: "32x RTX 4060 Laptop" is no answer.
+            let fixed_gpu = matches!(m.kind, MachineKind::Laptop | MachineKind::MiniPc);
+            if let (Some(n), Some(g), false) = (sol.min_gpus, &sol.gpu_name, fixed_gpu) {
                 ui.separator();
                 ui.label(format!("Fewest GPUs: {n}x {g}"));
             }
