@@ -1784,3 +1784,27 @@ fn markdown_preview_shows_plain_urls() {
     h.get_by_label_contains("https://huggingface.co");
     assert!(h.query_by_label_contains(":\\/\\/").is_none());
 }
+
+/// The inputs panel keeps its width whatever precision (and hint) is chosen, so the tabs never
+/// move under the pointer; at each of the three window sizes.
+#[test]
+fn the_inputs_panel_keeps_its_width_for_every_precision() {
+    for size in [(1024.0, 640.0), (1280.0, 800.0), (1920.0, 1080.0)] {
+        let mut h = harness_with(fake_4090(), State::default(), size);
+        let x = |h: &Harness<'static, HeadroomApp>| {
+            h.get_by_role_and_label(Role::Button, "Machines").rect().left()
+        };
+        let x0 = x(&h);
+        for p in WeightPrecision::ALL {
+            h.state_mut().state.scenario.weights = p;
+            h.run();
+            assert_eq!(x(&h), x0, "{} at {size:?}", p.label());
+        }
+        // A picker opened and used as a person would.
+        pick_weights(&mut h, WeightPrecision::Nf4DoubleQuant);
+        assert_eq!(x(&h), x0, "NF4 picked at {size:?}");
+        h.state_mut().state.split_style = headroom::core::scenario::SplitStyle::Streaming;
+        h.run();
+        assert_eq!(x(&h), x0, "streaming at {size:?}");
+    }
+}

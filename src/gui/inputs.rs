@@ -243,8 +243,11 @@ fn combo<T: Copy + PartialEq>(
     ui.horizontal(|ui| {
         let l = row_label(ui, label, help);
         let before = *value;
+        // The chosen name is cut to the row (it is whole in the list): a long one never widens
+        // the panel, which would move the tabs beside it.
         let r = ComboBox::from_id_salt(("input", label))
             .selected_text(name(*value))
+            .truncate()
             .width((ui.available_width() - 12.0).max(60.0))
             .height(520.0)
             .show_ui(ui, |ui| {
@@ -351,6 +354,7 @@ impl InputsPanel {
             );
             let popup = ComboBox::from_id_salt("model-preset")
                 .selected_text(current.clone())
+                .truncate()
                 .width((ui.available_width() - 12.0).max(60.0))
                 .height(420.0)
                 .close_behavior(egui::PopupCloseBehavior::CloseOnClickOutside)
