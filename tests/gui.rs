@@ -1808,3 +1808,86 @@ fn the_inputs_panel_keeps_its_width_for_every_precision() {
         assert_eq!(x(&h), x0, "streaming at {size:?}");
     }
 }
+
+/// Names are cut in the middle, so the chip and memory at their end stay in view: two
+/// MacBooks that differ only in memory never read the same (the Breakdown rows, at each of the
+/// three sizes). A cut name in the table shows one tooltip and keeps its whole name for screen
+/// readers, and the recommendation cards fill a wide window.
+#[test]
+fn machine_names_keep_their_deciding_end_at_every_size() {
+    use egui_kittest::kittest::NodeT as _;
+    for size in [(1024.0, 640.0), (1280.0, 800.0), (1920.0, 1080.0)] {
+        let s = State {
+            selected: vec![
+                "macbook-pro-16-m4-max-48gb".into(),
+                "macbook-pro-16-m4-max-128gb".into(),
+            ],
+            ..State::default()
+        };
+        let mut h = harness_with(fake_4090(), s, size);
+        let shown: Vec<String> = h
+            .query_all_by_role(Role::Label)
+            .filter_map(|n| n.accesskit_node().value())
+            .filter(|l| l.starts_with("MacBook Pro"))
+            .collect();
+        assert_eq!(shown.len(), 2, "{shown:?} at {size:?}");
+        assert!(shown[0].ends_with("· 48 GB"), "{shown:?} at {size:?}");
+        assert!(shown[1].ends_with("· 128 GB"), "{shown:?} at {size:?}");
+        // The Machines table: the whole name for screen readers, one tooltip on hover.
+        h.get_by_role_and_label(Role::Button, "Machines").click();
+        h.state_mut().state.filter.search = "macbook pro 16 m4 max 128".into();
+        h.run();
+        let full = "MacBook Pro 16 (2024) · Apple M4 Max 40-core GPU · 128 GB";
+        h.get_by_role_and_label(Role::Button, full).hover();
+        for _ in 0..24 {
+            h.step();
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        h.run();
+        assert_eq!(h.query_all_by_label_contains("Source: ").count(), 1);
+        // The cards share the window's width instead of leaving a third of it empty.
+        let right = h
+            .query_all_by_role(Role::Button)
+            .filter(|b| {
+                b.accesskit_node()
+                    .label()
+                    .is_some_and(|l| l.starts_with("Cloud instance: "))
+            })
+            .map(|b| b.rect().right())
+            .fold(0.0f32, f32::max);
+        if size.0 >= 1920.0 {
+            assert!(right > size.0 - 120.0, "last card ends at {right}");
+        }
+    }
+}
+
+/// At 1024x640 the Machines table shows the answer (verdict, tok/s, TTFT, $/1M, Why) beside the
+/// Machine column without scrolling sideways, and the card strip says it folds; folding it
+/// moves the table up.
+#[test]
+fn a_small_window_shows_the_answer_columns_and_the_strip_folds() {
+    let s = State {
+        tab: Tab::Machines,
+        ..State::default()
+    };
+    let mut h = harness_with(fake_4090(), s, (1024.0, 640.0));
+    let central_right = 1024.0;
+    for title in ["Machine", "Verdict", "tok/s", "TTFT", "$/1M tok"] {
+        let r = h.get_by_role_and_label(Role::Button, title).rect();
+        assert!(r.right() <= central_right, "{title} ends at {}", r.right());
+    }
+    let why = h.get_by_label("Why").rect();
+    assert!(why.left() < central_right - 60.0, "Why starts at {}", why.left());
+    let row_y = |h: &Harness<'static, HeadroomApp>| {
+        h.get_by_role_and_label(Role::Button, "Machine").rect().top()
+    };
+    let y0 = row_y(&h);
+    let header = h.get_by_label_contains("click to fold it away");
+    header.click();
+    h.run();
+    assert!(row_y(&h) < y0 - 100.0, "{} -> {}", y0, row_y(&h));
+    assert!(h.query_by_label_contains("click to fold it away").is_none());
+    // A tall window needs no such hint.
+    let h = harness_with(fake_4090(), State::default(), (1920.0, 1080.0));
+    assert!(h.query_by_label_contains("click to fold it away").is_none());
+}

@@ -774,8 +774,12 @@ impl HeadroomApp {
                 } else {
                     RichText::new(&s.text)
                 };
-                ui.add(egui::Label::new(text).truncate())
-                    .on_hover_text(s.text.clone());
+                ui.add(
+                    egui::Label::new(text)
+                        .truncate()
+                        .show_tooltip_when_elided(false),
+                )
+                .on_hover_text(s.text.clone());
             }
             ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
                 ui.label(

@@ -172,7 +172,7 @@ fn machines_chart(ui: &mut Ui, loads: &[MachineLoad], size: egui::Vec2) {
         let chars = ((size.x / n as f32) / 7.5).max(8.0) as usize;
         loads
             .iter()
-            .map(|l| format!("{}\n{}", style::shorten(&l.name, chars), l.verdict_text))
+            .map(|l| format!("{}\n{}", style::shorten_middle(&l.name, chars), l.verdict_text))
             .collect()
     };
     let plot = style::still_plot("machines-chart", size)
@@ -447,8 +447,14 @@ fn machine_rows(ui: &mut Ui, loads: &[MachineLoad]) {
                 egui::Layout::left_to_right(egui::Align::Center),
                 |ui| {
                     ui.set_width(220.0);
-                    ui.add(egui::Label::new(RichText::new(&l.name).strong()).truncate())
-                        .on_hover_text(l.name.clone());
+                    // Cut in the middle (the end tells two MacBooks apart); whole on hover.
+                    let font = egui::TextStyle::Body.resolve(ui.style());
+                    let name = style::fit_middle(ui, &l.name, 216.0, &font);
+                    let cut = name != *l.name;
+                    let r = ui.add(egui::Label::new(RichText::new(name).strong()));
+                    if cut {
+                        r.on_hover_text(l.name.clone());
+                    }
                 },
             );
             style::badge(ui, &l.verdict_text, style::verdict_color(l.verdict))
