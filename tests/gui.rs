@@ -1891,3 +1891,29 @@ fn a_small_window_shows_the_answer_columns_and_the_strip_folds() {
     let h = harness_with(fake_4090(), State::default(), (1920.0, 1080.0));
     assert!(h.query_by_label_contains("click to fold it away").is_none());
 }
+
+/// The summary's figures move to the next line whole: "This machine: [offload] 1.62 tok/s"
+/// stays on one line, and no label breaks inside, at each of the three sizes.
+#[test]
+fn the_summary_wraps_whole_figures() {
+    for size in [(1024.0, 640.0), (1280.0, 800.0), (1920.0, 1080.0)] {
+        let s = State {
+            scenario: Scenario {
+                weights: WeightPrecision::Q4KM,
+                model: ModelSpec::generic(70_000_000_000),
+                model_id: None,
+                ..Scenario::default()
+            },
+            ..State::default()
+        };
+        let h = harness_with(fake_4090(), s, size);
+        let this = h.get_by_label("This machine:").rect();
+        let beside = h
+            .query_all_by_label_contains(" tok/s")
+            .map(|n| n.rect())
+            .any(|r| (this.center().y - r.center().y).abs() < 4.0 && r.left() > this.right());
+        assert!(beside, "the rate sits beside \"This machine:\" at {size:?}");
+        let kv = h.get_by_label_contains("KV per token: ").rect();
+        assert!(kv.height() < 24.0, "one line: {kv:?} at {size:?}");
+    }
+}

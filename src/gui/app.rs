@@ -841,6 +841,8 @@ impl HeadroomApp {
         let e = &self.data.derived.estimate;
         let s = &self.state.scenario;
         ui.horizontal_wrapped(|ui| {
+            // Each figure moves to the next line whole rather than breaking inside.
+            ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
             ui.label(RichText::new(&s.model.name).strong());
             let est = if s.model.is_estimated() {
                 " (estimated shape)"
@@ -910,10 +912,25 @@ impl HeadroomApp {
                 && let Some(f) = self.data.derived.fit(&local)
             {
                 ui.separator();
+                // One group: it moves to the next line whole ("tok/s" never wraps alone). A
+                // wrapping row cannot move a nested group, so the group's width is measured.
+                let rate = (f.runs() && !s.mode.is_training())
+                    .then(|| format!("{} tok/s", style::rate(f.decode_tokens_per_s)));
+                let gap = ui.spacing().item_spacing.x;
+                let w = style::text_width(ui, "This machine:")
+                    + style::text_width(ui, &f.verdict_text())
+                    + 12.0
+                    + rate.as_deref().map_or(0.0, |r| style::text_width(ui, r) + gap)
+                    + 3.0 * gap
+                    + 16.0;
+                // What is left of this row (`available_width` is the whole row's).
+                if ui.max_rect().right() - ui.cursor().min.x < w {
+                    ui.end_row();
+                }
                 ui.label("This machine:");
                 style::verdict_badge(ui, f).on_hover_text(f.name.to_string());
-                if f.runs() && !s.mode.is_training() {
-                    ui.label(format!("{} tok/s", style::rate(f.decode_tokens_per_s)));
+                if let Some(r) = rate {
+                    ui.label(r);
                 }
             }
         });

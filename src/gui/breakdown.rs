@@ -182,7 +182,8 @@ fn machines_chart(ui: &mut Ui, loads: &[MachineLoad], size: egui::Vec2) {
         .include_x(-0.7)
         .include_x((n as f64 - 1.0) * SLOT + 1.7)
         .include_y(0.0)
-        .include_y(stacks.top * 1.15)
+        // Room above the tallest bar for its label (two or three lines).
+        .include_y(stacks.top * 1.32)
         .y_axis_label("% of usable memory")
         .y_axis_min_width(36.0)
         .show_grid([false, true])
@@ -347,12 +348,15 @@ impl Stacks {
         }
         let pct = format::percent(fraction(total, cap));
         self.top = self.top.max(base.min(MAX_SHARE));
+        // On two or three short lines: a bar's label is no wider than its pair of bars, so
+        // "VRAM 96 %" and "RAM 99 %" never run into each other ("VRAM 96 %RAM 99 %").
+        let what = if what == "unified memory" { "unified" } else { what };
         let label = if total.0 == 0 {
-            format!("{what}: none")
+            format!("{what}\nnone")
         } else if on_disk {
-            format!("{what} {pct} + disk")
+            format!("{what}\n{pct}\n+ disk")
         } else {
-            format!("{what} {pct}")
+            format!("{what}\n{pct}")
         };
         self.texts.push((x, base.min(MAX_SHARE), label));
     }

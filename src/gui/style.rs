@@ -198,6 +198,13 @@ pub fn fit_middle(ui: &egui::Ui, text: &str, width: f32, font: &egui::FontId) ->
     "…".to_string()
 }
 
+/// The width of `text` in the body font, on one line.
+pub fn text_width(ui: &egui::Ui, text: &str) -> f32 {
+    let font = egui::TextStyle::Body.resolve(ui.style());
+    ui.ctx()
+        .fonts_mut(|f| text.chars().map(|c| f.glyph_width(&font, c)).sum())
+}
+
 /// A plot of `size` that stays as drawn: no zoom, drag, scroll or box zoom (every chart in the
 /// window shows computed curves at bounds of its own choosing).
 pub fn still_plot<'a>(id: impl egui::AsIdSalt, size: egui::Vec2) -> egui_plot::Plot<'a> {
