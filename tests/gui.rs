@@ -1522,7 +1522,11 @@ fn an_imported_files_bytes_follow_the_weights_picker() {
         &h.state().state.scenario.model,
         WeightPrecision::Q4KM,
     );
-    pick(&mut h, "Weights", &format!("GGUF Q4_K_M ({bits:.2} bits avg.)"));
+    pick(
+        &mut h,
+        "Weights",
+        &format!("GGUF Q4_K_M ({bits:.2} bits avg.)"),
+    );
     // Q4_K_M is sized from the architecture (about 4.6 GiB), not the file's 15 GiB of BF16,
     // as `--weights q4_k_m` does on the command line, and the window says so.
     let s = &h.state().state.scenario;
@@ -1594,7 +1598,11 @@ fn prompt_tokens_come_back_when_the_context_grows() {
     assert!(h.state_mut().fit_of("local").unwrap().ttft_s < ttft_1024);
     for ctx in [131_072.0, 8192.0] {
         slide(&mut h, "Context", ctx);
-        assert_eq!(h.state().state.scenario.prompt_tokens, 1024, "context {ctx}");
+        assert_eq!(
+            h.state().state.scenario.prompt_tokens,
+            1024,
+            "context {ctx}"
+        );
         assert_eq!(prompt_note(&h), None, "context {ctx}");
     }
     // 131,072 tokens of MHA KV cache do not fit the 4090; at 8,192 again TTFT is the 1,024's.
@@ -1739,7 +1747,10 @@ fn wording_sort_arrow_plurals_and_no_gpu() {
     assert!(h.query_by_label_contains("1 sequences").is_none());
     h.get_by_label_contains("× 1 sequence = ");
     h.get_by_label("On the 1 GPU set in the inputs");
-    assert!(h.query_by_label_contains("this machine has no GPU").is_none());
+    assert!(
+        h.query_by_label_contains("this machine has no GPU")
+            .is_none()
+    );
     let cpu = FakeDetector::cpu_only(Bytes::gib(32), Bytes::gib(24));
     let h = harness_with(cpu, State::default(), (1280.0, 800.0));
     assert!(h.query_by_label_contains("One GPU (as set)").is_none());
@@ -1752,7 +1763,10 @@ fn wording_sort_arrow_plurals_and_no_gpu() {
 #[test]
 fn the_default_scenario_has_no_orange_kv_note() {
     let mut h = harness(State::default());
-    assert!(h.query_by_label_contains("Contiguous KV reserves").is_none());
+    assert!(
+        h.query_by_label_contains("Contiguous KV reserves")
+            .is_none()
+    );
     slide(&mut h, "Batch", 8.0);
     h.get_by_label_contains("Contiguous KV reserves");
 }
@@ -1771,7 +1785,10 @@ fn enter_picks_the_model_search_match() {
         h.state().state.scenario.model_id.as_deref(),
         Some("llama-3.1-8b")
     );
-    assert!(h.query_by_label("Search models").is_none(), "the list closed");
+    assert!(
+        h.query_by_label("Search models").is_none(),
+        "the list closed"
+    );
 }
 
 /// The Markdown preview reads `https://`, not the export's GitHub escape `https:\/\/`.
@@ -1792,7 +1809,9 @@ fn the_inputs_panel_keeps_its_width_for_every_precision() {
     for size in [(1024.0, 640.0), (1280.0, 800.0), (1920.0, 1080.0)] {
         let mut h = harness_with(fake_4090(), State::default(), size);
         let x = |h: &Harness<'static, HeadroomApp>| {
-            h.get_by_role_and_label(Role::Button, "Machines").rect().left()
+            h.get_by_role_and_label(Role::Button, "Machines")
+                .rect()
+                .left()
         };
         let x0 = x(&h);
         for p in WeightPrecision::ALL {
@@ -1877,9 +1896,15 @@ fn a_small_window_shows_the_answer_columns_and_the_strip_folds() {
         assert!(r.right() <= central_right, "{title} ends at {}", r.right());
     }
     let why = h.get_by_label("Why").rect();
-    assert!(why.left() < central_right - 60.0, "Why starts at {}", why.left());
+    assert!(
+        why.left() < central_right - 60.0,
+        "Why starts at {}",
+        why.left()
+    );
     let row_y = |h: &Harness<'static, HeadroomApp>| {
-        h.get_by_role_and_label(Role::Button, "Machine").rect().top()
+        h.get_by_role_and_label(Role::Button, "Machine")
+            .rect()
+            .top()
     };
     let y0 = row_y(&h);
     let header = h.get_by_label_contains("click to fold it away");
@@ -1916,4 +1941,83 @@ fn the_summary_wraps_whole_figures() {
         let kv = h.get_by_label_contains("KV per token: ").rect();
         assert!(kv.height() < 24.0, "one line: {kv:?} at {size:?}");
     }
+}
+
+/// The typed-path fallback suggests a file of the kind each action reads or writes.
+#[test]
+fn the_typed_path_fallback_suggests_the_right_kind_of_file() {
+    let mut h = harness(State::default());
+    for (action, end) in [
+        (FileAction::SaveScenario, "llama-3-8b-bf16-8k.ron"),
+        (FileAction::OpenScenario, ".ron"),
+        (FileAction::Calibrate, "llama-bench.json"),
+        (FileAction::ExportReport, ".md"),
+    ] {
+        h.state_mut().no_file_chosen(action);
+        h.run();
+        let hint = h.state().path_prompt_hint().expect("the bar is shown");
+        assert!(hint.ends_with(end), "{action:?}: {hint}");
+        assert!(!hint.contains("/home/me/"), "{hint}");
+        h.get_by_label_contains("type a path:");
+    }
+}
+
+/// A long status message is cut before the "Detection notes" button, never under it.
+#[test]
+fn the_status_message_stops_before_the_notes_button() {
+    let mut h = harness_with(fake_4090(), State::default(), (1024.0, 640.0));
+    h.state_mut().check_settings_dir(None);
+    h.run();
+    let msg = h.get_by_label_contains("Settings will not be saved").rect();
+    let notes = h
+        .get_by_role_and_label(Role::Button, "Detection notes (1)")
+        .rect();
+    assert!(msg.right() <= notes.left(), "{msg:?} runs under {notes:?}");
+}
+
+/// "Open from Hugging Face..." is a modal: centred (not over its button), the window behind
+/// does not take clicks, Escape closes it; offline it names the OS's error, not
+/// "uncategorized error".
+#[test]
+fn the_hugging_face_dialog_is_a_modal_that_escape_closes() {
+    let mut h = harness(State::default());
+    let button = h
+        .get_by_role_and_label(Role::Button, "Open from Hugging Face...")
+        .rect();
+    h.get_by_role_and_label(Role::Button, "Open from Hugging Face...")
+        .click();
+    h.run();
+    assert!(h.state().hub.open);
+    let field = h.get_by_label("Repository").rect();
+    assert!(!field.intersects(button), "{field:?} covers {button:?}");
+    // The tabs behind do not take a click while it is open: a click outside closes it.
+    h.get_by_role_and_label(Role::Button, "Machines").click();
+    h.run();
+    assert_eq!(h.state().state.tab, Tab::Breakdown);
+    assert!(!h.state().hub.open);
+    h.get_by_role_and_label(Role::Button, "Open from Hugging Face...")
+        .click();
+    h.run();
+    assert!(h.state().hub.open);
+    // A refused connection: the OS's words.
+    let mut opts = headroom::io::hub::Options::from_env();
+    opts.endpoint = "http://127.0.0.1:9".into();
+    opts.cache_root = None;
+    opts.offline = false;
+    h.state_mut().hub.options = Some(opts);
+    h.state_mut().hub.repo = "org/name".into();
+    h.get_by_role_and_label(Role::Button, "List files").click();
+    for _ in 0..40 {
+        h.run();
+        if !h.state().hub.busy() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    h.run();
+    assert!(h.query_by_label_contains("uncategorized").is_none());
+    h.get_by_label_contains("cannot");
+    h.key_press(egui::Key::Escape);
+    h.run();
+    assert!(!h.state().hub.open);
 }

@@ -237,6 +237,18 @@ impl HeadroomApp {
         &self.data.catalog
     }
 
+    /// What a file dialog that returned nothing does (cancelled, or no dialog on this system):
+    /// the typed-path bar for `action`. For tests.
+    pub fn no_file_chosen(&mut self, action: FileAction) {
+        self.apply_result(JobResult::NoFileChosen { action });
+    }
+
+    /// The example path the typed-path bar shows, when it is shown.
+    pub fn path_prompt_hint(&self) -> Option<String> {
+        let (action, _) = self.path_prompt.as_ref()?;
+        Some(path_hint(*action, &scenario_slug(&self.state.scenario)))
+    }
+
     /// The last status-bar message.
     pub fn status_text(&self) -> Option<&str> {
         self.data.status.as_ref().map(|s| s.text.as_str())
@@ -288,7 +300,10 @@ impl HeadroomApp {
                 to: n.prompt_tokens as f64,
                 why: crate::core::scenario::ClampWhy::LongerThanContext,
             };
-            let text = format!("{c} The {} tokens come back with a longer context.", format::group_digits(asked));
+            let text = format!(
+                "{c} The {} tokens come back with a longer context.",
+                format::group_digits(asked)
+            );
             self.data.notices.clamp(label, text);
         } else if let Some(c) = clamps.iter().find(|c| c.input == prompt) {
             self.data.notices.clamp(label, c.to_string());
@@ -316,7 +331,11 @@ impl HeadroomApp {
             n.weights_note = Some(format!(
                 "{} trains on {} weights: Weights set to {} (your {} comes back with Inference).",
                 s.mode.label(),
-                if s.mode == crate::core::scenario::Mode::Qlora { "4-bit NF4" } else { "16-bit" },
+                if s.mode == crate::core::scenario::Mode::Qlora {
+                    "4-bit NF4"
+                } else {
+                    "16-bit"
+                },
                 held.label(),
                 was.label()
             ));
@@ -738,6 +757,7 @@ impl HeadroomApp {
             return;
         };
         let action = *action;
+        let hint = path_hint(action, &scenario_slug(&self.state.scenario));
         let mut close = false;
         ui.horizontal(|ui| {
             let l = ui.label(format!("{} - type a path:", action.label()));
@@ -745,7 +765,7 @@ impl HeadroomApp {
                 .add(
                     egui::TextEdit::singleline(text)
                         .desired_width(420.0)
-                        .hint_text("/home/me/report.md"),
+                        .hint_text(hint),
                 )
                 .labelled_by(l.id);
             let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
@@ -762,25 +782,9 @@ impl HeadroomApp {
     }
 
     fn status_bar(&mut self, ui: &mut Ui, cmds: &mut Vec<Command>) {
+        // The counts and the notes button first, from the right; the message takes what is
+        // left and is cut there (whole on hover), never drawn under the button.
         ui.horizontal(|ui| {
-            if self.jobs.running() > 0 {
-                ui.spinner();
-            }
-            if self.data.detecting {
-                ui.label("Detecting this machine...");
-            } else if let Some(s) = &self.data.status {
-                let text = if s.error {
-                    RichText::new(&s.text).color(ui.visuals().error_fg_color)
-                } else {
-                    RichText::new(&s.text)
-                };
-                ui.add(
-                    egui::Label::new(text)
-                        .truncate()
-                        .show_tooltip_when_elided(false),
-                )
-                .on_hover_text(s.text.clone());
-            }
             ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
                 ui.label(
                     RichText::new(format!(
@@ -832,8 +836,33 @@ impl HeadroomApp {
                         }
                     });
                 }
+                ui.with_layout(egui::Layout::left_to_right(egui::Align::Center), |ui| {
+                    self.status_message(ui);
+                });
             });
         });
+    }
+
+    /// The status bar's message (or the detection in progress), cut to the room it has.
+    fn status_message(&self, ui: &mut Ui) {
+        if self.jobs.running() > 0 {
+            ui.spinner();
+        }
+        if self.data.detecting {
+            ui.label("Detecting this machine...");
+        } else if let Some(s) = &self.data.status {
+            let text = if s.error {
+                RichText::new(&s.text).color(ui.visuals().error_fg_color)
+            } else {
+                RichText::new(&s.text)
+            };
+            ui.add(
+                egui::Label::new(text)
+                    .truncate()
+                    .show_tooltip_when_elided(false),
+            )
+            .on_hover_text(s.text.clone());
+        }
     }
 
     /// The key numbers of the scenario as set in the inputs (hypothetical GPU count).
@@ -1044,6 +1073,22 @@ fn written(what: &'static str, p: PathBuf, text: &str) -> JobResult {
         .map(|_| p)
         .map_err(|e| e.to_string());
     JobResult::Written { what, result }
+}
+
+/// An example path for the typed-path fallback of `action`, in the home folder: a scenario
+/// file for Save and Open scenario, llama-bench output for Calibrate, a model file for Import.
+fn path_hint(action: FileAction, slug: &str) -> String {
+    let home = std::env::var_os("HOME")
+        .or_else(|| std::env::var_os("USERPROFILE"))
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("~"));
+    let name = match action {
+        FileAction::SaveScenario | FileAction::OpenScenario => format!("{slug}.ron"),
+        FileAction::Calibrate => "llama-bench.json".to_string(),
+        FileAction::ImportModel => "model.gguf".to_string(),
+        FileAction::ExportReport => format!("{slug}.md"),
+    };
+    home.join(name).display().to_string()
 }
 
 fn scenario_slug(s: &Scenario) -> String {

@@ -172,7 +172,13 @@ fn machines_chart(ui: &mut Ui, loads: &[MachineLoad], size: egui::Vec2) {
         let chars = ((size.x / n as f32) / 7.5).max(8.0) as usize;
         loads
             .iter()
-            .map(|l| format!("{}\n{}", style::shorten_middle(&l.name, chars), l.verdict_text))
+            .map(|l| {
+                format!(
+                    "{}\n{}",
+                    style::shorten_middle(&l.name, chars),
+                    l.verdict_text
+                )
+            })
             .collect()
     };
     let plot = style::still_plot("machines-chart", size)
@@ -350,7 +356,11 @@ impl Stacks {
         self.top = self.top.max(base.min(MAX_SHARE));
         // On two or three short lines: a bar's label is no wider than its pair of bars, so
         // "VRAM 96 %" and "RAM 99 %" never run into each other ("VRAM 96 %RAM 99 %").
-        let what = if what == "unified memory" { "unified" } else { what };
+        let what = if what == "unified memory" {
+            "unified"
+        } else {
+            what
+        };
         let label = if total.0 == 0 {
             format!("{what}\nnone")
         } else if on_disk {

@@ -412,7 +412,8 @@ impl InputsPanel {
                         ui.label(RichText::new("No model matches").weak());
                     }
                     // Enter in the search picks the first match (the only one, once narrowed).
-                    let enter = search.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                    let enter =
+                        search.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
                     if enter && !needle.is_empty() && chosen.is_none() {
                         chosen = first;
                     }

@@ -66,16 +66,23 @@ impl RecommendStrip {
         let open = !self.folded;
         let mut job = egui::text::LayoutJob::default();
         let style = ui.style().clone();
-        RichText::new("Which machine to buy or rent").strong().append_to(
-            &mut job,
-            &style,
-            egui::FontSelection::Default,
-            Align::Center,
-        );
+        RichText::new("Which machine to buy or rent")
+            .strong()
+            .append_to(
+                &mut job,
+                &style,
+                egui::FontSelection::Default,
+                Align::Center,
+            );
         if short && open {
             RichText::new("   click to fold it away and give the tab more room")
                 .weak()
-                .append_to(&mut job, &style, egui::FontSelection::Default, Align::Center);
+                .append_to(
+                    &mut job,
+                    &style,
+                    egui::FontSelection::Default,
+                    Align::Center,
+                );
         }
         let strip = egui::CollapsingHeader::new(job)
             .id_salt("recommend-strip")
@@ -264,8 +271,12 @@ fn this_card(ui: &mut Ui, w: f32, t: &ThisMachine, open: &mut Option<String>) {
             }
             None => {
                 ui.add(
-                    egui::Label::new(RichText::new("Runs it on the GPU as it is.").size(SUB).weak())
-                        .wrap(),
+                    egui::Label::new(
+                        RichText::new("Runs it on the GPU as it is.")
+                            .size(SUB)
+                            .weak(),
+                    )
+                    .wrap(),
                 );
             }
         }

@@ -380,9 +380,7 @@ impl Scenario {
     pub fn held_weights(&self) -> WeightPrecision {
         use WeightPrecision as W;
         match self.mode {
-            Mode::Qlora if !matches!(self.weights, W::Nf4 | W::Nf4DoubleQuant) => {
-                W::Nf4DoubleQuant
-            }
+            Mode::Qlora if !matches!(self.weights, W::Nf4 | W::Nf4DoubleQuant) => W::Nf4DoubleQuant,
             Mode::Full if !matches!(self.weights, W::Fp32 | W::Fp16 | W::Bf16) => W::Bf16,
             _ => self.weights,
         }
