@@ -2021,3 +2021,57 @@ fn the_hugging_face_dialog_is_a_modal_that_escape_closes() {
     h.run();
     assert!(!h.state().hub.open);
 }
+
+/// Input-to-frame latency while the Context slider is dragged, at 1920x1080: for each pointer
+/// move, the time from handing egui the event to the end of the frame that shows its result
+/// (the app's frame, tessellation and a wgpu render, on llvmpipe where there is no GPU). Run
+/// in a release build: `cargo test --release --test gui slider_drag_latency -- --ignored
+/// --nocapture`. Target: 50 ms at the 95th percentile.
+#[test]
+#[ignore]
+fn slider_drag_latency() {
+    let mut h = harness_with(fake_4090(), State::default(), (1920.0, 1080.0));
+    let _ = h.render();
+    let r = h.get_by_role_and_label(Role::Slider, "Context").rect();
+    let y = r.center().y;
+    h.event(egui::Event::PointerMoved(egui::pos2(r.left() + 4.0, y)));
+    h.event(egui::Event::PointerButton {
+        pos: egui::pos2(r.left() + 4.0, y),
+        button: egui::PointerButton::Primary,
+        pressed: true,
+        modifiers: egui::Modifiers::NONE,
+    });
+    h.step();
+    let n = 120;
+    let mut ms = Vec::with_capacity(n);
+    let mut steps = Vec::with_capacity(n);
+    let mut contexts = std::collections::BTreeSet::new();
+    for i in 0..n {
+        let t = (i % 60) as f32 / 59.0;
+        let x = r.left() + 4.0 + t * (r.width() - 8.0);
+        let t0 = std::time::Instant::now();
+        h.event(egui::Event::PointerMoved(egui::pos2(x, y)));
+        h.step();
+        steps.push(t0.elapsed().as_secs_f64() * 1000.0);
+        let _ = h.render().expect("a frame");
+        ms.push(t0.elapsed().as_secs_f64() * 1000.0);
+        contexts.insert(h.state().state.scenario.context);
+    }
+    assert!(
+        contexts.len() > 10,
+        "the drag moved the context: {contexts:?}"
+    );
+    ms.sort_by(f64::total_cmp);
+    steps.sort_by(f64::total_cmp);
+    let pct = |p: f64| ms[((ms.len() - 1) as f64 * p).round() as usize];
+    println!(
+        "  of which the app's frame (no rendering): median {:.1} ms",
+        steps[steps.len() / 2]
+    );
+    println!(
+        "Context slider drag, 1920x1080, {n} moves: input to rendered frame median {:.1} ms, p95 {:.1} ms, max {:.1} ms",
+        pct(0.5),
+        pct(0.95),
+        pct(1.0)
+    );
+}
