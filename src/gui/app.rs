@@ -237,6 +237,18 @@ impl HeadroomApp {
         &self.data.catalog
     }
 
+    /// What a file dialog that returned nothing does (cancelled, or no dialog on this system):
+    /// the typed-path bar for `action`. For tests.
+    pub fn no_file_chosen(&mut self, action: FileAction) {
+        self.apply_result(JobResult::NoFileChosen { action });
+    }
+
+    /// The example path the typed-path bar shows, when it is shown.
+    pub fn path_prompt_hint(&self) -> Option<String> {
+        let (action, _) = self.path_prompt.as_ref()?;
+        Some(path_hint(*action, &scenario_slug(&self.state.scenario)))
+    }
+
     /// The last status-bar message.
     pub fn status_text(&self) -> Option<&str> {
         self.data.status.as_ref().map(|s| s.text.as_str())
@@ -261,19 +273,88 @@ impl HeadroomApp {
     /// ([`Scenario::normalized`]: the prompt to the context, every number into its domain), with
     /// a note for each change; the context slider's own top
     /// ([`super::inputs::MAX_CONTEXT_SLIDER`]) after them. As each frame does.
+    ///
+    /// The prompt is the one input another lowers: the length the user asked for is kept
+    /// ([`State::prompt_asked`]) and the scenario holds it cut to the context, so a longer
+    /// context brings it back. Its note is derived afresh from the asked length and the context.
     pub fn normalize(&mut self) {
+        self.weights_follow_mode();
+        let asked = self.prompt_asked();
+        self.state.scenario.prompt_tokens = asked;
         let (mut n, clamps) = self.state.scenario.normalized();
-        for c in &clamps {
+        let prompt = crate::core::scenario::Input::PromptTokens;
+        for c in clamps.iter().filter(|c| c.input != prompt) {
             self.data.notices.clamp(c.input.label(), c.to_string());
         }
         let limit = super::inputs::MAX_CONTEXT_SLIDER;
         if n.context > limit {
             self.data.notices.context_clamped = Some(n.context);
             n.context = limit;
-            n.prompt_tokens = n.prompt_tokens.min(limit);
         }
+        n.prompt_tokens = n.prompt_tokens.min(n.context);
+        let label = prompt.label();
+        if n.prompt_tokens < asked {
+            let c = crate::core::scenario::Clamp {
+                input: prompt,
+                from: asked as f64,
+                to: n.prompt_tokens as f64,
+                why: crate::core::scenario::ClampWhy::LongerThanContext,
+            };
+            let text = format!(
+                "{c} The {} tokens come back with a longer context.",
+                format::group_digits(asked)
+            );
+            self.data.notices.clamp(label, text);
+        } else if let Some(c) = clamps.iter().find(|c| c.input == prompt) {
+            self.data.notices.clamp(label, c.to_string());
+        } else {
+            self.data.notices.clamped.retain(|(l, _)| l != label);
+        }
+        self.state.prompt_asked = Some(super::state::PromptAsked {
+            asked,
+            applied: n.prompt_tokens,
+        });
         if n != self.state.scenario {
             self.state.scenario = n;
+        }
+    }
+
+    /// Puts the precision the mode trains into the Weights input (QLoRA: NF4 + double quant, a
+    /// full fine-tune: BF16, as the estimate does), so the picker, the summary and the report
+    /// say what the numbers use; the user's precision comes back with inference.
+    fn weights_follow_mode(&mut self) {
+        let s = &mut self.state.scenario;
+        let n = &mut self.data.notices;
+        let held = s.held_weights();
+        if held != s.weights {
+            let was = *n.weights_before_training.get_or_insert(s.weights);
+            n.weights_note = Some(format!(
+                "{} trains on {} weights: Weights set to {} (your {} comes back with Inference).",
+                s.mode.label(),
+                if s.mode == crate::core::scenario::Mode::Qlora {
+                    "4-bit NF4"
+                } else {
+                    "16-bit"
+                },
+                held.label(),
+                was.label()
+            ));
+            s.weights = held;
+        } else if s.mode == crate::core::scenario::Mode::Inference
+            && let Some(w) = n.weights_before_training.take()
+        {
+            s.weights = w;
+            n.weights_note = None;
+        }
+    }
+
+    /// The prompt length the user asks for: the scenario's when something (the inputs, a traffic
+    /// mix, a file) changed it since the last frame, else the one kept.
+    fn prompt_asked(&self) -> u64 {
+        let now = self.state.scenario.prompt_tokens;
+        match self.state.prompt_asked {
+            Some(p) if p.applied == now => p.asked,
+            _ => now,
         }
     }
 
@@ -306,6 +387,7 @@ impl HeadroomApp {
             }
             Command::ResetScenario => {
                 self.state.scenario = Scenario::default();
+                self.state.prompt_asked = None;
                 self.data.notices = Notices::default();
             }
             Command::Copy(text) => {
@@ -510,6 +592,7 @@ impl HeadroomApp {
             JobResult::ScenarioOpened { path, result } => match result {
                 Ok(s) => {
                     self.state.scenario = *s;
+                    self.state.prompt_asked = None;
                     self.data.notices = Notices::default();
                     self.data
                         .tell(Status::info(format!("Opened {}", path.display())));
@@ -674,6 +757,7 @@ impl HeadroomApp {
             return;
         };
         let action = *action;
+        let hint = path_hint(action, &scenario_slug(&self.state.scenario));
         let mut close = false;
         ui.horizontal(|ui| {
             let l = ui.label(format!("{} - type a path:", action.label()));
@@ -681,7 +765,7 @@ impl HeadroomApp {
                 .add(
                     egui::TextEdit::singleline(text)
                         .desired_width(420.0)
-                        .hint_text("/home/me/report.md"),
+                        .hint_text(hint),
                 )
                 .labelled_by(l.id);
             let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
@@ -698,21 +782,9 @@ impl HeadroomApp {
     }
 
     fn status_bar(&mut self, ui: &mut Ui, cmds: &mut Vec<Command>) {
+        // The counts and the notes button first, from the right; the message takes what is
+        // left and is cut there (whole on hover), never drawn under the button.
         ui.horizontal(|ui| {
-            if self.jobs.running() > 0 {
-                ui.spinner();
-            }
-            if self.data.detecting {
-                ui.label("Detecting this machine...");
-            } else if let Some(s) = &self.data.status {
-                let text = if s.error {
-                    RichText::new(&s.text).color(ui.visuals().error_fg_color)
-                } else {
-                    RichText::new(&s.text)
-                };
-                ui.add(egui::Label::new(text).truncate())
-                    .on_hover_text(s.text.clone());
-            }
             ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
                 ui.label(
                     RichText::new(format!(
@@ -764,8 +836,33 @@ impl HeadroomApp {
                         }
                     });
                 }
+                ui.with_layout(egui::Layout::left_to_right(egui::Align::Center), |ui| {
+                    self.status_message(ui);
+                });
             });
         });
+    }
+
+    /// The status bar's message (or the detection in progress), cut to the room it has.
+    fn status_message(&self, ui: &mut Ui) {
+        if self.jobs.running() > 0 {
+            ui.spinner();
+        }
+        if self.data.detecting {
+            ui.label("Detecting this machine...");
+        } else if let Some(s) = &self.data.status {
+            let text = if s.error {
+                RichText::new(&s.text).color(ui.visuals().error_fg_color)
+            } else {
+                RichText::new(&s.text)
+            };
+            ui.add(
+                egui::Label::new(text)
+                    .truncate()
+                    .show_tooltip_when_elided(false),
+            )
+            .on_hover_text(s.text.clone());
+        }
     }
 
     /// The key numbers of the scenario as set in the inputs (hypothetical GPU count).
@@ -773,6 +870,8 @@ impl HeadroomApp {
         let e = &self.data.derived.estimate;
         let s = &self.state.scenario;
         ui.horizontal_wrapped(|ui| {
+            // Each figure moves to the next line whole rather than breaking inside.
+            ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
             ui.label(RichText::new(&s.model.name).strong());
             let est = if s.model.is_estimated() {
                 " (estimated shape)"
@@ -788,11 +887,19 @@ impl HeadroomApp {
                 let per = if per_gpu {
                     format!("Per GPU (of {}): {}", s.gpus, e.per_gpu_total())
                 } else {
-                    format!("GPU needs: {}", e.per_gpu_total())
+                    format!("On 1 GPU: {}", e.per_gpu_total())
                 };
                 ui.label(RichText::new(per).strong()).on_hover_text(
                     "With the GPU count set in the inputs. Each machine in the table and the chart is judged with its own GPUs.",
                 );
+                // The inputs' GPUs are a hypothetical setup: say so where this machine has none.
+                let local_has_gpu = self
+                    .data
+                    .local_id()
+                    .and_then(|id| self.data.machine(&id).map(|m| m.gpu.is_some()));
+                if local_has_gpu == Some(false) {
+                    ui.label(RichText::new("(as set in the inputs; this machine has no GPU)").weak());
+                }
                 if e.host_total().0 > 0 {
                     ui.label(format!("Host RAM: {}", e.host_total()));
                 }
@@ -834,10 +941,25 @@ impl HeadroomApp {
                 && let Some(f) = self.data.derived.fit(&local)
             {
                 ui.separator();
+                // One group: it moves to the next line whole ("tok/s" never wraps alone). A
+                // wrapping row cannot move a nested group, so the group's width is measured.
+                let rate = (f.runs() && !s.mode.is_training())
+                    .then(|| format!("{} tok/s", style::rate(f.decode_tokens_per_s)));
+                let gap = ui.spacing().item_spacing.x;
+                let w = style::text_width(ui, "This machine:")
+                    + style::text_width(ui, &f.verdict_text())
+                    + 12.0
+                    + rate.as_deref().map_or(0.0, |r| style::text_width(ui, r) + gap)
+                    + 3.0 * gap
+                    + 16.0;
+                // What is left of this row (`available_width` is the whole row's).
+                if ui.max_rect().right() - ui.cursor().min.x < w {
+                    ui.end_row();
+                }
                 ui.label("This machine:");
                 style::verdict_badge(ui, f).on_hover_text(f.name.to_string());
-                if f.runs() && !s.mode.is_training() {
-                    ui.label(format!("{} tok/s", style::rate(f.decode_tokens_per_s)));
+                if let Some(r) = rate {
+                    ui.label(r);
                 }
             }
         });
@@ -951,6 +1073,22 @@ fn written(what: &'static str, p: PathBuf, text: &str) -> JobResult {
         .map(|_| p)
         .map_err(|e| e.to_string());
     JobResult::Written { what, result }
+}
+
+/// An example path for the typed-path fallback of `action`, in the home folder: a scenario
+/// file for Save and Open scenario, llama-bench output for Calibrate, a model file for Import.
+fn path_hint(action: FileAction, slug: &str) -> String {
+    let home = std::env::var_os("HOME")
+        .or_else(|| std::env::var_os("USERPROFILE"))
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("~"));
+    let name = match action {
+        FileAction::SaveScenario | FileAction::OpenScenario => format!("{slug}.ron"),
+        FileAction::Calibrate => "llama-bench.json".to_string(),
+        FileAction::ImportModel => "model.gguf".to_string(),
+        FileAction::ExportReport => format!("{slug}.md"),
+    };
+    home.join(name).display().to_string()
 }
 
 fn scenario_slug(s: &Scenario) -> String {

@@ -124,9 +124,9 @@ fn swatch_row(ui: &mut Ui, color: egui::Color32, name: &str, value: &str) {
 /// The scenario as set in the inputs: what one GPU holds and what host RAM holds, per kind.
 fn scenario_legend(ui: &mut Ui, e: &Estimate, gpus: u64) {
     let gpu_title = match gpus {
-        0 => "System RAM (CPU only, as set)".to_string(),
-        1 => "One GPU (as set)".to_string(),
-        n => format!("One GPU of the {n} set"),
+        0 => "CPU only (the inputs' GPUs: 0): system RAM".to_string(),
+        1 => "On the 1 GPU set in the inputs".to_string(),
+        n => format!("On each of the {n} GPUs set in the inputs"),
     };
     ui.label(RichText::new(gpu_title).strong());
     let mut any = false;
@@ -151,7 +151,7 @@ fn scenario_legend(ui: &mut Ui, e: &Estimate, gpus: u64) {
     }
     if gpus > 0 && e.host_total().0 > 0 {
         ui.add_space(4.0);
-        ui.label(RichText::new("Host RAM (as set)").strong());
+        ui.label(RichText::new("Host RAM (with the inputs' GPUs)").strong());
         for kind in ComponentKind::ALL {
             let b = e.host_kind(kind);
             if b.0 > 0 {
@@ -172,7 +172,13 @@ fn machines_chart(ui: &mut Ui, loads: &[MachineLoad], size: egui::Vec2) {
         let chars = ((size.x / n as f32) / 7.5).max(8.0) as usize;
         loads
             .iter()
-            .map(|l| format!("{}\n{}", style::shorten(&l.name, chars), l.verdict_text))
+            .map(|l| {
+                format!(
+                    "{}\n{}",
+                    style::shorten_middle(&l.name, chars),
+                    l.verdict_text
+                )
+            })
             .collect()
     };
     let plot = style::still_plot("machines-chart", size)
@@ -182,7 +188,8 @@ fn machines_chart(ui: &mut Ui, loads: &[MachineLoad], size: egui::Vec2) {
         .include_x(-0.7)
         .include_x((n as f64 - 1.0) * SLOT + 1.7)
         .include_y(0.0)
-        .include_y(stacks.top * 1.15)
+        // Room above the tallest bar for its label (two or three lines).
+        .include_y(stacks.top * 1.32)
         .y_axis_label("% of usable memory")
         .y_axis_min_width(36.0)
         .show_grid([false, true])
@@ -347,12 +354,19 @@ impl Stacks {
         }
         let pct = format::percent(fraction(total, cap));
         self.top = self.top.max(base.min(MAX_SHARE));
-        let label = if total.0 == 0 {
-            format!("{what}: none")
-        } else if on_disk {
-            format!("{what} {pct} + disk")
+        // On two or three short lines: a bar's label is no wider than its pair of bars, so
+        // "VRAM 96 %" and "RAM 99 %" never run into each other ("VRAM 96 %RAM 99 %").
+        let what = if what == "unified memory" {
+            "unified"
         } else {
-            format!("{what} {pct}")
+            what
+        };
+        let label = if total.0 == 0 {
+            format!("{what}\nnone")
+        } else if on_disk {
+            format!("{what}\n{pct}\n+ disk")
+        } else {
+            format!("{what}\n{pct}")
         };
         self.texts.push((x, base.min(MAX_SHARE), label));
     }
@@ -447,8 +461,14 @@ fn machine_rows(ui: &mut Ui, loads: &[MachineLoad]) {
                 egui::Layout::left_to_right(egui::Align::Center),
                 |ui| {
                     ui.set_width(220.0);
-                    ui.add(egui::Label::new(RichText::new(&l.name).strong()).truncate())
-                        .on_hover_text(l.name.clone());
+                    // Cut in the middle (the end tells two MacBooks apart); whole on hover.
+                    let font = egui::TextStyle::Body.resolve(ui.style());
+                    let name = style::fit_middle(ui, &l.name, 216.0, &font);
+                    let cut = name != *l.name;
+                    let r = ui.add(egui::Label::new(RichText::new(name).strong()));
+                    if cut {
+                        r.on_hover_text(l.name.clone());
+                    }
                 },
             );
             style::badge(ui, &l.verdict_text, style::verdict_color(l.verdict))

@@ -21,6 +21,11 @@ pub(crate) struct Notices {
     pub clamped: Vec<(String, String)>,
     /// The last imported model: its summary and notes.
     pub imported: Option<(String, Vec<String>)>,
+    /// The precision the user had before a training mode replaced it with the one it trains
+    /// (QLoRA: NF4, full fine-tune: 16-bit); restored on the way back to inference.
+    pub weights_before_training: Option<crate::core::precision::WeightPrecision>,
+    /// What the mode (or the model picker) did to the Weights input, shown under it.
+    pub weights_note: Option<String>,
 }
 
 impl Notices {
@@ -219,15 +224,46 @@ pub(crate) struct View<'a> {
 }
 
 impl View<'_> {
-    /// Replaces the model by a catalog preset.
+    /// Replaces the model by a catalog preset. The precision the user chose stays (every
+    /// precision applies to every preset); one left at the previous preset's own follows the
+    /// new preset's (gpt-oss: MXFP4 experts). A note under Weights says which happened when the
+    /// publisher's differs.
     pub fn apply_preset(&mut self, id: &str) {
-        if let Some(p) = self.data.catalog.model(id) {
-            self.state.scenario.model = p.spec.clone();
-            self.state.scenario.model_id = Some(p.id.clone());
-            // Start from the precision the publisher ships (gpt-oss: MXFP4 experts).
-            self.state.scenario.weights = p.default_weights();
-            self.data.notices.imported = None;
-            self.data.notices.context_clamped = None;
-        }
+        let Some(p) = self.data.catalog.model(id) else {
+            return;
+        };
+        let s = &mut self.state.scenario;
+        let previous_default = s
+            .model_id
+            .as_deref()
+            .and_then(|m| self.data.catalog.model(m))
+            .map(|m| m.default_weights());
+        let (was, theirs) = (s.weights, p.default_weights());
+        s.model = p.spec.clone();
+        s.model_id = Some(p.id.clone());
+        let notices = &mut self.data.notices;
+        notices.weights_note = if previous_default == Some(was) {
+            s.weights = theirs;
+            (theirs != was).then(|| {
+                format!(
+                    "Weights set to {}, the precision {} ships in (was {}).",
+                    theirs.label(),
+                    p.name,
+                    was.label()
+                )
+            })
+        } else {
+            // Said only where the publisher ships a precision of its own (not just BF16).
+            (p.weights.is_some() && theirs != was).then(|| {
+                format!(
+                    "Weights kept at {}, your choice; {} ships in {}.",
+                    was.label(),
+                    p.name,
+                    theirs.label()
+                )
+            })
+        };
+        notices.imported = None;
+        notices.context_clamped = None;
     }
 }

@@ -42,6 +42,8 @@ pub struct HubDialog {
     error: Option<String>,
     /// The last result line ("Read … in N requests").
     pub done: Option<String>,
+    /// Whether the modal was drawn last frame: the click that opens it is not a click outside.
+    shown: bool,
 }
 
 impl HubDialog {
@@ -172,19 +174,31 @@ impl HubDialog {
             ctx.request_repaint_after(std::time::Duration::from_millis(100));
         }
         if !self.open {
+            self.shown = false;
             return out;
         }
-        let mut open = self.open;
-        egui::Window::new("Open from Hugging Face")
-            .open(&mut open)
-            .collapsible(false)
-            .resizable(true)
-            .default_width(440.0)
-            .show(ctx, |ui| self.body(ui, ctx));
-        if !open {
+        let first = !std::mem::replace(&mut self.shown, true);
+        // A modal, as egui_demo_app's: the window behind is dimmed and blocked, it is centred
+        // (never over the button that opened it), and Escape or a click outside closes it
+        // (cancelling a running request).
+        let modal = egui::Modal::new(egui::Id::unique("hub-dialog")).show(ctx, |ui| {
+            ui.set_width(460.0);
+            let close = ui
+                .horizontal(|ui| {
+                    ui.heading("Open from Hugging Face");
+                    ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                        ui.button("Close").on_hover_text("Escape").clicked()
+                    })
+                    .inner
+                })
+                .inner;
+            self.body(ui, ctx);
+            close
+        });
+        if modal.inner || (modal.should_close() && !first) {
             self.cancel_job();
+            self.open = false;
         }
-        self.open = open && self.open;
         out
     }
 

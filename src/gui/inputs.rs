@@ -118,6 +118,24 @@ fn slider_u64(
     log: bool,
     step: Step,
 ) -> bool {
+    let typed = range.clone();
+    slider_u64_typed(ui, notices, label, help, value, (range, typed), log, step)
+}
+
+/// [`slider_u64`] whose typed field takes a wider range than the slider (`ranges`: the slider's,
+/// the field's): the prompt is typed up to the longest context, and the app's normalisation
+/// cuts it to the context with a note.
+#[allow(clippy::too_many_arguments)]
+fn slider_u64_typed(
+    ui: &mut Ui,
+    notices: &mut Notices,
+    label: &str,
+    help: &str,
+    value: &mut u64,
+    (range, typed_range): (RangeInclusive<u64>, RangeInclusive<u64>),
+    log: bool,
+    step: Step,
+) -> bool {
     let before = *value;
     let changed = ui
         .horizontal(|ui| {
@@ -146,9 +164,9 @@ fn slider_u64(
             );
             if d.changed() {
                 let typed = *value;
-                *value = typed.clamp(*range.start(), *range.end());
+                *value = typed.clamp(*typed_range.start(), *typed_range.end());
                 if typed != *value {
-                    let (bound, why) = if typed > *range.end() {
+                    let (bound, why) = if typed > *typed_range.end() {
                         ("largest", "above")
                     } else {
                         ("smallest", "below")
@@ -225,8 +243,11 @@ fn combo<T: Copy + PartialEq>(
     ui.horizontal(|ui| {
         let l = row_label(ui, label, help);
         let before = *value;
+        // The chosen name is cut to the row (it is whole in the list): a long one never widens
+        // the panel, which would move the tabs beside it.
         let r = ComboBox::from_id_salt(("input", label))
             .selected_text(name(*value))
+            .truncate()
             .width((ui.available_width() - 12.0).max(60.0))
             .height(520.0)
             .show_ui(ui, |ui| {
@@ -333,6 +354,7 @@ impl InputsPanel {
             );
             let popup = ComboBox::from_id_salt("model-preset")
                 .selected_text(current.clone())
+                .truncate()
                 .width((ui.available_width() - 12.0).max(60.0))
                 .height(420.0)
                 .close_behavior(egui::PopupCloseBehavior::CloseOnClickOutside)
@@ -359,6 +381,7 @@ impl InputsPanel {
                     let needle = self.model_search.trim().to_lowercase();
                     let mut family = String::new();
                     let mut chosen = None;
+                    let mut first = None;
                     let mut shown = 0;
                     for p in &v.data.catalog.models {
                         let hay = format!("{} {} {}", p.name, p.id, p.family).to_lowercase();
@@ -370,6 +393,7 @@ impl InputsPanel {
                             ui.label(RichText::new(&family).size(11.0).weak());
                         }
                         shown += 1;
+                        first.get_or_insert_with(|| p.id.clone());
                         let on = v.state.scenario.model_id.as_deref() == Some(p.id.as_str());
                         let pc = p.spec.param_count();
                         let r = ui.selectable_label(on, &p.name).on_hover_text(format!(
@@ -386,6 +410,12 @@ impl InputsPanel {
                     }
                     if shown == 0 {
                         ui.label(RichText::new("No model matches").weak());
+                    }
+                    // Enter in the search picks the first match (the only one, once narrowed).
+                    let enter =
+                        search.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                    if enter && !needle.is_empty() && chosen.is_none() {
+                        chosen = first;
                     }
                     if let Some(id) = chosen {
                         ui.close();
@@ -418,21 +448,27 @@ impl InputsPanel {
         }
         let bits = &self.bits.as_ref().expect("just set").1;
         let held = s.weights;
-        if combo(
+        let picked = combo(
             ui,
             "Weights",
-            "Storage format of the weights; the bits are the average over this model's tensors, block scales included",
+            "Storage format of the weights. The bits are an average over all of this model's tensors, block scales included: the embeddings, output matrix and norms keep their own (often 16-bit) types, so a 4-bit format averages more than 4 bits",
             &mut s.weights,
-            &WeightPrecision::ALL,
+            Scenario::weights_for_mode(s.mode),
             |p| {
                 let b = bits
                     .iter()
                     .find(|(q, _)| *q == p)
                     .map_or(p.bits_per_weight(), |(_, b)| *b);
-                format!("{} ({} bits)", p.label(), crate::core::format::bits(b))
+                format!("{} ({} bits avg.)", p.label(), crate::core::format::bits(b))
             },
-        ) && s.model.file_weights.is_some()
-        {
+        );
+        if picked {
+            notices.weights_note = None;
+        }
+        if let Some(n) = &notices.weights_note {
+            hint(ui, n.clone());
+        }
+        if picked && s.model.file_weights.is_some() {
             // An imported file's exact bytes are for the precision it was read at (the one held
             // until now): another precision is sized from the architecture's tensors, as
             // `--weights` does on the command line.
@@ -498,7 +534,8 @@ fn workload_section(ui: &mut Ui, v: &mut View<'_>) {
         &Mode::ALL,
         |m| m.label().into(),
     );
-    if matches!(s.mode, Mode::Lora | Mode::Qlora) && s.weights.is_gguf() {
+    // QLoRA holds its own NF4 base (the app sets it), so only LoRA can meet a GGUF precision.
+    if s.mode == Mode::Lora && s.weights.is_gguf() {
         warn(
             ui,
             format!(
@@ -614,13 +651,13 @@ fn batch_rows(ui: &mut Ui, s: &mut Scenario, notices: &mut Notices) {
             "Ubatch: prompt tokens handled in one go. Bigger reads long prompts faster but needs a bigger scratch buffer on the GPU.",
         );
         let ctx = s.context.max(1);
-        slider_u64(
+        slider_u64_typed(
             ui,
             notices,
             "Prompt tokens",
-            "Prompt length for the time-to-first-token estimate (at most the context)",
+            "Prompt length for the time-to-first-token estimate (at most the context; a longer one is kept and comes back when the context grows)",
             &mut s.prompt_tokens,
-            1..=ctx,
+            (1..=ctx, 1..=crate::core::scenario::limits::MAX_CONTEXT),
             true,
             Step::Plain,
         );

@@ -197,11 +197,7 @@ impl MachinesTab {
     ) {
         let training = v.state.scenario.mode.is_training();
         let focus = v.data.focus_machine(v.state).map(|m| m.id.clone());
-        // Extra width goes to the name; below ~1000 px of table the view scrolls sideways.
-        // At 1280 px every column but "Why" fits; the reason is also in the verdict's tooltip.
-        let fixed = 22.0 + 64.0 + 110.0 + 76.0 + 64.0 + 96.0 + 80.0 + 3.0 * 58.0;
-        let gaps = 11.0 * ui.spacing().item_spacing.x + 16.0;
-        let name_w = (ui.available_width() - fixed - gaps).clamp(150.0, 360.0);
+        let cols = Cols::fitting(ui.available_width(), ui.spacing().item_spacing.x);
         let mut clicks = Clicks::default();
         let filter = v.state.filter.clone();
         // Once after a recommendation card opened a machine: scroll its row into view.
@@ -216,45 +212,49 @@ impl MachinesTab {
             training,
             local,
             focus: focus.as_deref(),
+            cols,
         };
         let max_h = if short { 60.0 } else { ui.available_height() };
-
-        egui::ScrollArea::horizontal()
-            .id_salt("machines-h")
-            .scroll_bar_visibility(egui::scroll_area::ScrollBarVisibility::AlwaysVisible)
-            .auto_shrink([false, true])
-            .show(ui, |ui| {
-                let mut table = TableBuilder::new(ui)
-                    .id_salt("machines-table")
-                    .striped(true)
-                    .resizable(true)
-                    .cell_layout(Layout::left_to_right(Align::Center))
-                    .max_scroll_height(max_h);
-                if let Some(r) = scroll_row {
-                    table = table.scroll_to_row(r, Some(Align::Center));
-                }
-                table
-                    .column(Column::exact(22.0))
-                    .column(Column::initial(name_w).at_least(120.0).clip(true))
-                    .column(Column::initial(64.0).at_least(40.0).clip(true))
-                    .column(Column::initial(110.0).at_least(60.0).clip(true))
-                    .column(Column::initial(76.0).at_least(50.0).clip(true))
-                    .column(Column::initial(64.0).at_least(50.0).clip(true))
-                    .column(Column::initial(96.0).at_least(70.0))
-                    .column(Column::initial(80.0).at_least(60.0))
-                    .column(Column::initial(58.0).at_least(44.0))
-                    .column(Column::initial(58.0).at_least(44.0))
-                    .column(Column::initial(58.0).at_least(44.0))
-                    .column(Column::remainder().at_least(200.0).clip(true))
-                    .header(ROW_H, |mut h| {
-                        header_row(&mut h, &filter, training, &mut clicks.sort);
-                    })
-                    .body(|body| {
-                        body.rows(ROW_H, shown.len(), |mut row| {
-                            let i = shown[row.index()];
-                            rows.row(&mut row, i, &mut clicks);
-                        });
-                    });
+        // No sideways scroll: the columns are chosen to fit (see `Cols`), so the Machine column
+        // and the answer (verdict, speed, latency, cost, why) are always in view. Each set of
+        // columns keeps its own widths.
+        let mut table = TableBuilder::new(ui)
+            .id_salt(("machines-table", cols))
+            .striped(true)
+            .resizable(true)
+            .cell_layout(Layout::left_to_right(Align::Center))
+            .max_scroll_height(max_h);
+        if let Some(r) = scroll_row {
+            table = table.scroll_to_row(r, Some(Align::Center));
+        }
+        table = table
+            .column(Column::exact(22.0))
+            .column(Column::initial(cols.name_w).at_least(120.0).clip(true));
+        for (on, w) in [
+            (cols.kind, Cols::KIND),
+            (cols.gpu, Cols::GPU),
+            (cols.vram, Cols::VRAM),
+            (cols.ram, Cols::RAM),
+        ] {
+            if on {
+                table = table.column(Column::initial(w).at_least(40.0).clip(true));
+            }
+        }
+        table = table.column(Column::initial(Cols::VERDICT).at_least(70.0));
+        if cols.headroom {
+            table = table.column(Column::initial(Cols::HEADROOM).at_least(60.0));
+        }
+        table
+            .columns(Column::initial(Cols::NUMBER).at_least(44.0), 3)
+            .column(Column::remainder().at_least(Cols::WHY_MIN).clip(true))
+            .header(ROW_H, |mut h| {
+                header_row(&mut h, &filter, training, cols, &mut clicks.sort);
+            })
+            .body(|body| {
+                body.rows(ROW_H, shown.len(), |mut row| {
+                    let i = shown[row.index()];
+                    rows.row(&mut row, i, &mut clicks);
+                });
             });
         for (id, on) in clicks.toggles {
             v.state.set_selected(&id, on);
@@ -264,6 +264,69 @@ impl MachinesTab {
         }
         if let Some(c) = clicks.sort {
             apply_sort(&mut v.state.filter, c);
+        }
+    }
+}
+
+/// The columns the table shows at its width. Always: the compare box, Machine, Verdict, the
+/// three numbers and Why; then, while they fit, Headroom, GPU memory, RAM, GPU and Kind (in
+/// that order; every one of them is in the machine's tooltip too). The Machine column gets
+/// what is left, up to 360 px.
+#[derive(Copy, Clone, Debug)]
+struct Cols {
+    kind: bool,
+    gpu: bool,
+    vram: bool,
+    ram: bool,
+    headroom: bool,
+    name_w: f32,
+}
+
+impl std::hash::Hash for Cols {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        [self.kind, self.gpu, self.vram, self.ram, self.headroom].hash(state);
+    }
+}
+
+impl Cols {
+    const CHECK: f32 = 22.0;
+    const KIND: f32 = 64.0;
+    const GPU: f32 = 110.0;
+    const VRAM: f32 = 76.0;
+    const RAM: f32 = 64.0;
+    const VERDICT: f32 = 96.0;
+    const HEADROOM: f32 = 72.0;
+    const NUMBER: f32 = 58.0;
+    const WHY_MIN: f32 = 100.0;
+    const NAME_MIN: f32 = 170.0;
+    const NAME_MAX: f32 = 360.0;
+
+    /// The columns that fit `width` with `gap` between columns.
+    fn fitting(width: f32, gap: f32) -> Cols {
+        let base = Self::CHECK + Self::VERDICT + 3.0 * Self::NUMBER + Self::WHY_MIN;
+        // Seven columns at least (check, name, verdict, three numbers, why), and a scroll bar.
+        let mut used = base + 7.0 * gap + 16.0;
+        let mut room = |w: f32| {
+            let fits = width - used - (w + gap) >= Self::NAME_MIN;
+            if fits {
+                used += w + gap;
+            }
+            fits
+        };
+        // Memory decides "will it run" before the GPU's name (often in the machine's name).
+        let headroom = room(Self::HEADROOM);
+        let vram = headroom && room(Self::VRAM);
+        let ram = vram && room(Self::RAM);
+        let gpu = ram && room(Self::GPU);
+        let kind = gpu && room(Self::KIND);
+        let name_w = (width - used).clamp(Self::NAME_MIN, Self::NAME_MAX);
+        Cols {
+            kind,
+            gpu,
+            vram,
+            ram,
+            headroom,
+            name_w,
         }
     }
 }
@@ -284,6 +347,7 @@ fn header_row(
     h: &mut egui_extras::TableRow<'_, '_>,
     filter: &MachineFilter,
     training: bool,
+    cols: Cols,
     sort: &mut Option<SortColumn>,
 ) {
     let (speed, lat, cost) = if training {
@@ -306,15 +370,25 @@ fn header_row(
         });
     };
     sorted(h, "Machine", SortColumn::Name, false);
-    sorted(h, "Kind", SortColumn::Kind, false);
-    plain(h, "GPU");
-    h.col(|ui| {
-        ui.label(RichText::new("GPU memory").strong())
-            .on_hover_text("Memory per GPU (x the number of GPUs); unified memory: the share of RAM the GPU may use");
-    });
-    plain(h, "RAM");
+    if cols.kind {
+        sorted(h, "Kind", SortColumn::Kind, false);
+    }
+    if cols.gpu {
+        plain(h, "GPU");
+    }
+    if cols.vram {
+        h.col(|ui| {
+            ui.label(RichText::new("GPU memory").strong())
+                .on_hover_text("Memory per GPU (x the number of GPUs); unified memory: the share of RAM the GPU may use");
+        });
+    }
+    if cols.ram {
+        plain(h, "RAM");
+    }
     sorted(h, "Verdict", SortColumn::Verdict, false);
-    sorted(h, "Headroom", SortColumn::Headroom, true);
+    if cols.headroom {
+        sorted(h, "Headroom", SortColumn::Headroom, true);
+    }
     sorted(h, speed, SortColumn::Speed, true);
     sorted(h, lat, SortColumn::Latency, true);
     sorted(h, cost, SortColumn::Cost, true);
@@ -330,6 +404,7 @@ struct RowSource<'a> {
     local: Option<&'a str>,
     /// The machine in focus.
     focus: Option<&'a str>,
+    cols: Cols,
 }
 
 impl RowSource<'_> {
@@ -355,14 +430,20 @@ impl RowSource<'_> {
             }
         });
         row.col(|ui| {
+            // Cut in the middle, so the chip and memory at the end of a name stay in view (two
+            // MacBooks that differ only in memory read apart); the tooltip has it whole.
+            let font = egui::TextStyle::Button.resolve(ui.style());
+            let room = ui.available_width() - 2.0 * ui.spacing().button_padding.x - 2.0;
+            let name = style::fit_middle(ui, &m.name, room, &font);
             let text = if is_local {
-                RichText::new(&*m.name).strong()
+                RichText::new(name).strong()
             } else {
-                RichText::new(&*m.name)
+                RichText::new(name)
             };
             let on = self.focus == Some(&*m.id);
             let r = ui
                 .add(egui::Button::selectable(on, text).truncate())
+                .accessible_name(&*m.name)
                 .on_hover_ui(|ui| {
                     ui.set_max_width(460.0);
                     ui.label(machine_tooltip(m, f, &t, &reason));
@@ -371,18 +452,27 @@ impl RowSource<'_> {
                 clicks.focus = Some(m.id.to_string());
             }
         });
-        row.col(|ui| {
-            ui.label(kind_short(m.kind));
-        });
-        row.col(|ui| {
-            ui.add(egui::Label::new(&t.gpu).truncate());
-        });
-        row.col(|ui| {
-            ui.add(egui::Label::new(&t.vram).truncate());
-        });
-        row.col(|ui| {
-            ui.label(&t.ram);
-        });
+        let c = self.cols;
+        if c.kind {
+            row.col(|ui| {
+                ui.label(kind_short(m.kind));
+            });
+        }
+        if c.gpu {
+            row.col(|ui| {
+                ui.add(egui::Label::new(&t.gpu).truncate());
+            });
+        }
+        if c.vram {
+            row.col(|ui| {
+                ui.add(egui::Label::new(&t.vram).truncate());
+            });
+        }
+        if c.ram {
+            row.col(|ui| {
+                ui.label(&t.ram);
+            });
+        }
         row.col(|ui| {
             style::verdict_badge(ui, f).on_hover_text(reason.clone());
         });
@@ -393,14 +483,21 @@ impl RowSource<'_> {
                 });
             });
         };
-        right(row, headroom_text(f));
+        if c.headroom {
+            right(row, headroom_text(f));
+        }
         let (a, b, c) = speed_cells(f, training);
         right(row, RichText::new(a));
         right(row, RichText::new(b));
         right(row, RichText::new(c));
         row.col(|ui| {
-            ui.add(egui::Label::new(RichText::new(&reason).size(11.0).weak()).truncate())
-                .on_hover_text(reason.clone());
+            // One tooltip: the label's own (shown when cut) would repeat it.
+            ui.add(
+                egui::Label::new(RichText::new(&reason).size(11.0).weak())
+                    .truncate()
+                    .show_tooltip_when_elided(false),
+            )
+            .on_hover_text(reason.clone());
         });
     }
 }
@@ -505,11 +602,6 @@ fn sort_header(
     right: bool,
 ) -> Option<SortColumn> {
     let active = f.sort == col;
-    let text = if active {
-        format!("{title} {}", if f.descending { "v" } else { "^" })
-    } else {
-        title.to_string()
-    };
     let layout = if right {
         Layout::right_to_left(Align::Center)
     } else {
@@ -523,14 +615,54 @@ fn sort_header(
         } else {
             "catalog order"
         };
-        let r = ui
-            .add(egui::Button::new(RichText::new(text).strong()).frame(false))
-            .on_hover_text(format!(
-                "Sort by {title} (now: {dir}); click again to reverse, a third time for catalog order"
-            ));
+        // The default fonts have no arrow glyph: the sorted column gets a painted triangle
+        // (down: descending) after the title, which sits at the column's edge either way.
+        ui.spacing_mut().item_spacing.x = 3.0;
+        let r = sort_button(ui, title, dir, active);
+        if active {
+            sort_triangle(ui, f.descending);
+        }
         r.clicked().then_some(col)
     })
     .inner
+}
+
+/// A header's button; while sorted its accessible name says which way ("tok/s, sorted
+/// descending").
+fn sort_button(ui: &mut Ui, title: &str, dir: &str, active: bool) -> egui::Response {
+    let r = ui
+        .add(egui::Button::new(RichText::new(title).strong()).frame(false))
+        .on_hover_text(format!(
+            "Sort by {title} (now: {dir}); click again to reverse, a third time for catalog order"
+        ));
+    if active {
+        r.accessible_name(format!("{title}, sorted {dir}"))
+    } else {
+        r
+    }
+}
+
+/// A small filled triangle, pointing down (`down`) or up, in the text colour.
+fn sort_triangle(ui: &mut Ui, down: bool) {
+    let (rect, _) = ui.allocate_exact_size(egui::vec2(9.0, 9.0), egui::Sense::hover());
+    let c = rect.center();
+    let (h, w) = (3.5, 4.5);
+    let pts = if down {
+        vec![
+            egui::pos2(c.x - w, c.y - h),
+            egui::pos2(c.x + w, c.y - h),
+            egui::pos2(c.x, c.y + h),
+        ]
+    } else {
+        vec![
+            egui::pos2(c.x - w, c.y + h),
+            egui::pos2(c.x + w, c.y + h),
+            egui::pos2(c.x, c.y - h),
+        ]
+    };
+    let color = ui.visuals().strong_text_color();
+    ui.painter()
+        .add(egui::Shape::convex_polygon(pts, color, egui::Stroke::NONE));
 }
 
 /// The sort a click on `col`'s header asks for.
@@ -591,7 +723,9 @@ fn solver_card(ui: &mut Ui, v: &mut View<'_>) {
                 };
                 ui.label(format!("Best precision that fits: {p}"));
             }
-            if let (Some(n), Some(g)) = (sol.min_gpus, &sol.gpu_name) {
+            // A laptop or a mini PC takes no second GPU: "32x RTX 4060 Laptop" is no answer.
+            let fixed_gpu = matches!(m.kind, MachineKind::Laptop | MachineKind::MiniPc);
+            if let (Some(n), Some(g), false) = (sol.min_gpus, &sol.gpu_name, fixed_gpu) {
                 ui.separator();
                 ui.label(format!("Fewest GPUs: {n}x {g}"));
             }

@@ -13,9 +13,12 @@ use crate::core::format;
 use crate::core::recommend::{
     Constraints, GroupPicks, Pick, Recommendations, ThisMachine, recommend_from_fits,
 };
-use egui::{RichText, Sense, Ui};
+use egui::{Align, RichText, Sense, Ui};
 
-const CARD_W: f32 = 176.0;
+/// The narrowest and widest a card gets: the strip fills the width between them.
+const CARD_W: (f32, f32) = (176.0, 330.0);
+/// The size of a card's small text (egui's `small()` is 9 px, too small to read).
+const SUB: f32 = 11.5;
 
 /// The strip of cards and its picks, cached by the derived generation (scenario, settings,
 /// catalog) and this machine.
@@ -23,6 +26,8 @@ const CARD_W: f32 = 176.0;
 pub(crate) struct RecommendStrip {
     key: Option<(u64, Option<String>, Constraints)>,
     recs: Recommendations,
+    /// Whether the strip was folded last frame.
+    folded: bool,
 }
 
 impl RecommendStrip {
@@ -55,27 +60,66 @@ impl RecommendStrip {
     pub fn ui(&mut self, ui: &mut Ui, v: &mut View<'_>) {
         self.recommendations(v.state, v.data);
         let recs = std::mem::take(&mut self.recs);
-        let mut open = None;
-        egui::CollapsingHeader::new(RichText::new("Which machine to buy or rent").strong())
+        let mut open_id = None;
+        // In a short window the strip takes a third of the height: the header says it folds.
+        let short = ui.ctx().content_rect().height() < 760.0;
+        let open = !self.folded;
+        let mut job = egui::text::LayoutJob::default();
+        let style = ui.style().clone();
+        RichText::new("Which machine to buy or rent")
+            .strong()
+            .append_to(
+                &mut job,
+                &style,
+                egui::FontSelection::Default,
+                Align::Center,
+            );
+        if short && open {
+            RichText::new("   click to fold it away and give the tab more room")
+                .weak()
+                .append_to(
+                    &mut job,
+                    &style,
+                    egui::FontSelection::Default,
+                    Align::Center,
+                );
+        }
+        let strip = egui::CollapsingHeader::new(job)
             .id_salt("recommend-strip")
             .default_open(true)
             .show(ui, |ui| {
                 constraint_inputs(ui, &mut v.state.constraints);
+                // The cards share the width (a wide window widens them rather than leaving it
+                // empty); a narrow one scrolls sideways.
+                let n = recs.groups.len() + usize::from(recs.this_machine.is_some());
+                let gap = ui.spacing().item_spacing.x;
+                let frame = 2.0 * ui.spacing().window_margin.leftf() + 2.0;
+                let w = (ui.available_width() - 4.0) / n.max(1) as f32 - gap - frame;
+                let w = w.clamp(CARD_W.0, CARD_W.1);
                 egui::ScrollArea::horizontal()
                     .id_salt("recommend-cards")
                     .show(ui, |ui| {
                         ui.horizontal_top(|ui| {
                             if let Some(t) = &recs.this_machine {
-                                this_card(ui, t, &mut open);
+                                this_card(ui, w, t, &mut open_id);
                             }
                             for g in &recs.groups {
-                                group_card(ui, g, &mut open);
+                                group_card(ui, w, g, &mut open_id);
                             }
                         });
                     });
             });
+        // The header's text follows the fold (drawn before it is known this frame).
+        let folded = strip.body_returned.is_none();
+        if folded != self.folded {
+            self.folded = folded;
+            ui.ctx().request_repaint();
+        }
+        let _ = strip
+            .header_response
+            .on_hover_text("Fold or unfold the recommendation cards");
         self.recs = recs;
-        if let Some(id) = open {
+        if let Some(id) = open_id {
             open_pick(v.state, v.data, &id);
         }
     }
@@ -128,10 +172,10 @@ pub(crate) fn open_pick(state: &mut State, data: &mut Data, id: &str) {
 }
 
 /// A card frame; the whole card is one button whose accessible name is `label`.
-fn card(ui: &mut Ui, label: String, add: impl FnOnce(&mut Ui)) -> egui::Response {
+fn card(ui: &mut Ui, w: f32, label: String, add: impl FnOnce(&mut Ui)) -> egui::Response {
     let inner = egui::Frame::group(ui.style()).show(ui, |ui| {
-        ui.set_width(CARD_W);
-        ui.set_max_width(CARD_W);
+        ui.set_width(w);
+        ui.set_max_width(w);
         ui.vertical(|ui| add(ui));
     });
     let r = ui.interact(
@@ -154,9 +198,9 @@ fn card(ui: &mut Ui, label: String, add: impl FnOnce(&mut Ui)) -> egui::Response
 fn pick_line(ui: &mut Ui, p: &Pick) {
     ui.horizontal(|ui| {
         ui.spacing_mut().item_spacing.x = 4.0;
-        ui.add(egui::Label::new(RichText::new(p.price_text()).small()).extend());
+        ui.add(egui::Label::new(RichText::new(p.price_text()).size(SUB)).extend());
         style::badge(ui, &p.verdict_text, style::verdict_color(p.verdict));
-        ui.add(egui::Label::new(RichText::new(p.speed_text()).small()).extend());
+        ui.add(egui::Label::new(RichText::new(p.speed_text()).size(SUB)).extend());
     });
 }
 
@@ -165,22 +209,23 @@ fn headline(reason: &str) -> &str {
     reason.split("; ").next().unwrap_or(reason)
 }
 
-fn group_card(ui: &mut Ui, g: &GroupPicks, open: &mut Option<String>) {
+fn group_card(ui: &mut Ui, w: f32, g: &GroupPicks, open: &mut Option<String>) {
     let title = g.group.label();
     match g.best() {
         Some(p) => {
-            let r = card(ui, format!("{title}: {}", p.name), |ui| {
-                ui.label(RichText::new(title).small().strong());
-                ui.add(egui::Label::new(RichText::new(&p.name).strong()).truncate());
+            let r = card(ui, w, format!("{title}: {}", p.name), |ui| {
+                ui.label(RichText::new(title).size(SUB).strong());
+                // Whole, on two lines if need be: the end of a name (chip, memory) decides.
+                ui.add(egui::Label::new(RichText::new(&p.name).strong()).wrap());
                 pick_line(ui, p);
                 let reason = p.reason.to_string();
-                ui.add(egui::Label::new(RichText::new(headline(&reason)).small().weak()).wrap());
+                ui.add(egui::Label::new(RichText::new(headline(&reason)).size(SUB).weak()).wrap());
                 if let Some(raise) = &p.limit_raise {
-                    ui.add(egui::Label::new(RichText::new(raise.to_string()).small()).wrap());
+                    ui.add(egui::Label::new(RichText::new(raise.to_string()).size(SUB)).wrap());
                 }
                 for q in g.picks.iter().skip(1) {
                     let t = format!("{}: {} ({})", q.role.label(), q.name, q.price_text());
-                    ui.add(egui::Label::new(RichText::new(t).small()).truncate())
+                    ui.add(egui::Label::new(RichText::new(t).size(SUB)).wrap())
                         .on_hover_text(q.reason.to_string());
                 }
             });
@@ -193,18 +238,18 @@ fn group_card(ui: &mut Ui, g: &GroupPicks, open: &mut Option<String>) {
             ));
         }
         None => {
-            let _ = card(ui, format!("{title}: no pick"), |ui| {
-                ui.label(RichText::new(title).small().strong());
+            let _ = card(ui, w, format!("{title}: no pick"), |ui| {
+                ui.label(RichText::new(title).size(SUB).strong());
                 for u in &g.unmet {
-                    ui.add(egui::Label::new(RichText::new(u.to_string()).small().weak()).wrap());
+                    ui.add(egui::Label::new(RichText::new(u.to_string()).size(SUB).weak()).wrap());
                 }
             });
         }
     }
 }
 
-fn this_card(ui: &mut Ui, t: &ThisMachine, open: &mut Option<String>) {
-    let r = card(ui, format!("This machine: {}", t.name), |ui| {
+fn this_card(ui: &mut Ui, w: f32, t: &ThisMachine, open: &mut Option<String>) {
+    let r = card(ui, w, format!("This machine: {}", t.name), |ui| {
         // The name is in the card's tooltip: the summary strip already shows it as a label.
         ui.label(RichText::new("This machine").strong());
         ui.horizontal_wrapped(|ui| {
@@ -218,7 +263,7 @@ fn this_card(ui: &mut Ui, t: &ThisMachine, open: &mut Option<String>) {
                 ui.add(
                     egui::Label::new(
                         RichText::new(format!("Smallest change: {u}"))
-                            .small()
+                            .size(SUB)
                             .weak(),
                     )
                     .wrap(),
@@ -226,8 +271,12 @@ fn this_card(ui: &mut Ui, t: &ThisMachine, open: &mut Option<String>) {
             }
             None => {
                 ui.add(
-                    egui::Label::new(RichText::new("Runs it on the GPU as it is.").small().weak())
-                        .wrap(),
+                    egui::Label::new(
+                        RichText::new("Runs it on the GPU as it is.")
+                            .size(SUB)
+                            .weak(),
+                    )
+                    .wrap(),
                 );
             }
         }

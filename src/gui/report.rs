@@ -12,6 +12,9 @@ use egui::{RichText, Ui};
 struct ReportCache {
     key: (u64, Vec<String>, ReportFormat),
     text: String,
+    /// What the preview shows: the text, with the Markdown escape that keeps GitHub from
+    /// linking bare URLs (`https:\/\/`) read back as the `https://` it renders as.
+    preview: String,
     launch: Vec<LaunchSetting>,
     /// The machine the launch settings are for.
     launch_machine: Option<String>,
@@ -50,11 +53,17 @@ impl ReportTab {
                 version: env!("CARGO_PKG_VERSION"),
             };
             let text = crate::io::export::render(&input, self.format);
+            let preview = if self.format == ReportFormat::Markdown {
+                text.replace(":\\/\\/", "://")
+            } else {
+                text.clone()
+            };
             let launch = input.launch();
             let launch_machine = input.launch_fit().map(|f| f.name.to_string());
             self.cache = Some(ReportCache {
                 key,
                 text,
+                preview,
                 launch,
                 launch_machine,
             });
@@ -121,7 +130,7 @@ impl ReportTab {
                         .auto_shrink([false, false])
                         .show(ui, |ui| {
                             ui.add(
-                                egui::Label::new(RichText::new(&r.text).monospace().size(12.0))
+                                egui::Label::new(RichText::new(&r.preview).monospace().size(12.0))
                                     .selectable(true)
                                     .extend(),
                             );

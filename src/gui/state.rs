@@ -117,6 +117,18 @@ pub struct State {
     pub split_style: SplitStyle,
     /// What the recommendation strip must respect (budget, $/hour, speed, context).
     pub constraints: Constraints,
+    /// The prompt length the user asked for and the one last put into the scenario (at most the
+    /// context): a shorter context lowers the scenario's prompt, a longer one brings the asked
+    /// length back. `None` until the first frame, and after a scenario is opened or reset.
+    pub prompt_asked: Option<PromptAsked>,
+}
+
+/// The prompt length asked for (typed, dragged, set by a traffic mix or a file) and the one the
+/// scenario holds now.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PromptAsked {
+    pub asked: u64,
+    pub applied: u64,
 }
 
 impl Default for State {
@@ -139,6 +151,7 @@ impl Default for State {
             electricity_usd_per_kwh: FitSettings::default().electricity_usd_per_kwh,
             split_style: SplitStyle::CpuLayers,
             constraints: Constraints::default(),
+            prompt_asked: None,
         }
     }
 }

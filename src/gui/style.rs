@@ -130,6 +130,81 @@ pub fn shorten(text: &str, max: usize) -> String {
     }
 }
 
+/// How many of `n` kept characters go before the cut: two fifths (the start of a machine's
+/// name says what it is, the end which one: its chip and memory).
+fn head_of(keep: usize) -> usize {
+    keep * 2 / 5
+}
+
+/// `text` cut in the middle to `max` characters, the cut marked "…": "Mac mini … M4 Pro · 48 GB".
+/// Where two names differ only at the end (48 GB, 128 GB), both stay apart.
+pub fn shorten_middle(text: &str, max: usize) -> String {
+    let c: Vec<char> = text.chars().collect();
+    if c.len() <= max {
+        return text.to_string();
+    }
+    let keep = max.saturating_sub(1).max(2);
+    join_cut(&c, head_of(keep), keep - head_of(keep))
+}
+
+/// The first `head` and last `tail` characters of `c` joined by "…", each cut back to a whole
+/// word where one is left ("This machine…64.0 GiB RAM)", not "This ma….0 GiB RAM)").
+fn join_cut(c: &[char], head: usize, tail: usize) -> String {
+    let head = head.min(c.len());
+    let tail_start = c.len().saturating_sub(tail);
+    let mut h = &c[..head];
+    if c.get(head).is_some_and(|ch| !ch.is_whitespace())
+        && let Some(sp) = h.iter().rposition(|ch| ch.is_whitespace())
+        && sp >= 3
+    {
+        h = &h[..sp];
+    }
+    let mut t = &c[tail_start..];
+    if tail_start > 0
+        && !c[tail_start - 1].is_whitespace()
+        && let Some(sp) = t.iter().position(|ch| ch.is_whitespace())
+        && t.len() - sp > 3
+    {
+        t = &t[sp..];
+    }
+    let h: String = h.iter().collect();
+    let t: String = t.iter().collect();
+    format!("{}…{}", h.trim_end(), t.trim_start())
+}
+
+/// `text` cut in the middle (as [`shorten_middle`]) to fit `width` points in `font`.
+pub fn fit_middle(ui: &egui::Ui, text: &str, width: f32, font: &egui::FontId) -> String {
+    let c: Vec<char> = text.chars().collect();
+    let (widths, ell) = ui.ctx().fonts_mut(|f| {
+        let w: Vec<f32> = c.iter().map(|&ch| f.glyph_width(font, ch)).collect();
+        (w, f.glyph_width(font, '…'))
+    });
+    let mut prefix = Vec::with_capacity(c.len() + 1);
+    prefix.push(0.0f32);
+    for w in &widths {
+        prefix.push(prefix.last().copied().unwrap_or(0.0) + w);
+    }
+    let total = prefix[c.len()];
+    if total <= width {
+        return text.to_string();
+    }
+    for keep in (2..c.len()).rev() {
+        let (head, tail) = (head_of(keep), keep - head_of(keep));
+        let w = prefix[head] + ell + (total - prefix[c.len() - tail]);
+        if w <= width {
+            return join_cut(&c, head, tail);
+        }
+    }
+    "…".to_string()
+}
+
+/// The width of `text` in the body font, on one line.
+pub fn text_width(ui: &egui::Ui, text: &str) -> f32 {
+    let font = egui::TextStyle::Body.resolve(ui.style());
+    ui.ctx()
+        .fonts_mut(|f| text.chars().map(|c| f.glyph_width(&font, c)).sum())
+}
+
 /// A plot of `size` that stays as drawn: no zoom, drag, scroll or box zoom (every chart in the
 /// window shows computed curves at bounds of its own choosing).
 pub fn still_plot<'a>(id: impl egui::AsIdSalt, size: egui::Vec2) -> egui_plot::Plot<'a> {
@@ -259,6 +334,13 @@ mod tests {
     #[test]
     fn short_names() {
         assert_eq!(shorten("short", 30), "short");
+        // Two MacBooks that differ only in memory stay apart when cut.
+        let a = shorten_middle("MacBook Pro 16 (2024) · Apple M4 Max · 48 GB", 26);
+        let b = shorten_middle("MacBook Pro 16 (2024) · Apple M4 Max · 128 GB", 26);
+        assert_ne!(a, b);
+        assert!(a.ends_with("48 GB") && a.contains('…'), "{a}");
+        assert!(a.chars().count() <= 26, "{a}");
+        assert_eq!(shorten_middle("short", 30), "short");
         assert!(shorten(&"x".repeat(50), 30).ends_with("..."));
         assert_eq!(shorten(&"x".repeat(50), 30).chars().count(), 30);
     }

@@ -582,7 +582,7 @@ fn bars_plot(
 /// layers that keep (some of) their weights in RAM.
 fn expert_offload_plot(ui: &mut Ui, t: &crate::core::teach::Teach, w: f32, plot_h: f32) {
     ui.add_space(8.0);
-    ui.label(RichText::new("1b. Mixture of experts: only the experts in RAM").strong());
+    ui.label(RichText::new("1a. Mixture of experts: only the experts in RAM").strong());
     let fit_label = match t.n_cpu_moe_fit {
         Some(n) => format!("fits from --n-cpu-moe {n}"),
         None => "no --n-cpu-moe fits".to_string(),

@@ -138,8 +138,8 @@ fn llama_cpp_buffers(job: &Job, shape: &Shape, list: &mut ComponentList) {
         Provenance::Derived,
         formula!(
             explain,
-            "{} sequences × {} vocab × 4 B f32 logits = {}",
-            s.batch,
+            "{} × {} vocab × 4 B f32 logits = {}",
+            crate::core::format::count(s.batch, "sequence", "sequences"),
             group_digits(vocab),
             gib(out)
         ),
@@ -219,8 +219,8 @@ fn pytorch_prefill(job: &Job, shape: &Shape, list: &mut ComponentList) {
             l,
             formula!(
                 explain,
-                "{} sequences × {} positions × {} vocab × 2 B (a forward keeps logits for every prompt position) = {}",
-                s.batch,
+                "{} × {} positions × {} vocab × 2 B (a forward keeps logits for every prompt position) = {}",
+                crate::core::format::count(s.batch, "sequence", "sequences"),
                 group_digits(s.context),
                 group_digits(vocab),
                 gib(l)
@@ -232,8 +232,8 @@ fn pytorch_prefill(job: &Job, shape: &Shape, list: &mut ComponentList) {
             l,
             formula!(
                 explain,
-                "{} sequences × {} vocab × 4 B (last position only, f32) = {}",
-                s.batch,
+                "{} × {} vocab × 4 B (last position only, f32) = {}",
+                crate::core::format::count(s.batch, "sequence", "sequences"),
                 group_digits(vocab),
                 gib(l)
             ),

@@ -234,11 +234,11 @@ fn kv_formula(
     };
     formula!(
         explain,
-        "{per_layer_formula} at {kv_types} = {} B/token/layer × {} layers × {} tokens ({pad_note}) × {} sequences{window_part} = {}",
+        "{per_layer_formula} at {kv_types} = {} B/token/layer × {} layers × {} tokens ({pad_note}) × {}{window_part} = {}",
         group_digits(per_token_layer.0),
         spec.layers,
         group_digits(alloc_ctx),
-        s.batch,
+        crate::core::format::count(s.batch, "sequence", "sequences"),
         gib(total)
     )
 }
@@ -258,7 +258,8 @@ fn allocation_note(job: &Job, per_token_global: Bytes, alloc_ctx: u64, notes: &m
             "PagedAttention rounds each sequence up to 16-token blocks: {} of the KV cache is block waste (< 1 block per sequence).",
             gib(waste)
         ));
-    } else if s.kv_allocation == KvAllocation::Contiguous {
+    } else if s.kv_allocation == KvAllocation::Contiguous && s.batch > 1 {
+        // One sequence has nothing to share its reservation with: said only for a batch.
         notes.push("Contiguous KV reserves the full length for every sequence; the vLLM paper found only 20–38 % of such reservations holding tokens. PagedAttention allocates 16-token blocks on demand.".into());
     }
 }

@@ -79,35 +79,20 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
 /// trains (with a note when that differs).
 fn held_precision(job: &Job, notes: &mut Vec<String>) -> WeightPrecision {
     let s = job.s;
-    match s.mode {
-        Mode::Qlora => {
-            if matches!(
-                s.weights,
-                WeightPrecision::Nf4 | WeightPrecision::Nf4DoubleQuant
-            ) {
-                s.weights
-            } else {
-                notes.push("QLoRA stores the frozen base in NF4 with double quantisation.".into());
-                WeightPrecision::Nf4DoubleQuant
+    let held = s.held_weights();
+    if held != s.weights {
+        match s.mode {
+            Mode::Qlora => {
+                notes.push("QLoRA stores the frozen base in NF4 with double quantisation.".into())
             }
+            _ => notes.push(formula!(
+                job.explain,
+                "A full fine-tune trains 16-bit weights: {} is not trainable, BF16 is assumed.",
+                s.weights.label()
+            )),
         }
-        Mode::Full => {
-            if matches!(
-                s.weights,
-                WeightPrecision::Fp32 | WeightPrecision::Fp16 | WeightPrecision::Bf16
-            ) {
-                s.weights
-            } else {
-                notes.push(formula!(
-                    job.explain,
-                    "A full fine-tune trains 16-bit weights: {} is not trainable, BF16 is assumed.",
-                    s.weights.label()
-                ));
-                WeightPrecision::Bf16
-            }
-        }
-        _ => s.weights,
     }
+    held
 }
 
 /// How the weights on one GPU are split, for the formula (`shard_weights`: tensor parallel or

@@ -374,6 +374,28 @@ impl Scenario {
         }
     }
 
+    /// The precision the weights are held at: the scenario's, except where the mode trains
+    /// another. QLoRA keeps the frozen base in NF4 (with double quantisation unless plain NF4 is
+    /// chosen); a full fine-tune trains 16-bit weights (BF16 unless FP32 or FP16 is chosen).
+    pub fn held_weights(&self) -> WeightPrecision {
+        use WeightPrecision as W;
+        match self.mode {
+            Mode::Qlora if !matches!(self.weights, W::Nf4 | W::Nf4DoubleQuant) => W::Nf4DoubleQuant,
+            Mode::Full if !matches!(self.weights, W::Fp32 | W::Fp16 | W::Bf16) => W::Bf16,
+            _ => self.weights,
+        }
+    }
+
+    /// The weight precisions mode `mode` can hold (all for inference and LoRA).
+    pub fn weights_for_mode(mode: Mode) -> &'static [WeightPrecision] {
+        use WeightPrecision as W;
+        match mode {
+            Mode::Qlora => &[W::Nf4, W::Nf4DoubleQuant],
+            Mode::Full => &[W::Fp32, W::Fp16, W::Bf16],
+            Mode::Inference | Mode::Lora => &W::ALL,
+        }
+    }
+
     /// The GPU count the per-GPU arithmetic divides by (CPU-only counts as one device).
     pub fn devices(&self) -> u64 {
         self.gpus.max(1)

@@ -294,7 +294,11 @@ impl Http {
             ),
             E::Io(io) => HubError::new(
                 HubErrorKind::Network,
-                format!("{what}: cannot reach {host} ({}; no network?)", io.kind()),
+                // The OS's own words ("Network is unreachable"), not the kind's name ("uncategorized
+                // error").
+                format!(
+                    "{what}: cannot reach {host} ({io}). Is this computer offline? A model read before opens from the cache without the network."
+                ),
             ),
             E::ConnectionFailed => HubError::new(
                 HubErrorKind::Network,
