@@ -597,7 +597,7 @@ fn machines_tab_snapshot() {
 /// Frame time on the Machines tab with the full catalog at 1280x800: `cargo test --release --test
 /// gui frame_time -- --ignored --nocapture`.
 #[test]
-#[ignore]
+#[ignore = "a measurement, not a check: run it with --release -- --ignored --nocapture"]
 fn frame_time() {
     let s = State {
         tab: Tab::Machines,
@@ -638,7 +638,7 @@ fn frame_time() {
 /// Renders every tab to `target/gui-review/` for a person to look at (not compared):
 /// `cargo test --test gui review_tabs -- --ignored`.
 #[test]
-#[ignore]
+#[ignore = "renders every tab for a person to look at; nothing is compared"]
 fn review_tabs() {
     let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/gui-review");
     let opts = SnapshotOptions::new().output_path(&out);
@@ -2028,7 +2028,7 @@ fn the_hugging_face_dialog_is_a_modal_that_escape_closes() {
 /// in a release build: `cargo test --release --test gui slider_drag_latency -- --ignored
 /// --nocapture`. Target: 50 ms at the 95th percentile.
 #[test]
-#[ignore]
+#[ignore = "a measurement, not a check: run it with --release -- --ignored --nocapture"]
 fn slider_drag_latency() {
     let mut h = harness_with(fake_4090(), State::default(), (1920.0, 1080.0));
     let _ = h.render();

@@ -134,7 +134,9 @@ fn window_and_command_line_agree_on_every_machine() {
     let (mut compared, mut beyond) = (0, 0);
     for c in &cases {
         let rows = cli_rows(c);
-        app.state = window_state(c);
+        let st = window_state(c);
+        app.replace_scenario(st.scenario.clone());
+        app.state = st;
         let asked = app.state.scenario.context;
         app.normalize();
         // A context beyond the model's trained length stays as asked on both surfaces.

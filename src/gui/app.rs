@@ -319,6 +319,14 @@ impl HeadroomApp {
         }
     }
 
+    /// A scenario from outside (a file, a test): what was asked before it (the prompt length,
+    /// the precision a training mode replaced) and the notes about it go with the old one.
+    pub fn replace_scenario(&mut self, s: Scenario) {
+        self.state.scenario = s;
+        self.state.prompt_asked = None;
+        self.data.notices = Notices::default();
+    }
+
     /// Puts the precision the mode trains into the Weights input (QLoRA: NF4 + double quant, a
     /// full fine-tune: BF16, as the estimate does), so the picker, the summary and the report
     /// say what the numbers use; the user's precision comes back with inference.
@@ -327,7 +335,13 @@ impl HeadroomApp {
         let n = &mut self.data.notices;
         let held = s.held_weights();
         if held != s.weights {
-            let was = *n.weights_before_training.get_or_insert(s.weights);
+            // A training mode entered anew, or its held precision changed (QLoRA ↔ full):
+            // the precision to bring back is the user's, not one this function set.
+            let was = match n.weights_before_training {
+                Some((was, set)) if set == s.weights => was,
+                _ => s.weights,
+            };
+            n.weights_before_training = Some((was, held));
             n.weights_note = Some(format!(
                 "{} trains on {} weights: Weights set to {} (your {} comes back with Inference).",
                 s.mode.label(),
@@ -341,9 +355,12 @@ impl HeadroomApp {
             ));
             s.weights = held;
         } else if s.mode == crate::core::scenario::Mode::Inference
-            && let Some(w) = n.weights_before_training.take()
+            && let Some((was, set)) = n.weights_before_training.take()
         {
-            s.weights = w;
+            // Only while Weights still holds what the training mode set.
+            if s.weights == set {
+                s.weights = was;
+            }
             n.weights_note = None;
         }
     }
@@ -591,9 +608,7 @@ impl HeadroomApp {
             },
             JobResult::ScenarioOpened { path, result } => match result {
                 Ok(s) => {
-                    self.state.scenario = *s;
-                    self.state.prompt_asked = None;
-                    self.data.notices = Notices::default();
+                    self.replace_scenario(*s);
                     self.data
                         .tell(Status::info(format!("Opened {}", path.display())));
                 }

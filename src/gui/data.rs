@@ -23,7 +23,13 @@ pub(crate) struct Notices {
     pub imported: Option<(String, Vec<String>)>,
     /// The precision the user had before a training mode replaced it with the one it trains
     /// (QLoRA: NF4, full fine-tune: 16-bit); restored on the way back to inference.
-    pub weights_before_training: Option<crate::core::precision::WeightPrecision>,
+    /// The user's precision before a training mode set Weights, and the precision it set: the
+    /// first comes back with inference only while Weights still holds the second (a scenario
+    /// opened or a precision picked since is kept).
+    pub weights_before_training: Option<(
+        crate::core::precision::WeightPrecision,
+        crate::core::precision::WeightPrecision,
+    )>,
     /// What the mode (or the model picker) did to the Weights input, shown under it.
     pub weights_note: Option<String>,
 }
