@@ -193,9 +193,11 @@ pub(super) fn words(path: &str) -> impl Iterator<Item = &str> {
 }
 
 /// The GGUF quantisation named in a file name: `Llama-3-8B-Q4_K_M.gguf` → `Q4_K_M`
-/// (llama.cpp `llama_ftype` names, as [`gguf::file_type_name`] spells them).
+/// (llama.cpp `llama_ftype` names, as [`crate::core::ggml::file_type_name`] spells them).
 pub fn quant_in_name(path: &str) -> Option<String> {
-    let known: Vec<&str> = (0..64).filter_map(gguf::file_type_name).collect();
+    let known: Vec<&str> = (0..64)
+        .filter_map(crate::core::ggml::file_type_name)
+        .collect();
     words(path)
         .map(|w| w.to_ascii_uppercase())
         .filter(|w| known.contains(&w.as_str()))

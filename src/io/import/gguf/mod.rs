@@ -40,7 +40,7 @@ const MIN_TENSOR_INFO_BYTES: u64 = 24;
 
 pub use value::{Array, Value, ValueType};
 
-pub use crate::core::ggml::{GGML_TYPES, GgmlType, file_type_name, ggml_type};
+use crate::core::ggml::{GgmlType, ggml_type};
 
 /// One metadata key/value, with the offset of its key in the file.
 #[derive(Clone, Debug, PartialEq)]

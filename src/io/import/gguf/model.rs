@@ -2,8 +2,9 @@
 //! `src/llama-arch.cpp` `LLM_KV_NAMES`) and the tensors' shapes and types become a
 //! [`ModelSpec`] with the file's exact weight bytes.
 
-use super::{GgufHeader, Value, file_type_name};
+use super::{GgufHeader, Value};
 use crate::core::format::one_line;
+use crate::core::ggml::file_type_name;
 use crate::core::model::{
     FileWeights, MlaSpec, MlpKind, ModelSpec, MoeSpec, ShapeSource, SlidingWindow,
 };
