@@ -416,3 +416,53 @@ fn serving_keeps_the_asked_tensor_and_pipeline_sizes() {
         "the planner's own choice holds at least as many users"
     );
 }
+
+/// One GPU's memory per pipeline stage (the window's bars, `cluster --json` `stages`): Llama 3.1
+/// 405B full fine-tune at TP 8 × PP 4 on p5 nodes. Under 1F1B stage i keeps `4 − i` micro-batches
+/// of activations in flight (Narayanan et al. 2021, §2.2.1), so they fall 4 : 3 : 2 : 1; the first
+/// stage holds the embedding and the last the output head (2.1 B parameters each for a 128,256 ×
+/// 16,384 table), so the middle stages hold less of the model states; the heaviest stage is the
+/// plan's `per_gpu`; the allocator's reserve is a share of each stage's own allocation (10 %),
+/// not of the unsplit model's.
+#[test]
+fn pipeline_stages_hold_their_share() {
+    let cat = cat();
+    let st = FitSettings::default();
+    let m = cat.machine("aws-p5-48xlarge").unwrap();
+    let acc = cat.accelerator("h100-sxm").unwrap();
+    let mut s = scenario(&cat, "llama-3.1-405b");
+    s.mode = Mode::Full;
+    s.checkpointing = Checkpointing::Full;
+    s.context = 8192;
+    let inputs = ClusterInputs {
+        tp: Some(8),
+        pp: Some(4),
+        ..ClusterInputs::default()
+    };
+    let pick = cluster_curve(&s, m, acc, &inputs, &cat, &st);
+    let t = pick.smallest.as_ref().unwrap().train.as_ref().unwrap();
+    assert_eq!(t.stages.len(), 4);
+    assert_eq!(t.stages[0], t.per_gpu);
+    let act: Vec<f64> = t.stages.iter().map(|g| g.activations.as_f64()).collect();
+    for (i, a) in act.iter().enumerate() {
+        within(
+            a / act[0],
+            (4 - i) as f64 / 4.0 - 1e-9,
+            (4 - i) as f64 / 4.0 + 1e-9,
+            "activations",
+        );
+    }
+    let states = |g: &headroom::core::cluster::PerGpu| (g.weights + g.optimizer).as_f64();
+    assert!(states(&t.stages[1]) < states(&t.stages[0]));
+    assert!(states(&t.stages[2]) < states(&t.stages[3]));
+    for g in &t.stages {
+        let allocated = g.total().saturating_sub(g.overhead).as_f64();
+        within(
+            g.overhead.as_f64() / allocated,
+            0.0,
+            0.12,
+            "allocator reserve share of the stage",
+        );
+        assert!(g.total() <= t.usable_per_gpu);
+    }
+}

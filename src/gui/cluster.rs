@@ -219,60 +219,102 @@ fn point_text(p: &ClusterCurvePoint, pick: &ClusterPick) -> String {
     )
 }
 
-/// One GPU's memory at the smallest layout, as a bar against its usable memory.
+/// One GPU's memory at the smallest layout, one bar per pipeline stage (stage 1 holds the
+/// embedding and the most activations in flight), each against the usable memory.
 fn memory_bar(ui: &mut Ui, t: &crate::core::cluster::TrainPlan) {
-    let parts = [
-        ("Weights", t.per_gpu.weights),
-        ("Gradients", t.per_gpu.gradients),
-        ("Optimizer", t.per_gpu.optimizer),
-        ("Master", t.per_gpu.master_weights),
-        ("Activations", t.per_gpu.activations),
-        ("Overhead", t.per_gpu.overhead),
-    ];
-    let cap = t
-        .usable_per_gpu
-        .as_f64()
-        .max(t.per_gpu.total().as_f64())
+    let stages: &[crate::core::cluster::PerGpu] = if t.stages.is_empty() {
+        std::slice::from_ref(&t.per_gpu)
+    } else {
+        &t.stages
+    };
+    let cap = stages
+        .iter()
+        .map(|g| g.total().as_f64())
+        .fold(t.usable_per_gpu.as_f64(), f64::max)
         .max(1.0);
-    let width = ui.available_width().min(900.0);
-    let (rect, resp) = ui.allocate_exact_size(vec2(width, 22.0), egui::Sense::hover());
-    let p = ui.painter();
-    p.rect_filled(rect, 3.0, ui.visuals().faint_bg_color);
-    let mut x = rect.left();
-    let mut tip = Vec::new();
-    for (i, (name, b)) in parts.into_iter().enumerate() {
-        let c = super::style::machine_color(i);
-        let w = (b.as_f64() / cap) as f32 * rect.width();
-        if w > 0.0 {
-            p.rect_filled(
-                egui::Rect::from_min_size(egui::pos2(x, rect.top()), vec2(w, rect.height())),
-                0.0,
-                c,
-            );
-            x += w;
-        }
-        tip.push(format!("{name}: {}", format::bytes(b)));
+    let n = stages.len();
+    for (i, g) in stages.iter().enumerate() {
+        let label = if n > 1 {
+            format!("Stage {} of {n}", i + 1)
+        } else {
+            "Every GPU".to_string()
+        };
+        stage_bar(ui, g, cap, t, &label);
     }
-    let usable_x = rect.left() + (t.usable_per_gpu.as_f64() / cap) as f32 * rect.width();
-    p.vline(
-        usable_x,
-        rect.y_range(),
-        egui::Stroke::new(2.0, ui.visuals().strong_text_color()),
-    );
-    resp.on_hover_text(format!(
-        "One GPU at {}\n{}\nusable: {}",
-        t.layout_text(),
-        tip.join("\n"),
-        format::bytes(t.usable_per_gpu)
-    ));
     hint(
         ui,
-        format!(
-            "One GPU: {} of {} usable (weights, gradients, optimizer, master weights, activations, overhead; hover for each).",
-            format::bytes(t.per_gpu.total()),
-            format::bytes(t.usable_per_gpu)
-        ),
+        if n > 1 {
+            format!(
+                "One GPU per pipeline stage: up to {} of {} usable (weights, gradients, optimizer, master weights, activations, overhead; hover for each). The first stage holds the embedding and {} micro-batches in flight, the last the output head; each node's GPUs hold {}.",
+                format::bytes(t.per_gpu.total()),
+                format::bytes(t.usable_per_gpu),
+                format::group_digits(t.layout.pp),
+                format::count(
+                    (t.gpus / t.nodes.max(1) / t.layout.tp.max(1)).clamp(1, t.layout.pp.max(1)),
+                    "stage",
+                    "stages"
+                )
+            )
+        } else {
+            format!(
+                "One GPU: {} of {} usable (weights, gradients, optimizer, master weights, activations, overhead; hover for each).",
+                format::bytes(t.per_gpu.total()),
+                format::bytes(t.usable_per_gpu)
+            )
+        },
     );
+}
+
+/// One stage's bar: its parts against `cap`, a mark at the usable memory.
+fn stage_bar(
+    ui: &mut Ui,
+    g: &crate::core::cluster::PerGpu,
+    cap: f64,
+    t: &crate::core::cluster::TrainPlan,
+    label: &str,
+) {
+    let parts = [
+        ("Weights", g.weights),
+        ("Gradients", g.gradients),
+        ("Optimizer", g.optimizer),
+        ("Master", g.master_weights),
+        ("Activations", g.activations),
+        ("Overhead", g.overhead),
+    ];
+    ui.horizontal(|ui| {
+        ui.add_sized([90.0, 18.0], egui::Label::new(RichText::new(label).small()));
+        let width = (ui.available_width() - 8.0).clamp(120.0, 810.0);
+        let (rect, resp) = ui.allocate_exact_size(vec2(width, 18.0), egui::Sense::hover());
+        let p = ui.painter();
+        p.rect_filled(rect, 3.0, ui.visuals().faint_bg_color);
+        let mut x = rect.left();
+        let mut tip = Vec::new();
+        for (i, (name, b)) in parts.into_iter().enumerate() {
+            let w = (b.as_f64() / cap) as f32 * rect.width();
+            if w > 0.0 {
+                p.rect_filled(
+                    egui::Rect::from_min_size(egui::pos2(x, rect.top()), vec2(w, rect.height())),
+                    0.0,
+                    super::style::machine_color(i),
+                );
+                x += w;
+            }
+            tip.push(format!("{name}: {}", format::bytes(b)));
+        }
+        let usable_x = rect.left() + (t.usable_per_gpu.as_f64() / cap) as f32 * rect.width();
+        p.vline(
+            usable_x,
+            rect.y_range(),
+            egui::Stroke::new(2.0, ui.visuals().strong_text_color()),
+        );
+        resp.on_hover_text(format!(
+            "{label}, one GPU at {}\n{}\ntotal: {} of {} usable",
+            t.layout_text(),
+            tip.join("\n"),
+            format::bytes(g.total()),
+            format::bytes(t.usable_per_gpu)
+        ));
+    });
 }
 
 /// Time (or one user's speed) and cost against the node count.

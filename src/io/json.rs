@@ -658,6 +658,19 @@ pub fn cluster_json(p: &crate::core::cluster::ClusterPick) -> Value {
     })
 }
 
+/// One GPU's memory under a cluster layout, bytes.
+fn per_gpu_json(g: &crate::core::cluster::PerGpu) -> Value {
+    json!({
+        "weights": g.weights.0,
+        "gradients": g.gradients.0,
+        "optimizer": g.optimizer.0,
+        "master_weights": g.master_weights.0,
+        "activations": g.activations.0,
+        "overhead": g.overhead.0,
+        "total": g.total().0,
+    })
+}
+
 fn cluster_point_json(pt: &crate::core::cluster::ClusterCurvePoint) -> Value {
     let train = pt.train.as_ref().map(|t| {
         json!({
@@ -666,15 +679,8 @@ fn cluster_point_json(pt: &crate::core::cluster::ClusterCurvePoint) -> Value {
             "dp": t.layout.dp,
             "sharding": t.layout.sharding.cli_name(),
             "checkpointing": t.checkpointing.cli_name(),
-            "per_gpu": {
-                "weights": t.per_gpu.weights.0,
-                "gradients": t.per_gpu.gradients.0,
-                "optimizer": t.per_gpu.optimizer.0,
-                "master_weights": t.per_gpu.master_weights.0,
-                "activations": t.per_gpu.activations.0,
-                "overhead": t.per_gpu.overhead.0,
-                "total": t.per_gpu.total().0,
-            },
+            "per_gpu": per_gpu_json(&t.per_gpu),
+            "stages": t.stages.iter().map(per_gpu_json).collect::<Vec<_>>(),
             "usable_per_gpu": t.usable_per_gpu.0,
             "micro_batch": t.micro_batch,
             "micro_batches": t.micro_batches,

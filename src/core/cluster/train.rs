@@ -30,7 +30,9 @@
 use super::collective::{Collective, time};
 use super::{Cluster, ClusterInputs, Layout, Sharding, pow2_divisors};
 use crate::core::catalog::Accelerator;
-use crate::core::estimate::{ComponentKind, Estimate, estimate_with, trainable_params};
+use crate::core::estimate::{
+    CUDA_CONTEXT, ComponentKind, Estimate, estimate_with, trainable_params,
+};
 use crate::core::fit::FitSettings;
 use crate::core::placement::capacity::{gpu_capacity, host_link};
 use crate::core::placement::cost::hourly_usd;
@@ -153,6 +155,10 @@ impl StepTime {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TrainPlan {
     pub layout: Layout,
+    /// One GPU's memory in each pipeline stage, first stage first (one entry without pipeline
+    /// parallelism); `per_gpu` is the heaviest.
+    #[serde(default)]
+    pub stages: Vec<PerGpu>,
     /// The activation checkpointing the plan runs with: the scenario's, or stronger where only
     /// recomputation makes the layout fit (see [`best_layout`]).
     #[serde(default)]
@@ -248,11 +254,55 @@ fn shard_scenario(s: &Scenario, c: &Cluster, layout: &Layout) -> Scenario {
 /// stage, the output head (or the embedding) — Megatron places the embedding on the first stage
 /// and the head on the last.
 fn stage_share(sh: &Shape, pp: u64) -> f64 {
+    stage_share_of(sh, pp, 0)
+}
+
+/// Share of the model's weights pipeline stage `i` of `pp` holds: its `layers ÷ pp` layers, the
+/// embedding on the first, the output head on the last (Megatron-LM's placement).
+fn stage_share_of(sh: &Shape, pp: u64, i: u64) -> f64 {
     if pp <= 1 {
         return 1.0;
     }
     let layers = (sh.total - 2.0 * sh.head).max(sh.total * 0.5);
-    ((layers / pp as f64 + sh.head) / sh.total).min(1.0)
+    let ends = if i == 0 || i + 1 == pp { sh.head } else { 0.0 };
+    ((layers / pp as f64 + ends) / sh.total).min(1.0)
+}
+
+/// One GPU's memory in each pipeline stage of `layout`, first stage first: the stage's share of
+/// the model states ([`stage_share_of`]) ÷ TP, and the activations of the micro-batches 1F1B
+/// keeps in flight there (`pp − i` of stage `i`'s `layers ÷ pp` layers; Narayanan et al. 2021,
+/// §2.2.1) ÷ TP. One entry without pipeline parallelism.
+fn stages_of(s: &Scenario, est: &Estimate, layout: &Layout) -> Vec<PerGpu> {
+    let sh = shape(s, est);
+    let pp = layout.pp.max(1);
+    let tp = layout.tp.max(1) as f64;
+    let act = est.per_gpu_kind(ComponentKind::Activations);
+    // The caching allocator's reserve is a share of what the GPU allocates (core::estimate's
+    // training reserve): of the stage's own allocation, not of the unsplit estimate's; the CUDA
+    // context stays per GPU.
+    let ctx = CUDA_CONTEXT.min(est.per_gpu_kind(ComponentKind::Overhead));
+    let allocated = est.peak_allocated().as_f64().max(1.0);
+    let reserve = est
+        .per_gpu_kind(ComponentKind::Overhead)
+        .saturating_sub(ctx)
+        .as_f64()
+        / allocated;
+    (0..pp)
+        .map(|i| {
+            let split = stage_share_of(&sh, pp, i) / tp;
+            let k = |kind: ComponentKind| est.per_gpu_kind(kind).scale(split);
+            let mut g = PerGpu {
+                weights: k(ComponentKind::Weights),
+                gradients: k(ComponentKind::Gradients),
+                optimizer: k(ComponentKind::Optimizer),
+                master_weights: k(ComponentKind::MasterWeights),
+                activations: act.scale((pp - i) as f64 / pp as f64 / tp),
+                overhead: Bytes(0),
+            };
+            g.overhead = ctx + g.total().scale(reserve);
+            g
+        })
+        .collect()
 }
 
 /// Memory per GPU of `layout`: the shard group's estimate, the model states of the heaviest
@@ -266,19 +316,7 @@ pub fn per_gpu(s: &Scenario, c: &Cluster, layout: &Layout) -> (PerGpu, Estimate)
 
 /// [`per_gpu`] from the shard group's estimate `est`.
 fn per_gpu_of(s: &Scenario, est: &Estimate, layout: &Layout) -> PerGpu {
-    let sh = shape(s, est);
-    let split = stage_share(&sh, layout.pp) / layout.tp.max(1) as f64;
-    let k = |kind: ComponentKind| est.per_gpu_kind(kind).scale(split);
-    PerGpu {
-        weights: k(ComponentKind::Weights),
-        gradients: k(ComponentKind::Gradients),
-        optimizer: k(ComponentKind::Optimizer),
-        master_weights: k(ComponentKind::MasterWeights),
-        activations: est
-            .per_gpu_kind(ComponentKind::Activations)
-            .scale(1.0 / layout.tp.max(1) as f64),
-        overhead: est.per_gpu_kind(ComponentKind::Overhead),
-    }
+    stages_of(s, est, layout)[0]
 }
 
 /// The layouts the engines offer for `s` on `c`: tensor parallel inside a node in powers of two
@@ -361,7 +399,8 @@ fn plan_with(
     st: &FitSettings,
     est: &Estimate,
 ) -> TrainPlan {
-    let per_gpu = per_gpu_of(s, est, &layout);
+    let stages = stages_of(s, est, &layout);
+    let per_gpu = stages[0];
     let usable = gpu_capacity(c.machine, Some(c.acc), s, st);
     let sh = shape(s, est);
     // Under pipeline parallelism each rank's batch runs through the stages one sequence at a
@@ -389,6 +428,7 @@ fn plan_with(
     let usd_per_hour = c.hourly_usd(hourly_usd(c.machine, Some(c.acc), st));
     TrainPlan {
         layout,
+        stages,
         checkpointing: s.checkpointing,
         nodes: c.nodes,
         gpus: c.gpus(),

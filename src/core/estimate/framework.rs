@@ -38,7 +38,7 @@ pub(super) const FSDP_UNSHARDED_GRAD_UNITS: u64 = 1;
 
 /// The CUDA context with cuBLAS/cuDNN handles, outside what PyTorch's allocator counts (the
 /// 0.3–0.5 GiB CUDA context plus library workspaces; heuristic, see docs/memory.md).
-pub(super) const CUDA_CONTEXT: Bytes = Bytes(512 * 1024 * 1024);
+pub const CUDA_CONTEXT: Bytes = Bytes(512 * 1024 * 1024);
 /// What PyTorch's caching allocator reserves beyond what is allocated, as a fraction of the
 /// allocated peak: blocks are rounded up and cached in 2 MiB / 20 MiB segments
 /// (c10/cuda/CUDACachingAllocator.cpp, `kSmallBuffer`, `kLargeBuffer`), so freed activations

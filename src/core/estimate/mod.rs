@@ -25,6 +25,7 @@ mod training_states;
 mod weights;
 
 pub use component::{Component, ComponentKind, Placement, Provenance};
+pub use framework::CUDA_CONTEXT;
 pub use training_states::trainable_params;
 pub use weights::{RoutedExperts, routed_experts};
 
