@@ -3,9 +3,9 @@
 
 use super::values::{
     Choice, KvParser, OnOff, parse_batch, parse_context, parse_electricity, parse_fraction,
-    parse_gpus, parse_lora_rank, parse_output, parse_params, parse_rate, parse_sched,
-    parse_seconds, parse_share, parse_tp, parse_train_tokens, parse_ubatch, parse_user_rate,
-    parse_users, parse_zero,
+    parse_gpu_layers, parse_gpus, parse_lora_rank, parse_output, parse_params, parse_rate,
+    parse_sched, parse_seconds, parse_share, parse_tp, parse_train_tokens, parse_ubatch,
+    parse_user_rate, parse_users, parse_zero,
 };
 use crate::core::catalog::MachineKind;
 use crate::core::precision::{KvTypes, WeightPrecision};
@@ -193,6 +193,16 @@ pub struct ScenarioArgs {
     /// vLLM --gpu-memory-utilization, 0.05 … 1.0 [default: 0.9].
     #[arg(long, value_name = "FRACTION", value_parser = parse_fraction, help_heading = "Runtime")]
     pub gpu_memory_utilization: Option<f64>,
+    /// Your own llama.cpp split: whole layers on the GPU(s), the rest on the CPU (`-ngl N`),
+    /// 0 … 10,000 (at least the layers: every layer); the fit answers for it, fitting or not
+    /// [default: the fastest split that fits].
+    #[arg(long, value_name = "N", value_parser = parse_gpu_layers, help_heading = "Runtime")]
+    pub gpu_layers: Option<u64>,
+    /// Your own llama.cpp expert split: every layer on the GPU(s) but the routed experts of the
+    /// first N layers, which stay in RAM (`-ngl 99 --n-cpu-moe N`), 0 … 10,000; mixture-of-experts
+    /// models [default: the fewest that fit].
+    #[arg(long, value_name = "N", value_parser = parse_gpu_layers, help_heading = "Runtime", conflicts_with = "gpu_layers")]
+    pub n_cpu_moe: Option<u64>,
     /// Users with a request in flight (closed loop, like `vllm bench serve --max-concurrency`)
     /// [default: none: plan for the most users that meet the target].
     #[arg(long, value_name = "N", value_parser = parse_users, group = "load", help_heading = "Serving")]

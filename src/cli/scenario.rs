@@ -197,6 +197,10 @@ fn apply_flags(a: &ScenarioArgs, s: &mut Scenario) {
         let chosen = a.kv_alloc.is_some() || s.kv_allocation == KvAllocation::Paged;
         s.set_runtime(v, chosen);
     }
+    if a.gpu_layers.is_some() || a.n_cpu_moe.is_some() {
+        s.launch.gpu_layers = a.gpu_layers;
+        s.launch.n_cpu_moe = a.n_cpu_moe;
+    }
     if let Some(v) = a.gpu_memory_utilization {
         s.gpu_memory_utilization = v;
     }

@@ -342,6 +342,11 @@ pub fn parse_ubatch(s: &str) -> Result<u64, String> {
 pub fn parse_gpus(s: &str) -> Result<u64, String> {
     ranged(s, 0, limits::MAX_GPUS)
 }
+/// `--gpu-layers` / `--n-cpu-moe`: a layer count, 0 … 10,000 (llama.cpp takes any count and
+/// caps it at the model's layers).
+pub fn parse_gpu_layers(s: &str) -> Result<u64, String> {
+    ranged(s, 0, 10_000)
+}
 pub fn parse_lora_rank(s: &str) -> Result<u64, String> {
     ranged(s, 1, limits::MAX_LORA_RANK)
 }

@@ -21,7 +21,7 @@
 //! callback ([`super::speed::query`]), so this module adds only the split and the PCIe copy.
 //! The tier itself is [`offload`]; [`expert_offload_points`] gives the teaching curve.
 
-use super::capacity::host_link;
+use super::capacity::{Gpus, host_link};
 use super::note::Note;
 use super::{Job, Placement, Run};
 use crate::core::catalog::{Accelerator, Catalog, Machine, MemoryKind};
@@ -232,13 +232,8 @@ fn with_shares(x: ExpertSplit, need: Bytes, host_need: Bytes, gpus: u64) -> Expe
 /// fewest first layers that make it fit (`--n-cpu-moe N`), which the CPU runs from RAM. Only
 /// after the whole model failed; llama.cpp (and the generic runtime) only.
 pub fn offload(job: &Job) -> Option<Placement> {
-    let s = job.s;
-    let g = job.gpus.as_ref().filter(|g| !g.unified)?;
-    if job.training() || !is_moe(s) || !runs_expert_offload(s.runtime) {
-        return None;
-    }
-    let inv = inventory(&s.model, s.weights);
-    let split = smallest_fitting(&inv, s.model.layers, |x| {
+    let (g, inv) = expert_job(job)?;
+    let split = smallest_fitting(&inv, job.s.model.layers, |x| {
         let x = with_shares(x.clone(), g.need, g.host_need, g.count);
         x.gpu_required <= g.capacity && x.ram_required <= job.ram
     })?;
@@ -247,6 +242,54 @@ pub fn offload(job: &Job) -> Option<Placement> {
         // failed; that is not an expert offload.
         return None;
     }
+    Some(placed(job, g, split))
+}
+
+/// The expert split the user asked for (`--n-cpu-moe n`), whether or not it fits: verdict
+/// `None` with how far each memory is short when it does not. `None` where there is no expert
+/// offload (no routed experts, no discrete GPU, another runtime, training).
+pub fn offload_at_asked(job: &Job, n: u64) -> Option<Placement> {
+    let (g, inv) = expert_job(job)?;
+    let x = split(&inv, n.min(job.s.model.layers));
+    let shared = with_shares(x.clone(), g.need, g.host_need, g.count);
+    if shared.gpu_required > g.capacity || shared.ram_required > job.ram {
+        let headroom = g
+            .capacity
+            .signed_sub(shared.gpu_required)
+            .min(job.ram.signed_sub(shared.ram_required));
+        let mut p = Placement::new(
+            Verdict::None,
+            job.layers,
+            shared.ram_required,
+            headroom,
+            Run::Nothing,
+        );
+        p.notes.push(Note::AskedSplitShort {
+            gpu_need: shared.gpu_required,
+            gpu_usable: g.capacity,
+            ram_need: shared.ram_required,
+            ram_usable: job.ram,
+        });
+        return Some(p);
+    }
+    Some(placed(job, g, x))
+}
+
+/// The discrete GPUs and the routed-expert inventory of an inference job whose runtime offloads
+/// experts.
+fn expert_job<'j>(job: &'j Job) -> Option<(&'j Gpus<'j>, Vec<RoutedExperts>)> {
+    let s = job.s;
+    let g = job.gpus.as_ref().filter(|g| !g.unified)?;
+    if job.training() || !is_moe(s) || !runs_expert_offload(s.runtime) {
+        return None;
+    }
+    Some((g, inventory(&s.model, s.weights)))
+}
+
+/// The placement of `split` (experts of its first layers in RAM) on the job's GPUs: its speed,
+/// memory and note.
+fn placed(job: &Job, g: &Gpus, split: ExpertSplit) -> Placement {
+    let s = job.s;
     let link = host_link(g.acc).bytes_per_sec() * job.st.speed.pcie_efficiency;
     let run = speed_model(s, job.m, job.acc, job.st);
     let speed = expert_offload_speed(g.est, &split, s.batch, s.ubatch, link, &run);
@@ -270,7 +313,7 @@ pub fn offload(job: &Job) -> Option<Placement> {
         ram_bytes: split.ram_bytes,
     });
     p.expert_split = Some(split);
-    Some(p)
+    p
 }
 
 /// The speed model as [`expert_offload_speed`] calls it: an estimate with every layer on the

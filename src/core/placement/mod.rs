@@ -17,6 +17,7 @@
 //! the entry points over the catalog (`fit_all`, the solvers) are in [`super::fit`]; the tiers
 //! use those types and call none of its functions.
 
+pub mod asked;
 pub mod capacity;
 pub mod cost;
 pub mod cpu;
@@ -176,11 +177,13 @@ impl Placement {
 /// does not apply here).
 pub type Tier = Result<Placement, Option<Note>>;
 
-/// The tiers in order; the first that holds the scenario wins: the whole model on the GPU(s),
+/// The tiers in order; the first that holds the scenario wins: the user's own split when one is
+/// asked ([`asked`]: it answers for that split, fitting or not), the whole model on the GPU(s),
 /// an offload, the CPU from RAM, the disk. Where none does, verdict `None`, with how far off it
 /// is and why. A note on the GPUs' usable share comes first.
 pub fn place(job: &Job) -> Placement {
-    let mut p = gpu::whole_model(job)
+    let mut p = asked::place(job)
+        .or_else(|| gpu::whole_model(job))
         .or_else(|| offload_tiers(job))
         .or_else(|| cpu::from_ram(job))
         .unwrap_or_else(|| beyond_memory(job));

@@ -98,6 +98,24 @@ impl fmt::Display for GpuLimitRaise {
 /// One note on a fit result.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Note {
+    /// "as asked: -ngl 32 (32 of 80 layers on the GPU)".
+    AskedGpuLayers {
+        asked: u64,
+        placed: u64,
+        layers: u64,
+    },
+    /// "as asked: --n-cpu-moe 12".
+    AskedCpuMoe {
+        asked: u64,
+    },
+    /// "does not fit: the asked split needs 30.1 GiB per GPU (22.4 GiB usable) and 12.0 GiB of
+    /// RAM (60.0 GiB usable)".
+    AskedSplitShort {
+        gpu_need: Bytes,
+        gpu_usable: Bytes,
+        ram_need: Bytes,
+        ram_usable: Bytes,
+    },
     /// "GPU may use 21.33 GiB of 32.00 GiB unified memory (Metal default: …)".
     UnifiedShare {
         gpu: Bytes,
@@ -196,6 +214,30 @@ impl Note {
 impl fmt::Display for Note {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Note::AskedGpuLayers {
+                asked,
+                placed,
+                layers,
+            } => write!(
+                f,
+                "as asked: -ngl {asked} ({} of {} layers on the GPU)",
+                placed.min(layers),
+                layers
+            ),
+            Note::AskedCpuMoe { asked } => write!(f, "as asked: -ngl 99 --n-cpu-moe {asked}"),
+            Note::AskedSplitShort {
+                gpu_need,
+                gpu_usable,
+                ram_need,
+                ram_usable,
+            } => write!(
+                f,
+                "does not fit: the asked split needs {} per GPU ({} usable) and {} of RAM ({} usable)",
+                gpu_need.display_gib(),
+                gpu_usable.display_gib(),
+                ram_need.display_gib(),
+                ram_usable.display_gib()
+            ),
             Note::UnifiedShare { gpu, ram, limit } => write!(
                 f,
                 "GPU may use {} of {} unified memory{}",

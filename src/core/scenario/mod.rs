@@ -301,6 +301,21 @@ pub struct Scenario {
     pub serving: ServingInputs,
     /// More than one machine: nodes, link, layout (`core::cluster`).
     pub cluster: ClusterInputs,
+    /// The user's own split of a llama.cpp run (`-ngl`, `--n-cpu-moe`): the fit answers for it
+    /// instead of searching (`core::placement::asked`).
+    pub launch: LaunchInputs,
+}
+
+/// The user's own launch settings that fix where the layers go.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LaunchInputs {
+    /// llama.cpp `-ngl N` / `--n-gpu-layers N`: whole layers on the GPU(s), the rest on the CPU
+    /// (N ≥ the layers: every layer).
+    pub gpu_layers: Option<u64>,
+    /// llama.cpp `--n-cpu-moe N`: every layer on the GPU(s) but the routed experts of the first N
+    /// layers, which stay in RAM.
+    pub n_cpu_moe: Option<u64>,
 }
 
 impl Default for Scenario {
@@ -332,6 +347,7 @@ impl Default for Scenario {
             train_tokens: 100_000_000,
             serving: ServingInputs::default(),
             cluster: ClusterInputs::default(),
+            launch: LaunchInputs::default(),
         }
     }
 }
