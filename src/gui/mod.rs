@@ -35,6 +35,7 @@ mod frame_stats;
 pub mod hub_dialog;
 mod icon;
 mod inputs;
+mod quality;
 pub mod jobs;
 mod machines;
 mod recommend;
