@@ -135,13 +135,15 @@ pub(crate) fn chart(ui: &mut Ui, costs: &[PrecisionCost<'_>], chosen: WeightPrec
             }
         });
     let _ = r.response.accessible_name(format!("Size vs quality chart: {summary}"));
+    // The key, in the points' colours (the body font has no dot glyphs).
     ui.horizontal_wrapped(|ui| {
-        ui.label(RichText::new("●").color(MEASURED).size(11.0));
-        ui.label(RichText::new("measured").size(11.0).weak());
-        ui.label(RichText::new("○").color(CARRIED).size(11.0));
-        ui.label(RichText::new("carried over").size(11.0).weak());
-        ui.label(RichText::new("◇").color(CHOSEN).size(11.0));
-        ui.label(RichText::new("chosen").size(11.0).weak());
+        for (text, color) in [
+            ("filled: measured", MEASURED),
+            ("hollow: carried over", CARRIED),
+            ("diamond: chosen", CHOSEN),
+        ] {
+            ui.label(RichText::new(text).color(color).size(11.0));
+        }
     });
     hint(ui, summary);
     if !d.reference.is_empty() {
