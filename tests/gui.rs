@@ -439,8 +439,11 @@ fn idle_window_does_not_recompute_or_repaint() {
     assert_eq!(h.state().recomputes, before + 1);
 }
 
-/// Opens the picker named `picker` and chooses `option`.
+/// Opens the picker named `picker` (scrolled into view first, as a person would) and chooses
+/// `option`.
 fn pick(h: &mut Harness<'static, HeadroomApp>, picker: &str, option: &str) {
+    h.get_by_role_and_label(Role::ComboBox, picker).scroll_to_me();
+    h.run();
     h.get_by_role_and_label(Role::ComboBox, picker).click();
     h.run();
     h.get_by_label(option).click();
