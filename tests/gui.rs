@@ -442,7 +442,8 @@ fn idle_window_does_not_recompute_or_repaint() {
 /// Opens the picker named `picker` (scrolled into view first, as a person would) and chooses
 /// `option`.
 fn pick(h: &mut Harness<'static, HeadroomApp>, picker: &str, option: &str) {
-    h.get_by_role_and_label(Role::ComboBox, picker).scroll_to_me();
+    h.get_by_role_and_label(Role::ComboBox, picker)
+        .scroll_to_me();
     h.run();
     h.get_by_role_and_label(Role::ComboBox, picker).click();
     h.run();
@@ -2098,9 +2099,8 @@ fn the_weights_rows_show_size_and_quality() {
         &h.state().state.scenario.model,
         WeightPrecision::Q4KM,
     );
-    let row = format!(
-        "GGUF Q4_K_M ({bits:.2} bits avg.) · 4.58 GiB · KLD 0.0313 (LLaMA 3 8B, measured)"
-    );
+    let row =
+        format!("GGUF Q4_K_M ({bits:.2} bits avg.) · 4.58 GiB · KLD 0.0313 (LLaMA 3 8B, measured)");
     h.get_by_label(&row).click();
     h.run();
     assert_eq!(h.state().state.scenario.weights, WeightPrecision::Q4KM);
@@ -2161,13 +2161,44 @@ fn the_size_vs_quality_chart_has_a_point_per_figure() {
         .accesskit_node()
         .value()
         .unwrap_or_default();
-    assert!(unmeasured.contains(WeightPrecision::Awq4.label()), "{unmeasured}");
-    assert!(!unmeasured.contains(WeightPrecision::Q4KM.label()), "{unmeasured}");
+    assert!(
+        unmeasured.contains(WeightPrecision::Awq4.label()),
+        "{unmeasured}"
+    );
+    assert!(
+        !unmeasured.contains(WeightPrecision::Q4KM.label()),
+        "{unmeasured}"
+    );
     // Another model: every figure is carried over.
     let mut h = harness(mha_state());
     h.get_by_label("Size vs quality").click();
     h.run();
     h.get_by_label(
         "Size vs quality chart: 15 precisions with a figure: 0 measured on this model, 15 carried over",
+    );
+}
+
+/// The Precision section with Q4_K_M chosen, the size-vs-quality chart open, and the Weights list
+/// open over it (its rows: size and KLD beside each precision).
+#[test]
+fn size_vs_quality_snapshot() {
+    let mut h = snapshot_harness(State {
+        scenario: Scenario {
+            weights: WeightPrecision::Q4KM,
+            ..Scenario::default()
+        },
+        ..State::default()
+    });
+    h.get_by_label("Size vs quality").click();
+    h.run();
+    h.snapshot_options(
+        "size_vs_quality",
+        &SnapshotOptions::new().threshold(2.0).max_failed_pixels(20),
+    );
+    h.get_by_role_and_label(Role::ComboBox, "Weights").click();
+    h.run();
+    h.snapshot_options(
+        "weights_rows",
+        &SnapshotOptions::new().threshold(2.0).max_failed_pixels(20),
     );
 }

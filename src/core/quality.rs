@@ -16,9 +16,9 @@
 //!
 //! Pure: the table is passed in (`io::catalog::quality` loads the built-in file).
 
+use super::estimate::{ComponentKind, estimate};
 use super::format;
 use super::precision::{KvPrecision, KvTypes, WeightPrecision};
-use super::estimate::{ComponentKind, estimate};
 use super::scenario::Scenario;
 use super::teach::effective_bits;
 use super::units::Bytes;

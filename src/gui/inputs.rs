@@ -453,9 +453,8 @@ impl InputsPanel {
         let s = &mut v.state.scenario;
         let notices = &mut v.data.notices;
         let cost = |p: WeightPrecision| costs.iter().find(|c| c.precision == p);
-        let name = |p: WeightPrecision| {
-            cost(p).map_or_else(|| p.label().to_string(), PrecisionCost::name)
-        };
+        let name =
+            |p: WeightPrecision| cost(p).map_or_else(|| p.label().to_string(), PrecisionCost::name);
         let row = |p: WeightPrecision| {
             cost(p).map_or_else(|| p.label().to_string(), PrecisionCost::row_label)
         };

@@ -81,6 +81,31 @@ fn decades(g: egui_plot::GridInput) -> Vec<GridMark> {
     v
 }
 
+/// Grid marks on the GiB axis: every 1, 2, 5, 10, … GiB, the step that leaves ~64 px between
+/// labels (egui_plot labels a mark only when its `step_size` spans 60 px; `base_step_size` is
+/// the value 8 px span).
+fn gib_marks(g: egui_plot::GridInput) -> Vec<GridMark> {
+    let (lo, hi) = g.bounds;
+    let per_64px = g.base_step_size * 8.0;
+    let step = [
+        0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0,
+    ]
+    .into_iter()
+    .find(|s| *s >= per_64px)
+    .unwrap_or(2000.0);
+    let mut v = Vec::new();
+    // From 0 up (sizes are not negative); `+ 0.0` writes −0 as 0.
+    let mut x = ((lo / step).ceil() * step).max(0.0) + 0.0;
+    while x <= hi {
+        v.push(GridMark {
+            value: x,
+            step_size: step,
+        });
+        x += step;
+    }
+    v
+}
+
 /// Draws the chart for `costs`, with `chosen` highlighted.
 pub(crate) fn chart(ui: &mut Ui, costs: &[PrecisionCost<'_>], chosen: WeightPrecision) {
     let d = chart_data(costs);
@@ -93,22 +118,33 @@ pub(crate) fn chart(ui: &mut Ui, costs: &[PrecisionCost<'_>], chosen: WeightPrec
     let measured = d.dots.iter().filter(|p| p.measured).count();
     let summary = format!(
         "{}: {} measured on this model, {} carried over",
-        format::count(d.dots.len() as u64, "precision with a figure", "precisions with a figure"),
+        format::count(
+            d.dots.len() as u64,
+            "precision with a figure",
+            "precisions with a figure"
+        ),
         measured,
         d.dots.len() - measured
     );
-    let width = ui.available_width().max(120.0);
+    // A margin on the right: the panel's scroll bar floats over its edge.
+    let width = (ui.available_width() - 10.0).max(120.0);
     let dots = &d.dots;
-    let r = still_plot("size-vs-quality", vec2(width, 170.0))
+    hint(
+        ui,
+        "Mean KL divergence to the 16-bit model (log scale; lower is closer) against the weights' size",
+    );
+    let r = still_plot("size-vs-quality", vec2(width, 180.0))
         .x_axis_label("weights, GiB")
-        .y_axis_label("KLD (log)")
         .x_axis_formatter(|m, _| format::tick(m.value))
+        .x_grid_spacer(gib_marks)
         .y_axis_formatter(|m, _| format::log_tick(m.value))
         .y_grid_spacer(decades)
-        .y_axis_min_width(40.0)
+        .y_axis_min_width(36.0)
         .include_x(0.0)
         .label_formatter(|pos| match pos {
-            egui_plot::HoverPosition::NearDataPoint { plot_name, .. } => Some(plot_name.to_string()),
+            egui_plot::HoverPosition::NearDataPoint { plot_name, .. } => {
+                Some(plot_name.to_string())
+            }
             _ => None,
         })
         .show(ui, |pu| {
@@ -134,7 +170,9 @@ pub(crate) fn chart(ui: &mut Ui, costs: &[PrecisionCost<'_>], chosen: WeightPrec
                 }
             }
         });
-    let _ = r.response.accessible_name(format!("Size vs quality chart: {summary}"));
+    let _ = r
+        .response
+        .accessible_name(format!("Size vs quality chart: {summary}"));
     // The key, in the points' colours (the body font has no dot glyphs).
     ui.horizontal_wrapped(|ui| {
         for (text, color) in [
