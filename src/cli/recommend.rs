@@ -1,6 +1,6 @@
 //! `headroom recommend [scenario flags] [--budget USD] [--max-usd-per-hour X]
-//! [--min-tokens-per-s N] [--min-context N] [--kind K]... [--json]`: which machine to buy or
-//! rent, per kind, and what would make this machine run it. The picks come from
+//! [--min-tokens-per-s N] [--min-context N] [--kind K]... [--max-kld KLD|LEVEL] [--json]`: which
+//! machine to buy or rent, per kind, and what would make this machine run it. The picks come from
 //! `core::recommend`; this file parses the flags and lays the answer out.
 
 use super::app::{CliError, ScenarioArgs, build_scenario};
