@@ -1424,6 +1424,7 @@ fn groups_asked(k: &Constraints) -> Vec<Group> {
 /// Recommendations from fit rows already made: `fits[i]` is the fit of `machines[i]` for
 /// scenario `s` (the GUI's cached rows). `this` is this machine when detected (it is never a
 /// pick). Machines whose id equals `this`'s are skipped as candidates.
+#[allow(clippy::too_many_arguments)] // the GUI's cached rows plus what `recommend` takes
 pub fn recommend_from_fits(
     s: &Scenario,
     machines: &[Machine],
@@ -1595,8 +1596,8 @@ impl Upgrading<'_> {
 }
 
 /// 1. Lower-bit weights (inference only: training precision is the optimizer's choice): with a
-/// quality floor the best-quality precision within it that fits the GPU, else the highest-bit
-/// one of the ladder; said with its KLD.
+///    quality floor the best-quality precision within it that fits the GPU, else the highest-bit
+///    one of the ladder; said with its KLD.
 fn lower_precision(u: &Upgrading) -> Option<Upgrade> {
     let p = match u.k.max_kld {
         Some(max) => solve_best_quality(u.s, u.m, u.cat, u.st, u.quality, Some(max))?.0,
