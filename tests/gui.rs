@@ -2169,6 +2169,22 @@ fn the_size_vs_quality_chart_has_a_point_per_figure() {
         !unmeasured.contains(WeightPrecision::Q4KM.label()),
         "{unmeasured}"
     );
+    // The chosen precision, in words: BF16 is the reference, off the log axis; Q4_K_M is a point.
+    assert!(
+        h.query_by_label_contains("· 15.0 GiB · reference, not on the chart")
+            .is_some()
+    );
+    pick_weights(&mut h, WeightPrecision::Q4KM);
+    let chosen = h
+        .get_by_label_contains("Chosen: ")
+        .accesskit_node()
+        .value()
+        .unwrap_or_default();
+    assert!(
+        chosen.starts_with("Chosen: GGUF Q4_K_M (")
+            && chosen.ends_with(" · 4.58 GiB · KLD 0.0313 (LLaMA 3 8B, measured)"),
+        "{chosen}"
+    );
     // Another model: every figure is carried over.
     let mut h = harness(mha_state());
     h.get_by_label("Size vs quality").click();

@@ -184,6 +184,12 @@ pub(crate) fn chart(ui: &mut Ui, costs: &[PrecisionCost<'_>], chosen: WeightPrec
         }
     });
     hint(ui, summary);
+    // The chosen precision in words (the diamond; a reference or unmeasured one has no point).
+    if let Some(c) = costs.iter().find(|c| c.precision == chosen) {
+        let on_chart = dots.iter().any(|p| p.precision == chosen);
+        let off = if on_chart { "" } else { ", not on the chart" };
+        hint(ui, format!("Chosen: {}{off}", c.row_label()));
+    }
     if !d.reference.is_empty() {
         hint(ui, format!("Reference (KLD 0): {}", names(&d.reference)));
     }
