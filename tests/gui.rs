@@ -181,7 +181,7 @@ fn weights_picker_changes_the_weights() {
         WeightPrecision::Q4KM,
     );
     assert!(bits > 4.6, "{bits}");
-    h.get_by_label(&format!("GGUF Q4_K_M ({bits:.2} bits avg.)"))
+    h.get_by_label_contains(&format!("GGUF Q4_K_M ({bits:.2} bits avg.) · "))
         .click();
     h.run();
     assert_eq!(h.state().state.scenario.weights, WeightPrecision::Q4KM);
@@ -439,8 +439,12 @@ fn idle_window_does_not_recompute_or_repaint() {
     assert_eq!(h.state().recomputes, before + 1);
 }
 
-/// Opens the picker named `picker` and chooses `option`.
+/// Opens the picker named `picker` (scrolled into view first, as a person would) and chooses
+/// `option`.
 fn pick(h: &mut Harness<'static, HeadroomApp>, picker: &str, option: &str) {
+    h.get_by_role_and_label(Role::ComboBox, picker)
+        .scroll_to_me();
+    h.run();
     h.get_by_role_and_label(Role::ComboBox, picker).click();
     h.run();
     h.get_by_label(option).click();
@@ -1522,11 +1526,16 @@ fn an_imported_files_bytes_follow_the_weights_picker() {
         &h.state().state.scenario.model,
         WeightPrecision::Q4KM,
     );
-    pick(
-        &mut h,
-        "Weights",
-        &format!("GGUF Q4_K_M ({bits:.2} bits avg.)"),
+    // The row gives the size Q4_K_M would have, from the architecture.
+    h.get_by_role_and_label(Role::ComboBox, "Weights").click();
+    h.run();
+    assert!(bits > 15.0, "{bits}");
+    assert!(
+        h.query_by_label_contains(&format!("GGUF Q4_K_M ({bits:.2} bits avg.)"))
+            .is_none()
     );
+    h.get_by_label_contains("GGUF Q4_K_M (4.").click();
+    h.run();
     // Q4_K_M is sized from the architecture (about 4.6 GiB), not the file's 15 GiB of BF16,
     // as `--weights q4_k_m` does on the command line, and the window says so.
     let s = &h.state().state.scenario;
@@ -2073,5 +2082,139 @@ fn slider_drag_latency() {
         pct(0.5),
         pct(0.95),
         pct(1.0)
+    );
+}
+
+/// The Weights picker's rows give each precision's size and quality on the current model:
+/// Llama 3 8B at Q4_K_M is 4.58 GiB of weights (llama.cpp's README: 4.58 GiB) and loses a mean
+/// KLD of 0.0313 to FP16 (tools/perplexity/README.md, measured on that model). The closed picker
+/// keeps the short name.
+#[test]
+fn the_weights_rows_show_size_and_quality() {
+    use egui_kittest::kittest::NodeT as _;
+    let mut h = harness(State::default());
+    h.get_by_role_and_label(Role::ComboBox, "Weights").click();
+    h.run();
+    let bits = headroom::core::teach::effective_bits(
+        &h.state().state.scenario.model,
+        WeightPrecision::Q4KM,
+    );
+    let row =
+        format!("GGUF Q4_K_M ({bits:.2} bits avg.) · 4.58 GiB · KLD 0.0313 (LLaMA 3 8B, measured)");
+    h.get_by_label(&row).click();
+    h.run();
+    assert_eq!(h.state().state.scenario.weights, WeightPrecision::Q4KM);
+    // A precision nobody published a figure for says so in its row.
+    h.get_by_role_and_label(Role::ComboBox, "Weights").click();
+    h.run();
+    let awq = h
+        .get_by_label_contains(&format!("{} (", WeightPrecision::Awq4.label()))
+        .accesskit_node()
+        .label()
+        .unwrap_or_default();
+    assert!(awq.ends_with(" · quality not measured"), "{awq}");
+}
+
+/// Picking a precision changes the quality line under the picker; the KV pickers have their own.
+#[test]
+fn picking_a_precision_changes_the_quality_lines() {
+    let mut h = harness(State::default());
+    h.get_by_label("Weights quality: reference");
+    h.get_by_label("KV cache quality: reference");
+    pick_weights(&mut h, WeightPrecision::Q8_0);
+    h.get_by_label("Weights quality: KLD 0.00136 (LLaMA 3 8B, measured)");
+    pick_weights(&mut h, WeightPrecision::Q6K);
+    h.get_by_label("Weights quality: KLD 0.00545 (LLaMA 3 8B, measured)");
+    assert!(h.query_by_label_contains("KLD 0.00136").is_none());
+    // K at Q8_0, V at FP16: llama.cpp's measured 0.000944 on Llama 3 8B.
+    pick(&mut h, "K cache", "Q8_0 (8.5 bits)");
+    h.get_by_label("KV cache quality: KLD 0.000944 (LLaMA 3 8B, measured)");
+    // A model without a preset: the figure is carried over, and says from where.
+    let mut h = harness(mha_state());
+    pick_weights(&mut h, WeightPrecision::Q4KM);
+    h.get_by_label("Weights quality: KLD 0.0313 (carried over from LLaMA 3 8B)");
+}
+
+/// The size-vs-quality chart under the pickers: one point per precision with a figure. On Llama
+/// 3 8B llama.cpp measured 15 weight types (Q8_0 … IQ2_XXS), so 15 filled points and no
+/// carried-over one; the 16-bit formats are the reference and the rest are named unmeasured.
+#[test]
+fn the_size_vs_quality_chart_has_a_point_per_figure() {
+    use egui_kittest::kittest::NodeT as _;
+    let mut h = harness(State::default());
+    assert!(h.query_by_label_contains("Size vs quality chart").is_none());
+    h.get_by_label("Size vs quality").click();
+    h.run();
+    h.get_by_label(
+        "Size vs quality chart: 15 precisions with a figure: 15 measured on this model, 0 carried over",
+    );
+    let reference = h
+        .get_by_label_contains("Reference (KLD 0): ")
+        .accesskit_node()
+        .value()
+        .unwrap_or_default();
+    for p in [WeightPrecision::Bf16, WeightPrecision::Fp16] {
+        assert!(reference.contains(p.label()), "{reference}");
+    }
+    let unmeasured = h
+        .get_by_label_contains("Not measured: ")
+        .accesskit_node()
+        .value()
+        .unwrap_or_default();
+    assert!(
+        unmeasured.contains(WeightPrecision::Awq4.label()),
+        "{unmeasured}"
+    );
+    assert!(
+        !unmeasured.contains(WeightPrecision::Q4KM.label()),
+        "{unmeasured}"
+    );
+    // The chosen precision, in words: BF16 is the reference, off the log axis; Q4_K_M is a point.
+    assert!(
+        h.query_by_label_contains("· 15.0 GiB · reference, not on the chart")
+            .is_some()
+    );
+    pick_weights(&mut h, WeightPrecision::Q4KM);
+    let chosen = h
+        .get_by_label_contains("Chosen: ")
+        .accesskit_node()
+        .value()
+        .unwrap_or_default();
+    assert!(
+        chosen.starts_with("Chosen: GGUF Q4_K_M (")
+            && chosen.ends_with(" · 4.58 GiB · KLD 0.0313 (LLaMA 3 8B, measured)"),
+        "{chosen}"
+    );
+    // Another model: every figure is carried over.
+    let mut h = harness(mha_state());
+    h.get_by_label("Size vs quality").click();
+    h.run();
+    h.get_by_label(
+        "Size vs quality chart: 15 precisions with a figure: 0 measured on this model, 15 carried over",
+    );
+}
+
+/// The Precision section with Q4_K_M chosen, the size-vs-quality chart open, and the Weights list
+/// open over it (its rows: size and KLD beside each precision).
+#[test]
+fn size_vs_quality_snapshot() {
+    let mut h = snapshot_harness(State {
+        scenario: Scenario {
+            weights: WeightPrecision::Q4KM,
+            ..Scenario::default()
+        },
+        ..State::default()
+    });
+    h.get_by_label("Size vs quality").click();
+    h.run();
+    h.snapshot_options(
+        "size_vs_quality",
+        &SnapshotOptions::new().threshold(2.0).max_failed_pixels(20),
+    );
+    h.get_by_role_and_label(Role::ComboBox, "Weights").click();
+    h.run();
+    h.snapshot_options(
+        "weights_rows",
+        &SnapshotOptions::new().threshold(2.0).max_failed_pixels(20),
     );
 }

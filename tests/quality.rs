@@ -265,3 +265,50 @@ fn the_quality_answer_lists_sizes_quality_and_the_pick() {
     );
     assert!(t.contains("LLaMA 3 8B, measured"), "{t}");
 }
+
+/// What the window's Weights picker and size-vs-quality chart show: each precision's weights as
+/// the estimate at that precision counts them, and its quality. An imported file's exact bytes
+/// stand only for the precision it stores; another is sized from the architecture, as picking it
+/// does (so an 8B BF16 file's Q4_K_M row is 4.58 GiB, not the file's 15 GiB).
+#[test]
+fn precision_costs_size_each_precision_and_give_its_quality() {
+    use headroom::core::model::FileWeights;
+    use headroom::core::quality::precision_costs;
+    let p = builtin().model("llama-3-8b").unwrap();
+    let s = Scenario {
+        model: p.spec.clone(),
+        model_id: Some(p.id.clone()),
+        weights: W::Bf16,
+        ..Scenario::default()
+    };
+    let costs = precision_costs(&s, quality(), &[W::Bf16, W::Q4KM, W::Awq4]);
+    assert_eq!(costs.len(), 3);
+    let q4 = &costs[1];
+    let at_q4 = estimate(&Scenario {
+        weights: W::Q4KM,
+        ..s.clone()
+    })
+    .kind_total(ComponentKind::Weights);
+    assert_eq!(q4.weights, at_q4);
+    assert_eq!(headroom::core::format::bytes(q4.weights), "4.58 GiB");
+    assert_eq!(q4.quality.kld(), Some(0.031273));
+    assert_eq!(costs[0].quality, Quality::Reference);
+    assert_eq!(costs[2].quality, Quality::Unmeasured);
+    assert!(
+        q4.row_label()
+            .ends_with(" · 4.58 GiB · KLD 0.0313 (LLaMA 3 8B, measured)")
+    );
+    // A BF16 file (1 GiB more than the architecture's tensors, so its bytes are told apart): its
+    // bytes for BF16, the architecture's for Q4_K_M.
+    let mut f = s.clone();
+    f.model.file_weights = Some(FileWeights {
+        total_bytes: 16_060_522_496 + (1 << 30),
+        params: 8_030_261_248,
+        layer_bytes: 13_958_643_712,
+        format: "safetensors BF16".into(),
+        ..Default::default()
+    });
+    let fc = precision_costs(&f, quality(), &[W::Bf16, W::Q4KM]);
+    assert_eq!(fc[0].weights.0, 16_060_522_496 + (1 << 30));
+    assert_eq!(fc[1].weights, at_q4);
+}

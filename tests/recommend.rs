@@ -62,7 +62,15 @@ fn llama3_8b_q4km_8k_picks_the_cheapest_laptop_that_holds_it_on_its_gpu() {
     let cat = builtin();
     let s = scenario("llama-3-8b", WeightPrecision::Q4KM, 8192);
     let st = FitSettings::default();
-    let r = recommend(&s, &cat.machines, None, cat, &st, &Constraints::default());
+    let r = recommend(
+        &s,
+        &cat.machines,
+        None,
+        cat,
+        &st,
+        &Constraints::default(),
+        headroom::io::catalog::quality(),
+    );
     let laptop = group(&r, Group::Laptop);
     let p = laptop.best().expect("a laptop pick");
     assert_eq!(p.role, Role::Cheapest);
@@ -104,7 +112,15 @@ fn llama31_70b_q4km_picks_a_64gb_mac_and_the_lowest_cost_cloud_instance() {
     let cat = builtin();
     let s = scenario("llama-3.1-70b", WeightPrecision::Q4KM, 8192);
     let st = FitSettings::default();
-    let r = recommend(&s, &cat.machines, None, cat, &st, &Constraints::default());
+    let r = recommend(
+        &s,
+        &cat.machines,
+        None,
+        cat,
+        &st,
+        &Constraints::default(),
+        headroom::io::catalog::quality(),
+    );
     let rows = rows(&s, cat);
     let fit_of = |id: &str| rows.iter().find(|(m, _)| &*m.id == id).unwrap();
 
@@ -198,7 +214,15 @@ fn a_budget_below_every_fitting_machine_says_what_would_have_to_give() {
         kinds: vec![KindFilter::Apple],
         ..Constraints::default()
     };
-    let r = recommend(&s, &cat.machines, None, cat, &st, &k);
+    let r = recommend(
+        &s,
+        &cat.machines,
+        None,
+        cat,
+        &st,
+        &k,
+        headroom::io::catalog::quality(),
+    );
     assert_eq!(r.groups.len(), 1, "only the kind asked for");
     let apple = group(&r, Group::Apple);
     assert!(
@@ -232,7 +256,15 @@ fn speed_floor_and_minimum_context_are_respected() {
         kinds: vec![KindFilter::Laptop, KindFilter::Cloud],
         ..Constraints::default()
     };
-    let r = recommend(&s, &cat.machines, None, cat, &st, &k);
+    let r = recommend(
+        &s,
+        &cat.machines,
+        None,
+        cat,
+        &st,
+        &k,
+        headroom::io::catalog::quality(),
+    );
     assert_eq!(r.context, 8192, "fitted at the minimum context");
     assert_eq!(
         r.groups.iter().map(|g| g.group).collect::<Vec<_>>(),
@@ -259,6 +291,7 @@ fn this_machine_gets_its_verdict_and_the_changes_that_make_it_fit() {
         cat,
         &st,
         &Constraints::default(),
+        headroom::io::catalog::quality(),
     );
     assert!(
         r.machine_ids().iter().all(|id| **id != *me.id),
@@ -304,6 +337,7 @@ fn this_machine_gets_its_verdict_and_the_changes_that_make_it_fit() {
         cat,
         &st,
         &Constraints::default(),
+        headroom::io::catalog::quality(),
     );
     let t = r.this_machine.unwrap();
     // Since the disk tier it runs from the SSD, but it does not fit in memory.
@@ -336,6 +370,7 @@ fn the_default_report_machines_are_the_picks() {
         cat,
         &FitSettings::default(),
         &Constraints::default(),
+        headroom::io::catalog::quality(),
     );
     let ids = r.machine_ids();
     // Headline picks first, one per group, no repeats.
@@ -361,7 +396,15 @@ fn no_single_cloud_instance_gives_the_cheapest_cluster() {
     let st = FitSettings::default();
     let mut s = scenario("llama-3.1-405b", WeightPrecision::Bf16, 8192);
     s.mode = headroom::core::scenario::Mode::Full;
-    let r = recommend(&s, &cat.machines, None, cat, &st, &Constraints::default());
+    let r = recommend(
+        &s,
+        &cat.machines,
+        None,
+        cat,
+        &st,
+        &Constraints::default(),
+        headroom::io::catalog::quality(),
+    );
     assert!(group(&r, Group::Cloud).picks.is_empty());
     let c = r.cluster.as_ref().expect("a cluster answer");
     assert_eq!(c.kind, MachineKind::Cloud);
@@ -380,7 +423,15 @@ fn no_single_cloud_instance_gives_the_cheapest_cluster() {
     assert_eq!(v["cluster"]["machine"], serde_json::json!(&*c.machine));
 
     let s = scenario("llama-3-8b", WeightPrecision::Bf16, 8192);
-    let r = recommend(&s, &cat.machines, None, cat, &st, &Constraints::default());
+    let r = recommend(
+        &s,
+        &cat.machines,
+        None,
+        cat,
+        &st,
+        &Constraints::default(),
+        headroom::io::catalog::quality(),
+    );
     assert!(r.cluster.is_none());
 }
 
@@ -417,6 +468,7 @@ fn recompute_cost() {
                 cat,
                 &st,
                 &Constraints::default(),
+                headroom::io::catalog::quality(),
             );
             assert!(!r.groups.is_empty());
             best = best.min(t.elapsed().as_secs_f64() * 1e3);
@@ -431,6 +483,7 @@ fn recompute_cost() {
             cat,
             &st,
             &Constraints::default(),
+            headroom::io::catalog::quality(),
         );
         let picks_ms = t.elapsed().as_secs_f64() * 1e3;
         println!(
@@ -461,6 +514,7 @@ fn training_advice_tries_techniques_before_hardware() {
         cat,
         &st,
         &Constraints::default(),
+        headroom::io::catalog::quality(),
     );
     let t = r.this_machine.unwrap();
     assert!(!on_gpu(&fit_all(&s, [me], cat, &st).remove(0)));
@@ -512,6 +566,7 @@ fn training_advice_tries_techniques_before_hardware() {
         cat,
         &st,
         &Constraints::default(),
+        headroom::io::catalog::quality(),
     );
     let t = r.this_machine.unwrap();
     let gpu = t.upgrades.last().unwrap();
@@ -524,4 +579,89 @@ fn training_advice_tries_techniques_before_hardware() {
         gpu.to_string().starts_with("gradient checkpointing"),
         "{gpu}"
     );
+}
+
+/// With a quality floor, this machine's precision step proposes the best-quality precision within
+/// it that fits the GPU and says its KLD. Llama 3 8B BF16 at 8K on an RTX 4050 Laptop (6 GB):
+/// without a floor the ladder's first GPU fit is Q4_0 (5.90 GiB; Q4_K_M's 6.14 GiB does not fit),
+/// KLD 0.0719 — past "good" (0.05). Within "good", ranked by measured KLD (Q8_0 … Q4_K_M
+/// offload), the first that fits is IQ4_NL (5.91 GiB, KLD 0.0357, llama.cpp's measurement on
+/// Llama 3 8B). Within "near" (0.012) nothing fits (Q5_K_M needs 6.89 GiB): no precision step.
+#[test]
+fn a_quality_floor_picks_the_precision_step_by_measured_kld() {
+    let cat = builtin();
+    let st = FitSettings::default();
+    let s = scenario("llama-3-8b", WeightPrecision::Bf16, 8192);
+    let mut me = cat.machine("laptop-rtx4050-16gb").unwrap().clone();
+    me.id = "local".into();
+    let q = headroom::io::catalog::quality();
+    let step = |max_kld: Option<f64>| {
+        let k = Constraints {
+            max_kld,
+            ..Constraints::default()
+        };
+        let r = recommend(&s, &cat.machines, Some(&me), cat, &st, &k, q);
+        r.this_machine
+            .unwrap()
+            .upgrades
+            .into_iter()
+            .find(|u| u.kind() == ChangeKind::Precision)
+    };
+    let plain = step(None).expect("a precision step");
+    assert_eq!(plain.weights(), Some("q4_0"));
+    assert_eq!(plain.kld(), Some(0.07194));
+    let good = step(Some(0.05)).expect("a precision step within good");
+    assert_eq!(good.weights(), Some("iq4_nl"));
+    assert_eq!(good.kld(), Some(0.035742));
+    assert_eq!(good.verdict, Verdict::Gpu);
+    let text = good.to_string();
+    assert!(
+        text.starts_with("GGUF IQ4_NL weights instead of BF16 (KLD 0.0357): runs on the GPU"),
+        "{text}"
+    );
+    assert!(step(Some(0.012)).is_none());
+}
+
+fn headroom_cli(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args(args)
+        .env(
+            "XDG_CONFIG_HOME",
+            std::env::temp_dir().join("headroom-recommend-no-user-catalogs"),
+        )
+        .output()
+        .expect("run headroom")
+}
+
+/// `recommend --max-kld` takes what `fit --max-kld` takes, with the same one-line error, and the
+/// JSON says the floor.
+#[test]
+fn recommend_max_kld_parses_like_fit_and_is_in_the_json() {
+    for v in ["-1", "superb", "nan"] {
+        let o = headroom_cli(&["recommend", "--no-detect", "--max-kld", v]);
+        assert_eq!(o.status.code(), Some(2), "{v}");
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        assert!(e.contains("--max-kld"), "{e}");
+        let f = headroom_cli(&["fit", "--max-kld", v]);
+        assert_eq!(
+            String::from_utf8_lossy(&f.stderr),
+            e,
+            "the same error as fit for {v}"
+        );
+    }
+    let o = headroom_cli(&[
+        "recommend",
+        "--no-detect",
+        "--model",
+        "llama-3-8b",
+        "--max-kld",
+        "good",
+        "--kind",
+        "laptop",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["constraints"]["max_kld"], 0.05);
 }

@@ -201,7 +201,15 @@ fn a_2000_dollar_apple_pick_for_70b_offloads_to_its_gpu_and_names_the_raise() {
         kinds: vec![KindFilter::Apple],
         ..Constraints::default()
     };
-    let r = recommend(&s, &cat.machines, None, cat, &FitSettings::default(), &k);
+    let r = recommend(
+        &s,
+        &cat.machines,
+        None,
+        cat,
+        &FitSettings::default(),
+        &k,
+        headroom::io::catalog::quality(),
+    );
     let g = r
         .groups
         .iter()

@@ -1,6 +1,6 @@
 //! `headroom recommend [scenario flags] [--budget USD] [--max-usd-per-hour X]
-//! [--min-tokens-per-s N] [--min-context N] [--kind K]... [--json]`: which machine to buy or
-//! rent, per kind, and what would make this machine run it. The picks come from
+//! [--min-tokens-per-s N] [--min-context N] [--kind K]... [--max-kld KLD|LEVEL] [--json]`: which
+//! machine to buy or rent, per kind, and what would make this machine run it. The picks come from
 //! `core::recommend`; this file parses the flags and lays the answer out.
 
 use super::app::{CliError, ScenarioArgs, build_scenario};
@@ -31,6 +31,11 @@ pub struct RecommendArgs {
     /// Kinds to answer for (repeatable): laptop, apple, desktop, workstation, cloud, mini-pc.
     #[arg(long = "kind", value_parser = parse_kind)]
     pub kinds: Vec<KindFilter>,
+    /// A quality floor for this machine's precision step: the largest mean KL divergence
+    /// accepted (a number such as 0.05, or lossless, near, good, usable); the step then proposes
+    /// the best-quality precision within it that fits the GPU, never an unmeasured one.
+    #[arg(long, value_name = "KLD|LEVEL", value_parser = crate::core::quality::parse_max_kld)]
+    pub max_kld: Option<f64>,
     /// Skip detecting this machine (no `this_machine` answer).
     #[arg(long)]
     pub no_detect: bool,
@@ -81,6 +86,7 @@ impl RecommendArgs {
             min_tokens_per_s: self.min_tokens_per_s,
             min_context: self.min_context,
             kinds: self.kinds.clone(),
+            max_kld: self.max_kld,
         }
     }
 }
@@ -104,6 +110,7 @@ pub fn report_machines(s: &Scenario, cat: &mut Catalog, st: &FitSettings) -> Vec
         cat,
         st,
         &Constraints::default(),
+        crate::io::catalog::quality(),
     );
     let mut out: Vec<Machine> = local.into_iter().collect();
     out.extend(
@@ -128,7 +135,15 @@ pub fn run(a: &RecommendArgs, cat: &mut Catalog) -> Result<String, CliError> {
         k.min_tokens_per_s = None;
     }
     let this = if a.no_detect { None } else { with_local(cat) };
-    let r = recommend(&s, &cat.machines, this.as_ref(), cat, &st, &k);
+    let r = recommend(
+        &s,
+        &cat.machines,
+        this.as_ref(),
+        cat,
+        &st,
+        &k,
+        crate::io::catalog::quality(),
+    );
     if a.json {
         Ok(format!(
             "{}\n",

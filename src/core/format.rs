@@ -399,6 +399,17 @@ pub fn tick(v: f64) -> String {
     }
 }
 
+/// A tick of a log axis at `10^exp`, three significant figures and no trailing zeros: "0.001",
+/// "0.02", "0.5", "1".
+pub fn log_tick(exp: f64) -> String {
+    let s = sig3(10f64.powf(exp));
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
 /// A coordinate in an SVG drawing, to a tenth of a pixel: "12.5".
 pub fn svg_coord(x: f64) -> String {
     format!("{x:.1}")

@@ -16,9 +16,12 @@
 //!
 //! Pure: the table is passed in (`io::catalog::quality` loads the built-in file).
 
+use super::estimate::{ComponentKind, estimate};
 use super::format;
 use super::precision::{KvPrecision, KvTypes, WeightPrecision};
 use super::scenario::Scenario;
+use super::teach::effective_bits;
+use super::units::Bytes;
 use serde::{Deserialize, Serialize};
 
 /// What a row measures the quantisation of.
@@ -293,6 +296,69 @@ impl QualityTable {
     pub fn of_kv(&self, s: &Scenario) -> Quality<'_> {
         let (id, n) = model_of(s);
         self.kv(s.kv, id, n)
+    }
+}
+
+/// One weight precision of a scenario: what its weights take and what it costs in quality, the
+/// two things a person choosing a precision weighs (the window's picker and its size-vs-quality
+/// chart).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PrecisionCost<'a> {
+    pub precision: WeightPrecision,
+    /// Average bits per weight on this model, block scales and the tensors a K-quant mix keeps
+    /// wider included (`core::teach::effective_bits`).
+    pub bits: f64,
+    /// The weights' bytes in the estimate of the scenario at this precision.
+    pub weights: Bytes,
+    pub quality: Quality<'a>,
+}
+
+/// Each precision of `options` for the scenario: its weights' size and its quality. An imported
+/// file's exact bytes stand for the precision the scenario holds; another precision is sized
+/// from the architecture's tensors, as picking it does (`ModelSpec::drop_file_weights`).
+pub fn precision_costs<'a>(
+    s: &Scenario,
+    table: &'a QualityTable,
+    options: &[WeightPrecision],
+) -> Vec<PrecisionCost<'a>> {
+    options
+        .iter()
+        .map(|&p| {
+            let mut sp = Scenario {
+                weights: p,
+                ..s.clone()
+            };
+            if p != s.weights {
+                sp.model.drop_file_weights();
+            }
+            PrecisionCost {
+                precision: p,
+                bits: effective_bits(&sp.model, p),
+                weights: estimate(&sp).kind_total(ComponentKind::Weights),
+                quality: table.of_weights(&sp),
+            }
+        })
+        .collect()
+}
+
+impl PrecisionCost<'_> {
+    /// The picker's row: "GGUF Q4_K_M (4.85 bits avg.) · 4.58 GiB · KLD 0.0313 (LLaMA 3 8B,
+    /// measured)".
+    pub fn row_label(&self) -> String {
+        format!(
+            "{} · {} · {}",
+            self.name(),
+            format::bytes(self.weights),
+            self.quality.short()
+        )
+    }
+    /// The precision with its average bits: "GGUF Q4_K_M (4.85 bits avg.)".
+    pub fn name(&self) -> String {
+        format!(
+            "{} ({} bits avg.)",
+            self.precision.label(),
+            format::bits(self.bits)
+        )
     }
 }
 

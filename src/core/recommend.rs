@@ -15,11 +15,12 @@
 use super::catalog::{Catalog, Machine, MachineKind, MemoryKind, Price, Vendor};
 use super::estimate::estimate;
 use super::fit::{
-    EstimateCache, FitResult, FitSettings, Verdict, fit_all, fit_machine, solve_max_context,
-    solve_precision,
+    EstimateCache, FitResult, FitSettings, Verdict, fit_all, fit_machine, solve_best_quality,
+    solve_max_context, solve_precision,
 };
 use super::format;
 use super::precision::WeightPrecision;
+use super::quality::QualityTable;
 use super::scenario::Scenario;
 use super::units::{Bytes, GIB};
 use serde::{Deserialize, Serialize};
@@ -160,6 +161,11 @@ pub struct Constraints {
     pub min_context: Option<u64>,
     /// Groups (and machines within them) to answer for; empty = all groups.
     pub kinds: Vec<KindFilter>,
+    /// A quality floor for this machine's precision step: the largest mean KL divergence to the
+    /// 16-bit model accepted (`core::quality::parse_max_kld`). With it the step proposes the
+    /// best-quality precision within the floor that fits the GPU (`fit::solve_best_quality`),
+    /// never an unmeasured one; without it, the highest-bit precision of the ladder that fits.
+    pub max_kld: Option<f64>,
 }
 
 /// The question a pick answers.
@@ -826,6 +832,10 @@ pub enum Change {
         to: WeightPrecision,
         from: WeightPrecision,
         after: Outcome,
+        /// The mean KLD of `to` on this model (measured or carried over, `core::quality`);
+        /// `None` when none is published.
+        #[serde(default)]
+        kld: Option<f64>,
     },
     /// A shorter context, tokens.
     Context { to: u64, from: u64, after: Outcome },
@@ -884,6 +894,13 @@ impl Upgrade {
             _ => None,
         }
     }
+    /// The mean KLD of the precision a precision step proposes, for `kld`.
+    pub fn kld(&self) -> Option<f64> {
+        match self.change {
+            Change::Precision { kld, .. } => kld,
+            _ => None,
+        }
+    }
     /// The context to use, tokens, for `context`.
     pub fn context(&self) -> Option<u64> {
         match self.change {
@@ -919,8 +936,17 @@ impl fmt::Display for Upgrade {
     /// "Q4_K_M weights instead of BF16: runs on the GPU at 38.2 tok/s".
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.change {
-            Change::Precision { to, from, after } => {
-                write!(f, "{} weights instead of {}: ", to.label(), from.label())?;
+            Change::Precision {
+                to,
+                from,
+                after,
+                kld,
+            } => {
+                write!(f, "{} weights instead of {}", to.label(), from.label())?;
+                if let Some(k) = kld {
+                    write!(f, " (KLD {})", format::sig3(*k))?;
+                }
+                f.write_str(": ")?;
                 after.write_after(f)
             }
             Change::Context { to, from, after } => {
@@ -1398,6 +1424,7 @@ fn groups_asked(k: &Constraints) -> Vec<Group> {
 /// Recommendations from fit rows already made: `fits[i]` is the fit of `machines[i]` for
 /// scenario `s` (the GUI's cached rows). `this` is this machine when detected (it is never a
 /// pick). Machines whose id equals `this`'s are skipped as candidates.
+#[allow(clippy::too_many_arguments)] // the GUI's cached rows plus what `recommend` takes
 pub fn recommend_from_fits(
     s: &Scenario,
     machines: &[Machine],
@@ -1406,6 +1433,7 @@ pub fn recommend_from_fits(
     cat: &Catalog,
     st: &FitSettings,
     k: &Constraints,
+    quality: &QualityTable,
 ) -> Recommendations {
     let this_id = this.map(|m| &*m.id);
     let groups = groups_asked(k);
@@ -1450,6 +1478,7 @@ pub fn recommend_from_fits(
             cat,
             st,
             k,
+            quality,
             groups: &out,
         };
         this_machine(&ctx, &fit)
@@ -1501,11 +1530,12 @@ pub fn recommend(
     cat: &Catalog,
     st: &FitSettings,
     k: &Constraints,
+    quality: &QualityTable,
 ) -> Recommendations {
     let s = scenario_for(s, k);
     let mut fits = fit_all(&s, machines, cat, st);
     let plans = crate::core::serving::price_cloud_at_load(&s, &mut fits, cat, st);
-    let mut r = recommend_from_fits(&s, machines, &fits, this, cat, st, k);
+    let mut r = recommend_from_fits(&s, machines, &fits, this, cat, st, k, quality);
     if !plans.is_empty() {
         r.cloud_cost_load = Some(crate::core::serving::load_text(&s));
     }
@@ -1546,6 +1576,8 @@ struct Upgrading<'a> {
     cat: &'a Catalog,
     st: &'a FitSettings,
     k: &'a Constraints,
+    /// The published quality figures (the precision step's KLD and floor).
+    quality: &'a QualityTable,
     /// The groups' picks (a Mac's upgrade is the cheapest Apple pick).
     groups: &'a [GroupPicks],
 }
@@ -1563,9 +1595,14 @@ impl Upgrading<'_> {
     }
 }
 
-/// 1. Lower-bit weights (inference only: training precision is the optimizer's choice).
+/// 1. Lower-bit weights (inference only: training precision is the optimizer's choice): with a
+///    quality floor the best-quality precision within it that fits the GPU, else the highest-bit
+///    one of the ladder; said with its KLD.
 fn lower_precision(u: &Upgrading) -> Option<Upgrade> {
-    let p = solve_precision(u.s, u.m, u.cat, u.st)?;
+    let p = match u.k.max_kld {
+        Some(max) => solve_best_quality(u.s, u.m, u.cat, u.st, u.quality, Some(max))?.0,
+        None => solve_precision(u.s, u.m, u.cat, u.st)?,
+    };
     if p.bits_per_weight() >= u.s.weights.bits_per_weight() {
         return None;
     }
@@ -1573,11 +1610,13 @@ fn lower_precision(u: &Upgrading) -> Option<Upgrade> {
         weights: p,
         ..u.s.clone()
     };
+    let kld = u.quality.of_weights(&scenario).kld();
     let after = u.fit(&scenario, u.m);
     let change = Change::Precision {
         to: p,
         from: u.s.weights,
         after: Outcome::of(&after),
+        kld,
     };
     Some(Upgrading::upgrade(change, &after))
 }

@@ -12,6 +12,7 @@ use crate::core::estimate::{Estimate, estimate};
 use crate::core::fit::{self, EstimateCache, FitResult, FitSettings, fit_all};
 use crate::core::placement::explain::{MachineLoad, machine_load};
 use crate::core::precision::WeightPrecision;
+use crate::core::quality::{PrecisionCost, precision_costs};
 use crate::core::scenario::Scenario;
 use crate::core::serving::{ServingPlan, plan_all};
 use crate::core::teach::{Teach, teach_curves};
@@ -65,6 +66,9 @@ pub struct Derived {
     loads: Option<(u64, Vec<String>, Vec<MachineLoad>)>,
     /// Serving plans for every machine (same order as `fits`), per generation.
     plans: Option<(u64, Vec<ServingPlan>)>,
+    /// Each precision's weights size and quality for the scenario (the Weights picker's rows and
+    /// the size-vs-quality chart), per generation.
+    costs: Option<(u64, Vec<PrecisionCost<'static>>)>,
 }
 
 impl Derived {
@@ -201,6 +205,21 @@ impl Derived {
             self.plans = Some((self.generation, plans));
         }
         &self.plans.as_ref().expect("just set").1
+    }
+
+    /// Each precision the scenario's mode offers, with its weights size and quality (cached
+    /// per generation).
+    pub fn precision_costs(&mut self, scenario: &Scenario) -> &[PrecisionCost<'static>] {
+        let fresh = matches!(&self.costs, Some((g, _)) if *g == self.generation);
+        if !fresh {
+            let costs = precision_costs(
+                scenario,
+                crate::io::catalog::quality(),
+                Scenario::weights_for_mode(scenario.mode),
+            );
+            self.costs = Some((self.generation, costs));
+        }
+        &self.costs.as_ref().expect("just set").1
     }
 
     /// The plans last built by [`Derived::plans`] (empty before the first call).

@@ -10,12 +10,12 @@ use crate::core::format;
 use crate::core::format::group_digits;
 use crate::core::model::ModelSpec;
 use crate::core::precision::{KvPrecision, WeightPrecision};
+use crate::core::quality::{PrecisionCost, Quality};
 use crate::core::scenario::SplitStyle;
 use crate::core::scenario::{
     Checkpointing, Framework, KvAllocation, LoraTargets, Mode, Offload, Optimizer, Runtime,
     Scenario,
 };
-use crate::core::teach::effective_bits;
 use crate::core::units::Bytes;
 use egui::{Align, ComboBox, DragValue, Layout, RichText, Slider, Ui, vec2};
 use std::ops::RangeInclusive;
@@ -240,6 +240,19 @@ fn combo<T: Copy + PartialEq>(
     options: &[T],
     name: impl Fn(T) -> String,
 ) -> bool {
+    combo_rows(ui, label, help, value, options, (&name, &name))
+}
+
+/// [`combo`] whose list rows say more than the closed picker (`names`: the closed picker's
+/// text, a row's text).
+fn combo_rows<T: Copy + PartialEq>(
+    ui: &mut Ui,
+    label: &str,
+    help: &str,
+    value: &mut T,
+    options: &[T],
+    (name, row): (&dyn Fn(T) -> String, &dyn Fn(T) -> String),
+) -> bool {
     ui.horizontal(|ui| {
         let l = row_label(ui, label, help);
         let before = *value;
@@ -252,7 +265,7 @@ fn combo<T: Copy + PartialEq>(
             .height(520.0)
             .show_ui(ui, |ui| {
                 for &o in options {
-                    ui.selectable_value(value, o, name(o));
+                    ui.selectable_value(value, o, row(o));
                 }
             });
         let _ = r.response.labelled_by(l.id);
@@ -291,9 +304,6 @@ pub const MAX_CONTEXT_SLIDER: u64 = 1 << 20;
 pub(crate) struct InputsPanel {
     model_search: String,
     model_popup_open: bool,
-    /// The effective bits per weight of each precision for the current model (the picker's
-    /// labels), kept until the model changes.
-    bits: Option<(ModelSpec, Vec<(WeightPrecision, f64)>)>,
 }
 
 impl InputsPanel {
@@ -435,32 +445,27 @@ impl InputsPanel {
     }
 
     fn precision_section(&mut self, ui: &mut Ui, v: &mut View<'_>) {
+        // Each precision's size and quality on this model, as the estimate and the quality table
+        // give them (cached with the estimate). The picker names each precision with the bits per
+        // weight it really averages on this model (K-quant mixes keep some tensors at higher
+        // precision), and its list rows add the weights' size and the measured quality.
+        let costs = v.data.derived.precision_costs(&v.state.scenario).to_vec();
         let s = &mut v.state.scenario;
         let notices = &mut v.data.notices;
-        // The picker names each precision with the bits per weight it really averages on this
-        // model (K-quant mixes keep some tensors at higher precision), as the estimate uses it.
-        if self.bits.as_ref().is_none_or(|(m, _)| *m != s.model) {
-            let bits = WeightPrecision::ALL
-                .iter()
-                .map(|&p| (p, effective_bits(&s.model, p)))
-                .collect();
-            self.bits = Some((s.model.clone(), bits));
-        }
-        let bits = &self.bits.as_ref().expect("just set").1;
+        let cost = |p: WeightPrecision| costs.iter().find(|c| c.precision == p);
+        let name =
+            |p: WeightPrecision| cost(p).map_or_else(|| p.label().to_string(), PrecisionCost::name);
+        let row = |p: WeightPrecision| {
+            cost(p).map_or_else(|| p.label().to_string(), PrecisionCost::row_label)
+        };
         let held = s.weights;
-        let picked = combo(
+        let picked = combo_rows(
             ui,
             "Weights",
-            "Storage format of the weights. The bits are an average over all of this model's tensors, block scales included: the embeddings, output matrix and norms keep their own (often 16-bit) types, so a 4-bit format averages more than 4 bits",
+            "Storage format of the weights. The bits are an average over all of this model's tensors, block scales included: the embeddings, output matrix and norms keep their own (often 16-bit) types, so a 4-bit format averages more than 4 bits. Each row gives the weights' size and the published quality (mean KL divergence to the 16-bit model; lower is closer)",
             &mut s.weights,
             Scenario::weights_for_mode(s.mode),
-            |p| {
-                let b = bits
-                    .iter()
-                    .find(|(q, _)| *q == p)
-                    .map_or(p.bits_per_weight(), |(_, b)| *b);
-                format!("{} ({} bits avg.)", p.label(), crate::core::format::bits(b))
-            },
+            (&name, &row),
         );
         if picked {
             notices.weights_note = None;
@@ -484,6 +489,8 @@ impl InputsPanel {
             hint(ui, n.to_string());
         }
         hint(ui, s.weights.mix_note());
+        let table = crate::io::catalog::quality();
+        quality_line(ui, "Weights quality", &table.of_weights(s));
         combo(
             ui,
             "K cache",
@@ -500,7 +507,26 @@ impl InputsPanel {
             &KvPrecision::ALL,
             kv_name,
         );
+        quality_line(ui, "KV cache quality", &table.of_kv(s));
+        egui::CollapsingHeader::new("Size vs quality")
+            .id_salt("size-vs-quality")
+            .default_open(false)
+            .show(ui, |ui| super::quality::chart(ui, &costs, s.weights));
     }
+}
+
+/// A quality line under a picker: "Weights quality: KLD 0.0313 (LLaMA 3 8B, measured)", with
+/// every figure, the dataset and the context on hover.
+fn quality_line(ui: &mut Ui, what: &str, q: &Quality<'_>) {
+    ui.add(
+        egui::Label::new(
+            RichText::new(format!("{what}: {}", q.short()))
+                .size(11.0)
+                .weak(),
+        )
+        .wrap(),
+    )
+    .on_hover_text(q.long());
 }
 
 /// Parses a typed parameter count into billions: "8", "8B", "8.03 B", "494M", "1.5T", "4e6".

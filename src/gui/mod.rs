@@ -37,6 +37,7 @@ mod icon;
 mod inputs;
 pub mod jobs;
 mod machines;
+mod quality;
 mod recommend;
 mod report;
 mod serving;

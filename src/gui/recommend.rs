@@ -50,6 +50,7 @@ impl RecommendStrip {
                 &data.catalog,
                 &settings,
                 &state.constraints,
+                crate::io::catalog::quality(),
             );
             self.key = Some(key);
         }

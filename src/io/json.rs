@@ -354,6 +354,7 @@ pub fn recommend_json(
             "upgrades": t.upgrades.iter().map(|u| json!({
                 "change": u.kind(),
                 "weights": u.weights(),
+                "kld": u.kld(),
                 "context": u.context(),
                 "ram_bytes": u.ram_bytes(),
                 "gpu_memory_bytes": u.gpu_memory_bytes(),
@@ -375,6 +376,7 @@ pub fn recommend_json(
             "min_tokens_per_s": r.constraints.min_tokens_per_s,
             "min_context": r.constraints.min_context,
             "kinds": r.constraints.kinds.iter().map(|k| k.cli_name()).collect::<Vec<_>>(),
+            "max_kld": r.constraints.max_kld,
         },
         "kinds": kinds,
         "this_machine": this,

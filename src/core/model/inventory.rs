@@ -330,6 +330,21 @@ impl ModelSpec {
         sum(&self.layer_tensors(i))
     }
 
+    /// Drops the exact bytes of an imported file, for sizing the weights at another precision
+    /// than the file stores: they are then sized from the architecture's tensors, keeping the
+    /// file's parameter count as `nominal_params` when the architecture is more than 1 % off it
+    /// (biases and norms round within that). Returns the dropped file weights and whether the
+    /// count was kept; `None` without a file.
+    pub fn drop_file_weights(&mut self) -> Option<(super::FileWeights, bool)> {
+        let fw = self.file_weights.take()?;
+        let arch = self.arch_param_count().total;
+        let off = fw.params > 0 && fw.params.abs_diff(arch) > fw.params / 100;
+        if off {
+            self.nominal_params = Some(fw.params);
+        }
+        Some((fw, off))
+    }
+
     /// Parameters from the architecture alone: Σ outer tensors + Σ over [`Self::layer_groups`] of
     /// `count × layer inventory`. Exact for the archs in `hf_config` (golden tests cite the
     /// checkpoint sizes they match); ignores `nominal_params` and `file_weights`.

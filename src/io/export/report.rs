@@ -71,6 +71,7 @@ impl ReportInput<'_> {
             self.catalog,
             self.settings,
             &Constraints::default(),
+            crate::io::catalog::quality(),
         )
     }
 

@@ -260,13 +260,7 @@ pub fn resize_weights(
     if stored == Some(to) {
         return None;
     }
-    let fw = spec.file_weights.take()?;
-    let arch = spec.arch_param_count().total;
-    // Within 1 %: the architecture describes the file's tensors (biases and norms rounding).
-    let off = fw.params > 0 && fw.params.abs_diff(arch) > fw.params / 100;
-    if off {
-        spec.nominal_params = Some(fw.params);
-    }
+    let (fw, off) = spec.drop_file_weights()?;
     Some(format!(
         "weights at {}: the file stores {} ({}); sized from the architecture's tensors at {} as a quantiser lays them out, not from the file's bytes{}",
         to.label(),
