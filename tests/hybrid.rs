@@ -13,7 +13,8 @@ use headroom::core::scenario::Scenario;
 
 const QWEN3_NEXT: &str =
     include_str!("fixtures/configs/hybrid/transformers_Qwen3NextConfig_defaults.json");
-const MAMBA2: &str = include_str!("fixtures/configs/hybrid/transformers_Mamba2Config_defaults.json");
+const MAMBA2: &str =
+    include_str!("fixtures/configs/hybrid/transformers_Mamba2Config_defaults.json");
 
 fn qwen3_next() -> ModelSpec {
     parse_hf_config(QWEN3_NEXT).expect("Qwen3-Next parses")
@@ -44,8 +45,14 @@ fn qwen3_next_layers_are_three_linear_then_one_full_attention() {
     let r = s.recurrent.as_ref().expect("Gated DeltaNet layers");
     assert_eq!(r.kind, RecurrentKind::GatedDeltaNet);
     // full_attention_interval 4: layers 3, 7, …, 47 attend fully (Qwen3NextConfig.__init__).
-    assert_eq!(r.attention_layers, (0..12).map(|k| 4 * k + 3).collect::<Vec<_>>());
-    assert_eq!((s.attention_layer_count(), s.recurrent_layer_count()), (12, 36));
+    assert_eq!(
+        r.attention_layers,
+        (0..12).map(|k| 4 * k + 3).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        (s.attention_layer_count(), s.recurrent_layer_count()),
+        (12, 36)
+    );
     assert!(s.is_recurrent_layer(0) && !s.is_recurrent_layer(3));
     assert!(s.attn_output_gate && s.qk_norm);
     // Every layer is MoE (decoder_sparse_step 1), so two groups: attention + MoE, linear + MoE.
@@ -135,7 +142,10 @@ fn qwen3_next_kv_only_for_attention_layers_plus_fixed_state() {
         .find(|c| c.kind == ComponentKind::KvCache)
         .unwrap()
         .formula;
-    assert!(f.contains("12 attention layers") && f.contains("36 recurrent layers"), "{f}");
+    assert!(
+        f.contains("12 attention layers") && f.contains("36 recurrent layers"),
+        "{f}"
+    );
     assert!(f.contains("79,036,416 B/sequence"), "{f}");
 }
 
@@ -176,4 +186,48 @@ fn bad_hybrid_keys_are_refused_by_name() {
     m["num_heads"] = serde_json::json!(100);
     let e = parse_hf_config(&m.to_string()).unwrap_err().to_string();
     assert!(e.contains("num_heads"), "{e}");
+}
+
+/// Decode tok/s of `model` on an H100 machine at `depth` tokens of context.
+fn decode_at(model: ModelSpec, depth: u64) -> f64 {
+    use headroom::core::estimate::estimate_with;
+    use headroom::core::speed::{SpeedConstants, SpeedQuery, placement_speed};
+    let c = headroom::io::catalog::builtin();
+    let m = c
+        .machines
+        .iter()
+        .find(|m| {
+            m.gpu
+                .as_deref()
+                .is_some_and(|g| g.to_ascii_lowercase().contains("h100"))
+        })
+        .expect("an H100 machine in the catalog");
+    let acc = m.gpu.as_deref().and_then(|g| c.accelerator(g));
+    let s = Scenario {
+        model,
+        context: 131_072,
+        gpus: m.gpu_count.max(1) as u64,
+        ..Scenario::default()
+    };
+    let est = estimate_with(&s, false);
+    let k = SpeedConstants::default();
+    let mut q = SpeedQuery::on_machine(&s, &est, m, acc, &k);
+    q.depth = depth;
+    placement_speed(&q, &k).decode_tokens_per_s
+}
+
+#[test]
+fn a_state_space_model_decodes_as_fast_deep_as_shallow() {
+    // Mamba-2 reads its 276 MB state per step whatever the depth: the same tok/s at 1K and 128K.
+    let (shallow, deep) = (decode_at(mamba2(), 1024), decode_at(mamba2(), 131_072));
+    assert!(
+        shallow > 0.0 && (deep / shallow - 1.0).abs() < 1e-9,
+        "{shallow} vs {deep}"
+    );
+    // Qwen3-Next slows with depth, but only through its 12 attention layers' KV.
+    let (q1, q128) = (
+        decode_at(qwen3_next(), 1024),
+        decode_at(qwen3_next(), 131_072),
+    );
+    assert!(q128 < q1, "{q1} vs {q128}");
 }

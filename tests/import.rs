@@ -1199,7 +1199,8 @@ fn kv_of(spec: &headroom::core::model::ModelSpec, context: u64) -> u64 {
         context,
         ..Default::default()
     });
-    e.kind_total(headroom::core::estimate::ComponentKind::KvCache).0
+    e.kind_total(headroom::core::estimate::ComponentKind::KvCache)
+        .0
 }
 
 #[test]

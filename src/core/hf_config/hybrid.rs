@@ -42,7 +42,9 @@ pub(super) fn parse_linear_attention(
         head_dim: c.req("linear_value_head_dim", 1, MAX_HEAD_DIM)?,
         state: c.req("linear_key_head_dim", 1, MAX_HEAD_DIM)?,
         groups,
-        conv_kernel: c.count("linear_conv_kernel_dim", 1, MAX_STATE)?.unwrap_or(4),
+        conv_kernel: c
+            .count("linear_conv_kernel_dim", 1, MAX_STATE)?
+            .unwrap_or(4),
         conv_bias: false,
         proj_bias: false,
     }))
@@ -94,16 +96,17 @@ pub(super) fn parse_mamba2(c: &Obj, name: String, arch: String) -> Result<ModelS
     let expand = c.count("expand", 1, 64)?.unwrap_or(2);
     let d_inner = hidden.saturating_mul(expand);
     if d_inner > MAX_FFN {
-        return Err(bad(c.key("expand"), format!("{expand} × {hidden} is absurd")));
+        return Err(bad(
+            c.key("expand"),
+            format!("{expand} × {hidden} is absurd"),
+        ));
     }
     let head_dim = c.req("head_dim", 1, MAX_HEAD_DIM)?;
     // Mamba2Mixer: intermediate_size = expand × hidden_size, split into num_heads × head_dim.
     if heads.saturating_mul(head_dim) != d_inner {
         return Err(bad(
             c.key("num_heads"),
-            format!(
-                "{heads} heads × {head_dim} head_dim ≠ expand {expand} × hidden_size {hidden}"
-            ),
+            format!("{heads} heads × {head_dim} head_dim ≠ expand {expand} × hidden_size {hidden}"),
         ));
     }
     let groups = c.count("n_groups", 1, heads)?.unwrap_or(1);

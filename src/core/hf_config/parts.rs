@@ -54,11 +54,7 @@ impl Family {
     pub(super) fn is_qwen(self) -> bool {
         matches!(
             self,
-            Family::Qwen2
-                | Family::Qwen2Moe
-                | Family::Qwen3
-                | Family::Qwen3Moe
-                | Family::Qwen3Next
+            Family::Qwen2 | Family::Qwen2Moe | Family::Qwen3 | Family::Qwen3Moe | Family::Qwen3Next
         )
     }
 
