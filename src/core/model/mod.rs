@@ -113,8 +113,8 @@ pub enum RecurrentKind {
 #[serde(default, deny_unknown_fields)]
 pub struct RecurrentSpec {
     pub kind: RecurrentKind,
-    /// The layers (0-based) that are full attention with a KV cache; every other layer is
-    /// recurrent. Empty for a pure state-space model (Mamba-2).
+    /// The layers (0-based, ascending) that are full attention with a KV cache; every other
+    /// layer is recurrent. Empty for a pure state-space model (Mamba-2).
     pub attention_layers: Vec<u64>,
     pub heads: u64,
     pub head_dim: u64,

@@ -53,7 +53,8 @@ impl ModelSpec {
     /// Whether layer `i` (0-based) is recurrent (keeps a fixed state, no KV cache).
     pub fn is_recurrent_layer(&self, i: u64) -> bool {
         match &self.recurrent {
-            Some(r) => i < self.layers && !r.attention_layers.contains(&i),
+            // The readers keep the list ascending (see `RecurrentSpec::attention_layers`).
+            Some(r) => i < self.layers && r.attention_layers.binary_search(&i).is_err(),
             None => false,
         }
     }

@@ -600,8 +600,24 @@ fn recurrent_spec(
             return None;
         }
     };
+    use crate::core::model_limits::{MAX_FFN, MAX_HEAD_DIM, MAX_HEADS};
     let d_inner = meta.get_u("ssm.inner_size")?;
     let heads = meta.get_u("ssm.time_step_rank").filter(|&h| h > 0)?;
+    let state = meta.get_u("ssm.state_size").unwrap_or(0);
+    let groups = meta.get_u("ssm.group_count").unwrap_or(1);
+    let conv_kernel = meta.get_u("ssm.conv_kernel").unwrap_or(4);
+    if d_inner > MAX_FFN
+        || heads > MAX_HEADS
+        || state > MAX_HEAD_DIM
+        || groups > heads
+        || conv_kernel > MAX_HEAD_DIM
+    {
+        notes.push(format!(
+            "{}.ssm.* holds implausible sizes (inner {d_inner}, heads {heads}, state {state}, groups {groups}, kernel {conv_kernel}): the recurrent state is not sized",
+            one_line(&meta.arch)
+        ));
+        return None;
+    }
     let attention_layers = match kind {
         RecurrentKind::Mamba2 => Vec::new(),
         RecurrentKind::GatedDeltaNet => {
@@ -614,9 +630,9 @@ fn recurrent_spec(
         attention_layers,
         heads,
         head_dim: d_inner / heads,
-        state: meta.get_u("ssm.state_size").unwrap_or(0),
-        groups: meta.get_u("ssm.group_count").unwrap_or(1),
-        conv_kernel: meta.get_u("ssm.conv_kernel").unwrap_or(4),
+        state,
+        groups,
+        conv_kernel,
         conv_bias: stats.has("ssm_conv1d.bias"),
         proj_bias: false,
     })
