@@ -638,6 +638,24 @@ fn recurrent_spec(
     })
 }
 
+/// [`recurrent_spec`], and for a pure state-space model (no attention head count) the SSM's
+/// heads as the shape's, which is then exact without `attention.head_count`.
+fn recurrent_layers(
+    meta: &Meta,
+    stats: &TensorStats,
+    shape: &mut Shape,
+    notes: &mut Vec<String>,
+) -> Option<RecurrentSpec> {
+    let recurrent = recurrent_spec(meta, stats, shape.layers, notes);
+    if let Some(r) = recurrent.as_ref().filter(|r| r.attention_layers.is_empty())
+        && shape.heads == 0
+    {
+        (shape.heads, shape.kv_heads, shape.head_dim) = (r.heads, r.heads, r.head_dim);
+        shape.exact = shape.layers > 0 && shape.hidden > 0;
+    }
+    recurrent
+}
+
 /// Builds the imported model from a header (split files merged into one header first).
 /// `source` is the path shown for provenance, `name_hint` the name used without `general.name`.
 /// Fails when the architecture holds an implausible value (a block count of 2^40, …); the error
@@ -669,14 +687,7 @@ pub fn to_model(
         ));
     }
     let mut shape = dense_shape(&meta, &stats, main_layers, &mut notes);
-    let recurrent = recurrent_spec(&meta, &stats, shape.layers, &mut notes);
-    if let Some(r) = recurrent.as_ref().filter(|r| r.attention_layers.is_empty())
-        && shape.heads == 0
-    {
-        // A pure state-space model has no attention head count; its heads are the SSM's.
-        (shape.heads, shape.kv_heads, shape.head_dim) = (r.heads, r.heads, r.head_dim);
-        shape.exact = shape.layers > 0 && shape.hidden > 0;
-    }
+    let recurrent = recurrent_layers(&meta, &stats, &mut shape, &mut notes);
     let moe = moe_spec(&meta, &stats, shape.layers, &mut notes);
     let mla = mla_spec(&meta);
     let sliding = sliding_window(&meta, shape.layers, &mut notes);
