@@ -59,6 +59,12 @@ fn goldens() -> Vec<((&'static str, &'static str), u64)> {
             fixture!("hybrid/transformers_Qwen3NextConfig_defaults"),
             79_674_391_296,
         ),
+        // JambaConfig's defaults (the Jamba-v0.1 shape): the paper's "52B"; hand count in
+        // tests/hybrid.rs.
+        (
+            fixture!("hybrid/transformers_JambaConfig_defaults"),
+            51_570_323_328,
+        ),
         // Mamba2Config's defaults (the Mamba-Codestral-7B shape): Mistral AI's
         // "7,285,403,648 parameters"; hand count in tests/hybrid.rs.
         (

@@ -24,6 +24,12 @@ fn mamba2() -> ModelSpec {
     parse_hf_config(MAMBA2).expect("Mamba-2 parses")
 }
 
+const JAMBA: &str = include_str!("fixtures/configs/hybrid/transformers_JambaConfig_defaults.json");
+
+fn jamba() -> ModelSpec {
+    parse_hf_config(JAMBA).expect("Jamba parses")
+}
+
 /// BF16 weights, F16 KV, contiguous cache (no padding), `batch` sequences of `context` tokens.
 fn run(model: ModelSpec, context: u64, batch: u64) -> Estimate {
     estimate(&Scenario {
@@ -230,4 +236,49 @@ fn a_state_space_model_decodes_as_fast_deep_as_shallow() {
         decode_at(qwen3_next(), 131_072),
     );
     assert!(q128 < q1, "{q1} vs {q128}");
+}
+
+#[test]
+fn jamba_parameters_match_52b_total_12b_active() {
+    // h = 4096, 32 layers: attention at i % 8 == 4 (4, 12, 20, 28), MoE at i % 2 == 1 (16).
+    // Mamba-1 mixer (28 layers), d_inner 8192, N 16, R 256, K 4: in_proj 4096 × 16,384 =
+    //   67,108,864, conv1d 8192 × 4 + 8192 = 40,960, x_proj 8192 × (256 + 32) = 2,359,296,
+    //   dt_proj 256 × 8192 + 8192 = 2,105,344, A_log 8192 × 16 = 131,072, D 8192, out_proj
+    //   8192 × 4096 = 33,554,432, dt/B/C norms 256 + 16 + 16 = 288 → 105,308,448.
+    // Attention (4 layers): q, o 4096 × 4096 = 16,777,216 each, k, v 4096 × 1024 each → 41,943,040.
+    // MLP 3 × 4096 × 14,336 = 176,160,768; MoE 16 × that + router 4096 × 16 = 2,818,637,824.
+    // Norms 2 × 4096 per layer. Attention layers are all even, so dense.
+    // 4 × (41,943,040 + 176,160,768 + 8192) = 872,448,000
+    // 12 × (105,308,448 + 176,160,768 + 8192) = 3,377,728,896   (Mamba, dense)
+    // 16 × (105,308,448 + 2,818,637,824 + 8192) = 46,783,271,424 (Mamba, MoE)
+    // + embedding and head 2 × 65,536 × 4096 + final norm 4096 = 536,875,008
+    // = 51,570,323,328: the paper's "52B total" (within 1 %).
+    let s = jamba();
+    assert_eq!(s.arch, "jamba");
+    let r = s.recurrent.as_ref().unwrap();
+    assert_eq!(r.kind, RecurrentKind::Mamba1);
+    assert_eq!(r.attention_layers, vec![4, 12, 20, 28]);
+    assert_eq!(s.moe_layer_count(), 16);
+    assert_eq!(s.layer_groups().len(), 3);
+    let p = s.param_count();
+    assert_eq!(p.total, 51_570_323_328);
+    assert!((p.total as f64 / 52e9 - 1.0).abs() < 0.01);
+    // Active: top-2 of 16 → 16 × (105,308,448 + 2 × 176,160,768 + 65,536 + 8192) =
+    // 7,323,259,392; + 872,448,000 + 3,377,728,896 + one embedding row, final norm, head
+    // (4096 + 4096 + 268,435,456) = 11,841,879,936: "12B active".
+    assert_eq!(p.active, 11_841_879_936);
+}
+
+#[test]
+fn jamba_kv_is_4_gib_at_256k_plus_its_mamba_state() {
+    // KV per token: 4 attention layers × 2 × 8 KV heads × 128 × 2 B = 16,384 B; at 262,144
+    // tokens 4,294,967,296 B = 4 GiB (the paper's Table 1: "KV cache (256K context, 16bit)
+    // 4GB" for Jamba, 32GB for Mixtral).
+    // Mamba-1 state per layer: conv 3 × 8192 = 24,576, SSM 16 × 8192 = 131,072;
+    // (24,576 + 131,072) × 4 B = 622,592 B; × 28 layers = 17,432,576 B per sequence.
+    let s = jamba();
+    assert_eq!(s.recurrent_state_bytes_per_sequence(), 17_432_576);
+    let e = run(s, 262_144, 1);
+    assert_eq!(e.kv_cache_per_token.0, 16_384);
+    assert_eq!(kv(&e), 4_294_967_296 + 17_432_576);
 }

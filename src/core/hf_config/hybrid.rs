@@ -10,10 +10,15 @@
 //! - `configuration_mamba2.py` `Mamba2Config` (commit f2a39d495c8c365996a33c6ae9506ad9c9339f4b):
 //!   `hidden_size`, `num_hidden_layers`, `vocab_size`, `num_heads`, `head_dim`, `state_size`,
 //!   `n_groups`, `expand`, `conv_kernel`, `use_bias`, `use_conv_bias`, `tie_word_embeddings`.
+//! - `configuration_jamba.py` `JambaConfig` (commit 161d2bed0075063d3c6f605e370b87bd097ff2b4):
+//!   layer `i` is attention when `i % attn_layer_period == attn_layer_offset` (default 8, 4) and
+//!   MoE when `i % expert_layer_period == expert_layer_offset` (default 2, 1); `mamba_d_state`
+//!   (16), `mamba_d_conv` (4), `mamba_expand` (2), `mamba_dt_rank` ("auto" = ⌈h / 16⌉),
+//!   `mamba_conv_bias` (true), `mamba_proj_bias` (false).
 
 use super::obj::{Obj, bad, describe};
 use super::{ConfigError, MAX_FFN, MAX_HEAD_DIM, MAX_HEADS, MAX_HIDDEN, MAX_LAYERS, MAX_VOCAB};
-use crate::core::model::{MlpKind, ModelSpec, RecurrentKind, RecurrentSpec, ShapeSource};
+use crate::core::model::{MlpKind, ModelSpec, MoeSpec, RecurrentKind, RecurrentSpec, ShapeSource};
 use serde_json::Value;
 
 /// A state size or conv kernel no real model comes near.
@@ -47,6 +52,7 @@ pub(super) fn parse_linear_attention(
             .unwrap_or(4),
         conv_bias: false,
         proj_bias: false,
+        dt_rank: 0,
     }))
 }
 
@@ -120,6 +126,7 @@ pub(super) fn parse_mamba2(c: &Obj, name: String, arch: String) -> Result<ModelS
         conv_kernel: c.count("conv_kernel", 1, MAX_STATE)?.unwrap_or(4),
         conv_bias: c.flag("use_conv_bias")?.unwrap_or(true),
         proj_bias: c.flag("use_bias")?.unwrap_or(false),
+        dt_rank: 0,
     };
     Ok(ModelSpec {
         name,
@@ -154,4 +161,77 @@ pub(super) fn parse_mamba2(c: &Obj, name: String, arch: String) -> Result<ModelS
         nominal_params: None,
         file_weights: None,
     })
+}
+
+/// A `(period, offset)` pair of Jamba's layer layout, the class defaults when absent.
+fn period_offset(
+    c: &Obj,
+    keys: (&str, &str),
+    defaults: (u64, u64),
+    layers: u64,
+) -> Result<(u64, u64), ConfigError> {
+    let period = c.count(keys.0, 1, layers.max(1))?.unwrap_or(defaults.0);
+    let offset = c.count(keys.1, 0, MAX_LAYERS)?.unwrap_or(defaults.1);
+    if offset >= period {
+        // JambaConfig._check_supported_offset refuses it too.
+        return Err(bad(
+            c.key(keys.1),
+            format!("{offset} must be smaller than the period {period}"),
+        ));
+    }
+    Ok((period, offset))
+}
+
+/// Jamba's Mamba-1 layers: every layer but the attention ones.
+pub(super) fn parse_jamba(c: &Obj, layers: u64, hidden: u64) -> Result<RecurrentSpec, ConfigError> {
+    let (p, off) = period_offset(
+        c,
+        ("attn_layer_period", "attn_layer_offset"),
+        (8, 4),
+        layers,
+    )?;
+    let expand = c.count("mamba_expand", 1, 64)?.unwrap_or(2);
+    let d_inner = hidden.saturating_mul(expand);
+    if d_inner > MAX_FFN {
+        return Err(bad(
+            c.key("mamba_expand"),
+            format!("{expand} × {hidden} is absurd"),
+        ));
+    }
+    let dt_rank = match c.raw("mamba_dt_rank") {
+        None | Some(Value::String(_)) => hidden.div_ceil(16),
+        Some(_) => c.req("mamba_dt_rank", 1, MAX_FFN)?,
+    };
+    Ok(RecurrentSpec {
+        kind: RecurrentKind::Mamba1,
+        attention_layers: (0..layers).filter(|i| i % p == off).collect(),
+        heads: 1,
+        head_dim: d_inner,
+        state: c.count("mamba_d_state", 1, MAX_STATE)?.unwrap_or(16),
+        groups: 0,
+        conv_kernel: c.count("mamba_d_conv", 1, MAX_STATE)?.unwrap_or(4),
+        conv_bias: c.flag("mamba_conv_bias")?.unwrap_or(true),
+        proj_bias: c.flag("mamba_proj_bias")?.unwrap_or(false),
+        dt_rank,
+    })
+}
+
+/// Jamba's MoE layers: `i % expert_layer_period == expert_layer_offset`; the others keep a dense
+/// MLP of `intermediate_size` (`JambaConfig.layers_num_experts`).
+pub(super) fn jamba_moe_layout(
+    c: &Obj,
+    moe: Option<MoeSpec>,
+    layers: u64,
+) -> Result<Option<MoeSpec>, ConfigError> {
+    let (p, off) = period_offset(
+        c,
+        ("expert_layer_period", "expert_layer_offset"),
+        (2, 1),
+        layers,
+    )?;
+    Ok(moe.map(|m| MoeSpec {
+        sparse_step: 1,
+        dense_layers: (0..layers).filter(|i| i % p != off).collect(),
+        ..m
+    }))
 }

@@ -45,6 +45,7 @@ pub const SUPPORTED_ARCHS: &[&str] = &[
     "qwen3_moe",
     "qwen3_next",
     "mamba2",
+    "jamba",
     "gemma",
     "gemma2",
     "gemma3",
@@ -131,7 +132,10 @@ pub fn parse_hf_config_value(root: &Value) -> Result<ModelSpec, ConfigError> {
     let shape = Shape::read(c)?;
     let tied = tied_embeddings(c, &top, text.nested, fam)?;
     let biases = Biases::read(c, fam)?;
-    let moe = parse_moe(c, fam, shape.layers)?;
+    let mut moe = parse_moe(c, fam, shape.layers)?;
+    if fam == Family::Jamba {
+        moe = hybrid::jamba_moe_layout(c, moe, shape.layers)?;
+    }
     let sliding = parse_sliding(c, fam, shape.layers)?;
     let intermediate = dense_width(c, shape.layers, shape.intermediate, &moe)?;
     // Gemma 3's vision tower (SigLIP) and projector live in the same checkpoint.
@@ -152,7 +156,11 @@ pub fn parse_hf_config_value(root: &Value) -> Result<ModelSpec, ConfigError> {
             .count("mtp_num_hidden_layers", 0, MAX_LAYERS)?
             .unwrap_or(0),
     };
-    let recurrent = hybrid::parse_linear_attention(c, shape.layers)?;
+    let recurrent = if fam == Family::Jamba {
+        Some(hybrid::parse_jamba(c, shape.layers, shape.hidden)?)
+    } else {
+        hybrid::parse_linear_attention(c, shape.layers)?
+    };
     let attn_output_gate = match c.flag("attn_output_gate")? {
         Some(g) => g,
         // Qwen3NextAttention always gates (q_proj is 2·n_h·d wide).

@@ -98,6 +98,9 @@ pub enum RecurrentKind {
     /// Gated DeltaNet linear attention (transformers `modeling_qwen3_next.py`
     /// `Qwen3NextGatedDeltaNet`).
     GatedDeltaNet,
+    /// Mamba-1 selective scan as Jamba builds it (transformers `modeling_jamba.py`
+    /// `JambaMambaMixer`, with its dt / B / C RMSNorms): one "head" of `d_inner`, no groups.
+    Mamba1,
 }
 
 /// Hybrid and state-space models: the layers that keep a fixed-size recurrent state per
@@ -124,8 +127,16 @@ pub struct RecurrentSpec {
     pub conv_kernel: u64,
     /// conv1d has a bias (Mamba-2 `use_conv_bias`; Gated DeltaNet: none).
     pub conv_bias: bool,
-    /// in_proj / out_proj have biases (Mamba-2 `use_bias`).
+    /// in_proj / out_proj have biases (Mamba-2 `use_bias`, Jamba `mamba_proj_bias`).
     pub proj_bias: bool,
+    /// Mamba-1 `time_step_rank` (`dt_rank`): the width of `x_proj`'s dt part and of `dt_proj`'s
+    /// input. 0 for the other kinds.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub dt_rank: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 fn is_false(b: &bool) -> bool {

@@ -13,6 +13,13 @@
 //!   `(2·key_dim + value_dim) × K` without bias, `dt_bias` and `A_log` (H_v each), gated
 //!   RMSNorm `linear_value_head_dim`, `out_proj` `value_dim × h`.
 //!
+//! - Mamba-1 (Jamba): transformers `src/transformers/models/jamba/modeling_jamba.py`
+//!   `JambaMambaMixer.__init__` (commit 97bb61d0788015770945004a7db6285db68081c0): `in_proj`
+//!   h → `2·d_inner` (bias when `mamba_proj_bias`), `conv1d` `d_inner × K` (+ `d_inner` bias when
+//!   `mamba_conv_bias`), `x_proj` `d_inner × (R + 2·N)`, `dt_proj` `R × d_inner` + `d_inner` bias,
+//!   `A_log` `d_inner × N`, `D` `d_inner`, `out_proj` `d_inner × h`, and RMSNorms of `R`, `N`,
+//!   `N` (dt, B, C). It has no groups (llama.cpp `ssm_n_group` 0), so `conv_dim = d_inner`.
+//!
 //! State per sequence and layer: llama.cpp `src/llama-hparams.cpp` `n_embd_r()` =
 //! `(d_conv − 1) × (d_inner + 2·n_group·d_state)` (the conv window; its first column is shifted
 //! out, so K − 1 columns are kept) and `n_embd_s()` = `d_state × d_inner` (the SSM / delta-rule
@@ -113,6 +120,26 @@ impl ModelSpec {
                     small = small.saturating_add(out).saturating_add(h);
                 }
                 (m(h, out), small)
+            }
+            RecurrentKind::Mamba1 => {
+                let (n, rank) = (r.state, r.dt_rank);
+                let x_proj = m(d_inner, rank.saturating_add(m(n, 2)));
+                let dt_proj = m(rank, d_inner);
+                let mut small = m(conv_dim, r.conv_kernel)
+                    .saturating_add(d_inner) // dt_proj bias
+                    .saturating_add(m(d_inner, n)) // A_log
+                    .saturating_add(d_inner) // D
+                    .saturating_add(rank.saturating_add(m(n, 2))); // dt, B, C norms
+                if r.conv_bias {
+                    small = small.saturating_add(conv_dim);
+                }
+                if r.proj_bias {
+                    small = small.saturating_add(m(d_inner, 2)).saturating_add(h);
+                }
+                // x_proj and dt_proj are matrices read per token like in_proj.
+                v.push(whole(TensorClass::AttnK, x_proj, d_inner));
+                v.push(whole(TensorClass::AttnV, dt_proj, rank));
+                (m(h, m(d_inner, 2)), small)
             }
             RecurrentKind::GatedDeltaNet => {
                 // in_proj_qkvz: q, k (key_dim each), v, z (value_dim each); in_proj_ba: 2·H_v.

@@ -619,7 +619,7 @@ fn recurrent_spec(
         return None;
     }
     let attention_layers = match kind {
-        RecurrentKind::Mamba2 => Vec::new(),
+        RecurrentKind::Mamba2 | RecurrentKind::Mamba1 => Vec::new(),
         RecurrentKind::GatedDeltaNet => {
             let p = meta.get_u("full_attention_interval").unwrap_or(4).max(1);
             (0..layers).filter(|i| (i + 1).is_multiple_of(p)).collect()
@@ -635,6 +635,7 @@ fn recurrent_spec(
         conv_kernel,
         conv_bias: stats.has("ssm_conv1d.bias"),
         proj_bias: false,
+        dt_rank: 0,
     })
 }
 
