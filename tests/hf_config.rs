@@ -53,6 +53,24 @@ fn goldens() -> Vec<((&'static str, &'static str), u64)> {
         (fixture!("Qwen_Qwen2.5-0.5B"), 494_032_768),
         // Hub: 8,190,735,360 (Qwen/Qwen3-8B); q/k norms.
         (fixture!("Qwen_Qwen3-8B"), 8_190_735_360),
+        // Qwen3NextConfig's defaults (Qwen3-Next-80B-A3B; not the Hub file, see
+        // fixtures/configs/hybrid/SOURCES.md): "80B total"; hand count in tests/hybrid.rs.
+        (
+            fixture!("hybrid/transformers_Qwen3NextConfig_defaults"),
+            79_674_391_296,
+        ),
+        // JambaConfig's defaults (the Jamba-v0.1 shape): the paper's "52B"; hand count in
+        // tests/hybrid.rs.
+        (
+            fixture!("hybrid/transformers_JambaConfig_defaults"),
+            51_570_323_328,
+        ),
+        // Mamba2Config's defaults (the Mamba-Codestral-7B shape): Mistral AI's
+        // "7,285,403,648 parameters"; hand count in tests/hybrid.rs.
+        (
+            fixture!("hybrid/transformers_Mamba2Config_defaults"),
+            7_285_403_648,
+        ),
         // index: 61,064,245,248 B / 2 (Qwen/Qwen3-30B-A3B); model card "30.5B".
         (fixture!("Qwen_Qwen3-30B-A3B"), 30_532_122_624),
         // KerasHub qwen1.5_moe_2.7b_en "params": 14315784192 (model card "14.3B"); shared expert + gate.

@@ -1189,3 +1189,100 @@ fn control_characters_in_gguf_strings_stay_on_one_line() {
         assert!(!n.contains(['\n', '\r']), "{n}");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// GGUF: hybrid linear-attention and state-space architectures (llama.cpp `ssm.*` keys).
+
+fn kv_of(spec: &headroom::core::model::ModelSpec, context: u64) -> u64 {
+    let e = headroom::core::estimate::estimate(&headroom::core::scenario::Scenario {
+        model: spec.clone(),
+        context,
+        ..Default::default()
+    });
+    e.kind_total(headroom::core::estimate::ComponentKind::KvCache)
+        .0
+}
+
+#[test]
+fn qwen3next_gguf_has_attention_every_interval_and_a_fixed_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = G::default()
+        .s("general.architecture", "qwen3next")
+        .u32("qwen3next.block_count", 4)
+        .u32("qwen3next.embedding_length", 64)
+        .u32("qwen3next.context_length", 4096)
+        .u32("qwen3next.attention.head_count", 2)
+        .u32("qwen3next.attention.head_count_kv", 1)
+        .u32("qwen3next.attention.key_length", 16)
+        .u32("qwen3next.full_attention_interval", 2)
+        .u32("qwen3next.ssm.inner_size", 32)
+        .u32("qwen3next.ssm.time_step_rank", 4)
+        .u32("qwen3next.ssm.group_count", 2)
+        .u32("qwen3next.ssm.state_size", 8)
+        .u32("qwen3next.ssm.conv_kernel", 4)
+        .t("token_embd.weight", &[64, 10], 0, 2560)
+        .t("blk.0.attn_norm.weight", &[64], 0, 256)
+        .write(dir.path(), "q3n.gguf");
+    let m = import_path(&p).unwrap();
+    let r = m.spec.recurrent.as_ref().expect("recurrent layers");
+    // Interval 2: layers 1 and 3 attend, 0 and 2 are Gated DeltaNet.
+    assert_eq!(r.attention_layers, vec![1, 3]);
+    assert_eq!((r.heads, r.head_dim, r.state, r.groups), (4, 8, 8, 2));
+    assert!(m.spec.attn_output_gate);
+    // State per linear layer: conv (4 − 1) × (32 + 2·2·8) = 192, delta rule 8 × 32 = 256;
+    // (192 + 256) × 4 B = 1792 B; 2 layers = 3584 B per sequence.
+    assert_eq!(m.spec.recurrent_state_bytes_per_sequence(), 3584);
+    // KV: 2 attention layers × 2 × 1 KV head × 16 × 2 B (F16) = 128 B/token.
+    assert_eq!(kv_of(&m.spec, 1024), 128 * 1024 + 3584);
+    assert_eq!(kv_of(&m.spec, 4096) - kv_of(&m.spec, 1024), 128 * 3072);
+}
+
+#[test]
+fn mamba2_gguf_has_no_kv_cache_only_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = G::default()
+        .s("general.architecture", "mamba2")
+        .u32("mamba2.block_count", 2)
+        .u32("mamba2.embedding_length", 64)
+        .u32("mamba2.context_length", 1_048_576)
+        .u32("mamba2.ssm.inner_size", 128)
+        .u32("mamba2.ssm.time_step_rank", 4)
+        .u32("mamba2.ssm.group_count", 1)
+        .u32("mamba2.ssm.state_size", 16)
+        .u32("mamba2.ssm.conv_kernel", 4)
+        .t("token_embd.weight", &[64, 10], 0, 2560)
+        .t("blk.0.attn_norm.weight", &[64], 0, 256)
+        .write(dir.path(), "m2.gguf");
+    let m = import_path(&p).unwrap();
+    let s = &m.spec;
+    assert_eq!(s.attention_layer_count(), 0);
+    // No attention head count: the SSM's heads, and the shape stays exact.
+    assert_eq!((s.heads, s.head_dim), (4, 32));
+    assert_eq!(s.source, ShapeSource::Exact);
+    // Per layer: conv 3 × (128 + 2·1·16) = 480, SSM 16 × 128 = 2048; 2528 × 4 B = 10,112 B;
+    // 2 layers = 20,224 B, at any context.
+    assert_eq!(s.recurrent_state_bytes_per_sequence(), 20_224);
+    assert_eq!(kv_of(s, 1024), 20_224);
+    assert_eq!(kv_of(s, 1_000_000), 20_224);
+}
+
+#[test]
+fn other_recurrent_gguf_archs_say_they_are_not_modelled() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = G::default()
+        .s("general.architecture", "jamba")
+        .u32("jamba.block_count", 2)
+        .u32("jamba.embedding_length", 64)
+        .u32("jamba.attention.head_count", 2)
+        .u32("jamba.context_length", 4096)
+        .u32("jamba.ssm.inner_size", 128)
+        .t("token_embd.weight", &[64, 10], 0, 2560)
+        .write(dir.path(), "jamba.gguf");
+    let m = import_path(&p).unwrap();
+    assert!(m.spec.recurrent.is_none());
+    assert!(
+        m.notes.iter().any(|n| n.contains("not modelled yet")),
+        "{:?}",
+        m.notes
+    );
+}

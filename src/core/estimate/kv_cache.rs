@@ -2,6 +2,11 @@
 //! §2.2; MLA: DeepSeek-V2 paper §2.1.2, cache `d_c + d_h^R` per token per layer), sized the way
 //! each runtime allocates it: llama.cpp pads the context, PagedAttention rounds to 16-token
 //! blocks, sliding-window layers keep only their window.
+//!
+//! Hybrid and state-space models (see [`crate::core::model::RecurrentSpec`]): only the
+//! full-attention layers cache K and V; each recurrent layer keeps a fixed conv + SSM state per
+//! sequence instead (llama.cpp `llama_memory_recurrent`, F32), whatever the context. That state
+//! is part of this component: `recurrent layers × state bytes per layer × sequences`.
 
 use super::component::{ComponentKind, ComponentList, Provenance};
 use super::{Job, formula, gib, scale_by_ratio};
@@ -52,7 +57,8 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
             .bytes_for(k_elements)
             .saturating_add(s.kv.v.bytes_for(v_elements)),
     );
-    let per_token = per_token_layer.saturating_mul(spec.layers);
+    let attn_layers = spec.attention_layer_count();
+    let per_token = per_token_layer.saturating_mul(attn_layers);
     if job.training {
         return KvSums {
             per_token,
@@ -63,8 +69,10 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
     let ctx = s.context;
     let (alloc_ctx, pad_note) = allocated_context(job);
     let w = sliding_window(job, alloc_ctx);
-    let global = spec.layers - w.local;
-    let total = per_token_layer
+    let global = attn_layers.saturating_sub(w.local);
+    let state_per_seq = Bytes(spec.recurrent_state_bytes_per_sequence());
+    let state = state_per_seq.saturating_mul(s.batch);
+    let kv = per_token_layer
         .saturating_mul(global)
         .saturating_mul(alloc_ctx)
         .saturating_mul(s.batch)
@@ -73,6 +81,8 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
                 .saturating_mul(w.local)
                 .saturating_mul(w.cells),
         );
+    let total = kv.saturating_add(state);
+    // A decode step reads (and rewrites) each sequence's recurrent state once.
     let read_per_token = per_token_layer
         .saturating_mul(global)
         .saturating_mul(ctx)
@@ -80,23 +90,34 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
             per_token_layer
                 .saturating_mul(w.local)
                 .saturating_mul(w.window.min(ctx)),
-        );
+        )
+        .saturating_add(state_per_seq);
     // Tensor parallel splits KV heads; with fewer KV heads than GPUs they are replicated, and
-    // MLA's latent is replicated on every GPU.
-    let per_gpu = if job.cpu_only || n == 1 || spec.mla.is_some() {
+    // MLA's latent is replicated on every GPU. The recurrent state splits by its heads.
+    let per_gpu = if job.cpu_only || n == 1 {
         total
     } else {
-        let per = spec.kv_heads.div_ceil(n).max(1);
-        Bytes(scale_by_ratio(total.0, per, spec.kv_heads.max(1)))
+        let kv_gpu = if spec.mla.is_some() {
+            kv
+        } else {
+            let per = spec.kv_heads.div_ceil(n).max(1);
+            Bytes(scale_by_ratio(kv.0, per, spec.kv_heads.max(1)))
+        };
+        let heads = spec.recurrent.as_ref().map_or(1, |r| r.heads.max(1));
+        let state_gpu = Bytes(scale_by_ratio(state.0, heads.div_ceil(n).max(1), heads));
+        kv_gpu.saturating_add(state_gpu)
     };
-    let text = kv_formula(
+    let mut text = kv_formula(
         job,
         per_token_layer,
         k_elements,
         (alloc_ctx, pad_note),
         &w,
-        total,
+        kv,
     );
+    if spec.recurrent.is_some() {
+        text = recurrent_formula(job, text, state_per_seq, total);
+    }
     let provenance = if spec.is_estimated() {
         Provenance::Heuristic
     } else {
@@ -236,8 +257,37 @@ fn kv_formula(
         explain,
         "{per_layer_formula} at {kv_types} = {} B/token/layer × {} layers × {} tokens ({pad_note}) × {}{window_part} = {}",
         group_digits(per_token_layer.0),
-        spec.layers,
+        spec.attention_layer_count(),
         group_digits(alloc_ctx),
+        crate::core::format::count(s.batch, "sequence", "sequences"),
+        gib(total)
+    )
+}
+
+/// The KV formula of a hybrid or state-space model: the attention layers' KV (`kv_text`),
+/// then the recurrent layers' fixed state per sequence and the sum.
+fn recurrent_formula(job: &Job, kv_text: String, state_per_seq: Bytes, total: Bytes) -> String {
+    let (s, spec, explain) = (job.s, job.spec, job.explain);
+    let Some(r) = &spec.recurrent else {
+        return kv_text;
+    };
+    let (conv, ssm) = r.state_elements();
+    let attn = if spec.attention_layer_count() == 0 {
+        "no attention layers, so no K/V".to_string()
+    } else {
+        formula!(
+            explain,
+            "{} attention layers: {kv_text}",
+            spec.attention_layer_count()
+        )
+    };
+    formula!(
+        explain,
+        "{attn}; + recurrent state (fixed, any context): {} recurrent layers × ({} conv + {} state elements) × 4 B (F32) = {} B/sequence × {} = {}",
+        spec.recurrent_layer_count(),
+        group_digits(conv),
+        group_digits(ssm),
+        group_digits(state_per_seq.0),
         crate::core::format::count(s.batch, "sequence", "sequences"),
         gib(total)
     )

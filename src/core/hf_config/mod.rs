@@ -43,6 +43,9 @@ pub const SUPPORTED_ARCHS: &[&str] = &[
     "qwen2_moe",
     "qwen3",
     "qwen3_moe",
+    "qwen3_next",
+    "mamba2",
+    "jamba",
     "gemma",
     "gemma2",
     "gemma3",
@@ -86,6 +89,7 @@ const SIGLIP_VISION_DEFAULTS: &[(&str, u64)] = &[
     ("patch_size", 16),
 ];
 
+mod hybrid;
 mod obj;
 mod parts;
 
@@ -120,11 +124,18 @@ pub fn parse_hf_config_value(root: &Value) -> Result<ModelSpec, ConfigError> {
     let text = language_model(&top, &top_type, &empty)?;
     let c = &text.obj;
     let fam = Family::of(&text.kind);
+    let (name, arch) = name_and_arch(&top, &top_type, &text.kind)?;
+    if text.kind == "mamba2" {
+        return checked(hybrid::parse_mamba2(c, name, arch)?, c);
+    }
 
     let shape = Shape::read(c)?;
     let tied = tied_embeddings(c, &top, text.nested, fam)?;
     let biases = Biases::read(c, fam)?;
-    let moe = parse_moe(c, fam, shape.layers)?;
+    let mut moe = parse_moe(c, fam, shape.layers)?;
+    if fam == Family::Jamba {
+        moe = hybrid::jamba_moe_layout(c, moe, shape.layers)?;
+    }
     let sliding = parse_sliding(c, fam, shape.layers)?;
     let intermediate = dense_width(c, shape.layers, shape.intermediate, &moe)?;
     // Gemma 3's vision tower (SigLIP) and projector live in the same checkpoint.
@@ -138,29 +149,28 @@ pub fn parse_hf_config_value(root: &Value) -> Result<ModelSpec, ConfigError> {
     } else {
         0
     };
-    let mtp_layers = c
-        .count("num_nextn_predict_layers", 0, MAX_LAYERS)?
-        .unwrap_or(0);
-    let arch = if !top_type.is_empty() {
-        top_type.clone()
-    } else if !text.kind.is_empty() {
-        text.kind.clone()
-    } else {
-        "unknown".to_string()
+    // DeepSeek `num_nextn_predict_layers`; Qwen3.5 `mtp_num_hidden_layers`.
+    let mtp_layers = match c.count("num_nextn_predict_layers", 0, MAX_LAYERS)? {
+        Some(n) => n,
+        None => c
+            .count("mtp_num_hidden_layers", 0, MAX_LAYERS)?
+            .unwrap_or(0),
     };
-    let name = match top
-        .text("_name_or_path")?
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-    {
-        Some(p) => display_name(p),
-        None => format!("{arch} (config.json)"),
+    let recurrent = if fam == Family::Jamba {
+        Some(hybrid::parse_jamba(c, shape.layers, shape.hidden)?)
+    } else {
+        hybrid::parse_linear_attention(c, shape.layers)?
+    };
+    let attn_output_gate = match c.flag("attn_output_gate")? {
+        Some(g) => g,
+        // Qwen3NextAttention always gates (q_proj is 2·n_h·d wide).
+        None => fam == Family::Qwen3Next,
     };
 
     // The file's own strings become labels and one-line summaries: control characters escaped.
     let spec = ModelSpec {
-        name: one_line(&name).into_owned(),
-        arch: one_line(&arch).into_owned(),
+        name,
+        arch,
         layers: shape.layers,
         hidden: shape.hidden,
         heads: shape.heads,
@@ -177,11 +187,13 @@ pub fn parse_hf_config_value(root: &Value) -> Result<ModelSpec, ConfigError> {
         mlp_bias: biases.mlp,
         qk_norm: biases.qk_norm,
         attn_sinks: fam == Family::GptOss,
+        attn_output_gate,
         norms_per_layer: biases.norms_per_layer,
         mlp: MlpKind::Gated,
         moe,
         mla: shape.mla,
         sliding,
+        recurrent,
         max_context: shape.max_context,
         vision_params,
         mtp_layers,
@@ -189,6 +201,11 @@ pub fn parse_hf_config_value(root: &Value) -> Result<ModelSpec, ConfigError> {
         nominal_params: None,
         file_weights: None,
     };
+    checked(spec, c)
+}
+
+/// The spec, unless its shape comes to more parameters than any real model.
+fn checked(spec: ModelSpec, c: &Obj) -> Result<ModelSpec, ConfigError> {
     let total = spec.param_count().total;
     if total > MAX_PARAMS {
         return Err(bad(
@@ -197,6 +214,31 @@ pub fn parse_hf_config_value(root: &Value) -> Result<ModelSpec, ConfigError> {
         ));
     }
     Ok(spec)
+}
+
+/// The display name (`_name_or_path`, else the arch) and the arch (`model_type`), control
+/// characters escaped: the file's own strings become labels and one-line summaries.
+fn name_and_arch(
+    top: &Obj,
+    top_type: &str,
+    text_kind: &str,
+) -> Result<(String, String), ConfigError> {
+    let arch = if !top_type.is_empty() {
+        top_type.to_string()
+    } else if !text_kind.is_empty() {
+        text_kind.to_string()
+    } else {
+        "unknown".to_string()
+    };
+    let name = match top
+        .text("_name_or_path")?
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
+        Some(p) => display_name(p),
+        None => format!("{arch} (config.json)"),
+    };
+    Ok((one_line(&name).into_owned(), one_line(&arch).into_owned()))
 }
 
 /// The JSON value of the text, errors with line:column.
@@ -379,7 +421,10 @@ impl Biases {
             qkv,
             o,
             mlp,
-            qk_norm: matches!(fam, Family::Qwen3 | Family::Qwen3Moe | Family::Gemma3),
+            qk_norm: matches!(
+                fam,
+                Family::Qwen3 | Family::Qwen3Moe | Family::Qwen3Next | Family::Gemma3
+            ),
             norms_per_layer: if matches!(fam, Family::Gemma2 | Family::Gemma3) {
                 4
             } else {

@@ -18,6 +18,8 @@ pub(super) enum Family {
     Qwen2Moe,
     Qwen3,
     Qwen3Moe,
+    Qwen3Next,
+    Jamba,
     Gemma,
     Gemma2,
     Gemma3,
@@ -38,6 +40,8 @@ impl Family {
             "qwen2_moe" => Family::Qwen2Moe,
             "qwen3" => Family::Qwen3,
             "qwen3_moe" => Family::Qwen3Moe,
+            "qwen3_next" => Family::Qwen3Next,
+            "jamba" => Family::Jamba,
             "gemma" => Family::Gemma,
             "gemma2" => Family::Gemma2,
             "gemma3" | "gemma3_text" => Family::Gemma3,
@@ -52,7 +56,7 @@ impl Family {
     pub(super) fn is_qwen(self) -> bool {
         matches!(
             self,
-            Family::Qwen2 | Family::Qwen2Moe | Family::Qwen3 | Family::Qwen3Moe
+            Family::Qwen2 | Family::Qwen2Moe | Family::Qwen3 | Family::Qwen3Moe | Family::Qwen3Next
         )
     }
 
@@ -115,8 +119,9 @@ pub(super) fn parse_moe(c: &Obj, fam: Family, layers: u64) -> Result<Option<MoeS
             shared_experts = 1;
         }
         shared_ffn = w;
-        // Qwen2MoeSparseMoeBlock.shared_expert_gate: Linear(h, 1, bias=False).
-        shared_expert_gate = fam == Family::Qwen2Moe;
+        // Qwen2MoeSparseMoeBlock.shared_expert_gate: Linear(h, 1, bias=False); Qwen3-Next's
+        // Qwen3NextSparseMoeBlock keeps it (modeling_qwen3_next.py).
+        shared_expert_gate = matches!(fam, Family::Qwen2Moe | Family::Qwen3Next);
     }
     let first_dense_layers = c.count("first_k_dense_replace", 0, layers)?.unwrap_or(0);
     let sparse_step = c.count("decoder_sparse_step", 0, layers)?.unwrap_or(1);

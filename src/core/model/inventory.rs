@@ -48,9 +48,13 @@ impl ModelSpec {
     }
 
     /// The layers grouped by inventory: at most two kinds (dense, MoE), each with its first layer
-    /// and its count, so that sums over layers cost two inventories instead of `layers`.
-    /// The counts add up to `layers`.
+    /// and its count, so that sums over layers cost two inventories instead of `layers`; a hybrid
+    /// model (see [`super::RecurrentSpec`]) has up to four (dense or MoE × attention or
+    /// recurrent), found by one pass over the layers. The counts add up to `layers`.
     pub fn layer_groups(&self) -> Vec<LayerGroup> {
+        if self.recurrent.is_some() {
+            return self.hybrid_layer_groups();
+        }
         let l = self.layers;
         let moe_n = self.moe_layer_count().min(l);
         let dense_n = l - moe_n;
@@ -61,6 +65,7 @@ impl ModelSpec {
                 first,
                 count: dense_n,
                 moe: false,
+                recurrent: false,
             });
         }
         if moe_n > 0 {
@@ -70,9 +75,32 @@ impl ModelSpec {
                 first,
                 count: moe_n,
                 moe: true,
+                recurrent: false,
             });
         }
         v.sort_by_key(|g| g.first);
+        v
+    }
+
+    /// [`Self::layer_groups`] of a hybrid model: one pass over the layers (bounded by
+    /// `model_limits::MAX_LAYERS`).
+    fn hybrid_layer_groups(&self) -> Vec<LayerGroup> {
+        let mut v: Vec<LayerGroup> = Vec::with_capacity(4);
+        for i in 0..self.layers {
+            let (moe, recurrent) = (self.is_moe_layer(i), self.is_recurrent_layer(i));
+            match v
+                .iter_mut()
+                .find(|g| g.moe == moe && g.recurrent == recurrent)
+            {
+                Some(g) => g.count += 1,
+                None => v.push(LayerGroup {
+                    first: i,
+                    count: 1,
+                    moe,
+                    recurrent,
+                }),
+            }
+        }
         v
     }
 
@@ -95,15 +123,17 @@ impl ModelSpec {
     /// Norms: `norms_per_layer · h` (input and post-attention RMSNorm: 2; Gemma 2/3 add the
     /// pre- and post-feedforward norms: 4).
     pub fn layer_tensors(&self, i: u64) -> Vec<TensorGroup> {
-        self.layer_tensors_of(self.is_moe_layer(i))
+        self.layer_tensors_of(self.is_moe_layer(i), self.is_recurrent_layer(i))
     }
 
-    /// The inventory of a dense (`moe_layer` false) or MoE layer; see [`Self::layer_tensors`].
-    fn layer_tensors_of(&self, moe_layer: bool) -> Vec<TensorGroup> {
+    /// The inventory of a dense (`moe_layer` false) or MoE layer, with attention or (a hybrid's
+    /// `recurrent` layer) a recurrent mixer; see [`Self::layer_tensors`].
+    fn layer_tensors_of(&self, moe_layer: bool, recurrent: bool) -> Vec<TensorGroup> {
         let mut v = Vec::with_capacity(10);
-        match &self.mla {
-            Some(mla) => self.mla_attention_tensors(mla, &mut v),
-            None => self.attention_tensors(&mut v),
+        match (&self.recurrent, &self.mla) {
+            (Some(r), _) if recurrent => self.recurrent_tensors(r, &mut v),
+            (_, Some(mla)) => self.mla_attention_tensors(mla, &mut v),
+            _ => self.attention_tensors(&mut v),
         }
         match &self.moe {
             Some(moe) if moe_layer => self.moe_mlp_tensors(moe, &mut v),
@@ -167,7 +197,13 @@ impl ModelSpec {
         let h = self.hidden;
         let qd = Self::m(self.heads, self.head_dim);
         let kvd = Self::m(self.kv_heads, self.head_dim);
-        v.push(whole(TensorClass::AttnQ, Self::m(h, qd), h));
+        // Gated attention (Qwen3-Next): q_proj also produces the output gate, n_h·d more.
+        let q_out = if self.attn_output_gate {
+            qd.saturating_mul(2)
+        } else {
+            qd
+        };
+        v.push(whole(TensorClass::AttnQ, Self::m(h, q_out), h));
         v.push(whole(TensorClass::AttnK, Self::m(h, kvd), h));
         v.push(whole(TensorClass::AttnV, Self::m(h, kvd), h));
         v.push(whole(TensorClass::AttnOut, Self::m(qd, h), qd));
@@ -351,7 +387,7 @@ impl ModelSpec {
     pub fn arch_param_count(&self) -> ParamCount {
         let mut pc = sum(&self.outer_tensors());
         for grp in self.layer_groups() {
-            let p = sum(&self.layer_tensors_of(grp.moe));
+            let p = sum(&self.layer_tensors_of(grp.moe, grp.recurrent));
             pc.total = pc.total.saturating_add(p.total.saturating_mul(grp.count));
             pc.active = pc.active.saturating_add(p.active.saturating_mul(grp.count));
         }

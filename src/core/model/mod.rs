@@ -89,6 +89,60 @@ pub struct SlidingWindow {
     pub period: u64,
 }
 
+/// The kind of recurrent (fixed-state) mixer in the layers that are not full attention.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum RecurrentKind {
+    /// Mamba-2 SSD mixer (transformers `modeling_mamba2.py` `Mamba2Mixer`).
+    #[default]
+    Mamba2,
+    /// Gated DeltaNet linear attention (transformers `modeling_qwen3_next.py`
+    /// `Qwen3NextGatedDeltaNet`).
+    GatedDeltaNet,
+    /// Mamba-1 selective scan as Jamba builds it (transformers `modeling_jamba.py`
+    /// `JambaMambaMixer`, with its dt / B / C RMSNorms): one "head" of `d_inner`, no groups.
+    Mamba1,
+}
+
+/// Hybrid and state-space models: the layers that keep a fixed-size recurrent state per
+/// sequence instead of a KV cache (Mamba-2, Qwen3-Next's Gated DeltaNet).
+///
+/// The dimensions follow llama.cpp's hparams (`src/llama-hparams.cpp` `n_embd_r()` /
+/// `n_embd_s()`): `d_inner = heads × head_dim`, `conv_dim = d_inner + 2 × groups × state`.
+/// Mamba-2: heads = `num_heads`, head_dim = `head_dim`, state = `state_size`, groups =
+/// `n_groups`. Gated DeltaNet: heads = `linear_num_value_heads`, head_dim =
+/// `linear_value_head_dim`, state = `linear_key_head_dim`, groups = `linear_num_key_heads`
+/// (then `conv_dim = 2 × key_dim + value_dim`, as `Qwen3NextGatedDeltaNet.conv_dim`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct RecurrentSpec {
+    pub kind: RecurrentKind,
+    /// The layers (0-based, ascending) that are full attention with a KV cache; every other
+    /// layer is recurrent. Empty for a pure state-space model (Mamba-2).
+    pub attention_layers: Vec<u64>,
+    pub heads: u64,
+    pub head_dim: u64,
+    pub state: u64,
+    pub groups: u64,
+    /// Causal conv1d kernel width (`conv_kernel`, `linear_conv_kernel_dim`).
+    pub conv_kernel: u64,
+    /// conv1d has a bias (Mamba-2 `use_conv_bias`; Gated DeltaNet: none).
+    pub conv_bias: bool,
+    /// in_proj / out_proj have biases (Mamba-2 `use_bias`, Jamba `mamba_proj_bias`).
+    pub proj_bias: bool,
+    /// Mamba-1 `time_step_rank` (`dt_rank`): the width of `x_proj`'s dt part and of `dt_proj`'s
+    /// input. 0 for the other kinds.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub dt_rank: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 /// A decoder-only transformer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -116,12 +170,19 @@ pub struct ModelSpec {
     pub qk_norm: bool,
     /// Learned attention sinks, one per head (gpt-oss).
     pub attn_sinks: bool,
+    /// Gated attention output (Qwen3-Next `Qwen3NextAttention`: `q_proj` is
+    /// `h × 2·n_h·d`, the second half a sigmoid gate on the attention output).
+    #[serde(skip_serializing_if = "is_false")]
+    pub attn_output_gate: bool,
     /// Norm vectors of size `hidden` per layer (2 for Llama; 4 for Gemma 2/3).
     pub norms_per_layer: u64,
     pub mlp: MlpKind,
     pub moe: Option<MoeSpec>,
     pub mla: Option<MlaSpec>,
     pub sliding: Option<SlidingWindow>,
+    /// Recurrent (linear-attention / state-space) layers; `None` = every layer is attention.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recurrent: Option<RecurrentSpec>,
     /// Longest context the model was trained for (`max_position_embeddings`); 0 = unknown.
     pub max_context: u64,
     /// Parameters of a vision encoder and projector stored in the same checkpoint (Gemma 3:
@@ -184,11 +245,13 @@ impl Default for ModelSpec {
             mlp_bias: false,
             qk_norm: false,
             attn_sinks: false,
+            attn_output_gate: false,
             norms_per_layer: 2,
             mlp: MlpKind::Gated,
             moe: None,
             mla: None,
             sliding: None,
+            recurrent: None,
             max_context: 8192,
             vision_params: 0,
             mtp_layers: 0,
@@ -239,9 +302,12 @@ pub struct LayerGroup {
     pub count: u64,
     /// Whether these layers carry the MoE block.
     pub moe: bool,
+    /// Whether these layers are recurrent (no KV cache; see [`RecurrentSpec`]).
+    pub recurrent: bool,
 }
 
 mod generic;
 mod inventory;
+mod recurrent;
 #[cfg(test)]
 mod tests;

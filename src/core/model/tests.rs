@@ -125,12 +125,14 @@ fn deepseek_v3_main_model_is_671b_and_36_6b_active() {
             LayerGroup {
                 first: 0,
                 count: 3,
-                moe: false
+                moe: false,
+                recurrent: false
             },
             LayerGroup {
                 first: 3,
                 count: 58,
-                moe: true
+                moe: true,
+                recurrent: false
             },
         ]
     );

@@ -354,8 +354,14 @@ fn shape(q: &SpeedQuery) -> Shape {
         outer_read,
         layer_total: w.layer_weights.as_f64(),
         active_params: (q.est.params.active as f64).max(1.0),
-        kv_at_depth: w.kv_read_per_token.as_f64() * d / ctx,
-        attn_per_depth: 4.0 * spec.layers as f64 * (spec.heads * spec.head_dim) as f64,
+        // The KV read grows with depth; a hybrid's recurrent state is read whole at any depth.
+        kv_at_depth: {
+            let state = spec.recurrent_state_bytes_per_sequence() as f64;
+            (w.kv_read_per_token.as_f64() - state).max(0.0) * d / ctx + state
+        },
+        attn_per_depth: 4.0
+            * spec.attention_layer_count() as f64
+            * (spec.heads * spec.head_dim) as f64,
         hidden: spec.hidden.max(1) as f64,
         moe: spec
             .moe

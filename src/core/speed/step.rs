@@ -152,6 +152,9 @@ pub struct StepModel {
     pub kv_per_token: f64,
     /// Sliding-window layers: bytes per token per sequence per GPU and the window.
     pub kv_window: Option<(f64, f64)>,
+    /// Recurrent layers (hybrid / state-space models): the fixed state bytes per sequence per
+    /// GPU, read and rewritten once per decode step whatever the depth; 0 elsewhere.
+    pub state_per_seq: f64,
     /// Attention FLOPs per token per unit of depth, per GPU.
     pub attn_per_depth: f64,
     pub layers: f64,
@@ -248,7 +251,8 @@ impl StepModel {
         let per_layer = (s.kv.k.bytes_for(k_el) + s.kv.v.bytes_for(v_el)) as f64;
         let share = kv_share(spec, i.tp);
         let (local, window) = spec.local_layers();
-        let global = spec.layers.saturating_sub(local) as f64;
+        // Only the attention layers of a hybrid model cache K and V.
+        let global = spec.attention_layer_count().saturating_sub(local) as f64;
         let kv_window =
             (local > 0 && window > 0).then_some((per_layer * share * local as f64, window as f64));
         StepModel {
@@ -258,7 +262,11 @@ impl StepModel {
             active_params: (i.est.params.active as f64 / tp).max(1.0),
             kv_per_token: per_layer * share * global,
             kv_window,
-            attn_per_depth: 4.0 * spec.layers as f64 * (spec.heads * spec.head_dim) as f64 / tp,
+            state_per_seq: spec.recurrent_state_bytes_per_sequence() as f64 / tp,
+            attn_per_depth: 4.0
+                * spec.attention_layer_count() as f64
+                * (spec.heads * spec.head_dim) as f64
+                / tp,
             layers: spec.layers.max(1) as f64,
             hidden: spec.hidden.max(1) as f64,
             bandwidth: bandwidth.max(1.0),
@@ -291,7 +299,8 @@ impl StepModel {
         self
     }
 
-    /// KV bytes per GPU of one sequence at `len` tokens (one pipeline stage's layers).
+    /// KV bytes per GPU of one sequence at `len` tokens (one pipeline stage's layers); the
+    /// recurrent state of a hybrid model is not in it (see [`Self::state_per_seq`]).
     pub fn kv_seq_bytes(&self, len: f64) -> f64 {
         let local = self.kv_window.map_or(0.0, |(b, w)| b * len.min(w));
         (self.kv_per_token * len + local) / self.stages.max(1.0)
@@ -328,6 +337,7 @@ impl StepModel {
             let stage_kv_fix = StepModel {
                 kv_per_token: stage.kv_per_token / k,
                 kv_window: stage.kv_window.map(|(b, w)| (b / k, w)),
+                state_per_seq: stage.state_per_seq / k,
                 ..stage
             };
             let hop = self.hop_latency_s + (dd + pp).max(1.0) * self.hidden * 4.0 / self.hop_bps;
@@ -339,7 +349,8 @@ impl StepModel {
             Some((e, k)) => 1.0 - (1.0 - (k / e).min(1.0)).powf(tokens),
             None => 1.0,
         };
-        let kv = d * self.kv_seq_bytes(depth)
+        // Each decoding sequence also reads its recurrent state (0 for plain transformers).
+        let kv = d * (self.kv_seq_bytes(depth) + self.state_per_seq / self.stages.max(1.0))
             + if p > 0.0 {
                 self.kv_seq_bytes(p_depth)
             } else {

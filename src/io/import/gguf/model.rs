@@ -6,7 +6,8 @@ use super::{GgufHeader, Value};
 use crate::core::format::one_line;
 use crate::core::ggml::file_type_name;
 use crate::core::model::{
-    FileWeights, MlaSpec, MlpKind, ModelSpec, MoeSpec, ShapeSource, SlidingWindow,
+    FileWeights, MlaSpec, MlpKind, ModelSpec, MoeSpec, RecurrentKind, RecurrentSpec, ShapeSource,
+    SlidingWindow,
 };
 use crate::core::precision::WeightPrecision;
 use crate::core::units::Bytes;
@@ -571,6 +572,92 @@ fn check_plausible(spec: &ModelSpec, meta: &Meta) -> Result<(), ImportError> {
     ))
 }
 
+/// The recurrent layers of the hybrid and state-space architectures llama.cpp reads into
+/// `llama_memory_recurrent`, from the `{arch}.ssm.*` keys (`src/llama-arch.cpp`:
+/// `ssm.conv_kernel`, `ssm.inner_size`, `ssm.state_size`, `ssm.time_step_rank`,
+/// `ssm.group_count`; `src/llama-hparams.cpp` `n_embd_r()` / `n_embd_s()` size the state from
+/// them). `mamba2`: every layer, `n_head = time_step_rank`. `qwen3next`, `qwen35`, `qwen35moe`
+/// (Gated DeltaNet): `num_v_heads = time_step_rank`, `num_k_heads = group_count`,
+/// `head_k_dim = state_size`, `head_v_dim = inner_size / num_v_heads`; layer `i` is full
+/// attention when `(i + 1) % full_attention_interval == 0` (default 4, llama-model.cpp
+/// `load_hparams`). Other architectures with recurrent layers (mamba, jamba, nemotron_h,
+/// granitehybrid, falcon-h1, lfm2, rwkv…) get a note and are sized as attention everywhere.
+fn recurrent_spec(
+    meta: &Meta,
+    stats: &TensorStats,
+    layers: u64,
+    notes: &mut Vec<String>,
+) -> Option<RecurrentSpec> {
+    let kind = match meta.arch.as_str() {
+        "mamba2" => RecurrentKind::Mamba2,
+        "qwen3next" | "qwen35" | "qwen35moe" => RecurrentKind::GatedDeltaNet,
+        _ => {
+            if meta.get_u("ssm.inner_size").is_some() || meta.get_u("rwkv.head_size").is_some() {
+                notes.push(format!(
+                    "{} has recurrent (state-space / linear-attention) layers, which are not modelled yet: the KV cache is sized as if every layer attended",
+                    one_line(&meta.arch)
+                ));
+            }
+            return None;
+        }
+    };
+    use crate::core::model_limits::{MAX_FFN, MAX_HEAD_DIM, MAX_HEADS};
+    let d_inner = meta.get_u("ssm.inner_size")?;
+    let heads = meta.get_u("ssm.time_step_rank").filter(|&h| h > 0)?;
+    let state = meta.get_u("ssm.state_size").unwrap_or(0);
+    let groups = meta.get_u("ssm.group_count").unwrap_or(1);
+    let conv_kernel = meta.get_u("ssm.conv_kernel").unwrap_or(4);
+    if d_inner > MAX_FFN
+        || heads > MAX_HEADS
+        || state > MAX_HEAD_DIM
+        || groups > heads
+        || conv_kernel > MAX_HEAD_DIM
+    {
+        notes.push(format!(
+            "{}.ssm.* holds implausible sizes (inner {d_inner}, heads {heads}, state {state}, groups {groups}, kernel {conv_kernel}): the recurrent state is not sized",
+            one_line(&meta.arch)
+        ));
+        return None;
+    }
+    let attention_layers = match kind {
+        RecurrentKind::Mamba2 | RecurrentKind::Mamba1 => Vec::new(),
+        RecurrentKind::GatedDeltaNet => {
+            let p = meta.get_u("full_attention_interval").unwrap_or(4).max(1);
+            (0..layers).filter(|i| (i + 1).is_multiple_of(p)).collect()
+        }
+    };
+    Some(RecurrentSpec {
+        kind,
+        attention_layers,
+        heads,
+        head_dim: d_inner / heads,
+        state,
+        groups,
+        conv_kernel,
+        conv_bias: stats.has("ssm_conv1d.bias"),
+        proj_bias: false,
+        dt_rank: 0,
+    })
+}
+
+/// [`recurrent_spec`], and for a pure state-space model (no attention head count) the SSM's
+/// heads as the shape's, which is then exact without `attention.head_count`.
+fn recurrent_layers(
+    meta: &Meta,
+    stats: &TensorStats,
+    shape: &mut Shape,
+    notes: &mut Vec<String>,
+) -> Option<RecurrentSpec> {
+    let recurrent = recurrent_spec(meta, stats, shape.layers, notes);
+    if let Some(r) = recurrent.as_ref().filter(|r| r.attention_layers.is_empty())
+        && shape.heads == 0
+    {
+        (shape.heads, shape.kv_heads, shape.head_dim) = (r.heads, r.heads, r.head_dim);
+        shape.exact = shape.layers > 0 && shape.hidden > 0;
+    }
+    recurrent
+}
+
 /// Builds the imported model from a header (split files merged into one header first).
 /// `source` is the path shown for provenance, `name_hint` the name used without `general.name`.
 /// Fails when the architecture holds an implausible value (a block count of 2^40, …); the error
@@ -601,7 +688,8 @@ pub fn to_model(
             Bytes(stats.mtp_bytes).display_gib()
         ));
     }
-    let shape = dense_shape(&meta, &stats, main_layers, &mut notes);
+    let mut shape = dense_shape(&meta, &stats, main_layers, &mut notes);
+    let recurrent = recurrent_layers(&meta, &stats, &mut shape, &mut notes);
     let moe = moe_spec(&meta, &stats, shape.layers, &mut notes);
     let mla = mla_spec(&meta);
     let sliding = sliding_window(&meta, shape.layers, &mut notes);
@@ -645,11 +733,16 @@ pub fn to_model(
         mlp_bias: has("ffn_up.bias") || has("ffn_up_exps.bias") || has("ffn_down.bias"),
         qk_norm: has("attn_q_norm.weight") || has("attn_k_norm.weight"),
         attn_sinks: has("attn_sinks.weight") || has("attn_sinks"),
+        // Qwen3-Next / Qwen3.5 attention: q_proj also holds the output gate.
+        attn_output_gate: recurrent
+            .as_ref()
+            .is_some_and(|r| r.kind == RecurrentKind::GatedDeltaNet),
         norms_per_layer: shape.norms_per_layer,
         mlp: shape.mlp,
         moe,
         mla,
         sliding,
+        recurrent,
         max_context: meta.get_u("context_length").unwrap_or(0),
         source: if shape.exact {
             ShapeSource::Exact
