@@ -1571,14 +1571,21 @@ fn cluster_tab_plans_and_takes_a_node_count() {
         ..State::default()
     };
     let mut h = harness(state);
+    // 16 B of model states per parameter over 16 H100s: TP 4 × PP 4 without sharding just fits.
     assert!(
-        h.query_by_label_contains("Smallest: 3 nodes (24 GPUs), TP 1 × PP 1 × DP 24, ZeRO-3")
-            .is_some()
+        h.query_by_label_contains(
+            "Smallest: 2 nodes (16 GPUs), TP 4 × PP 4 × DP 1, DDP (no sharding), full recompute"
+        )
+        .is_some()
     );
     h.get_by_label("Fewest nodes that fit").click();
     h.run();
     assert_eq!(h.state().state.scenario.cluster.nodes, Some(2));
-    // Two nodes do not hold the job: the tab says so instead of a plan.
+    // One node does not hold the job: the tab says so instead of a plan.
+    h.get_by_role_and_label(Role::SpinButton, "Nodes")
+        .set_value_accesskit(1.0);
+    h.run();
+    assert_eq!(h.state().state.scenario.cluster.nodes, Some(1));
     assert!(h.query_by_label_contains("No cluster of").is_some());
 }
 
