@@ -59,28 +59,6 @@ pub(crate) fn chart_data(costs: &[PrecisionCost<'_>]) -> ChartData {
     d
 }
 
-/// Grid marks at whole powers of ten, with 2 and 5 between them.
-fn decades(g: egui_plot::GridInput) -> Vec<GridMark> {
-    let (lo, hi) = g.bounds;
-    let mut v = Vec::new();
-    let mut d = lo.floor();
-    while d <= hi {
-        v.push(GridMark {
-            value: d,
-            step_size: 1.0,
-        });
-        for k in [2.0_f64, 5.0] {
-            v.push(GridMark {
-                value: d + k.log10(),
-                step_size: 0.3,
-            });
-        }
-        d += 1.0;
-    }
-    v.retain(|m| m.value >= lo && m.value <= hi);
-    v
-}
-
 /// Grid marks on the GiB axis: every 1, 2, 5, 10, … GiB, the step that leaves ~64 px between
 /// labels (egui_plot labels a mark only when its `step_size` spans 60 px; `base_step_size` is
 /// the value 8 px span).
@@ -138,7 +116,7 @@ pub(crate) fn chart(ui: &mut Ui, costs: &[PrecisionCost<'_>], chosen: WeightPrec
         .x_axis_formatter(|m, _| format::tick(m.value))
         .x_grid_spacer(gib_marks)
         .y_axis_formatter(|m, _| format::log_tick(m.value))
-        .y_grid_spacer(decades)
+        .y_grid_spacer(|g| super::style::decade_marks(g, f64::INFINITY))
         .y_axis_min_width(36.0)
         .include_x(0.0)
         .label_formatter(|pos| match pos {

@@ -652,33 +652,6 @@ fn pow2_marks(g: egui_plot::GridInput) -> Vec<GridMark> {
     v
 }
 
-/// Grid marks at whole powers of ten, with 2 and 5 between them over a narrow range.
-fn decade_marks(g: egui_plot::GridInput) -> Vec<GridMark> {
-    let (lo, hi) = g.bounds;
-    let mut v = Vec::new();
-    let mut d = lo.floor();
-    while d <= hi {
-        v.push(GridMark {
-            value: d,
-            step_size: 1.0,
-        });
-        if hi - lo < 3.0 {
-            for k in [2.0_f64, 5.0] {
-                let x = d + k.log10();
-                if x >= lo && x <= hi {
-                    v.push(GridMark {
-                        value: x,
-                        step_size: 0.3,
-                    });
-                }
-            }
-        }
-        d += 1.0;
-    }
-    v.retain(|m| m.value >= lo && m.value <= hi);
-    v
-}
-
 /// A rate on a linear axis: "0" at the origin (format::rate writes a missing rate there).
 fn axis_rate(y: f64) -> String {
     if y.abs() < 1e-9 {
@@ -746,7 +719,7 @@ fn chart(ui: &mut Ui, c: &Chart<'_>, plans: &[ServingPlan], size: egui::Vec2) {
             if low.is_finite() {
                 plot = plot.include_y(low.floor());
             }
-            plot = plot.y_grid_spacer(decade_marks);
+            plot = plot.y_grid_spacer(|g| super::style::decade_marks(g, 3.0));
         } else {
             plot = plot.include_y(0.0);
         }

@@ -321,6 +321,32 @@ pub fn line_swatch(ui: &mut egui::Ui, color: Color32) -> egui::Response {
     resp
 }
 
+/// Grid marks of a log₁₀ axis at whole powers of ten, with 2 and 5 between them while the axis
+/// spans fewer than `minor_below` decades.
+pub fn decade_marks(g: egui_plot::GridInput, minor_below: f64) -> Vec<egui_plot::GridMark> {
+    use egui_plot::GridMark;
+    let (lo, hi) = g.bounds;
+    let mut v = Vec::new();
+    let mut d = lo.floor();
+    while d <= hi {
+        v.push(GridMark {
+            value: d,
+            step_size: 1.0,
+        });
+        if hi - lo < minor_below {
+            for k in [2.0_f64, 5.0] {
+                v.push(GridMark {
+                    value: d + k.log10(),
+                    step_size: 0.3,
+                });
+            }
+        }
+        d += 1.0;
+    }
+    v.retain(|m| m.value >= lo && m.value <= hi);
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -483,7 +483,7 @@ impl ModelSpec {
 }
 
 /// A tensor group read in full for every token (not a routed expert).
-fn whole(class: TensorClass, elements: u64, row: u64) -> TensorGroup {
+pub(super) fn whole(class: TensorClass, elements: u64, row: u64) -> TensorGroup {
     TensorGroup {
         class,
         elements,

@@ -27,6 +27,7 @@
 //! allocates both in F32 (`src/llama-model.cpp` `create_memory`: `llama_memory_recurrent(…,
 //! GGML_TYPE_F32, GGML_TYPE_F32, …)`), independent of the KV cache type.
 
+use super::inventory::whole;
 use super::{ModelSpec, RecurrentKind, RecurrentSpec, TensorGroup};
 use crate::core::precision::TensorClass;
 
@@ -155,15 +156,5 @@ impl ModelSpec {
         v.push(whole(TensorClass::AttnQ, in_proj, h));
         v.push(whole(TensorClass::AttnOut, m(d_inner, h), d_inner));
         v.push(whole(TensorClass::Small, small, 0));
-    }
-}
-
-fn whole(class: TensorClass, elements: u64, row: u64) -> TensorGroup {
-    TensorGroup {
-        class,
-        elements,
-        active_elements: elements,
-        row,
-        routed: false,
     }
 }
