@@ -2225,3 +2225,26 @@ fn size_vs_quality_snapshot() {
         &SnapshotOptions::new().threshold(2.0).max_failed_pixels(20),
     );
 }
+
+/// A 405B full fine-tune fits no cloud instance alone: the Cloud card says which cluster does
+/// (the same answer as `recommend`'s `cluster`).
+#[test]
+fn the_cloud_card_names_the_cheapest_cluster_when_no_instance_is_enough() {
+    let cat = catalog();
+    let p = cat.model("llama-3.1-405b").unwrap();
+    let state = State {
+        tab: Tab::Machines,
+        scenario: Scenario {
+            model: p.spec.clone(),
+            model_id: Some(p.id.clone()),
+            mode: Mode::Full,
+            ..Scenario::default()
+        },
+        ..State::default()
+    };
+    let h = harness(state);
+    assert!(
+        h.query_by_label_contains("One instance is not enough; the cheapest cluster:")
+            .is_some()
+    );
+}

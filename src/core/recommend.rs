@@ -1542,15 +1542,28 @@ pub fn recommend(
     if s.serving.load.is_some() {
         r.serving = Some(crate::core::serving::serving_picks(&plans, cat));
     }
-    if r.groups
-        .iter()
-        .any(|g| g.group == Group::Cloud && g.picks.is_empty())
-    {
-        r.cluster = crate::core::cluster::cluster_picks(&s, cat, &s.cluster, st)
-            .into_iter()
-            .find(|p| p.kind == MachineKind::Cloud);
-    }
+    r.cluster = cluster_answer(&s, &r, cat, st);
     r
+}
+
+/// When the cloud group has no pick (no instance runs the scenario on its own): the cheapest
+/// cluster of one cloud machine that does (`core::cluster::cluster_picks`); else `None`.
+pub fn cluster_answer(
+    s: &Scenario,
+    r: &Recommendations,
+    cat: &Catalog,
+    st: &FitSettings,
+) -> Option<crate::core::cluster::ClusterPick> {
+    let cloud_has_pick = !r
+        .groups
+        .iter()
+        .any(|g| g.group == Group::Cloud && g.picks.is_empty());
+    if cloud_has_pick {
+        return None;
+    }
+    crate::core::cluster::cluster_picks(s, cat, &s.cluster, st)
+        .into_iter()
+        .find(|p| p.kind == MachineKind::Cloud)
 }
 
 /// The scenario the machines are fitted at: the context raised to the minimum asked for.

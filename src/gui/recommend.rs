@@ -52,6 +52,13 @@ impl RecommendStrip {
                 &state.constraints,
                 crate::io::catalog::quality(),
             );
+            // No cloud instance alone: the cheapest cloud cluster (the Cluster tab plans it).
+            self.recs.cluster = crate::core::recommend::cluster_answer(
+                &state.scenario,
+                &self.recs,
+                &data.catalog,
+                &settings,
+            );
             self.key = Some(key);
         }
         &self.recs
@@ -104,8 +111,14 @@ impl RecommendStrip {
                             if let Some(t) = &recs.this_machine {
                                 this_card(ui, w, t, &mut open_id);
                             }
+                            let training = v.state.scenario.mode.is_training();
                             for g in &recs.groups {
-                                group_card(ui, w, g, &mut open_id);
+                                let cluster = recs
+                                    .cluster
+                                    .as_ref()
+                                    .filter(|_| g.group == crate::core::recommend::Group::Cloud)
+                                    .and_then(|c| c.summary(training));
+                                group_card(ui, w, g, cluster, &mut open_id);
                             }
                         });
                     });
@@ -210,7 +223,13 @@ fn headline(reason: &str) -> &str {
     reason.split("; ").next().unwrap_or(reason)
 }
 
-fn group_card(ui: &mut Ui, w: f32, g: &GroupPicks, open: &mut Option<String>) {
+fn group_card(
+    ui: &mut Ui,
+    w: f32,
+    g: &GroupPicks,
+    cluster: Option<String>,
+    open: &mut Option<String>,
+) {
     let title = g.group.label();
     match g.best() {
         Some(p) => {
@@ -243,6 +262,17 @@ fn group_card(ui: &mut Ui, w: f32, g: &GroupPicks, open: &mut Option<String>) {
                 ui.label(RichText::new(title).size(SUB).strong());
                 for u in &g.unmet {
                     ui.add(egui::Label::new(RichText::new(u.to_string()).size(SUB).weak()).wrap());
+                }
+                if let Some(c) = &cluster {
+                    ui.add(
+                        egui::Label::new(
+                            RichText::new(format!(
+                                "One instance is not enough; the cheapest cluster: {c} (Cluster tab: the curve and launch files)"
+                            ))
+                            .size(SUB),
+                        )
+                        .wrap(),
+                    );
                 }
             });
         }

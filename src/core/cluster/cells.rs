@@ -91,13 +91,13 @@ impl ClusterCurvePoint {
 }
 
 impl ClusterPick {
-    /// "16 nodes → $860": the cheapest node count and its cost ("—" when none fits).
+    /// "16 nodes at $860": the cheapest node count and its cost ("—" when none fits).
     pub fn cheapest_text(&self) -> String {
         self.cheapest
             .as_ref()
             .map(|x| {
                 format!(
-                    "{} → {}",
+                    "{} at {}",
                     format::count(x.nodes, "node", "nodes"),
                     x.cost_text()
                 )
@@ -109,7 +109,7 @@ impl ClusterPick {
 impl ClusterPick {
     /// One line for an answer card or list: "24 × AWS p5.48xlarge · 8x H100 · TP 4 × PP 1 × DP
     /// 48, FSDP full shard · 69.9 GiB per GPU · 35,099 tokens/s · 47 min · $1,045; cheapest: 32
-    /// nodes → $966" (`None` when no count fits).
+    /// nodes at $966" (`None` when no count fits).
     pub fn summary(&self, training: bool) -> Option<String> {
         let sm = self.smallest.as_ref()?;
         let c = sm.cells();
