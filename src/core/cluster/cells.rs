@@ -113,17 +113,27 @@ impl ClusterPick {
     pub fn summary(&self, training: bool) -> Option<String> {
         let sm = self.smallest.as_ref()?;
         let c = sm.cells();
-        let [rate, time, _] = PointCells::headers(training);
+        let rates = if training {
+            format!("{} tokens/s · {} · {}", c.rate, c.time, c.cost)
+        } else {
+            let users = sm.serve.as_ref().map_or(0, |p| {
+                p.serving
+                    .as_ref()
+                    .map_or(1, |x| x.machine_users().unwrap_or(0))
+            });
+            format!(
+                "{} at the target · {} per user · {} per 1M output tokens",
+                format::count(users, "user", "users"),
+                c.time,
+                c.cost
+            )
+        };
         Some(format!(
-            "{} × {} · {} · {} per GPU · {} {rate} · {}{} · {}; cheapest: {}",
+            "{} × {} · {} · {} per GPU · {rates}; cheapest: {}",
             format::group_digits(sm.nodes),
             self.name,
             c.layout,
             c.per_gpu,
-            c.rate,
-            c.time,
-            if training { "" } else { time },
-            c.cost,
             self.cheapest_text()
         ))
     }
