@@ -183,3 +183,47 @@ fn the_flags_on_the_command_line() {
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.contains("gpu_layers: Some(30)"), "{text}");
 }
+
+/// `--command`: a llama-server line read into the scenario (the tiny GGUF fixture, 2 layers):
+/// `-ngl 1` places one layer on the GPU, `-c 512` the context; an unknown flag is one line
+/// naming it, exit 2.
+#[test]
+fn a_llama_server_command_line() {
+    let bin = env!("CARGO_BIN_EXE_headroom");
+    let gguf = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/import/tiny.gguf"
+    );
+    let run = |line: String| {
+        Command::new(bin)
+            .args([
+                "fit",
+                "--machine",
+                "desktop-rtx4090-64gb",
+                "--json",
+                "--command",
+                &line,
+            ])
+            .output()
+            .unwrap()
+    };
+    let ok = run(format!("llama-server -m {gguf} -ngl 1 -c 512 --port 8080"));
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&ok.stdout).unwrap();
+    assert_eq!(
+        (v[0]["gpu_layers"].as_u64(), v[0]["total_layers"].as_u64()),
+        (Some(1), Some(2))
+    );
+    assert_eq!(v[0]["verdict"], "offload");
+    let bad = run(format!("llama-server -m {gguf} --frobnicate 3"));
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(
+        err.trim(),
+        "headroom: --command: --frobnicate: not a llama.cpp flag headroom reads"
+    );
+}

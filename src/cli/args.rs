@@ -125,6 +125,11 @@ pub struct ScenarioArgs {
     /// A .gguf or .safetensors file at a URL (headers only, by range requests).
     #[arg(long, group = "source", value_name = "URL", help_heading = "Model")]
     pub url: Option<String>,
+    /// A runtime's own command line, quoted: `llama-server`/`llama-cli`/`llama-bench` or `vllm
+    /// serve`; its model, context, cache types, FlashAttention, -ngl/--n-cpu-moe, slots, TP and
+    /// memory limits become these options (the ones given here win). An unknown flag is an error.
+    #[arg(long, value_name = "LINE", help_heading = "Model")]
+    pub command: Option<String>,
     /// A saved scenario (RON); other options override it.
     #[arg(long, value_name = "FILE", help_heading = "Model")]
     pub scenario: Option<PathBuf>,

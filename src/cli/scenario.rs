@@ -50,6 +50,9 @@ fn apply_serving(a: &ScenarioArgs, v: &mut ServingInputs) {
 /// Build the scenario from the arguments (a saved scenario first, then the options over it),
 /// in phases: the saved scenario, the model source, the other flags, the checks, the rules.
 pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliError> {
+    // `--command "llama-server …"`: the runtime's own flags, under the ones given here.
+    let merged = super::launch_line::merge(a)?;
+    let a = &merged;
     let mut s = saved_or_default(a)?;
     apply_model_source(a, cat, &mut s)?;
     // The precision the file's exact bytes hold at: what the import (or the saved scenario) set.
