@@ -89,7 +89,9 @@ pub struct GpuDevice {
 /// Whether accelerator `a` has FP8 tensor cores (Ada Lovelace, Hopper and Blackwell NVIDIA
 /// parts; AMD CDNA3), by its catalog id.
 pub fn fp8_tensor_cores(a: &Accelerator) -> bool {
-    let id = a.id.to_ascii_lowercase();
+    // Case-insensitive prefixes without allocating: this runs for every placement's speed.
+    let id = a.id.as_bytes();
+    let starts = |k: &&str| id.len() >= k.len() && id[..k.len()].eq_ignore_ascii_case(k.as_bytes());
     a.int8_tops.is_some()
         && [
             "h100",
@@ -109,7 +111,7 @@ pub fn fp8_tensor_cores(a: &Accelerator) -> bool {
             "mi355",
         ]
         .iter()
-        .any(|k| id.starts_with(k))
+        .any(starts)
 }
 
 impl GpuDevice {
