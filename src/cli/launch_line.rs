@@ -407,6 +407,8 @@ fn vllm(rest: &[String], a: &mut ScenarioArgs) -> Result<(), CliError> {
                     "fp8" => WeightPrecision::Fp8,
                     "bitsandbytes" => WeightPrecision::Nf4,
                     "mxfp4" => WeightPrecision::Mxfp4,
+                    // vLLM's name for TensorRT Model Optimizer checkpoints (NVFP4 among them).
+                    "modelopt_fp4" => WeightPrecision::Nvfp4,
                     t => {
                         return Err(usage(&format!(
                             "{f} {t}: a quantization headroom does not size"

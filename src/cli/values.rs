@@ -113,6 +113,7 @@ value_enum!(WeightPrecision, |p| p.label(), aliases: |p| match p {
     WeightPrecision::Iq2Xxs => &["iq2-xxs"],
     WeightPrecision::Mxfp4 => &["mxfp4_moe", "mxfp4-moe"],
     WeightPrecision::Fp8Block => &["fp8_block"],
+    WeightPrecision::Nvfp4 => &["modelopt_fp4", "modelopt-fp4"],
     _ => &[],
 });
 

@@ -105,6 +105,12 @@ pub struct Accelerator {
     pub compute_units: Option<u32>,
     #[serde(default)]
     pub int8_tops: Option<f64>,
+    /// Dense FP4 tensor TFLOPS where the part multiplies NVFP4 natively (NVIDIA Blackwell's
+    /// fifth-generation tensor cores: block-scaled E2M1 with an E4M3 scale per 16 values).
+    /// Vendors print FP4 "AI TOPS" with 2:4 sparsity; this is the dense figure, half of that.
+    /// `None` = no native NVFP4 (the speed model then runs NVFP4 weights weight-only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp4_tflops: Option<f64>,
     #[serde(default)]
     pub tdp_w: Option<f64>,
     #[serde(default)]
@@ -146,6 +152,7 @@ impl Accelerator {
             vector_tflops: None,
             compute_units: None,
             int8_tops: None,
+            fp4_tflops: None,
             tdp_w: None,
             pcie: None,
             gpu_link: None,

@@ -47,6 +47,10 @@ impl GgmlType {
     /// ggml-common.h holds one E8M0 scale byte and 16 bytes of packed E2M1 values per 32
     /// weights = 17 bytes, 4.25 bits per weight.
     pub const MXFP4: GgmlType = GGML_TYPES[39];
+    /// NVIDIA's block-scaled FP4 (`GGML_TYPE_NVFP4` = 40): `block_nvfp4` in ggml-common.h holds
+    /// four UE4M3 scale bytes (one per 16 values) and 32 bytes of packed E2M1 values per 64
+    /// weights = 36 bytes, 4.5 bits per weight.
+    pub const NVFP4: GgmlType = GGML_TYPES[40];
 
     /// (bytes per block, elements per block).
     pub const fn block(self) -> (u64, u64) {

@@ -51,6 +51,15 @@ pub enum WeightPrecision {
     /// `weight_scale_inv` tensors): 8 + 32/16384 bits on the decoder's linear layers; embeddings,
     /// output head, norms and router in BF16.
     Fp8Block,
+    /// NVFP4, NVIDIA's block-scaled FP4: E2M1 values with one FP8 E4M3 scale per 16 and one
+    /// FP32 scale per tensor (NVIDIA, "Introducing NVFP4 for Efficient and Accurate
+    /// Low-Precision Inference", developer.nvidia.com blog, 2025-06-24) = 4 + 8/16 = 4.5 bits,
+    /// on the decoder's linear layers as TensorRT Model Optimizer writes its `NVFP4`
+    /// checkpoints (`hf_quant_config.json` `quant_algo: NVFP4`, `group_size: 16`,
+    /// `exclude_modules: [lm_head]`); embeddings, output head, norms and router in BF16.
+    /// llama.cpp's `GGML_TYPE_NVFP4` (`block_nvfp4`: four UE4M3 scales + 32 bytes per 64
+    /// values) has the same 4.5 bits.
+    Nvfp4,
 }
 
 /// Which layer tensors a quantisation touches. Used by the GGUF k-quant mixes.
@@ -69,7 +78,7 @@ pub enum TensorClass {
 }
 
 impl WeightPrecision {
-    pub const ALL: [WeightPrecision; 27] = [
+    pub const ALL: [WeightPrecision; 28] = [
         WeightPrecision::Fp32,
         WeightPrecision::Fp16,
         WeightPrecision::Bf16,
@@ -97,6 +106,7 @@ impl WeightPrecision {
         WeightPrecision::Iq2Xxs,
         WeightPrecision::Mxfp4,
         WeightPrecision::Fp8Block,
+        WeightPrecision::Nvfp4,
     ];
 
     /// The CLI spelling (`--weights`), stable.
@@ -129,6 +139,7 @@ impl WeightPrecision {
             WeightPrecision::Iq2Xxs => "iq2_xxs",
             WeightPrecision::Mxfp4 => "mxfp4",
             WeightPrecision::Fp8Block => "fp8-block",
+            WeightPrecision::Nvfp4 => "nvfp4",
         }
     }
 
@@ -147,6 +158,7 @@ impl WeightPrecision {
                     ("gptq", WeightPrecision::Gptq4),
                     ("awq", WeightPrecision::Awq4),
                     ("mxfp4_moe", WeightPrecision::Mxfp4),
+                    ("modelopt_fp4", WeightPrecision::Nvfp4),
                 ]
                 .into_iter()
                 .find(|(alias, _)| cli_name_eq(t, alias))
@@ -184,6 +196,7 @@ impl WeightPrecision {
             WeightPrecision::Iq2Xxs => "GGUF IQ2_XXS",
             WeightPrecision::Mxfp4 => "MXFP4 (experts; BF16 rest)",
             WeightPrecision::Fp8Block => "FP8 block-scaled (128×128)",
+            WeightPrecision::Nvfp4 => "NVFP4 (FP4, E4M3 scale per 16)",
         }
     }
 
@@ -254,6 +267,8 @@ impl WeightPrecision {
             WeightPrecision::Gptq4 | WeightPrecision::Awq4 => 4.0 + 20.0 / 128.0,
             WeightPrecision::Mxfp4 => GgmlType::MXFP4.bits_per_weight(),
             WeightPrecision::Fp8Block => 8.0 + FP8_BLOCK_SCALE_BITS,
+            // The per-tensor FP32 scale is 4 bytes a matrix: nothing at these sizes.
+            WeightPrecision::Nvfp4 => GgmlType::NVFP4.bits_per_weight(),
             _ => self
                 .ggml_type_for(TensorClass::AttnQ, 0, 1)
                 .bits_per_weight(),
@@ -274,6 +289,7 @@ impl WeightPrecision {
                 | WeightPrecision::Fp8
                 | WeightPrecision::Fp8Block
                 | WeightPrecision::Mxfp4
+                | WeightPrecision::Nvfp4
         )
     }
 
@@ -434,6 +450,9 @@ impl WeightPrecision {
             }
             WeightPrecision::Fp8Block => {
                 "decoder linear layers in FP8 E4M3 with an FP32 scale per 128×128 block; embeddings, lm_head, norms and router in BF16 (as DeepSeek-V3 ships)"
+            }
+            WeightPrecision::Nvfp4 => {
+                "decoder linear layers in NVFP4 (16 E2M1 values + one E4M3 scale = 4.5 bits, one FP32 scale per tensor); embeddings, lm_head, norms and router in BF16 (as TensorRT Model Optimizer writes NVFP4 checkpoints)"
             }
             _ => "every tensor at this type",
         }

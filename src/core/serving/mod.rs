@@ -427,7 +427,7 @@ pub fn build_stages(
     let kernel = if backend.is_llama_cpp() {
         Kernel::Ggml
     } else {
-        Kernel::for_weights(s.weights, gpu.fp8)
+        Kernel::for_weights(s.weights, &gpu)
     };
     let (gpu_link, nvlink) = match acc.gpu_link_gbs {
         Some(g) if g > 0.0 => (GbPerSec(g / 2.0), true),

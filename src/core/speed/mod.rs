@@ -84,6 +84,9 @@ pub struct GpuDevice {
     /// FP8 tensor cores (Ada, Hopper, Blackwell, CDNA3): FP8 weights run W8A8 at `int8_tops`.
     #[serde(default)]
     pub fp8: bool,
+    /// Dense FP4 tensor TFLOPS where NVFP4 runs natively (Blackwell), else 0.
+    #[serde(default)]
+    pub fp4_tflops: f64,
 }
 
 /// Whether accelerator `a` has FP8 tensor cores (Ada Lovelace, Hopper and Blackwell NVIDIA
@@ -119,6 +122,7 @@ impl GpuDevice {
         let acc16 = a.fp16_acc16_tflops.unwrap_or(a.fp16_tflops);
         GpuDevice {
             fp8: fp8_tensor_cores(a),
+            fp4_tflops: a.fp4_tflops.unwrap_or(0.0).max(0.0),
             bandwidth: a.bandwidth,
             fp16_tflops: a.fp16_tflops,
             fp16_acc16_tflops: acc16,
@@ -457,7 +461,7 @@ fn pytorch_speed(q: &SpeedQuery, k: &SpeedConstants, g: GpuDevice) -> Speed {
         est: q.est,
         gpu: g,
         profile: k.profiles.get(q.backend),
-        kernel: step::Kernel::for_weights(q.scenario.weights, g.fp8),
+        kernel: step::Kernel::for_weights(q.scenario.weights, &g),
         costs: step::StepCosts::of(q.backend),
         tp,
         gpu_link: q.gpu_link,

@@ -33,6 +33,10 @@ pub enum Kernel {
     W8A8Fp8,
     /// 8-bit weights dequantised to 16 bits (FP8 Marlin on Ampere, INT8 weight-only).
     W8A16,
+    /// NVFP4 weights and activations on Blackwell's FP4 tensor cores (block-scaled
+    /// `mma.kind::mxf4nvf4` GEMMs: CUTLASS `examples/72_blackwell_narrow_precision_gemm`, run by
+    /// vLLM's `ModelOptNvFp4LinearMethod` through `cutlass_scaled_fp4_mm` or FlashInfer).
+    W4A4Fp4,
     /// llama.cpp's own kernels (mmvq / MMQ) for GGUF types, run by the llama.cpp profiles.
     Ggml,
 }
@@ -47,12 +51,17 @@ pub struct KernelRates {
 }
 
 impl Kernel {
-    /// The kernel an engine of the PyTorch family (vLLM, SGLang, transformers) runs for `w` on a
-    /// GPU with (`fp8`) or without FP8 tensor cores.
-    pub fn for_weights(w: WeightPrecision, fp8: bool) -> Kernel {
+    /// The kernel an engine of the PyTorch family (vLLM, SGLang, transformers) runs for `w` on
+    /// `gpu`: FP8 weights run W8A8 where the GPU has FP8 tensor cores; NVFP4 runs W4A4 where it
+    /// has FP4 tensor cores, and weight-only through FP4 Marlin elsewhere (vLLM
+    /// `model_executor/layers/quantization/utils/marlin_utils_fp4.py`, used by
+    /// `ModelOptNvFp4LinearMethod` on GPUs without native FP4).
+    pub fn for_weights(w: WeightPrecision, gpu: &GpuDevice) -> Kernel {
         use WeightPrecision::*;
+        let fp8 = gpu.fp8;
         match w {
             Fp32 | Fp16 | Bf16 => Kernel::Dense16,
+            Nvfp4 if gpu.fp4_tflops > 0.0 => Kernel::W4A4Fp4,
             Fp8 | Fp8Block if fp8 => Kernel::W8A8Fp8,
             Fp8 | Fp8Block | Int8 | Q8_0 => Kernel::W8A16,
             _ => Kernel::W4A16,
@@ -64,6 +73,7 @@ impl Kernel {
             Kernel::W4A16 => "W4A16 (Marlin)",
             Kernel::W8A8Fp8 => "FP8 W8A8 (CUTLASS)",
             Kernel::W8A16 => "W8A16 (dequantise to 16-bit)",
+            Kernel::W4A4Fp4 => "NVFP4 W4A4 (FP4 tensor cores)",
             Kernel::Ggml => "llama.cpp mmvq/MMQ",
         }
     }
@@ -86,7 +96,9 @@ impl Kernel {
                 bandwidth: 0.8,
                 gemm: 0.8,
             },
-            Kernel::W8A8Fp8 => KernelRates {
+            // Block-scaled FP4 GEMMs are tile kernels like the FP8 ones: the same efficiencies,
+            // at the FP4 rate (`gemm_peak` below).
+            Kernel::W8A8Fp8 | Kernel::W4A4Fp4 => KernelRates {
                 bandwidth: 0.8,
                 gemm: 1.0,
             },
@@ -221,6 +233,7 @@ impl StepModel {
         }
         let gemm_peak = match i.kernel {
             Kernel::W8A8Fp8 => i.gpu.int8_tops,
+            Kernel::W4A4Fp4 => i.gpu.fp4_tflops,
             _ if i.profile.f16_accumulate_fp16 => i.gpu.fp16_acc16_tflops,
             _ => i.gpu.fp16_tflops,
         };

@@ -405,6 +405,7 @@ mod tests {
             vector_tflops: None,
             compute_units: None,
             int8_tops: Some(660.6),
+            fp4_tflops: None,
             tdp_w: Some(450.0),
             pcie: Some(PcieLink {
                 generation: 4,

@@ -164,6 +164,8 @@ pub(super) fn model_arg(s: &Scenario, gguf: bool) -> (String, bool) {
             }
             // ggml-org's gpt-oss GGUFs keep the experts in MXFP4 (file type MXFP4_MOE).
             WeightPrecision::Mxfp4 => "MXFP4".to_string(),
+            // llama.cpp's NVFP4 type (GGML_TYPE_NVFP4, file type LLAMA_FTYPE_MOSTLY_NVFP4).
+            WeightPrecision::Nvfp4 => "NVFP4".to_string(),
             p if p.is_gguf() => p.cli_name().to_ascii_uppercase(),
             _ => "Q4_K_M".to_string(),
         };
@@ -273,6 +275,7 @@ fn gguf_arg(s: &Scenario, fit: &FitResult) -> (String, Vec<String>) {
     if !s.weights.is_gguf()
         && !plain
         && s.weights != WeightPrecision::Mxfp4
+        && s.weights != WeightPrecision::Nvfp4
         && s.model.file_weights.is_none()
     {
         notes.push(format!(

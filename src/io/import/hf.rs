@@ -139,6 +139,9 @@ pub(super) struct ConfigExtras {
     pub(super) dtype: Option<String>,
     pub(super) quant_method: Option<String>,
     pub(super) bits: Option<u64>,
+    /// TensorRT Model Optimizer's `quant_algo` ("NVFP4", "FP8") or compressed-tensors'
+    /// `format` ("nvfp4-pack-quantized"), lower case.
+    pub(super) quant_algo: Option<String>,
 }
 
 impl ConfigExtras {
@@ -156,6 +159,10 @@ impl ConfigExtras {
                 .and_then(|m| m.as_str())
                 .map(|s| s.to_ascii_lowercase()),
             bits: q.and_then(|q| q.get("bits")).and_then(|b| b.as_u64()),
+            quant_algo: q
+                .and_then(|q| q.get("quant_algo").or_else(|| q.get("format")))
+                .and_then(|m| m.as_str())
+                .map(|s| s.to_ascii_lowercase()),
         }
     }
     pub(super) fn precision(&self) -> Option<WeightPrecision> {
@@ -164,6 +171,16 @@ impl ConfigExtras {
             Some("gptq") if self.bits.unwrap_or(4) == 4 => return Some(W::Gptq4),
             Some("awq") => return Some(W::Awq4),
             Some("fp8") => return Some(W::Fp8),
+            // TensorRT Model Optimizer (`quant_method: modelopt`, `quant_algo: NVFP4`) and
+            // llm-compressor (`format: nvfp4-pack-quantized`) NVFP4 checkpoints.
+            _ if self
+                .quant_algo
+                .as_deref()
+                .is_some_and(|a| a.contains("nvfp4")) =>
+            {
+                return Some(W::Nvfp4);
+            }
+            Some("modelopt") if self.quant_algo.as_deref() == Some("fp8") => return Some(W::Fp8),
             Some("bitsandbytes") => {
                 return Some(if self.bits == Some(8) {
                     W::Int8

@@ -229,7 +229,7 @@ impl Tally {
     }
 }
 
-/// The stored precision, from packed-format tensors (GPTQ/AWQ, bitsandbytes, MXFP4), else the
+/// The stored precision, from packed-format tensors (GPTQ/AWQ, bitsandbytes, MXFP4, NVFP4), else the
 /// dominant dtype, else config.json; and whether the tensors are packed (their element count is
 /// then not the parameter count).
 fn precision(
@@ -255,6 +255,13 @@ fn precision(
         } else {
             WeightPrecision::Nf4
         })
+    } else if any_end(".weight_scale_2") || any_end(".weight_global_scale") {
+        // NVFP4: TensorRT Model Optimizer stores `weight` as packed uint8 pairs, `weight_scale`
+        // (E4M3, one per 16) and the per-tensor `weight_scale_2`; llm-compressor names them
+        // `weight_packed`, `weight_scale` and `weight_global_scale`.
+        packed = true;
+        notes.push("NVFP4 packed weights (two E2M1 values a byte, an E4M3 scale per 16)".into());
+        Some(WeightPrecision::Nvfp4)
     } else if any_end(".SCB") {
         Some(WeightPrecision::Int8)
     } else if any_end("_blocks") && any_end("_scales") {

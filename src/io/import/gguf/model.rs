@@ -95,6 +95,7 @@ fn precision_for_file_type(ftype: u64) -> Option<WeightPrecision> {
         30 => W::Iq4Xs,
         32 => W::Bf16,
         38 => W::Mxfp4,
+        39 => W::Nvfp4,
         _ => return None,
     })
 }
@@ -120,6 +121,7 @@ fn precision_for_ggml_type(name: &str) -> Option<WeightPrecision> {
         "IQ2_XS" => W::Iq2Xs,
         "IQ2_XXS" => W::Iq2Xxs,
         "MXFP4" => W::Mxfp4,
+        "NVFP4" => W::Nvfp4,
         _ => return None,
     })
 }
