@@ -1,0 +1,264 @@
+//! Model presets for the models people run at the end of 2026 (issue 32 item 3).
+//!
+//! Each test checks a preset against facts read off its config.json on Hugging Face (cited above
+//! the test) and its KV cache per token at FP16 against a hand computation:
+//! 2 (K, V) × attention layers × kv_heads × head_dim × 2 bytes; for MLA the cached latent,
+//! (kv_lora_rank + qk_rope_head_dim) × layers × 2 bytes; for Qwen3-Next only the full-attention
+//! layers. The total parameter counts against the published ones are checked for every preset by
+//! `param_counts_match_published_totals` in tests/catalog.rs.
+
+use headroom::core::catalog::ModelPreset;
+use headroom::core::estimate::estimate;
+use headroom::core::model::{ModelSpec, RecurrentKind};
+use headroom::core::scenario::Scenario;
+use headroom::io::catalog;
+
+const NEW_IDS: [&str; 12] = [
+    "qwen3-next-80b-a3b",
+    "qwen3-coder-480b-a35b",
+    "qwen3-coder-30b-a3b",
+    "deepseek-v3.1",
+    "kimi-k2",
+    "kimi-k2-thinking",
+    "glm-4.5",
+    "glm-4.6",
+    "llama-4-maverick",
+    "mistral-small-3.2-24b",
+    "phi-4-mini",
+    "minimax-m2",
+];
+
+fn preset(id: &str) -> &'static ModelPreset {
+    catalog::builtin()
+        .models
+        .iter()
+        .find(|m| m.id == id)
+        .unwrap_or_else(|| panic!("no preset {id}"))
+}
+
+fn spec(id: &str) -> &'static ModelSpec {
+    &preset(id).spec
+}
+
+/// KV-cache bytes per token with the default scenario (F16 cache).
+fn kv_per_token(id: &str) -> u64 {
+    estimate(&Scenario {
+        model: spec(id).clone(),
+        context: 4096,
+        batch: 1,
+        ..Scenario::default()
+    })
+    .kv_cache_per_token
+    .0
+}
+
+/// (routed experts, active experts) of a MoE preset.
+fn moe(id: &str) -> (u64, u64) {
+    let m = spec(id).moe.as_ref().expect("MoE");
+    (m.experts, m.active_experts)
+}
+
+#[test]
+fn new_presets_exist_with_sources_and_published_totals() {
+    for id in NEW_IDS {
+        let p = preset(id);
+        assert!(
+            p.source.starts_with("https://huggingface.co/") && p.source.ends_with("/config.json"),
+            "{id}: source {}",
+            p.source
+        );
+        assert!(p.published_params.is_some(), "{id}: no published_params");
+        let notes = p.notes.as_deref().unwrap_or("");
+        assert!(
+            notes.starts_with("published_params: https://"),
+            "{id}: notes must cite the published total"
+        );
+        let kebab = id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.');
+        assert!(kebab, "{id} is not a kebab id");
+    }
+}
+
+// https://huggingface.co/Qwen/Qwen3-Next-80B-A3B-Instruct/blob/main/config.json
+#[test]
+fn qwen3_next_80b_a3b() {
+    let s = spec("qwen3-next-80b-a3b");
+    assert_eq!(
+        (s.layers, s.hidden, s.kv_heads, s.head_dim),
+        (48, 2048, 2, 256)
+    );
+    assert_eq!(moe("qwen3-next-80b-a3b"), (512, 10));
+    assert_eq!(s.max_context, 262_144);
+    let r = s.recurrent.as_ref().expect("Gated DeltaNet layers");
+    assert_eq!(r.kind, RecurrentKind::GatedDeltaNet);
+    // full_attention_interval 4: layers 3, 7, …, 47.
+    assert_eq!(
+        r.attention_layers,
+        (0..12).map(|k| 4 * k + 3).collect::<Vec<_>>()
+    );
+    assert_eq!((r.heads, r.head_dim, r.state, r.groups), (32, 128, 128, 16));
+    assert_eq!(
+        (s.attention_layer_count(), s.recurrent_layer_count()),
+        (12, 36)
+    );
+    // 12 attention layers × 2 × 2 KV heads × 256 × 2 B = 24,576.
+    assert_eq!(kv_per_token("qwen3-next-80b-a3b"), 24_576);
+    // The count tests/hybrid.rs derives by hand for this shape.
+    assert_eq!(s.param_count().total, 79_674_391_296);
+}
+
+// https://huggingface.co/Qwen/Qwen3-Coder-480B-A35B-Instruct/blob/main/config.json
+#[test]
+fn qwen3_coder_480b_a35b() {
+    let s = spec("qwen3-coder-480b-a35b");
+    assert_eq!((s.layers, s.hidden, s.heads, s.kv_heads), (62, 6144, 96, 8));
+    assert_eq!(moe("qwen3-coder-480b-a35b"), (160, 8));
+    assert_eq!(s.moe.as_ref().unwrap().expert_ffn, 2560);
+    assert_eq!(s.max_context, 262_144);
+    // 62 × 2 × 8 × 128 × 2 B = 253,952.
+    assert_eq!(kv_per_token("qwen3-coder-480b-a35b"), 253_952);
+}
+
+// https://huggingface.co/Qwen/Qwen3-Coder-30B-A3B-Instruct/blob/main/config.json
+#[test]
+fn qwen3_coder_30b_a3b() {
+    let s = spec("qwen3-coder-30b-a3b");
+    assert_eq!((s.layers, s.hidden, s.kv_heads), (48, 2048, 4));
+    assert_eq!(moe("qwen3-coder-30b-a3b"), (128, 8));
+    assert_eq!(s.max_context, 262_144);
+    // Same decoder as Qwen3-30B-A3B.
+    assert_eq!(s.param_count(), spec("qwen3-30b-a3b").param_count());
+    // 48 × 2 × 4 × 128 × 2 B = 98,304.
+    assert_eq!(kv_per_token("qwen3-coder-30b-a3b"), 98_304);
+}
+
+// https://huggingface.co/deepseek-ai/DeepSeek-V3.1/blob/main/config.json
+#[test]
+fn deepseek_v3_1() {
+    let s = spec("deepseek-v3.1");
+    assert_eq!((s.layers, s.hidden, s.heads), (61, 7168, 128));
+    assert_eq!(moe("deepseek-v3.1"), (256, 8));
+    assert_eq!(s.max_context, 163_840);
+    let mla = s.mla.as_ref().expect("MLA");
+    assert_eq!((mla.kv_lora_rank, mla.qk_rope_head_dim), (512, 64));
+    // Same architecture as DeepSeek-V3.
+    assert_eq!(s.param_count(), spec("deepseek-v3").param_count());
+    // MLA: (512 + 64) × 61 × 2 B = 70,272.
+    assert_eq!(kv_per_token("deepseek-v3.1"), 70_272);
+}
+
+// https://huggingface.co/moonshotai/Kimi-K2-Instruct/blob/main/config.json
+// https://huggingface.co/moonshotai/Kimi-K2-Thinking/blob/main/config.json
+#[test]
+fn kimi_k2_and_k2_thinking() {
+    for (id, ctx) in [("kimi-k2", 131_072), ("kimi-k2-thinking", 262_144)] {
+        let s = spec(id);
+        assert_eq!(
+            (s.layers, s.hidden, s.heads, s.kv_heads),
+            (61, 7168, 64, 64),
+            "{id}"
+        );
+        assert_eq!(moe(id), (384, 8), "{id}");
+        let m = s.moe.as_ref().unwrap();
+        assert_eq!((m.shared_experts, m.first_dense_layers), (1, 1), "{id}");
+        assert_eq!(s.vocab, 163_840, "{id}");
+        assert_eq!(s.max_context, ctx, "{id}");
+        // MLA: (512 + 64) × 61 × 2 B = 70,272.
+        assert_eq!(kv_per_token(id), 70_272, "{id}");
+    }
+    assert_eq!(
+        spec("kimi-k2").param_count(),
+        spec("kimi-k2-thinking").param_count()
+    );
+}
+
+// https://huggingface.co/zai-org/GLM-4.5/blob/main/config.json
+// https://huggingface.co/zai-org/GLM-4.6/blob/main/config.json
+#[test]
+fn glm_4_5_and_4_6() {
+    for (id, ctx) in [("glm-4.5", 131_072), ("glm-4.6", 202_752)] {
+        let s = spec(id);
+        assert_eq!(
+            (s.layers, s.hidden, s.heads, s.kv_heads),
+            (92, 5120, 96, 8),
+            "{id}"
+        );
+        assert_eq!(moe(id), (160, 8), "{id}");
+        assert_eq!(s.moe.as_ref().unwrap().first_dense_layers, 3, "{id}");
+        assert!(s.qkv_bias && s.qk_norm, "{id}");
+        assert_eq!(s.max_context, ctx, "{id}");
+        // 92 × 2 × 8 × 128 × 2 B = 376,832.
+        assert_eq!(kv_per_token(id), 376_832, "{id}");
+    }
+}
+
+// https://huggingface.co/meta-llama/Llama-4-Maverick-17B-128E-Instruct/blob/main/config.json
+#[test]
+fn llama_4_maverick() {
+    let s = spec("llama-4-maverick");
+    assert_eq!((s.layers, s.hidden, s.heads, s.kv_heads), (48, 5120, 40, 8));
+    assert_eq!(moe("llama-4-maverick"), (128, 1));
+    // interleave_moe_layer_step 2: half the layers are MoE.
+    assert_eq!(s.moe.as_ref().unwrap().sparse_step, 2);
+    assert_eq!(s.max_context, 1_048_576);
+    // Every layer caches K and V (chunked layers too): 48 × 2 × 8 × 128 × 2 B = 196,608.
+    assert_eq!(kv_per_token("llama-4-maverick"), 196_608);
+}
+
+// https://huggingface.co/mistralai/Mistral-Small-3.2-24B-Instruct-2506/blob/main/config.json
+#[test]
+fn mistral_small_3_2() {
+    let s = spec("mistral-small-3.2-24b");
+    assert_eq!(
+        (s.layers, s.hidden, s.heads, s.kv_heads, s.head_dim),
+        (40, 5120, 32, 8, 128)
+    );
+    assert_eq!(s.intermediate, 32_768);
+    assert!(s.moe.is_none());
+    assert_eq!(s.max_context, 131_072);
+    // Text: embedding + head 2 × 131,072 × 5120 = 1,342,177,280; per layer q 5120 × 4096 +
+    // k, v 5120 × 1024 each + o 4096 × 5120 = 52,428,800, MLP 3 × 5120 × 32,768 = 503,316,480,
+    // norms 10,240 → 555,755,520 × 40 = 22,230,220,800; final norm 5120 → 23,572,403,200.
+    // + vision 438,958,080 (see the preset's notes) = 24,011,361,280.
+    assert_eq!(s.param_count().total, 24_011_361_280);
+    // 40 × 2 × 8 × 128 × 2 B = 163,840.
+    assert_eq!(kv_per_token("mistral-small-3.2-24b"), 163_840);
+}
+
+// https://huggingface.co/microsoft/Phi-4-mini-instruct/blob/main/config.json
+#[test]
+fn phi_4_mini() {
+    let s = spec("phi-4-mini");
+    assert_eq!(
+        (s.layers, s.hidden, s.heads, s.kv_heads, s.head_dim),
+        (32, 3072, 24, 8, 128)
+    );
+    assert!(s.tied_embeddings);
+    assert_eq!(s.max_context, 131_072);
+    // Tied embedding 200,064 × 3072 = 614,596,608; per layer q 3072² = 9,437,184, k, v
+    // 3072 × 1024 each = 6,291,456, o 9,437,184, MLP 3 × 3072 × 8192 = 75,497,472, norms 6144
+    // → 100,669,440 × 32 = 3,221,422,080; final norm 3072 → 3,836,021,760.
+    assert_eq!(s.param_count().total, 3_836_021_760);
+    // 32 × 2 × 8 × 128 × 2 B = 131,072.
+    assert_eq!(kv_per_token("phi-4-mini"), 131_072);
+}
+
+// https://huggingface.co/MiniMaxAI/MiniMax-M2/blob/main/config.json
+#[test]
+fn minimax_m2() {
+    let s = spec("minimax-m2");
+    assert_eq!(
+        (s.layers, s.hidden, s.heads, s.kv_heads, s.head_dim),
+        (62, 3072, 48, 8, 128)
+    );
+    assert_eq!(moe("minimax-m2"), (256, 8));
+    assert_eq!(s.max_context, 196_608);
+    // Embedding + head 2 × 200,064 × 3072 = 1,229,193,216; per layer attention q 3072 × 6144 +
+    // k, v 3072 × 1024 each + o 6144 × 3072 = 44,040,192, q/k norm 256, experts
+    // 256 × 3 × 3072 × 1536 = 3,623,878,656, router 786,432 + bias 256, norms 6144
+    // → 3,668,711,936 × 62 = 227,460,140,032; final norm 3072 → 228,689,336,320.
+    assert_eq!(s.param_count().total, 228_689_336_320);
+    // 62 × 2 × 8 × 128 × 2 B = 253,952.
+    assert_eq!(kv_per_token("minimax-m2"), 253_952);
+}
