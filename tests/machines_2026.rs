@@ -1,6 +1,6 @@
 //! The 2025–2026 hardware in the built-in catalogs (issue 32 item 4): DGX Spark and Jetson AGX
 //! Thor, the RTX PRO 6000 Blackwell variants, RTX 5070 Ti, Radeon AI PRO R9700, Instinct MI355X,
-//! Arc Pro B60/B50, Apple M5, B300/GB200 and the cloud instances built on them. Each new entry
+//! Arc Pro B60/B50, Apple M5/M5 Pro/M5 Max, B300/GB200 and the cloud instances built on them. Each new entry
 //! exists, cites a source, and carries the memory and bandwidth its vendor publishes.
 
 use headroom::core::catalog::{Catalog, MachineKind, MemoryKind, Price, Vendor};
@@ -65,6 +65,8 @@ fn new_accelerators_exist_with_their_published_memory_and_bandwidth() {
         ("arc-pro-b60", Vendor::Intel, gib(24), 456.0),
         ("arc-pro-b50", Vendor::Intel, gib(16), 224.0),
         ("apple-m5", Vendor::Apple, 0, 153.0),
+        ("apple-m5-pro", Vendor::Apple, 0, 307.0),
+        ("apple-m5-max-40c", Vendor::Apple, 0, 614.0),
     ] {
         let a = acc(id);
         assert_eq!(a.vendor, vendor, "{id}");
@@ -251,6 +253,22 @@ fn new_owned_machines_exist_with_their_memory() {
             matches!(m.price, Some(Price::Purchase { .. })),
             "{id}: purchase price"
         );
+    }
+    // The M5 Pro/Max MacBook Pros: their largest memory, at the chip's bandwidth.
+    for (id, gpu, ram, bw) in [
+        ("macbook-pro-16-m5-pro-64gb", "apple-m5-pro", 64, 307.0),
+        (
+            "macbook-pro-16-m5-max-128gb",
+            "apple-m5-max-40c",
+            128,
+            614.0,
+        ),
+    ] {
+        let m = machine(id);
+        assert_eq!(m.kind, MachineKind::Laptop, "{id}");
+        assert_eq!(m.gpu.as_deref(), Some(gpu), "{id}");
+        assert_eq!(m.ram.0, gib(ram), "{id}");
+        assert_eq!(m.ram_bandwidth.0, bw, "{id}");
     }
     // A unified-memory box's pool is its RAM, as fast as the chip says.
     for id in ["nvidia-dgx-spark", "nvidia-jetson-agx-thor-devkit"] {
