@@ -2,10 +2,10 @@
 //! Names are a contract: add freely, never rename.
 
 use super::values::{
-    Choice, KvParser, OnOff, parse_batch, parse_context, parse_electricity, parse_fraction,
-    parse_gpu_layers, parse_gpus, parse_lora_rank, parse_output, parse_params, parse_rate,
-    parse_sched, parse_seconds, parse_share, parse_tp, parse_train_tokens, parse_ubatch,
-    parse_user_rate, parse_users, parse_zero,
+    Choice, KvParser, OnOff, parse_acceptance, parse_batch, parse_context, parse_draft_tokens,
+    parse_electricity, parse_fraction, parse_gpu_layers, parse_gpus, parse_lora_rank, parse_output,
+    parse_params, parse_rate, parse_sched, parse_seconds, parse_share, parse_spec_method, parse_tp,
+    parse_train_tokens, parse_ubatch, parse_user_rate, parse_users, parse_zero,
 };
 use crate::core::catalog::MachineKind;
 use crate::core::precision::{KvTypes, WeightPrecision};
@@ -208,6 +208,26 @@ pub struct ScenarioArgs {
     /// models [default: the fewest that fit].
     #[arg(long, value_name = "N", value_parser = parse_gpu_layers, help_heading = "Runtime", conflicts_with = "gpu_layers")]
     pub n_cpu_moe: Option<u64>,
+    /// Speculative decoding: a draft model (`draft`, with --draft), an EAGLE-3 head (`eagle3`) or
+    /// the model's own multi-token-prediction layers (`mtp`) [default: off; on as `draft` with
+    /// --draft].
+    #[arg(long, value_name = "METHOD", value_parser = parse_spec_method, help_heading = "Speculative decoding")]
+    pub speculative: Option<crate::core::speculative::SpecMethod>,
+    /// The draft model: a preset id or a .gguf / .safetensors / config.json file (llama.cpp
+    /// `-md`, vLLM `speculative_config.model`); same tokenizer as the model.
+    #[arg(long, value_name = "MODEL|FILE", help_heading = "Speculative decoding")]
+    pub draft: Option<String>,
+    /// The draft's weights [default: the model's; BF16 for an EAGLE-3 head].
+    #[arg(long, value_name = "PRECISION", value_parser = Choice::<WeightPrecision>::new(), help_heading = "Speculative decoding")]
+    pub draft_weights: Option<WeightPrecision>,
+    /// Tokens drafted per step, 1 … 64 (`--draft-max`, `num_speculative_tokens`) [default: 5 for
+    /// a draft model, 3 for EAGLE-3, 1 for MTP].
+    #[arg(long, value_name = "N", value_parser = parse_draft_tokens, help_heading = "Speculative decoding")]
+    pub draft_tokens: Option<u64>,
+    /// Share of drafted tokens the model accepts, per token, 0 … 0.99 [default: 0.7 draft model,
+    /// 0.75 EAGLE-3, 0.85 MTP].
+    #[arg(long, value_name = "RATE", value_parser = parse_acceptance, help_heading = "Speculative decoding")]
+    pub acceptance: Option<f64>,
     /// Users with a request in flight (closed loop, like `vllm bench serve --max-concurrency`)
     /// [default: none: plan for the most users that meet the target].
     #[arg(long, value_name = "N", value_parser = parse_users, group = "load", help_heading = "Serving")]

@@ -58,6 +58,7 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
     // The precision the file's exact bytes hold at: what the import (or the saved scenario) set.
     let stored = s.model.file_weights.as_ref().map(|_| s.weights);
     apply_flags(a, &mut s);
+    apply_speculative(a, cat, &mut s)?;
     check_flags(a, &s)?;
     // The scenario rules the window applies too (the prompt to the context, every number in its
     // domain), each change said on stderr.
@@ -142,6 +143,73 @@ fn apply_model_source(a: &ScenarioArgs, cat: &Catalog, s: &mut Scenario) -> Resu
             None => {}
         }
     }
+    Ok(())
+}
+
+/// `--speculative`, `--draft`, `--draft-weights`, `--draft-tokens`, `--acceptance`: the drafter
+/// read like the model (a preset id or a local file), checked against the model now so a
+/// mismatch is one line naming the flag.
+fn apply_speculative(a: &ScenarioArgs, cat: &Catalog, s: &mut Scenario) -> Result<(), CliError> {
+    use crate::core::speculative::{SpecMethod, draft_spec};
+    let asked = a.speculative.is_some()
+        || a.draft.is_some()
+        || a.draft_tokens.is_some()
+        || a.acceptance.is_some()
+        || a.draft_weights.is_some();
+    if !asked {
+        return Ok(());
+    }
+    let mut sp = s.speculative.clone().unwrap_or_default();
+    match a.speculative {
+        Some(m) => sp.method = m,
+        None if a.draft.is_some() => sp.method = SpecMethod::DraftModel,
+        None => {}
+    }
+    if let Some(d) = &a.draft {
+        let (spec, id) = match cat.model(d) {
+            Some(p) => (p.spec.clone(), p.id.clone()),
+            None => {
+                let path = std::path::Path::new(d);
+                if !path.exists() {
+                    return Err(CliError::usage(format!(
+                        "--draft {d}: neither a preset nor a file; {}",
+                        unknown_model(d, cat)
+                    )));
+                }
+                let imp = if path.extension().is_some_and(|e| e == "json") {
+                    let text = crate::io::read_text_limited(path, crate::io::limits::JSON_FILE)
+                        .map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
+                    crate::io::import::hf::config_spec(path, &text)?
+                } else {
+                    let imp = crate::io::import::import_path(path).map_err(CliError::from)?;
+                    if sp.draft_weights.is_none() {
+                        sp.draft_weights = imp.weights;
+                    }
+                    imp.spec
+                };
+                (imp, d.clone())
+            }
+        };
+        sp.draft = Some(spec);
+        sp.draft_id = Some(id);
+    }
+    if let Some(w) = a.draft_weights {
+        sp.draft_weights = Some(w);
+    }
+    if let Some(n) = a.draft_tokens {
+        sp.tokens = n;
+    }
+    if let Some(x) = a.acceptance {
+        sp.acceptance = Some(x);
+    }
+    if s.mode.is_training() {
+        return Err(CliError::usage(
+            "--speculative: speculative decoding is for inference (--mode inference)".to_string(),
+        ));
+    }
+    draft_spec(&s.model, &sp)
+        .map_err(|e| CliError::usage(format!("--speculative {}: {e}", sp.method.cli_name())))?;
+    s.speculative = Some(sp);
     Ok(())
 }
 

@@ -364,6 +364,26 @@ pub fn parse_fraction(s: &str) -> Result<f64, String> {
     }
     Ok(v)
 }
+/// Tokens a speculative drafter proposes per step, 1 … 64.
+pub fn parse_draft_tokens(s: &str) -> Result<u64, String> {
+    ranged(s, 1, crate::core::speculative::MAX_DRAFT_TOKENS)
+}
+/// Per-token acceptance rate of speculative decoding, 0 … 0.99.
+pub fn parse_acceptance(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number"))?;
+    if !(0.0..=0.99).contains(&v) {
+        return Err(format!("'{s}' is outside 0 … 0.99"));
+    }
+    Ok(v)
+}
+/// A speculative-decoding method: draft, eagle3 or mtp.
+pub fn parse_spec_method(s: &str) -> Result<crate::core::speculative::SpecMethod, String> {
+    crate::core::speculative::SpecMethod::from_cli(s)
+        .ok_or_else(|| format!("'{s}' is not one of draft, eagle3, mtp"))
+}
 /// Concurrent users (requests in flight), 1 … 1,000,000.
 pub fn parse_users(s: &str) -> Result<u64, String> {
     ranged(s, 1, crate::core::serving::inputs::limits::MAX_USERS)

@@ -12,6 +12,7 @@ use super::placement::{self, Job, Placement, Run};
 use super::precision::WeightPrecision;
 use super::quality::QualityTable;
 use super::scenario::{Runtime, Scenario, SplitStyle};
+use super::speculative::SpecSpeed;
 use super::speed::bench::{Benchmark, Calibration, Measured, measured_for};
 use super::speed::{Backend, MultiGpu, Speed, SpeedConstants};
 use super::units::Bytes;
@@ -141,6 +142,10 @@ pub struct FitResult {
     pub ttft_s: f64,
     pub usd_per_million_tokens: Option<f64>,
     pub training: Option<TrainingSpeed>,
+    /// Speculative decoding on this machine, when the scenario turns it on: `decode_tokens_per_s`
+    /// above is then the speculative speed, and this says how it came about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speculative: Option<SpecSpeed>,
     /// The runtime/backend whose throughput profile gave the speeds (`None`: no speed).
     #[serde(default)]
     pub backend: Option<Backend>,
@@ -331,6 +336,10 @@ fn result(job: &Job, p: Placement, measured: Option<&Benchmark>) -> FitResult {
         Run::Training(t) => (Speed::default(), None, Some(t)),
     };
     let prefill = speed.prefill_tokens_per_s;
+    let speculative = backend.and_then(|b| speculative_speed(job, &speed, b));
+    let decode = speculative
+        .as_ref()
+        .map_or(speed.decode_tokens_per_s, |x| x.decode_tokens_per_s);
     FitResult {
         machine: m.id.clone(),
         name: m.name.clone(),
@@ -350,7 +359,7 @@ fn result(job: &Job, p: Placement, measured: Option<&Benchmark>) -> FitResult {
         ram_required: p.ram_required,
         os_reserve: job.os_reserve,
         disk_bytes: p.disk_bytes,
-        decode_tokens_per_s: speed.decode_tokens_per_s,
+        decode_tokens_per_s: decode,
         prefill_tokens_per_s: prefill,
         ttft_s: if prefill > 0.0 {
             job.s.prompt_tokens as f64 / prefill
@@ -365,7 +374,33 @@ fn result(job: &Job, p: Placement, measured: Option<&Benchmark>) -> FitResult {
         unified: job.gpus.as_ref().is_some_and(|g| g.unified),
         offload_style: p.offload_style,
         expert_split: p.expert_split,
+        speculative,
     }
+}
+
+/// Decode with speculative decoding on this placement, when the scenario turns it on: from the
+/// plain speed the tiers found, the target's and the drafter's bytes per token, and the
+/// runtime's per-layer cost (see [`crate::core::speculative::speed`]).
+fn speculative_speed(job: &Job, speed: &Speed, backend: Backend) -> Option<SpecSpeed> {
+    let sp = job.s.speculative.as_ref()?;
+    let est = job.cache.peek(1).unwrap_or(job.cpu_est);
+    let w = &est.workload;
+    let draft = w.draft?;
+    let profile = job.st.speed.profiles.get(backend);
+    crate::core::speculative::speed(
+        sp,
+        &crate::core::speculative::SpecTimes {
+            decode_tokens_per_s: speed.decode_tokens_per_s,
+            prefill_tokens_per_s: speed.prefill_tokens_per_s,
+            target_bytes_per_token: w
+                .active_weight_bytes_per_token
+                .saturating_add(w.kv_read_per_token)
+                .as_f64(),
+            draft_bytes_per_token: draft.bytes_per_token.as_f64(),
+            draft_layers: draft.layers,
+            layer_overhead_s: profile.layer_overhead_us * 1e-6,
+        },
+    )
 }
 
 /// Fit the scenario on every machine in `machines` (catalog order).

@@ -18,6 +18,7 @@ pub mod quality;
 pub mod recommend;
 pub mod scenario;
 pub mod serving;
+pub mod speculative;
 pub mod speed;
 pub mod teach;
 pub mod units;

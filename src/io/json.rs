@@ -160,6 +160,19 @@ pub fn fit_json(r: &FitResult) -> Value {
     if let Some(b) = r.backend {
         v["speed_backend"] = json!(b.label());
     }
+    if let Some(x) = r.speculative.as_ref().filter(|_| runs) {
+        // Speculative decoding: `decode_tokens_per_s` above is with it; this is how.
+        v["speculative"] = json!({
+            "method": x.method.cli_name(),
+            "draft_tokens": x.draft_tokens,
+            "acceptance": round4(x.acceptance),
+            "tokens_per_step": round4(x.tokens_per_step),
+            "draft_step_s": x.draft_step_s,
+            "verify_s": x.verify_s,
+            "plain_decode_tokens_per_s": round2(x.plain_decode_tokens_per_s),
+            "speedup": round4(x.speedup),
+        });
+    }
     if let Some(m) = &r.measured {
         v["measured"] = json!({
             "benchmark": m.benchmark,

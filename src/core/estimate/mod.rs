@@ -16,6 +16,7 @@
 //! Our own reasoning behind the heuristics is in `docs/memory.md`.
 
 mod component;
+mod draft;
 mod framework;
 mod inference_workspace;
 mod kv_cache;
@@ -62,6 +63,17 @@ pub struct Workload {
     /// Per-device bytes that do not scale with layers (overhead, activations/workspace).
     pub fixed_per_device: Bytes,
     /// Layers.
+    pub layers: u64,
+    /// The speculative drafter, when there is one: what it reads per drafted token and its
+    /// layers (its weights and KV are components, and in `fixed_per_device`).
+    #[serde(default)]
+    pub draft: Option<DraftLoad>,
+}
+
+/// What the drafter of speculative decoding costs per drafted token.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DraftLoad {
+    pub bytes_per_token: Bytes,
     pub layers: u64,
 }
 
@@ -280,11 +292,20 @@ pub fn estimate_with(scenario: &Scenario, explain: bool) -> Estimate {
     } else {
         inference_workspace::place(&job, &mut list);
     }
+    let draft = if training {
+        None
+    } else {
+        draft::place(&job, &mut list, &mut notes)
+    };
     overhead::place(&job, &mut list, &mut notes);
 
     // ---- Workload numbers for speed and fit ----
     use ComponentKind::{Activations, Overhead};
-    let fixed_per_device = list.per_gpu_where(|k| matches!(k, Activations | Overhead));
+    // The drafter stays on the GPU beside the target's fixed costs (llama.cpp offloads all of a
+    // draft model's layers unless `-ngld` says otherwise; vLLM loads it on the same GPUs).
+    let fixed_per_device = list
+        .per_gpu_where(|k| matches!(k, Activations | Overhead))
+        .saturating_add(draft.map_or(Bytes::ZERO, |d| d.per_device));
     // Forward FLOPs per token: 2 per active weight, plus attention 2·2·L·n_h·d·ctx (QKᵀ and AV).
     let attn_flops =
         4.0 * spec.layers as f64 * (spec.heads * spec.head_dim) as f64 * s.context as f64 / 2.0;
@@ -297,6 +318,7 @@ pub fn estimate_with(scenario: &Scenario, explain: bool) -> Estimate {
         flops_per_token: 2.0 * spec.per_token_params().active as f64 + attn_flops,
         fixed_per_device,
         layers: spec.layers,
+        draft: draft.map(|d| d.load),
     };
 
     if !explain {

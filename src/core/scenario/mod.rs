@@ -304,6 +304,9 @@ pub struct Scenario {
     /// The user's own split of a llama.cpp run (`-ngl`, `--n-cpu-moe`): the fit answers for it
     /// instead of searching (`core::placement::asked`).
     pub launch: LaunchInputs,
+    /// Speculative decoding (a draft model, an EAGLE-3 head or the model's MTP layers), when on
+    /// (`core::speculative`). Inference only.
+    pub speculative: Option<crate::core::speculative::SpeculativeInputs>,
 }
 
 /// The user's own launch settings that fix where the layers go.
@@ -348,6 +351,7 @@ impl Default for Scenario {
             serving: ServingInputs::default(),
             cluster: ClusterInputs::default(),
             launch: LaunchInputs::default(),
+            speculative: None,
         }
     }
 }

@@ -20,6 +20,7 @@ use crate::core::fit::{FitResult, Verdict};
 use crate::core::format;
 use crate::core::precision::{KvPrecision, WeightPrecision};
 use crate::core::scenario::{Checkpointing, Mode, Offload, Optimizer, Runtime, Scenario};
+use crate::core::speculative::SpecMethod;
 use crate::core::units::{Bytes, GIB};
 use serde::Serialize;
 use serde_json::json;
@@ -246,6 +247,9 @@ pub fn llama_cpp(s: &Scenario, fit: &FitResult) -> LaunchSetting {
         ));
     }
     lines.push(last);
+    if let Some(line) = llama_cpp_draft(&sc, &mut notes) {
+        lines.push(line);
+    }
     if s.runtime != Runtime::LlamaCpp {
         notes.push(format!(
             "The estimate was made for the {} runtime; llama.cpp's own buffers differ (choose runtime llama.cpp for its exact numbers).",
@@ -457,10 +461,15 @@ pub fn vllm(s: &Scenario, fit: &FitResult) -> LaunchSetting {
             WeightPrecision::Awq4 => extra.push("--quantization awq"),
             WeightPrecision::Gptq4 => extra.push("--quantization gptq"),
             WeightPrecision::Int4 => {}
+            // vLLM reads these from the checkpoint's quantization_config.
+            WeightPrecision::Mxfp4 | WeightPrecision::Fp8Block | WeightPrecision::Nvfp4 => {}
             _ => notes.push("vLLM's GGUF support is experimental: give it the .gguf file, or serve the Hugging Face checkpoint with a vLLM quantisation (AWQ/GPTQ/FP8).".into()),
         }
         if !extra.is_empty() {
             lines.push(extra.join(" "));
+        }
+        if let Some(line) = vllm_speculative(&sc) {
+            lines.push(line);
         }
         notes.push(format!(
             "vLLM reserves {} of each GPU and fills what weights, activations and CUDA graphs leave with KV blocks.",
@@ -485,6 +494,50 @@ pub fn vllm(s: &Scenario, fit: &FitResult) -> LaunchSetting {
 }
 
 /// The fit ran on an Apple GPU (llama.cpp's Metal backend): vLLM and CUDA-only tools do not.
+/// llama.cpp's draft model (`-md FILE --draft-max N`, all its layers on the GPU with `-ngld`);
+/// llama-server has no EAGLE-3 or MTP drafter, which a note says.
+fn llama_cpp_draft(sc: &Scenario, notes: &mut Vec<String>) -> Option<String> {
+    let sp = sc.speculative.as_ref()?;
+    if sp.method != SpecMethod::DraftModel {
+        notes.push(format!(
+            "llama-server drafts with a separate model only (-md): the {} is a vLLM / SGLang drafter.",
+            sp.method.label()
+        ));
+        return None;
+    }
+    let draft = sp.draft_id.clone().unwrap_or_else(|| "DRAFT.gguf".into());
+    let file = if draft.ends_with(".gguf") {
+        draft
+    } else {
+        notes.push(format!(
+            "Replace DRAFT.gguf with the GGUF file of {draft} (same tokenizer as the model)."
+        ));
+        "DRAFT.gguf".into()
+    };
+    Some(format!(
+        "-md {} -ngld 999 --draft-max {}",
+        shell(&file),
+        sp.tokens()
+    ))
+}
+
+/// vLLM's `--speculative-config` for the drafter (docs.vllm.ai "Speculative Decoding").
+fn vllm_speculative(sc: &Scenario) -> Option<String> {
+    let sp = sc.speculative.as_ref()?;
+    let n = sp.tokens();
+    let json = match sp.method {
+        SpecMethod::DraftModel => format!(
+            r#"{{"model": "{}", "num_speculative_tokens": {n}}}"#,
+            sp.draft_id.as_deref().unwrap_or("DRAFT_MODEL")
+        ),
+        SpecMethod::Eagle3 => format!(
+            r#"{{"method": "eagle3", "model": "EAGLE3_HEAD", "num_speculative_tokens": {n}}}"#
+        ),
+        SpecMethod::Mtp => format!(r#"{{"method": "mtp", "num_speculative_tokens": {n}}}"#),
+    };
+    Some(format!("--speculative-config '{json}'"))
+}
+
 fn on_apple_gpu(fit: &FitResult) -> bool {
     fit.backend == Some(crate::core::speed::Backend::Metal)
 }

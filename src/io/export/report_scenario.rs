@@ -226,6 +226,27 @@ fn workload_rows(input: &ReportInput, v: &mut Vec<Row>) {
             "Prompt for time to first token",
             format!("{} tokens", group_digits(s.prompt_tokens)),
         ));
+        if let Some(sp) = &s.speculative {
+            let who = match (&sp.draft_id, sp.method) {
+                (Some(id), crate::core::speculative::SpecMethod::DraftModel) => {
+                    format!("{} {id}", sp.method.label())
+                }
+                _ => sp.method.label().to_string(),
+            };
+            let source = match sp.acceptance {
+                Some(_) => "as set".to_string(),
+                None => sp.method.default_acceptance().1.to_string(),
+            };
+            v.push(row(
+                "Speculative decoding",
+                format!(
+                    "{who} at {}: {} tokens drafted per step, {} of them accepted each ({source})",
+                    sp.weights(s.weights).label(),
+                    sp.tokens(),
+                    format::percent(sp.acceptance())
+                ),
+            ));
+        }
     }
     v.push(row("Mode", s.mode.label()));
 }
