@@ -2248,3 +2248,74 @@ fn the_cloud_card_names_the_cheapest_cluster_when_no_instance_is_enough() {
             .is_some()
     );
 }
+
+#[test]
+fn speculative_toggle_adds_a_drafter_and_speeds_decode_up() {
+    use headroom::core::speculative::SpecMethod;
+    let mut h = harness(State {
+        tab: Tab::Machines,
+        ..State::default()
+    });
+    h.state_mut().state.scenario.weights = WeightPrecision::Q4KM;
+    h.get_by_role_and_label(Role::ComboBox, "Model").click();
+    h.run();
+    h.get_by_label("Search models").type_text("qwen2.5 32b");
+    h.run();
+    h.get_by_label("Qwen2.5 32B").click();
+    h.run();
+    let plain = h.state_mut().fit_of("local").unwrap();
+    assert!(plain.speculative.is_none());
+
+    // On: a model without MTP layers gets an EAGLE-3 head, the drafter a person can always add.
+    h.get_by_label("Speculative decoding").click();
+    h.run();
+    let sp = h.state().state.scenario.speculative.clone().unwrap();
+    assert_eq!(sp.method, SpecMethod::Eagle3);
+    // MTP is not offered for a model without MTP layers.
+    h.get_by_role_and_label(Role::ComboBox, "Drafter").click();
+    h.run();
+    assert!(h.query_by_label("MTP layers").is_none());
+    h.get_by_label("Draft model").click();
+    h.run();
+    // The draft list holds the smaller Qwen2.5 presets only.
+    h.get_by_role_and_label(Role::ComboBox, "Draft model")
+        .click();
+    h.run();
+    assert!(h.query_by_label_contains("Qwen2.5 72B").is_none());
+    assert!(h.query_by_label_contains("Llama").is_none());
+    h.get_by_label_contains("Qwen2.5 0.5B (").click();
+    h.run();
+    slide(&mut h, "Draft tokens", 4.0);
+    slide(&mut h, "Acceptance", 0.8);
+    let sp = h.state().state.scenario.speculative.clone().unwrap();
+    assert_eq!(sp.method, SpecMethod::DraftModel);
+    assert_eq!(sp.draft_id.as_deref(), Some("qwen2.5-0.5b"));
+    assert_eq!((sp.tokens, sp.acceptance), (4, Some(0.8)));
+    // (1 − 0.8⁵) / 0.2 = 3.3616 tokens per check (Leviathan et al. 2023, eq. 1).
+    h.get_by_label_contains("yields 3.36 tokens on average (4 drafted at 0.80 acceptance)");
+
+    // The fit of this machine carries the drafter's memory and the faster decode.
+    let f = h.state_mut().fit_of("local").unwrap();
+    let s = f
+        .speculative
+        .as_ref()
+        .expect("speculative speed on this machine");
+    assert!((s.tokens_per_step - 3.3616).abs() < 1e-3, "{s:?}");
+    assert!(
+        (s.plain_decode_tokens_per_s - plain.decode_tokens_per_s).abs()
+            < 0.05 * plain.decode_tokens_per_s,
+        "{s:?} vs {}",
+        plain.decode_tokens_per_s
+    );
+    assert!(
+        f.decode_tokens_per_s > 1.5 * plain.decode_tokens_per_s,
+        "{s:?}"
+    );
+    assert!(f.headroom_bytes < plain.headroom_bytes);
+
+    // Off again: the plain fit.
+    h.get_by_label("Speculative decoding").click();
+    h.run();
+    assert!(h.state().state.scenario.speculative.is_none());
+    assert!(h.state_mut().fit_of("local").unwrap().speculative.is_none());
+}

@@ -150,7 +150,7 @@ fn apply_model_source(a: &ScenarioArgs, cat: &Catalog, s: &mut Scenario) -> Resu
 /// read like the model (a preset id or a local file), checked against the model now so a
 /// mismatch is one line naming the flag.
 fn apply_speculative(a: &ScenarioArgs, cat: &Catalog, s: &mut Scenario) -> Result<(), CliError> {
-    use crate::core::speculative::{SpecMethod, draft_spec};
+    use crate::core::speculative::{SpecMethod, default_method, draft_spec};
     let asked = a.speculative.is_some()
         || a.draft.is_some()
         || a.draft_tokens.is_some()
@@ -159,10 +159,13 @@ fn apply_speculative(a: &ScenarioArgs, cat: &Catalog, s: &mut Scenario) -> Resul
     if !asked {
         return Ok(());
     }
+    let fresh = s.speculative.is_none();
     let mut sp = s.speculative.clone().unwrap_or_default();
     match a.speculative {
         Some(m) => sp.method = m,
         None if a.draft.is_some() => sp.method = SpecMethod::DraftModel,
+        // `--draft-tokens` / `--acceptance` alone: the drafter the window turns on too.
+        None if fresh => sp.method = default_method(&s.model),
         None => {}
     }
     if let Some(d) = &a.draft {

@@ -336,6 +336,15 @@ pub fn factor(x: f64) -> String {
     format!("{x:.3}")
 }
 
+/// A ratio as a multiple, three significant digits: "2.22×", "0.85×".
+pub fn times(x: f64) -> String {
+    if x.is_finite() {
+        format!("{}×", sig3(x))
+    } else {
+        MISSING.into()
+    }
+}
+
 /// A rate with one decimal, without grouping: "182.4" (a calibration's before and after).
 pub fn rate_tenths(x: f64) -> String {
     format!("{x:.1}")

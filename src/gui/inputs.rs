@@ -16,6 +16,10 @@ use crate::core::scenario::{
     Checkpointing, Framework, KvAllocation, LoraTargets, Mode, Offload, Optimizer, Runtime,
     Scenario,
 };
+use crate::core::speculative::{
+    MAX_DRAFT_TOKENS, SpecMethod, SpeculativeInputs, default_method, draft_candidates, draft_spec,
+    tokens_per_step,
+};
 use crate::core::units::Bytes;
 use egui::{Align, ComboBox, DragValue, Layout, RichText, Slider, Ui, vec2};
 use std::ops::RangeInclusive;
@@ -718,7 +722,10 @@ fn techniques_section(ui: &mut Ui, v: &mut View<'_>) {
         training_techniques(ui, s, notices);
     } else {
         kv_allocation_row(ui, s);
+        speculative_rows(ui, v);
     }
+    let s = &mut v.state.scenario;
+    let notices = &mut v.data.notices;
     let gpus_help = if train {
         "GPUs the job is spread over (data parallel; ZeRO shards over them). 0 = CPU only"
     } else {
@@ -741,6 +748,130 @@ fn techniques_section(ui: &mut Ui, v: &mut View<'_>) {
         ui,
         "GPUs (and ZeRO) describe a hypothetical setup for the summary and the component table. Each machine in the Machines table and the Breakdown chart runs the job with its own GPUs.",
     );
+}
+
+/// Speculative decoding (inference): on or off, the drafter, and how many tokens it drafts at
+/// what acceptance. The fit's decode speed follows (`core::speculative`).
+fn speculative_rows(ui: &mut Ui, v: &mut View<'_>) {
+    let s = &mut v.state.scenario;
+    let notices = &mut v.data.notices;
+    let mut on = s.speculative.is_some();
+    if check(
+        ui,
+        "Speculative decoding",
+        "A cheap drafter proposes tokens and the model checks them all in one pass: faster decode when most are accepted, for the drafter's memory",
+        &mut on,
+    ) {
+        s.speculative = on.then(|| SpeculativeInputs {
+            method: default_method(&s.model),
+            ..SpeculativeInputs::default()
+        });
+    }
+    let Some(sp) = s.speculative.as_mut() else {
+        return;
+    };
+    let mut methods: Vec<SpecMethod> = SpecMethod::ALL
+        .into_iter()
+        .filter(|m| *m != SpecMethod::Mtp || s.model.mtp_layers > 0)
+        .collect();
+    if !methods.contains(&sp.method) {
+        methods.push(sp.method);
+    }
+    if combo(
+        ui,
+        "Drafter",
+        "Who drafts: a small model of the same tokenizer, an EAGLE-3 head trained for this model, or the model's own multi-token-prediction layers",
+        &mut sp.method,
+        &methods,
+        |m| match m {
+            SpecMethod::DraftModel => "Draft model".into(),
+            SpecMethod::Eagle3 => "EAGLE-3 head".into(),
+            SpecMethod::Mtp => "MTP layers".into(),
+        },
+    ) {
+        // The new drafter's own defaults.
+        sp.tokens = 0;
+        sp.acceptance = None;
+        sp.draft_weights = None;
+    }
+    if sp.method == SpecMethod::DraftModel {
+        let family = s
+            .model_id
+            .as_deref()
+            .and_then(|id| v.data.catalog.model(id))
+            .map(|p| p.family.as_str());
+        let candidates = draft_candidates(&v.data.catalog.models, &s.model, family);
+        if candidates.is_empty() {
+            hint(
+                ui,
+                "No preset shares this model's tokenizer and is smaller: pick an EAGLE-3 head, or give a draft file with the CLI's --draft.",
+            );
+        } else {
+            let mut pick = candidates
+                .iter()
+                .position(|p| sp.draft_id.as_deref() == Some(p.id.as_str()));
+            let options: Vec<Option<usize>> = (0..candidates.len()).map(Some).collect();
+            let name = |i: Option<usize>| match i {
+                Some(i) => format!(
+                    "{} ({})",
+                    candidates[i].name,
+                    format::params(candidates[i].spec.param_count().total)
+                ),
+                None => "Choose a draft model".into(),
+            };
+            if combo(
+                ui,
+                "Draft model",
+                "The drafter: presets of this model's family and tokenizer, smaller than it",
+                &mut pick,
+                &options,
+                name,
+            ) && let Some(i) = pick
+            {
+                sp.draft = Some(candidates[i].spec.clone());
+                sp.draft_id = Some(candidates[i].id.clone());
+            }
+        }
+    }
+    let mut tokens = sp.tokens();
+    if slider_u64_typed(
+        ui,
+        notices,
+        "Draft tokens",
+        "Tokens drafted per step (llama.cpp --draft-max, vLLM num_speculative_tokens)",
+        &mut tokens,
+        (1..=16, 1..=MAX_DRAFT_TOKENS),
+        false,
+        Step::Plain,
+    ) {
+        sp.tokens = tokens;
+    }
+    let (_, why) = sp.method.default_acceptance();
+    let mut a = sp.acceptance();
+    if slider_f64(
+        ui,
+        "Acceptance",
+        &format!("Share of drafted tokens the model accepts, per token. Default: {why}"),
+        &mut a,
+        0.0..=0.99,
+        false,
+        2,
+        "",
+    ) {
+        sp.acceptance = Some(a);
+    }
+    match draft_spec(&s.model, sp) {
+        Ok(_) => hint(
+            ui,
+            format!(
+                "Speculative decoding: each check of the model yields {} tokens on average ({} drafted at {} acceptance).",
+                format::sig3(tokens_per_step(sp.acceptance(), sp.tokens())),
+                sp.tokens(),
+                format::fraction(sp.acceptance())
+            ),
+        ),
+        Err(e) => warn(ui, format!("Speculative decoding is left out: {e}.")),
+    }
 }
 
 /// The KV allocation of an inference (contiguous or paged), with what it means.

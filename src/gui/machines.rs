@@ -487,7 +487,23 @@ impl RowSource<'_> {
             right(row, headroom_text(f));
         }
         let (a, b, c) = speed_cells(f, training);
-        right(row, RichText::new(a));
+        match f.speculative.as_ref().filter(|_| f.runs()) {
+            // The speed with speculation, and what it is made of on hover.
+            Some(sp) => {
+                row.col(|ui| {
+                    ui.with_layout(Layout::right_to_left(Align::Center), |ui| {
+                        ui.label(RichText::new(a)).on_hover_text(format!(
+                            "With the {}: {} tokens per check, {} the {} tok/s without it",
+                            sp.method.label(),
+                            format::sig3(sp.tokens_per_step),
+                            format::times(sp.speedup),
+                            format::rate(sp.plain_decode_tokens_per_s)
+                        ));
+                    });
+                });
+            }
+            None => right(row, RichText::new(a)),
+        }
         right(row, RichText::new(b));
         right(row, RichText::new(c));
         row.col(|ui| {

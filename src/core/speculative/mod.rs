@@ -24,6 +24,7 @@
 //!   is how DeepSeek-V3's "14B of MTP module weights" are counted, and vLLM's
 //!   `DeepSeekMultiTokenPredictor` loads them).
 
+use crate::core::catalog::ModelPreset;
 use crate::core::model::ModelSpec;
 use crate::core::precision::WeightPrecision;
 use serde::{Deserialize, Serialize};
@@ -202,16 +203,50 @@ pub struct DraftShape {
     pub extra_params: u64,
 }
 
+/// Whether two vocabulary sizes can belong to one tokenizer: those of one family differ by a
+/// few added or padding tokens (Qwen2.5 0.5B: 151,936; Qwen2.5 32B: 152,064), so only a
+/// difference over 2 % is a different tokenizer.
+pub fn same_vocabulary(a: u64, b: u64) -> bool {
+    a.abs_diff(b) <= a.max(b) / 50
+}
+
+/// The drafter speculation uses when it is turned on without a choice: the model's own MTP
+/// layers where its checkpoint has them (nothing more to load), else an EAGLE-3 head (published
+/// for most large open models; needs no second tokenizer).
+pub fn default_method(target: &ModelSpec) -> SpecMethod {
+    if target.mtp_layers > 0 {
+        SpecMethod::Mtp
+    } else {
+        SpecMethod::Eagle3
+    }
+}
+
+/// The presets that can draft for `target` (preset `family`, when known): the same family
+/// (one tokenizer), the same vocabulary and fewer parameters, smallest first.
+pub fn draft_candidates<'a>(
+    presets: &'a [ModelPreset],
+    target: &ModelSpec,
+    family: Option<&str>,
+) -> Vec<&'a ModelPreset> {
+    let size = target.param_count().total;
+    let mut out: Vec<&ModelPreset> = presets
+        .iter()
+        .filter(|p| family.is_none_or(|f| p.family == f))
+        .filter(|p| same_vocabulary(p.spec.vocab, target.vocab))
+        .filter(|p| p.spec.param_count().total < size)
+        .collect();
+    out.sort_by_key(|p| p.spec.param_count().total);
+    out
+}
+
 /// The drafter of `target` for these inputs.
 pub fn draft_spec(target: &ModelSpec, sp: &SpeculativeInputs) -> Result<DraftShape, SpecError> {
     let h = target.hidden;
     match sp.method {
         SpecMethod::DraftModel => {
             let d = sp.draft.clone().ok_or(SpecError::NoDraftModel)?;
-            // Tokenizers of one family differ by a few added tokens (Qwen2.5 0.5B: 151,936;
-            // Qwen2.5 32B: 152,064, both padded): only a real difference is refused.
             let (a, b) = (d.vocab, target.vocab);
-            if a.abs_diff(b) > a.max(b) / 50 {
+            if !same_vocabulary(a, b) {
                 return Err(SpecError::VocabMismatch {
                     draft: a,
                     target: b,
