@@ -2319,3 +2319,44 @@ fn speculative_toggle_adds_a_drafter_and_speeds_decode_up() {
     assert!(h.state().state.scenario.speculative.is_none());
     assert!(h.state_mut().fit_of("local").unwrap().speculative.is_none());
 }
+
+#[test]
+fn embeddings_mode_shows_sequences_per_second() {
+    let mut h = harness(State {
+        tab: Tab::Machines,
+        ..State::default()
+    });
+    h.get_by_role_and_label(Role::ComboBox, "Model").click();
+    h.run();
+    h.get_by_label("Search models").type_text("bge-m3");
+    h.run();
+    h.get_by_label("BGE-M3").click();
+    h.run();
+    pick(&mut h, "Mode", "Embeddings / reranking");
+    assert_eq!(h.state().state.scenario.mode, Mode::Embed);
+    // The table's speed, latency and cost columns are an embedding model's.
+    h.get_by_label_contains("seq/s");
+    h.get_by_label_contains("$/1M in");
+    h.get_by_label_contains("no KV cache is kept");
+    // No speculative decoding row for a pass that generates nothing.
+    assert!(h.query_by_label("Speculative decoding").is_none());
+    let f = h.state_mut().fit_of("local").unwrap();
+    let e = f
+        .embedding
+        .as_ref()
+        .expect("embedding speed on this machine");
+    assert!(e.sequences_per_s > 0.0, "{e:?}");
+    assert_eq!(
+        estimate_kind(&h.state().state.scenario, ComponentKind::KvCache),
+        0
+    );
+}
+
+fn estimate_kind(s: &Scenario, k: ComponentKind) -> u64 {
+    headroom::core::estimate::estimate(s)
+        .components
+        .iter()
+        .filter(|c| c.kind == k)
+        .map(|c| c.bytes.0)
+        .sum()
+}

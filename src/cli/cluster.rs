@@ -86,6 +86,7 @@ pub fn inputs(a: &ClusterArgs) -> ClusterInputs {
 pub fn run(a: &ClusterArgs, cat: &mut Catalog) -> Result<String, CliError> {
     super::scenario::refuse_gpus(&a.scenario, "cluster")?;
     let mut s = build_scenario(&a.scenario, cat)?;
+    super::scenario::refuse_embed(&s, "cluster")?;
     s.cluster = inputs(a);
     let st = super::scenario::fit_settings(&a.scenario, a.electricity);
     let picks: Vec<ClusterPick> = if a.machines.is_empty() {

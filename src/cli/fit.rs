@@ -6,6 +6,7 @@ use super::scenario::build_scenario;
 use crate::core::catalog::{Catalog, Machine, MachineKind};
 use crate::core::fit::{FitResult, fit_all};
 use crate::core::format;
+use crate::core::format::group_digits;
 use crate::core::serving::plan_all;
 
 /// Runs `headroom fit`.
@@ -19,11 +20,7 @@ pub fn run(a: &FitArgs, cat: &mut Catalog) -> Result<String, CliError> {
         rs.retain(|r| r.fits());
     }
     // Serving many users: the price of a token at the load the target allows (or the asked one).
-    let plans = if s.mode.is_training() {
-        Vec::new()
-    } else {
-        plan_all(&s, &rs, cat, &st)
-    };
+    let plans = plan_all(&s, &rs, cat, &st);
     let plan_of = |r: &FitResult| plans.iter().find(|p| p.machine == r.machine);
     let table = crate::io::catalog::quality();
     let weights_quality = table.of_weights(&s);
@@ -104,7 +101,12 @@ pub fn fit_table_served(rs: &[FitResult], served: Option<&[Option<f64>]>) -> Str
         let usd = format::usd(r.usd_per_million_tokens);
         let (d, p, t) = if r.runs() && r.training.is_none() {
             (
-                format::rate(r.decode_tokens_per_s),
+                // An embedding pass generates nothing.
+                if r.embedding.is_some() {
+                    format::MISSING.into()
+                } else {
+                    format::rate(r.decode_tokens_per_s)
+                },
                 format::rate(r.prefill_tokens_per_s),
                 format::duration(r.ttft_s),
             )
@@ -134,6 +136,17 @@ pub fn fit_table_served(rs: &[FitResult], served: Option<&[Option<f64>]>) -> Str
             for n in r.notes.iter().filter(|n| n.is_disk_tier()) {
                 let _ = writeln!(o, "{:<w$}  {n}", "");
             }
+        }
+        if let Some(e) = r.embedding.as_ref().filter(|_| r.runs()) {
+            let _ = writeln!(
+                o,
+                "{:<w$}  embeddings: {} sequences/s of {} tokens ({} tokens/s), one batch in {}",
+                "",
+                format::rate(e.sequences_per_s),
+                group_digits(e.tokens_per_sequence),
+                format::rate(e.tokens_per_s),
+                format::duration(e.batch_s)
+            );
         }
         if let Some(tr) = &r.training {
             let _ = writeln!(

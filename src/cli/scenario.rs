@@ -146,6 +146,17 @@ fn apply_model_source(a: &ScenarioArgs, cat: &Catalog, s: &mut Scenario) -> Resu
     Ok(())
 }
 
+/// `headroom serve` and `headroom cluster` plan generation; an embedding pass is sized by
+/// `estimate`, `fit` and `recommend`.
+pub fn refuse_embed(s: &Scenario, command: &str) -> Result<(), CliError> {
+    if s.mode.is_embed() {
+        return Err(CliError::usage(format!(
+            "--mode embed: `headroom {command}` plans text generation; size an embedding model with `headroom fit --mode embed` (sequences/s per machine)"
+        )));
+    }
+    Ok(())
+}
+
 /// `--speculative`, `--draft`, `--draft-weights`, `--draft-tokens`, `--acceptance`: the drafter
 /// read like the model (a preset id or a local file), checked against the model now so a
 /// mismatch is one line naming the flag.
@@ -205,7 +216,7 @@ fn apply_speculative(a: &ScenarioArgs, cat: &Catalog, s: &mut Scenario) -> Resul
     if let Some(x) = a.acceptance {
         sp.acceptance = Some(x);
     }
-    if s.mode.is_training() {
+    if s.mode != Mode::Inference {
         return Err(CliError::usage(
             "--speculative: speculative decoding is for inference (--mode inference)".to_string(),
         ));

@@ -14,6 +14,7 @@ use crate::core::serving::{Load, ServingPlan, plan_all};
 pub fn run(a: &ServeArgs, cat: &mut Catalog) -> Result<String, CliError> {
     super::scenario::refuse_gpus(&a.scenario, "serve")?;
     let mut s = build_scenario(&a.scenario, cat)?;
+    super::scenario::refuse_embed(&s, "serve")?;
     if let Some(t) = a.min_tokens_per_s {
         s.serving.target.min_tokens_per_s = t;
     }

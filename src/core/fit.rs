@@ -146,6 +146,9 @@ pub struct FitResult {
     /// above is then the speculative speed, and this says how it came about.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speculative: Option<SpecSpeed>,
+    /// Embedding / reranking throughput (`Mode::Embed`), from the prefill rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embedding: Option<crate::core::embed::EmbedSpeed>,
     /// The runtime/backend whose throughput profile gave the speeds (`None`: no speed).
     #[serde(default)]
     pub backend: Option<Backend>,
@@ -197,6 +200,17 @@ impl OffloadStyle {
 }
 
 impl FitResult {
+    /// The tokens per second a machine is ranked by: training tokens/s, the input tokens/s of
+    /// an embedding pass, else decode tok/s (0 when nothing runs).
+    pub fn throughput(&self) -> f64 {
+        match (&self.training, &self.embedding) {
+            (Some(t), _) => t.tokens_per_s,
+            (None, Some(e)) => e.tokens_per_s,
+            (None, None) => self.decode_tokens_per_s,
+        }
+        .max(0.0)
+    }
+
     /// "offload 20/32", "expert offload 25/36", "GPU", …
     pub fn verdict_text(&self) -> String {
         match self.verdict {
@@ -310,7 +324,12 @@ fn fit_on(
     let p = placement::place(&job);
     let mut r = result(&job, p, measured);
     if !job.training() {
-        r.usd_per_million_tokens = usd_per_million(m, acc, r.decode_tokens_per_s, st);
+        // An embedding model is paid per input token; a generator per generated one.
+        let rate = r
+            .embedding
+            .as_ref()
+            .map_or(r.decode_tokens_per_s, |e| e.tokens_per_s);
+        r.usd_per_million_tokens = usd_per_million(m, acc, rate, st);
         if r.usd_per_million_tokens.is_none()
             && r.decode_tokens_per_s > 0.0
             && m.kind == MachineKind::Cloud
@@ -375,6 +394,11 @@ fn result(job: &Job, p: Placement, measured: Option<&Benchmark>) -> FitResult {
         offload_style: p.offload_style,
         expert_split: p.expert_split,
         speculative,
+        embedding: if job.s.mode.is_embed() {
+            crate::core::embed::speed(job.s, prefill)
+        } else {
+            None
+        },
     }
 }
 
@@ -382,6 +406,9 @@ fn result(job: &Job, p: Placement, measured: Option<&Benchmark>) -> FitResult {
 /// plain speed the tiers found, the target's and the drafter's bytes per token, and the
 /// runtime's per-layer cost (see [`crate::core::speculative::speed`]).
 fn speculative_speed(job: &Job, speed: &Speed, backend: Backend) -> Option<SpecSpeed> {
+    if job.s.mode != crate::core::scenario::Mode::Inference {
+        return None;
+    }
     let sp = job.s.speculative.as_ref()?;
     let est = job.cache.peek(1).unwrap_or(job.cpu_est);
     let w = &est.workload;

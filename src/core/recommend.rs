@@ -1096,13 +1096,9 @@ fn on_gpu(f: &FitResult) -> bool {
     matches!(f.verdict, Verdict::Gpu | Verdict::Unified)
 }
 
-/// Decode tok/s, or training tokens/s.
+/// Decode tok/s, embedded tokens/s or training tokens/s ([`FitResult::throughput`]).
 fn speed(f: &FitResult) -> f64 {
-    match &f.training {
-        Some(t) => t.tokens_per_s,
-        None => f.decode_tokens_per_s,
-    }
-    .max(0.0)
+    f.throughput()
 }
 
 /// $ per 1M tokens generated (inference) or trained (the run's cost over its tokens).

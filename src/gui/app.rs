@@ -959,7 +959,7 @@ impl HeadroomApp {
                 // One group: it moves to the next line whole ("tok/s" never wraps alone). A
                 // wrapping row cannot move a nested group, so the group's width is measured.
                 let rate = (f.runs() && !s.mode.is_training())
-                    .then(|| format!("{} tok/s", style::rate(f.decode_tokens_per_s)));
+                    .then(|| format!("{} tok/s", style::rate(f.throughput())));
                 let gap = ui.spacing().item_spacing.x;
                 let w = style::text_width(ui, "This machine:")
                     + style::text_width(ui, &f.verdict_text())

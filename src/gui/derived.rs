@@ -329,19 +329,21 @@ pub fn headroom_key(f: &FitResult) -> i64 {
     }
 }
 
-/// Decode tok/s (inference) or training tokens/s.
+/// Decode tok/s (inference), sequences/s (embeddings) or training tokens/s.
 pub fn speed_of(f: &FitResult) -> f64 {
-    match &f.training {
-        Some(t) => t.tokens_per_s,
-        None => f.decode_tokens_per_s,
+    match (&f.training, &f.embedding) {
+        (Some(t), _) => t.tokens_per_s,
+        (None, Some(e)) => e.sequences_per_s,
+        (None, None) => f.decode_tokens_per_s,
     }
 }
 
 /// TTFT (inference) or step time (training); infinite when unknown so it sorts last.
 pub fn latency_of(f: &FitResult) -> f64 {
-    let x = match &f.training {
-        Some(t) => t.step_seconds,
-        None => f.ttft_s,
+    let x = match (&f.training, &f.embedding) {
+        (Some(t), _) => t.step_seconds,
+        (None, Some(e)) => e.batch_s,
+        (None, None) => f.ttft_s,
     };
     if x > 0.0 { x } else { f64::INFINITY }
 }

@@ -559,11 +559,17 @@ fn workload_section(ui: &mut Ui, v: &mut View<'_>) {
     combo(
         ui,
         "Mode",
-        "Serve the model, or fine-tune it",
+        "Serve the model, embed or rerank with it, or fine-tune it",
         &mut s.mode,
         &Mode::ALL,
         |m| m.label().into(),
     );
+    if s.mode.is_embed() {
+        hint(
+            ui,
+            "Embeddings: each input is Prompt tokens long and Batch inputs go through one forward pass together; nothing is generated, so no KV cache is kept (llama.cpp keeps one for a decoder model).",
+        );
+    }
     // QLoRA holds its own NF4 base (the app sets it), so only LoRA can meet a GGUF precision.
     if s.mode == Mode::Lora && s.weights.is_gguf() {
         warn(
@@ -720,7 +726,7 @@ fn techniques_section(ui: &mut Ui, v: &mut View<'_>) {
     );
     if train {
         training_techniques(ui, s, notices);
-    } else {
+    } else if s.mode == Mode::Inference {
         kv_allocation_row(ui, s);
         speculative_rows(ui, v);
     }

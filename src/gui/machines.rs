@@ -13,6 +13,7 @@ use crate::core::catalog::{Catalog, Machine, MachineKind, MemoryKind, Price};
 use crate::core::fit::{FitResult, Verdict};
 use crate::core::format::group_digits;
 use crate::core::format::{self, MISSING};
+use crate::core::scenario::Mode;
 use egui::{Align, Layout, RichText, Ui};
 use egui_extras::{Column, TableBuilder};
 
@@ -195,7 +196,8 @@ impl MachinesTab {
         local: Option<&str>,
         short: bool,
     ) {
-        let training = v.state.scenario.mode.is_training();
+        let mode = v.state.scenario.mode;
+        let training = mode.is_training();
         let focus = v.data.focus_machine(v.state).map(|m| m.id.clone());
         let cols = Cols::fitting(ui.available_width(), ui.spacing().item_spacing.x);
         let mut clicks = Clicks::default();
@@ -248,7 +250,7 @@ impl MachinesTab {
             .columns(Column::initial(Cols::NUMBER).at_least(44.0), 3)
             .column(Column::remainder().at_least(Cols::WHY_MIN).clip(true))
             .header(ROW_H, |mut h| {
-                header_row(&mut h, &filter, training, cols, &mut clicks.sort);
+                header_row(&mut h, &filter, mode, cols, &mut clicks.sort);
             })
             .body(|body| {
                 body.rows(ROW_H, shown.len(), |mut row| {
@@ -346,12 +348,15 @@ struct Clicks {
 fn header_row(
     h: &mut egui_extras::TableRow<'_, '_>,
     filter: &MachineFilter,
-    training: bool,
+    mode: Mode,
     cols: Cols,
     sort: &mut Option<SortColumn>,
 ) {
-    let (speed, lat, cost) = if training {
+    let (speed, lat, cost) = if mode.is_training() {
         ("Tokens/s", "Step", "Run cost")
+    } else if mode.is_embed() {
+        // Sequences embedded per second, the time of one batch, $ per 1M input tokens.
+        ("seq/s", "Batch", "$/1M in")
     } else {
         ("tok/s", "TTFT", "$/1M tok")
     };

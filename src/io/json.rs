@@ -115,7 +115,12 @@ pub fn fit_json(r: &FitResult) -> Value {
         "gpu_layers": gpu(r.gpu_layers),
         "total_layers": r.total_layers,
         "headroom_bytes": r.headroom_bytes,
-        "decode_tokens_per_s": speed(r.decode_tokens_per_s, round2),
+        // An embedding pass generates nothing: no decode rate.
+        "decode_tokens_per_s": if r.embedding.is_some() {
+            Value::Null
+        } else {
+            speed(r.decode_tokens_per_s, round2)
+        },
         "prefill_tokens_per_s": speed(r.prefill_tokens_per_s, round2),
         "usd_per_million_tokens": r.usd_per_million_tokens.map(round4),
         "ttft_s": speed(r.ttft_s, round4),
@@ -171,6 +176,16 @@ pub fn fit_json(r: &FitResult) -> Value {
             "verify_s": x.verify_s,
             "plain_decode_tokens_per_s": round2(x.plain_decode_tokens_per_s),
             "speedup": round4(x.speedup),
+        });
+    }
+    if let Some(e) = r.embedding.as_ref().filter(|_| runs) {
+        // Embedding / reranking (`--mode embed`): throughput from the prefill rate;
+        // `usd_per_million_tokens` is then per input token.
+        v["embedding"] = json!({
+            "tokens_per_sequence": e.tokens_per_sequence,
+            "tokens_per_s": round2(e.tokens_per_s),
+            "sequences_per_s": round2(e.sequences_per_s),
+            "batch_s": round4(e.batch_s),
         });
     }
     if let Some(m) = &r.measured {

@@ -35,8 +35,13 @@ struct Shape {
 pub(super) fn place(job: &Job, list: &mut ComponentList) {
     let (s, spec) = (job.s, job.spec);
     let (ffn_w, mats) = ffn_shape(spec);
+    let embed = s.mode.is_embed();
     let shape = Shape {
-        q: s.ubatch.min(s.context.saturating_mul(s.batch)).max(1),
+        q: if embed {
+            crate::core::embed::tokens_in_flight(s)
+        } else {
+            s.ubatch.min(s.context.saturating_mul(s.batch)).max(1)
+        },
         h: spec.hidden,
         heads_dev: spec
             .heads
@@ -44,8 +49,14 @@ pub(super) fn place(job: &Job, list: &mut ComponentList) {
             .max(1),
         ffn_w,
         mats,
-        kv_len: s.context,
-        vocab: spec.vocab,
+        // An embedding pass attends over its own sequence and puts out a pooled `h` per
+        // sequence, no vocabulary logits.
+        kv_len: if embed {
+            s.prompt_tokens.max(1)
+        } else {
+            s.context
+        },
+        vocab: if embed { 0 } else { spec.vocab },
     };
     match s.runtime {
         Runtime::LlamaCpp => llama_cpp_buffers(job, &shape, list),
@@ -239,6 +250,23 @@ fn pytorch_prefill(job: &Job, shape: &Shape, list: &mut ComponentList) {
             ),
         )
     };
+    if s.mode.is_embed() {
+        // What an embedding pass hands back: one pooled vector per sequence.
+        let out = Bytes(s.batch.saturating_mul(h).saturating_mul(4));
+        list.gpu(
+            ComponentKind::Activations,
+            "Pooled embeddings",
+            out,
+            Provenance::Derived,
+            formula!(
+                explain,
+                "{} × {h} hidden × 4 B (one f32 vector per sequence) = {}",
+                crate::core::format::count(s.batch, "sequence", "sequences"),
+                gib(out)
+            ),
+        );
+        return;
+    }
     list.gpu(
         ComponentKind::Activations,
         "Logits",

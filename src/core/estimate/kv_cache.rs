@@ -59,7 +59,8 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
     );
     let attn_layers = spec.attention_layer_count();
     let per_token = per_token_layer.saturating_mul(attn_layers);
-    if job.training {
+    // Training keeps no cache; an embedding pass keeps one only under llama.cpp for a decoder.
+    if job.training || (s.mode.is_embed() && !crate::core::embed::keeps_kv_cache(s)) {
         return KvSums {
             per_token,
             total: Bytes::ZERO,

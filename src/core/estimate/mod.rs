@@ -292,7 +292,7 @@ pub fn estimate_with(scenario: &Scenario, explain: bool) -> Estimate {
     } else {
         inference_workspace::place(&job, &mut list);
     }
-    let draft = if training {
+    let draft = if s.mode != crate::core::scenario::Mode::Inference {
         None
     } else {
         draft::place(&job, &mut list, &mut notes)

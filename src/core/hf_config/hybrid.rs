@@ -147,6 +147,7 @@ pub(super) fn parse_mamba2(c: &Obj, name: String, arch: String) -> Result<ModelS
         qk_norm: false,
         attn_sinks: false,
         attn_output_gate: false,
+        encoder: None,
         // Mamba2Block: one RMSNorm before the mixer.
         norms_per_layer: 1,
         mlp: MlpKind::Gated,

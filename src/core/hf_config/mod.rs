@@ -89,6 +89,7 @@ const SIGLIP_VISION_DEFAULTS: &[(&str, u64)] = &[
     ("patch_size", 16),
 ];
 
+mod encoder;
 mod hybrid;
 mod obj;
 mod parts;
@@ -127,6 +128,9 @@ pub fn parse_hf_config_value(root: &Value) -> Result<ModelSpec, ConfigError> {
     let (name, arch) = name_and_arch(&top, &top_type, &text.kind)?;
     if text.kind == "mamba2" {
         return checked(hybrid::parse_mamba2(c, name, arch)?, c);
+    }
+    if encoder::is_encoder(&text.kind) {
+        return checked(encoder::parse_bert(c, name, arch)?, c);
     }
 
     let shape = Shape::read(c)?;
@@ -197,6 +201,7 @@ pub fn parse_hf_config_value(root: &Value) -> Result<ModelSpec, ConfigError> {
         max_context: shape.max_context,
         vision_params,
         mtp_layers,
+        encoder: None,
         source: ShapeSource::Exact,
         nominal_params: None,
         file_weights: None,

@@ -349,6 +349,32 @@ impl ModelSpec {
                 routed: false,
             });
         }
+        if let Some(e) = &self.encoder {
+            // Position and token-type tables (one row of each per token), the embedding
+            // LayerNorm's bias (its weight is the `h` norm above; an encoder has no final norm)
+            // and the pooler's dense `h × h + h`.
+            let tables = Self::m(e.positions.saturating_add(e.token_types), self.hidden);
+            v.push(TensorGroup {
+                class: TensorClass::TokenEmbedding,
+                elements: tables,
+                active_elements: (2 * self.hidden).min(tables),
+                row: self.hidden,
+                routed: false,
+            });
+            let pooler = if e.pooler {
+                Self::m(self.hidden, self.hidden).saturating_add(self.hidden)
+            } else {
+                0
+            };
+            let small = self.hidden.saturating_add(pooler);
+            v.push(TensorGroup {
+                class: TensorClass::Small,
+                elements: small,
+                active_elements: small,
+                row: 0,
+                routed: false,
+            });
+        }
         if self.vision_params > 0 {
             v.push(TensorGroup {
                 class: TensorClass::TokenEmbedding,

@@ -143,6 +143,23 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
+/// An encoder-only transformer's parts outside the layers (transformers `modeling_bert.py`
+/// `BertEmbeddings`: word, learned absolute position (`max_position_embeddings`) and token-type
+/// (`type_vocab_size`) embeddings summed, then a LayerNorm with weight and bias; `BertPooler`:
+/// a dense `h × h` with bias on the first token; XLM-RoBERTa reuses both). Its layers are
+/// post-LayerNorm (two LayerNorms with biases, `norms_per_layer` 4), with biased q/k/v/o and a
+/// plain GELU MLP with biases; its attention is bidirectional and there is no output head.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct EncoderSpec {
+    /// `max_position_embeddings` rows of learned positions.
+    pub positions: u64,
+    /// `type_vocab_size` rows of token types (2 for BERT, 1 for XLM-RoBERTa).
+    pub token_types: u64,
+    /// The checkpoint has `BertPooler` (`pooler.dense`).
+    pub pooler: bool,
+}
+
 /// A decoder-only transformer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -194,6 +211,9 @@ pub struct ModelSpec {
     /// README_WEIGHTS: "Main Model Weights … 671B", MTP "11.5B unique parameters") and are
     /// NOT counted; recorded so the difference to the file size can be explained.
     pub mtp_layers: u64,
+    /// An encoder-only model (BERT, XLM-RoBERTa): its embedding-side parts; `None` for decoders.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub encoder: Option<EncoderSpec>,
     pub source: ShapeSource,
     /// A parameter count given by the user (the slider); when set it is the total, and the shape is
     /// only used for the KV cache and activations.
@@ -255,6 +275,7 @@ impl Default for ModelSpec {
             max_context: 8192,
             vision_params: 0,
             mtp_layers: 0,
+            encoder: None,
             source: ShapeSource::Exact,
             nominal_params: None,
             file_weights: None,

@@ -18,16 +18,27 @@ pub enum Mode {
     Full,
     Lora,
     Qlora,
+    /// Embedding or reranking: one forward pass over each input sequence (`context` tokens,
+    /// `batch` sequences at once), a pooled vector or a score out, no generation and no KV cache
+    /// kept between requests (`core::embed`).
+    Embed,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 4] = [Mode::Inference, Mode::Full, Mode::Lora, Mode::Qlora];
+    pub const ALL: [Mode; 5] = [
+        Mode::Inference,
+        Mode::Embed,
+        Mode::Full,
+        Mode::Lora,
+        Mode::Qlora,
+    ];
     pub const fn cli_name(self) -> &'static str {
         match self {
             Mode::Inference => "inference",
             Mode::Full => "full",
             Mode::Lora => "lora",
             Mode::Qlora => "qlora",
+            Mode::Embed => "embed",
         }
     }
     pub const fn label(self) -> &'static str {
@@ -36,10 +47,15 @@ impl Mode {
             Mode::Full => "Full fine-tune",
             Mode::Lora => "LoRA",
             Mode::Qlora => "QLoRA",
+            Mode::Embed => "Embeddings / reranking",
         }
     }
     pub const fn is_training(self) -> bool {
-        !matches!(self, Mode::Inference)
+        !matches!(self, Mode::Inference | Mode::Embed)
+    }
+    /// One forward pass per sequence, nothing generated (embedding and reranking models).
+    pub const fn is_embed(self) -> bool {
+        matches!(self, Mode::Embed)
     }
 }
 
@@ -412,7 +428,7 @@ impl Scenario {
         match mode {
             Mode::Qlora => &[W::Nf4, W::Nf4DoubleQuant],
             Mode::Full => &[W::Fp32, W::Fp16, W::Bf16],
-            Mode::Inference | Mode::Lora => &W::ALL,
+            Mode::Inference | Mode::Embed | Mode::Lora => &W::ALL,
         }
     }
 

@@ -693,6 +693,10 @@ pub fn plan_all(
     cat: &Catalog,
     st: &FitSettings,
 ) -> Vec<ServingPlan> {
+    // Serving plans generation: training and embedding passes have no decode to batch.
+    if s.mode != crate::core::scenario::Mode::Inference {
+        return Vec::new();
+    }
     fits.iter()
         .filter_map(|f| {
             let m = cat.machine(&f.machine)?;

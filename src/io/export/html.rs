@@ -295,14 +295,13 @@ fn memory(o: &mut String, input: &ReportInput) {
 
 /// The fit table on the chosen machines and their notes.
 fn fit(o: &mut String, input: &ReportInput) {
-    let training = input.scenario.mode.is_training();
     // Fit.
     o.push_str("<section id=\"fit\">\n<h2>Fit on the chosen machines</h2>\n");
     if input.fits.is_empty() {
         o.push_str("<p class=\"note\">No machines were chosen.</p>\n");
     } else {
         o.push_str("<div class=\"table-wrap\"><table>\n<thead><tr>");
-        for (i, c) in fit_columns(training).iter().enumerate() {
+        for (i, c) in fit_columns(input.scenario.mode).iter().enumerate() {
             let _ = write!(
                 o,
                 "<th{}>{}</th>",
@@ -313,7 +312,7 @@ fn fit(o: &mut String, input: &ReportInput) {
         o.push_str("</tr></thead>\n<tbody>\n");
         for f in input.fits {
             o.push_str("<tr>");
-            for (i, cell) in fit_row(input, f, training).iter().enumerate() {
+            for (i, cell) in fit_row(input, f, input.scenario.mode).iter().enumerate() {
                 match i {
                     0 => {
                         let _ =

@@ -247,6 +247,15 @@ pub fn llama_cpp(s: &Scenario, fit: &FitResult) -> LaunchSetting {
         ));
     }
     lines.push(last);
+    if sc.mode.is_embed() {
+        // tools/server/README.md: `--embedding` restricts the server to the embedding use case
+        // (`/v1/embeddings`); `--reranking` enables `/v1/rerank` for a reranker.
+        lines.push("--embedding".into());
+        notes.push(
+            "--embedding serves /v1/embeddings (the pooling type comes from the GGUF; --pooling overrides it); a reranker takes --reranking instead."
+                .into(),
+        );
+    }
     if let Some(line) = llama_cpp_draft(&sc, &mut notes) {
         lines.push(line);
     }
@@ -450,6 +459,11 @@ pub fn vllm(s: &Scenario, fit: &FitResult) -> LaunchSetting {
         }
         lines.push(last);
         let mut extra = Vec::new();
+        if sc.mode.is_embed() {
+            // docs.vllm.ai "Pooling Models": `--runner pooling` runs the model for embeddings /
+            // scores (`/v1/embeddings`, `/score`) instead of generation.
+            extra.push("--runner pooling");
+        }
         match sc.weights {
             WeightPrecision::Bf16 => extra.push("--dtype bfloat16"),
             WeightPrecision::Fp16 => extra.push("--dtype float16"),
@@ -597,7 +611,14 @@ pub fn accelerate(s: &Scenario, fit: &FitResult) -> LaunchSetting {
             crate::core::format::bytes(fit.disk_bytes)
         ));
     }
-    let mut imports = vec!["AutoModelForCausalLM"];
+    // An embedding model loads without its language-model head (transformers `AutoModel`, as
+    // sentence-transformers does).
+    let class = if sc.mode.is_embed() {
+        "AutoModel"
+    } else {
+        "AutoModelForCausalLM"
+    };
+    let mut imports = vec![class];
     let mut args = vec![py_str(&model)];
     if let Some(rev) = hub_revision(s) {
         args.push(format!("revision={}", py_str(&rev)));
@@ -631,7 +652,7 @@ pub fn accelerate(s: &Scenario, fit: &FitResult) -> LaunchSetting {
         notes.push("transformers before 4.56 spells dtype= as torch_dtype=.".into());
     }
     let text = format!(
-        "from transformers import {}\nimport torch\n\nmodel = AutoModelForCausalLM.from_pretrained(\n    {},\n)\n",
+        "from transformers import {}\nimport torch\n\nmodel = {class}.from_pretrained(\n    {},\n)\n",
         imports.join(", "),
         args.join(",\n    ")
     );

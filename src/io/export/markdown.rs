@@ -193,18 +193,22 @@ fn memory(out: &mut String, input: &ReportInput) {
 
 /// The fit table on the chosen machines and their notes.
 fn fit(out: &mut String, input: &ReportInput) {
-    let training = input.scenario.mode.is_training();
     // Fit.
     out.push_str("## Fit on the chosen machines\n\n");
     if input.fits.is_empty() {
         out.push_str("No machines were chosen.\n\n");
     } else {
-        let cols = fit_columns(training);
+        let cols = fit_columns(input.scenario.mode);
         let right: Vec<bool> = cols.iter().enumerate().map(|(i, _)| i >= 3).collect();
         let rows: Vec<Vec<String>> = input
             .fits
             .iter()
-            .map(|f| fit_row(input, f, training).iter().map(|c| md(c)).collect())
+            .map(|f| {
+                fit_row(input, f, input.scenario.mode)
+                    .iter()
+                    .map(|c| md(c))
+                    .collect()
+            })
             .collect();
         table(out, &cols, &right, &rows);
         out.push_str(

@@ -7,6 +7,7 @@ use crate::core::catalog::{MemoryKind, Price};
 use crate::core::estimate::{ComponentKind, Estimate, Placement};
 use crate::core::fit::{FitResult, Verdict};
 use crate::core::recommend::Recommendations;
+use crate::core::scenario::Mode;
 use crate::core::units::display_signed_gib;
 
 /// "GPU", "host RAM".
@@ -84,7 +85,8 @@ pub(crate) fn recommend_unmet(r: &Recommendations) -> Vec<String> {
 }
 
 /// The fit table's columns for the scenario's mode.
-pub(crate) fn fit_columns(training: bool) -> Vec<&'static str> {
+pub(crate) fn fit_columns(mode: Mode) -> Vec<&'static str> {
+    let training = mode.is_training();
     let mut c = vec![
         "Machine",
         "Hardware",
@@ -95,6 +97,13 @@ pub(crate) fn fit_columns(training: bool) -> Vec<&'static str> {
     ];
     if training {
         c.extend(["Step time", "Tokens/s", "Run time", "Run cost"]);
+    } else if mode.is_embed() {
+        c.extend([
+            "Sequences/s",
+            "Input tok/s",
+            "Batch time",
+            "$ / 1M input tokens",
+        ]);
     } else {
         c.extend(["Decode tok/s", "Prefill tok/s", "TTFT", "$ / 1M tokens"]);
     }
@@ -159,7 +168,8 @@ pub(crate) fn hardware(input: &ReportInput, f: &FitResult) -> String {
 }
 
 /// One fit-table row, plain text.
-pub(crate) fn fit_row(input: &ReportInput, f: &FitResult, training: bool) -> Vec<String> {
+pub(crate) fn fit_row(input: &ReportInput, f: &FitResult, mode: Mode) -> Vec<String> {
+    let training = mode.is_training();
     let gpu = if f.gpus > 0 && f.gpu_capacity.0 > 0 {
         format!(
             "{} / {}",
@@ -199,6 +209,20 @@ pub(crate) fn fit_row(input: &ReportInput, f: &FitResult, training: bool) -> Vec
                 crate::core::format::MISSING.into(),
             ]),
         }
+    } else if let Some(e) = f.embedding.as_ref().filter(|_| f.runs()) {
+        r.extend([
+            rate(e.sequences_per_s),
+            rate(e.tokens_per_s),
+            duration(e.batch_s),
+            usd(f.usd_per_million_tokens),
+        ]);
+    } else if mode.is_embed() {
+        r.extend([
+            crate::core::format::MISSING.into(),
+            crate::core::format::MISSING.into(),
+            crate::core::format::MISSING.into(),
+            crate::core::format::MISSING.into(),
+        ]);
     } else {
         r.extend([
             rate(f.decode_tokens_per_s),

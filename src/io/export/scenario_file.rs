@@ -105,10 +105,19 @@ fn unknown_field(text: &str) -> Option<(String, Vec<String>)> {
         return Some(u);
     }
     match top.get(&ron::Value::String("model".into())) {
-        Some(ron::Value::Map(m)) => {
-            check(m, field_names(&crate::core::model::ModelSpec::default()))
-        }
+        Some(ron::Value::Map(m)) => check(m, field_names(&every_model_field())),
         _ => None,
+    }
+}
+
+/// A model with every field that is left out of a saved file when empty (recurrent layers, an
+/// encoder, the gated attention output) set, so that each is a known field.
+fn every_model_field() -> crate::core::model::ModelSpec {
+    crate::core::model::ModelSpec {
+        attn_output_gate: true,
+        recurrent: Some(Default::default()),
+        encoder: Some(Default::default()),
+        ..Default::default()
     }
 }
 
@@ -143,6 +152,21 @@ mod tests {
         let text = save_scenario(&s);
         assert!(text.starts_with("// headroom scenario"));
         assert_eq!(load_scenario("a.ron", &text).unwrap(), s);
+    }
+
+    #[test]
+    fn encoder_and_hybrid_models_round_trip() {
+        let cat = crate::io::catalog::builtin();
+        for id in ["bge-m3", "qwen3-next-80b-a3b"] {
+            let s = Scenario {
+                model: cat.model(id).unwrap().spec.clone(),
+                model_id: Some(id.into()),
+                mode: crate::core::scenario::Mode::Embed,
+                ..Scenario::default()
+            };
+            let text = save_scenario(&s);
+            assert_eq!(load_scenario("a.ron", &text).unwrap(), s, "{id}");
+        }
     }
 
     #[test]
