@@ -71,6 +71,15 @@ fn goldens() -> Vec<((&'static str, &'static str), u64)> {
             fixture!("hybrid/transformers_Mamba2Config_defaults"),
             7_285_403_648,
         ),
+        // LiquidAI/LFM2-1.2B model card: "Parameters: 1,170,340,608" (see
+        // fixtures/configs/hybrid/SOURCES.md); hand count in tests/hybrid_blocks.rs.
+        (fixture!("hybrid/LiquidAI_LFM2-1.2B_config"), 1_170_340_608),
+        // Nemotron-H-8B (config as quoted by Megatron-Bridge, see SOURCES.md): "8B"; hand count
+        // in tests/hybrid_blocks.rs.
+        (
+            fixture!("hybrid/Megatron-Bridge_Nemotron-H-8B_config"),
+            8_100_852_736,
+        ),
         // index: 61,064,245,248 B / 2 (Qwen/Qwen3-30B-A3B); model card "30.5B".
         (fixture!("Qwen_Qwen3-30B-A3B"), 30_532_122_624),
         // KerasHub qwen1.5_moe_2.7b_en "params": 14315784192 (model card "14.3B"); shared expert + gate.

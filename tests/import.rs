@@ -78,6 +78,15 @@ impl G {
     fn u32(self, key: &str, v: u32) -> Self {
         self.raw(key, 4, &v.to_le_bytes())
     }
+    /// An array of u32 (GGUF type 9 of type 4), as llama.cpp writes per-layer values.
+    fn u32s(self, key: &str, v: &[u32]) -> Self {
+        let mut b = 4u32.to_le_bytes().to_vec();
+        b.extend((v.len() as u64).to_le_bytes());
+        for x in v {
+            b.extend(x.to_le_bytes());
+        }
+        self.raw(key, 9, &b)
+    }
     fn u16(self, key: &str, v: u16) -> Self {
         self.raw(key, 2, &v.to_le_bytes())
     }
@@ -1264,6 +1273,88 @@ fn mamba2_gguf_has_no_kv_cache_only_state() {
     assert_eq!(s.recurrent_state_bytes_per_sequence(), 20_224);
     assert_eq!(kv_of(s, 1024), 20_224);
     assert_eq!(kv_of(s, 1_000_000), 20_224);
+}
+
+#[test]
+fn lfm2_gguf_conv_layers_are_those_without_kv_heads() {
+    // llama.cpp LLM_ARCH_LFM2: a layer is recurrent iff its head_count_kv is 0.
+    let dir = tempfile::tempdir().unwrap();
+    let p = G::default()
+        .s("general.architecture", "lfm2")
+        .u32("lfm2.block_count", 4)
+        .u32("lfm2.embedding_length", 64)
+        .u32("lfm2.context_length", 4096)
+        .u32("lfm2.feed_forward_length", 128)
+        .u32("lfm2.attention.head_count", 4)
+        .u32s("lfm2.attention.head_count_kv", &[0, 0, 2, 0])
+        .u32("lfm2.shortconv.l_cache", 3)
+        .t("token_embd.weight", &[64, 10], 0, 2560)
+        .t("blk.0.attn_norm.weight", &[64], 0, 256)
+        .t("blk.0.ffn_norm.weight", &[64], 0, 256)
+        .write(dir.path(), "lfm2.gguf");
+    let m = import_path(&p).unwrap();
+    let r = m.spec.recurrent.as_ref().expect("short-conv layers");
+    assert_eq!(r.kind, headroom::core::model::RecurrentKind::ShortConv);
+    assert_eq!(r.attention_layers, vec![2]);
+    assert_eq!((m.spec.kv_heads, m.spec.head_dim), (2, 16));
+    // State per conv layer: (3 − 1) × 64 = 128 elements × 4 B = 512 B; 3 layers = 1536 B.
+    assert_eq!(m.spec.recurrent_state_bytes_per_sequence(), 1536);
+    // KV: 1 attention layer × 2 × 2 KV heads × 16 × 2 B = 128 B/token.
+    assert_eq!(kv_of(&m.spec, 1024), 128 * 1024 + 1536);
+    // The per-layer KV heads are read, not an upper bound to warn about.
+    assert!(
+        !m.notes.iter().any(|n| n.contains("varies per layer")),
+        "{:?}",
+        m.notes
+    );
+}
+
+#[test]
+fn nemotron_h_gguf_layers_by_kv_heads_and_feed_forward_length() {
+    // llama.cpp LLM_ARCH_NEMOTRON_H: recurrent iff head_count_kv and feed_forward_length are
+    // both 0; here layer 1 attends, layer 2 is an MLP, layers 0 and 3 are Mamba-2.
+    let dir = tempfile::tempdir().unwrap();
+    let p = G::default()
+        .s("general.architecture", "nemotron_h")
+        .u32("nemotron_h.block_count", 4)
+        .u32("nemotron_h.embedding_length", 64)
+        .u32("nemotron_h.context_length", 8192)
+        .u32s("nemotron_h.attention.head_count", &[0, 4, 0, 0])
+        .u32s("nemotron_h.attention.head_count_kv", &[0, 2, 0, 0])
+        .u32("nemotron_h.attention.key_length", 16)
+        .u32s("nemotron_h.feed_forward_length", &[0, 0, 128, 0])
+        .u32("nemotron_h.ssm.inner_size", 128)
+        .u32("nemotron_h.ssm.time_step_rank", 4)
+        .u32("nemotron_h.ssm.group_count", 2)
+        .u32("nemotron_h.ssm.state_size", 16)
+        .u32("nemotron_h.ssm.conv_kernel", 4)
+        .t("token_embd.weight", &[64, 10], 0, 2560)
+        .t("blk.0.attn_norm.weight", &[64], 0, 256)
+        .write(dir.path(), "nemotron_h.gguf");
+    let m = import_path(&p).unwrap();
+    let s = &m.spec;
+    let r = s.recurrent.as_ref().expect("Mamba-2 layers");
+    assert_eq!(r.attention_layers, vec![1]);
+    assert_eq!(r.mlp_only_layers, vec![2]);
+    assert!(r.mixers_without_mlp);
+    assert_eq!(
+        (
+            s.attention_layer_count(),
+            s.recurrent_layer_count(),
+            s.mlp_only_layer_count()
+        ),
+        (1, 2, 1)
+    );
+    // State per Mamba layer: conv 3 × (128 + 2·2·16) = 576, SSM 16 × 128 = 2048;
+    // 2624 × 4 B = 10,496 B; 2 layers = 20,992 B.
+    assert_eq!(s.recurrent_state_bytes_per_sequence(), 20_992);
+    // KV: 1 attention layer × 2 × 2 KV heads × 16 × 2 B = 128 B/token.
+    assert_eq!(kv_of(s, 1024), 128 * 1024 + 20_992);
+    assert!(
+        !m.notes.iter().any(|n| n.contains("varies per layer")),
+        "{:?}",
+        m.notes
+    );
 }
 
 #[test]

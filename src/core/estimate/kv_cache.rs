@@ -282,6 +282,11 @@ fn recurrent_formula(job: &Job, kv_text: String, state_per_seq: Bytes, total: By
             spec.attention_layer_count()
         )
     };
+    // Nemotron-H's MLP-only layers have neither a cache nor a state.
+    let attn = match spec.mlp_only_layer_count() {
+        0 => attn,
+        n => format!("{attn} ({n} MLP-only layers cache nothing)"),
+    };
     formula!(
         explain,
         "{attn}; + recurrent state (fixed, any context): {} recurrent layers × ({} conv + {} state elements) × 4 B (F32) = {} B/sequence × {} = {}",

@@ -22,7 +22,7 @@ use crate::core::model::{MlpKind, ModelSpec, MoeSpec, RecurrentKind, RecurrentSp
 use serde_json::Value;
 
 /// A state size or conv kernel no real model comes near.
-const MAX_STATE: u64 = 65_536;
+pub(super) const MAX_STATE: u64 = 65_536;
 
 /// Gated DeltaNet layers, when the config names `linear_num_value_heads` (Qwen3-Next, and the
 /// Qwen3.5 text configs that share its keys); `None` otherwise.
@@ -53,6 +53,8 @@ pub(super) fn parse_linear_attention(
         conv_bias: false,
         proj_bias: false,
         dt_rank: 0,
+        mlp_only_layers: Vec::new(),
+        mixers_without_mlp: false,
     }))
 }
 
@@ -127,6 +129,8 @@ pub(super) fn parse_mamba2(c: &Obj, name: String, arch: String) -> Result<ModelS
         conv_bias: c.flag("use_conv_bias")?.unwrap_or(true),
         proj_bias: c.flag("use_bias")?.unwrap_or(false),
         dt_rank: 0,
+        mlp_only_layers: Vec::new(),
+        mixers_without_mlp: false,
     };
     Ok(ModelSpec {
         name,
@@ -214,6 +218,8 @@ pub(super) fn parse_jamba(c: &Obj, layers: u64, hidden: u64) -> Result<Recurrent
         conv_bias: c.flag("mamba_conv_bias")?.unwrap_or(true),
         proj_bias: c.flag("mamba_proj_bias")?.unwrap_or(false),
         dt_rank,
+        mlp_only_layers: Vec::new(),
+        mixers_without_mlp: false,
     })
 }
 

@@ -46,6 +46,8 @@ pub const SUPPORTED_ARCHS: &[&str] = &[
     "qwen3_next",
     "mamba2",
     "jamba",
+    "lfm2",
+    "nemotron_h",
     "gemma",
     "gemma2",
     "gemma3",
@@ -91,6 +93,7 @@ const SIGLIP_VISION_DEFAULTS: &[(&str, u64)] = &[
 
 mod encoder;
 mod hybrid;
+mod hybrid_blocks;
 mod obj;
 mod parts;
 
@@ -132,6 +135,9 @@ pub fn parse_hf_config_value(root: &Value) -> Result<ModelSpec, ConfigError> {
     if encoder::is_encoder(&text.kind) {
         return checked(encoder::parse_bert(c, name, arch)?, c);
     }
+    if text.kind == "nemotron_h" {
+        return checked(hybrid_blocks::parse_nemotron_h(c, name, arch)?, c);
+    }
 
     let shape = Shape::read(c)?;
     let tied = tied_embeddings(c, &top, text.nested, fam)?;
@@ -141,7 +147,11 @@ pub fn parse_hf_config_value(root: &Value) -> Result<ModelSpec, ConfigError> {
         moe = hybrid::jamba_moe_layout(c, moe, shape.layers)?;
     }
     let sliding = parse_sliding(c, fam, shape.layers)?;
-    let intermediate = dense_width(c, shape.layers, shape.intermediate, &moe)?;
+    let intermediate = if fam == Family::Lfm2 {
+        hybrid_blocks::lfm2_mlp_width(c, shape.intermediate)?
+    } else {
+        dense_width(c, shape.layers, shape.intermediate, &moe)?
+    };
     // Gemma 3's vision tower (SigLIP) and projector live in the same checkpoint.
     let vision_params = if top_type == "gemma3" {
         let v = Obj {
@@ -162,6 +172,12 @@ pub fn parse_hf_config_value(root: &Value) -> Result<ModelSpec, ConfigError> {
     };
     let recurrent = if fam == Family::Jamba {
         Some(hybrid::parse_jamba(c, shape.layers, shape.hidden)?)
+    } else if fam == Family::Lfm2 {
+        Some(hybrid_blocks::parse_short_conv(
+            c,
+            shape.layers,
+            shape.hidden,
+        )?)
     } else {
         hybrid::parse_linear_attention(c, shape.layers)?
     };
@@ -382,6 +398,12 @@ impl Shape {
 
 /// Embeddings: the text config's key, else the wrapper's, else the class default.
 fn tied_embeddings(c: &Obj, top: &Obj, nested: bool, fam: Family) -> Result<bool, ConfigError> {
+    // Lfm2Config: `kwargs.get("tie_embedding", tie_word_embeddings)`, the original key first.
+    if fam == Family::Lfm2
+        && let Some(t) = c.flag("tie_embedding")?
+    {
+        return Ok(t);
+    }
     Ok(match c.flag("tie_word_embeddings")? {
         Some(t) => t,
         None if nested => top
@@ -428,7 +450,11 @@ impl Biases {
             mlp,
             qk_norm: matches!(
                 fam,
-                Family::Qwen3 | Family::Qwen3Moe | Family::Qwen3Next | Family::Gemma3
+                Family::Qwen3
+                    | Family::Qwen3Moe
+                    | Family::Qwen3Next
+                    | Family::Gemma3
+                    | Family::Lfm2
             ),
             norms_per_layer: if matches!(fam, Family::Gemma2 | Family::Gemma3) {
                 4

@@ -20,6 +20,7 @@ pub(super) enum Family {
     Qwen3Moe,
     Qwen3Next,
     Jamba,
+    Lfm2,
     Gemma,
     Gemma2,
     Gemma3,
@@ -42,6 +43,7 @@ impl Family {
             "qwen3_moe" => Family::Qwen3Moe,
             "qwen3_next" => Family::Qwen3Next,
             "jamba" => Family::Jamba,
+            "lfm2" => Family::Lfm2,
             "gemma" => Family::Gemma,
             "gemma2" => Family::Gemma2,
             "gemma3" | "gemma3_text" => Family::Gemma3,
@@ -67,7 +69,8 @@ impl Family {
     /// The class default of `tie_word_embeddings` (each `*Config.__init__` in transformers).
     pub(super) fn ties_by_default(self) -> bool {
         match self {
-            Family::Gemma | Family::Gemma2 | Family::Gemma3 => true,
+            // Lfm2Config: tie_word_embeddings=True.
+            Family::Gemma | Family::Gemma2 | Family::Gemma3 | Family::Lfm2 => true,
             // PretrainedConfig's default: an unknown arch's config.json without the key ties.
             Family::Other => true,
             _ => false,

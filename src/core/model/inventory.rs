@@ -49,8 +49,8 @@ impl ModelSpec {
 
     /// The layers grouped by inventory: at most two kinds (dense, MoE), each with its first layer
     /// and its count, so that sums over layers cost two inventories instead of `layers`; a hybrid
-    /// model (see [`super::RecurrentSpec`]) has up to four (dense or MoE × attention or
-    /// recurrent), found by one pass over the layers. The counts add up to `layers`.
+    /// model (see [`super::RecurrentSpec`]) has up to six (dense or MoE × attention, recurrent
+    /// or MLP only), found by one pass over the layers. The counts add up to `layers`.
     pub fn layer_groups(&self) -> Vec<LayerGroup> {
         if self.recurrent.is_some() {
             return self.hybrid_layer_groups();
@@ -66,6 +66,7 @@ impl ModelSpec {
                 count: dense_n,
                 moe: false,
                 recurrent: false,
+                mlp_only: false,
             });
         }
         if moe_n > 0 {
@@ -76,6 +77,7 @@ impl ModelSpec {
                 count: moe_n,
                 moe: true,
                 recurrent: false,
+                mlp_only: false,
             });
         }
         v.sort_by_key(|g| g.first);
@@ -87,10 +89,14 @@ impl ModelSpec {
     fn hybrid_layer_groups(&self) -> Vec<LayerGroup> {
         let mut v: Vec<LayerGroup> = Vec::with_capacity(4);
         for i in 0..self.layers {
-            let (moe, recurrent) = (self.is_moe_layer(i), self.is_recurrent_layer(i));
+            let (moe, recurrent, mlp_only) = (
+                self.is_moe_layer(i),
+                self.is_recurrent_layer(i),
+                self.is_mlp_only_layer(i),
+            );
             match v
                 .iter_mut()
-                .find(|g| g.moe == moe && g.recurrent == recurrent)
+                .find(|g| g.moe == moe && g.recurrent == recurrent && g.mlp_only == mlp_only)
             {
                 Some(g) => g.count += 1,
                 None => v.push(LayerGroup {
@@ -98,6 +104,7 @@ impl ModelSpec {
                     count: 1,
                     moe,
                     recurrent,
+                    mlp_only,
                 }),
             }
         }
@@ -121,21 +128,42 @@ impl ModelSpec {
     /// Qwen2-MoE shared-expert gate `h`. Active: top-k routed experts, everything else in full.
     ///
     /// Norms: `norms_per_layer · h` (input and post-attention RMSNorm: 2; Gemma 2/3 add the
-    /// pre- and post-feedforward norms: 4).
+    /// pre- and post-feedforward norms: 4; Nemotron-H's single-block layers: 1).
+    ///
+    /// A hybrid's MLP-only layer has no mixer, and with
+    /// [`super::RecurrentSpec::mixers_without_mlp`] its attention and recurrent layers have no
+    /// MLP (Nemotron-H).
     pub fn layer_tensors(&self, i: u64) -> Vec<TensorGroup> {
-        self.layer_tensors_of(self.is_moe_layer(i), self.is_recurrent_layer(i))
+        self.layer_tensors_of(
+            self.is_moe_layer(i),
+            self.is_recurrent_layer(i),
+            self.is_mlp_only_layer(i),
+        )
     }
 
-    /// The inventory of a dense (`moe_layer` false) or MoE layer, with attention or (a hybrid's
-    /// `recurrent` layer) a recurrent mixer; see [`Self::layer_tensors`].
-    fn layer_tensors_of(&self, moe_layer: bool, recurrent: bool) -> Vec<TensorGroup> {
+    /// The inventory of a dense (`moe_layer` false) or MoE layer, with attention, (a hybrid's
+    /// `recurrent` layer) a recurrent mixer or (`mlp_only`) no mixer; see
+    /// [`Self::layer_tensors`].
+    fn layer_tensors_of(
+        &self,
+        moe_layer: bool,
+        recurrent: bool,
+        mlp_only: bool,
+    ) -> Vec<TensorGroup> {
         let mut v = Vec::with_capacity(10);
         match (&self.recurrent, &self.mla) {
+            _ if mlp_only => {}
             (Some(r), _) if recurrent => self.recurrent_tensors(r, &mut v),
             (_, Some(mla)) => self.mla_attention_tensors(mla, &mut v),
             _ => self.attention_tensors(&mut v),
         }
+        let has_mlp = mlp_only
+            || !self
+                .recurrent
+                .as_ref()
+                .is_some_and(|r| r.mixers_without_mlp);
         match &self.moe {
+            _ if !has_mlp => {}
             Some(moe) if moe_layer => self.moe_mlp_tensors(moe, &mut v),
             _ => {
                 let (gu, down, bias) = self.mlp_elements(self.intermediate);
@@ -413,7 +441,7 @@ impl ModelSpec {
     pub fn arch_param_count(&self) -> ParamCount {
         let mut pc = sum(&self.outer_tensors());
         for grp in self.layer_groups() {
-            let p = sum(&self.layer_tensors_of(grp.moe, grp.recurrent));
+            let p = sum(&self.layer_tensors_of(grp.moe, grp.recurrent, grp.mlp_only));
             pc.total = pc.total.saturating_add(p.total.saturating_mul(grp.count));
             pc.active = pc.active.saturating_add(p.active.saturating_mul(grp.count));
         }

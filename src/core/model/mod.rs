@@ -101,10 +101,22 @@ pub enum RecurrentKind {
     /// Mamba-1 selective scan as Jamba builds it (transformers `modeling_jamba.py`
     /// `JambaMambaMixer`, with its dt / B / C RMSNorms): one "head" of `d_inner`, no groups.
     Mamba1,
+    /// LFM2's gated short convolution (transformers `modeling_lfm2.py` `Lfm2ShortConv`):
+    /// `in_proj` h → 3h (B, C, x), a depthwise `conv1d` of `L_cache` taps over the hidden
+    /// channels, `out_proj` h → h. Its only state is the conv window, `(L_cache − 1) × h`
+    /// (llama.cpp `n_embd_r()`); no SSM state. Sized as `heads` = h channels of `head_dim` 1,
+    /// `state` 0, `groups` 0, so `d_inner = conv_dim = h`.
+    ShortConv,
 }
 
 /// Hybrid and state-space models: the layers that keep a fixed-size recurrent state per
-/// sequence instead of a KV cache (Mamba-2, Qwen3-Next's Gated DeltaNet).
+/// sequence instead of a KV cache (Mamba-2, Qwen3-Next's Gated DeltaNet, LFM2's short
+/// convolutions, Nemotron-H's Mamba-2 layers).
+///
+/// Each layer is one of three kinds: full attention (listed in `attention_layers`), MLP only
+/// (listed in `mlp_only_layers`: no mixer, no cache, no state; Nemotron-H's '-' layers) or
+/// recurrent (all the others). A mixer layer (attention or recurrent) also carries the MLP
+/// unless `mixers_without_mlp` (Nemotron-H: one block per layer).
 ///
 /// The dimensions follow llama.cpp's hparams (`src/llama-hparams.cpp` `n_embd_r()` /
 /// `n_embd_s()`): `d_inner = heads × head_dim`, `conv_dim = d_inner + 2 × groups × state`.
@@ -133,6 +145,15 @@ pub struct RecurrentSpec {
     /// input. 0 for the other kinds.
     #[serde(skip_serializing_if = "is_zero")]
     pub dt_rank: u64,
+    /// The layers (0-based, ascending) that hold only an MLP: neither attention nor a recurrent
+    /// mixer (Nemotron-H `hybrid_override_pattern` '-'). Empty for the other models.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mlp_only_layers: Vec<u64>,
+    /// The attention and recurrent layers have no MLP of their own (Nemotron-H's
+    /// `NemotronHBlock`: one norm and one mixer per layer); false = every layer's mixer is
+    /// followed by the MLP (Qwen3-Next, Jamba, LFM2).
+    #[serde(skip_serializing_if = "is_false")]
+    pub mixers_without_mlp: bool,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -325,6 +346,9 @@ pub struct LayerGroup {
     pub moe: bool,
     /// Whether these layers are recurrent (no KV cache; see [`RecurrentSpec`]).
     pub recurrent: bool,
+    /// Whether these layers hold only an MLP (no attention, no recurrent mixer; see
+    /// [`RecurrentSpec::mlp_only_layers`]).
+    pub mlp_only: bool,
 }
 
 mod generic;

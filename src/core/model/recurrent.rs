@@ -20,6 +20,19 @@
 //!   `A_log` `d_inner × N`, `D` `d_inner`, `out_proj` `d_inner × h`, and RMSNorms of `R`, `N`,
 //!   `N` (dt, B, C). It has no groups (llama.cpp `ssm_n_group` 0), so `conv_dim = d_inner`.
 //!
+//! - Short convolution (LFM2): transformers `src/transformers/models/lfm2/modeling_lfm2.py`
+//!   `Lfm2ShortConv.__init__` (commit 0096ba4f66d4f5f7b1d4e162f8a75d0894b40ea8): `in_proj`
+//!   h → 3h, depthwise `conv` h × `L_cache`, `out_proj` h → h, each with a bias when
+//!   `conv_bias`. State: llama.cpp `src/llama-hparams.cpp` `n_embd_r()` (commit
+//!   01b77b5793989e0a1508a2fe3757d4e743a7bbd1) "for LFM2 models" = `n_embd ×
+//!   (n_shortconv_l_cache − 1)`, and `n_embd_s()` = `ssm_d_state × ssm_d_inner` = 0.
+//! - Nemotron-H's Mamba-2 layers: transformers
+//!   `src/transformers/models/nemotron_h/modeling_nemotron_h.py` `NemotronHMamba2Mixer.__init__`
+//!   (commit 008d9e9577b0eb0149aa6bb0c44da582b10e0b6e) builds the same tensors as `Mamba2Mixer`
+//!   (`in_proj` / `out_proj` bias = `use_bias`, gated RMSNorm of `mamba_num_heads ×
+//!   mamba_head_dim`); `NemotronHBlock` holds one RMSNorm and ONE mixer (Mamba-2, attention or
+//!   MLP), hence [`RecurrentSpec::mixers_without_mlp`] and [`RecurrentSpec::mlp_only_layers`].
+//!
 //! State per sequence and layer: llama.cpp `src/llama-hparams.cpp` `n_embd_r()` =
 //! `(d_conv − 1) × (d_inner + 2·n_group·d_state)` (the conv window; its first column is shifted
 //! out, so K − 1 columns are kept) and `n_embd_s()` = `d_state × d_inner` (the SSM / delta-rule
@@ -61,30 +74,68 @@ impl ModelSpec {
     /// Whether layer `i` (0-based) is recurrent (keeps a fixed state, no KV cache).
     pub fn is_recurrent_layer(&self, i: u64) -> bool {
         match &self.recurrent {
-            // The readers keep the list ascending (see `RecurrentSpec::attention_layers`).
-            Some(r) => i < self.layers && r.attention_layers.binary_search(&i).is_err(),
+            // The readers keep the lists ascending (see `RecurrentSpec::attention_layers`).
+            Some(r) => {
+                i < self.layers
+                    && r.attention_layers.binary_search(&i).is_err()
+                    && r.mlp_only_layers.binary_search(&i).is_err()
+            }
+            None => false,
+        }
+    }
+
+    /// Whether layer `i` (0-based) holds only an MLP (Nemotron-H '-': no attention, no
+    /// recurrent mixer, nothing cached).
+    pub fn is_mlp_only_layer(&self, i: u64) -> bool {
+        match &self.recurrent {
+            Some(r) => {
+                i < self.layers
+                    && r.mlp_only_layers.binary_search(&i).is_ok()
+                    && r.attention_layers.binary_search(&i).is_err()
+            }
             None => false,
         }
     }
 
     /// Layers with a KV cache: all of them, or a hybrid's full-attention layers.
     pub fn attention_layer_count(&self) -> u64 {
-        self.layers.saturating_sub(self.recurrent_layer_count())
+        self.layers
+            .saturating_sub(self.recurrent_layer_count())
+            .saturating_sub(self.mlp_only_layer_count())
     }
 
     /// Layers that keep a recurrent state instead of a KV cache.
     pub fn recurrent_layer_count(&self) -> u64 {
         match &self.recurrent {
             Some(r) => {
-                let mut attn: Vec<u64> = r
+                let mut other: Vec<u64> = r
                     .attention_layers
                     .iter()
+                    .chain(&r.mlp_only_layers)
                     .copied()
                     .filter(|&i| i < self.layers)
                     .collect();
-                attn.sort_unstable();
-                attn.dedup();
-                self.layers.saturating_sub(attn.len() as u64)
+                other.sort_unstable();
+                other.dedup();
+                self.layers.saturating_sub(other.len() as u64)
+            }
+            None => 0,
+        }
+    }
+
+    /// Layers that hold only an MLP (not also listed as attention layers).
+    pub fn mlp_only_layer_count(&self) -> u64 {
+        match &self.recurrent {
+            Some(r) => {
+                let mut mlp: Vec<u64> = r
+                    .mlp_only_layers
+                    .iter()
+                    .copied()
+                    .filter(|&i| i < self.layers && r.attention_layers.binary_search(&i).is_err())
+                    .collect();
+                mlp.sort_unstable();
+                mlp.dedup();
+                mlp.len() as u64
             }
             None => 0,
         }
@@ -141,6 +192,19 @@ impl ModelSpec {
                 v.push(whole(TensorClass::AttnK, x_proj, d_inner));
                 v.push(whole(TensorClass::AttnV, dt_proj, rank));
                 (m(h, m(d_inner, 2)), small)
+            }
+            RecurrentKind::ShortConv => {
+                // in_proj: B, C and x (d_inner = h each); the conv taps are `conv_dim × K`.
+                let out = m(d_inner, 3);
+                let mut small = m(conv_dim, r.conv_kernel);
+                if r.conv_bias {
+                    // in_proj, conv and out_proj biases.
+                    small = small
+                        .saturating_add(out)
+                        .saturating_add(conv_dim)
+                        .saturating_add(h);
+                }
+                (m(h, out), small)
             }
             RecurrentKind::GatedDeltaNet => {
                 // in_proj_qkvz: q, k (key_dim each), v, z (value_dim each); in_proj_ba: 2·H_v.

@@ -126,13 +126,15 @@ fn deepseek_v3_main_model_is_671b_and_36_6b_active() {
                 first: 0,
                 count: 3,
                 moe: false,
-                recurrent: false
+                recurrent: false,
+                mlp_only: false
             },
             LayerGroup {
                 first: 3,
                 count: 58,
                 moe: true,
-                recurrent: false
+                recurrent: false,
+                mlp_only: false
             },
         ]
     );

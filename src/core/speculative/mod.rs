@@ -300,6 +300,7 @@ pub fn draft_spec(target: &ModelSpec, sp: &SpeculativeInputs) -> Result<DraftSha
             if let Some(r) = spec.recurrent.as_mut() {
                 // Qwen3-Next's MTP block is a full-attention layer.
                 r.attention_layers = (0..spec.layers).collect();
+                r.mlp_only_layers.clear();
             }
             // eh_proj (2h → h) and the enorm / hnorm before it.
             let extra = (2 * h * h).saturating_add(2 * h);

@@ -51,6 +51,25 @@ fn per_layer(v: Option<&Value>) -> Option<(u64, u64)> {
     }
 }
 
+/// A per-layer integer value for each of `layers` layers: a kept array of exactly that many
+/// integers, or one integer for every layer (llama.cpp `get_key_or_arr`). `None` otherwise.
+fn per_layer_values(v: Option<&Value>, layers: u64) -> Option<Vec<u64>> {
+    match v? {
+        Value::Array(a) if a.kept && a.len == layers => a.items.iter().map(Value::as_u64).collect(),
+        Value::Array(_) => None,
+        v => {
+            let x = v.as_u64()?;
+            Some(vec![x; usize::try_from(layers).ok()?])
+        }
+    }
+}
+
+/// Architectures whose per-layer `head_count_kv` / `feed_forward_length` of 0 mark the layers
+/// without attention / without an MLP, which [`recurrent_spec`] reads exactly.
+fn per_layer_kinds_read(arch: &str) -> bool {
+    matches!(arch, "lfm2" | "nemotron_h")
+}
+
 /// Layers `il` of `n` that llama.cpp's `set_swa_pattern(p)` marks as sliding: `il % p < p - 1`.
 fn swa_local_layers(n: u64, p: u64) -> u64 {
     if p == 0 {
@@ -272,7 +291,7 @@ fn dense_shape(
     });
     let (kv_min, kv_heads) =
         per_layer(meta.get("attention.head_count_kv")).unwrap_or((heads, heads));
-    if kv_min != kv_heads {
+    if kv_min != kv_heads && !(kv_min == 0 && per_layer_kinds_read(&meta.arch)) {
         notes.push(format!("attention.head_count_kv varies per layer ({kv_min}–{kv_heads}): the KV cache is sized with {kv_heads} on every layer, an upper bound"));
     }
     let head_dim = meta
@@ -280,7 +299,7 @@ fn dense_shape(
         .unwrap_or(hidden.checked_div(heads).unwrap_or(0));
     let intermediate = match per_layer(meta.get("feed_forward_length")) {
         Some((lo, hi)) => {
-            if lo != hi {
+            if lo != hi && !(lo == 0 && per_layer_kinds_read(&meta.arch)) {
                 notes.push(format!("feed_forward_length varies per layer ({lo}–{hi}); the exact bytes come from the tensors"));
             }
             hi
@@ -582,17 +601,22 @@ fn check_plausible(spec: &ModelSpec, meta: &Meta) -> Result<(), ImportError> {
 /// (Gated DeltaNet): `num_v_heads = time_step_rank`, `num_k_heads = group_count`,
 /// `head_k_dim = state_size`, `head_v_dim = inner_size / num_v_heads`; layer `i` is full
 /// attention when `(i + 1) % full_attention_interval == 0` (default 4, llama-model.cpp
-/// `load_hparams`). Other architectures with recurrent layers (mamba, jamba, nemotron_h,
-/// granitehybrid, falcon-h1, lfm2, rwkv…) get a note and are sized as attention everywhere.
+/// `load_hparams`). `nemotron_h` (Mamba-2 as `mamba2`): `load_hparams` makes a layer recurrent
+/// iff its `attention.head_count_kv` and `feed_forward_length` are both 0, so a layer with KV
+/// heads is attention and one with only a feed-forward length is an MLP, and no layer has
+/// both. `lfm2`: see [`short_conv_spec`]. Other architectures with recurrent layers (mamba,
+/// jamba, granitehybrid, falcon-h1, nemotron_h_moe, rwkv…) get a note and are sized as
+/// attention everywhere.
 fn recurrent_spec(
     meta: &Meta,
     stats: &TensorStats,
-    layers: u64,
+    (layers, hidden): (u64, u64),
     notes: &mut Vec<String>,
 ) -> Option<RecurrentSpec> {
     let kind = match meta.arch.as_str() {
-        "mamba2" => RecurrentKind::Mamba2,
+        "mamba2" | "nemotron_h" => RecurrentKind::Mamba2,
         "qwen3next" | "qwen35" | "qwen35moe" => RecurrentKind::GatedDeltaNet,
+        "lfm2" => return short_conv_spec(meta, stats, (layers, hidden), notes),
         _ => {
             if meta.get_u("ssm.inner_size").is_some() || meta.get_u("rwkv.head_size").is_some() {
                 notes.push(format!(
@@ -621,13 +645,28 @@ fn recurrent_spec(
         ));
         return None;
     }
-    let attention_layers = match kind {
-        RecurrentKind::Mamba2 | RecurrentKind::Mamba1 => Vec::new(),
-        RecurrentKind::GatedDeltaNet => {
-            let p = meta.get_u("full_attention_interval").unwrap_or(4).max(1);
-            (0..layers).filter(|i| (i + 1).is_multiple_of(p)).collect()
+    let (mut attention_layers, mut mlp_only_layers) = (Vec::new(), Vec::new());
+    if meta.arch == "nemotron_h" {
+        let kv = per_layer_values(meta.get("attention.head_count_kv"), layers);
+        let ff = per_layer_values(meta.get("feed_forward_length"), layers);
+        let (Some(kv), Some(ff)) = (kv, ff) else {
+            notes.push(format!(
+                "{} has no per-layer attention.head_count_kv / feed_forward_length for its {layers} layers: the recurrent state is not sized",
+                one_line(&meta.arch)
+            ));
+            return None;
+        };
+        for (i, (&k, &f)) in (0u64..).zip(kv.iter().zip(&ff)) {
+            if k > 0 {
+                attention_layers.push(i);
+            } else if f > 0 {
+                mlp_only_layers.push(i);
+            }
         }
-    };
+    } else if kind == RecurrentKind::GatedDeltaNet {
+        let p = meta.get_u("full_attention_interval").unwrap_or(4).max(1);
+        attention_layers = (0..layers).filter(|i| (i + 1).is_multiple_of(p)).collect();
+    }
     Some(RecurrentSpec {
         kind,
         attention_layers,
@@ -639,6 +678,53 @@ fn recurrent_spec(
         conv_bias: stats.has("ssm_conv1d.bias"),
         proj_bias: false,
         dt_rank: 0,
+        mixers_without_mlp: meta.arch == "nemotron_h",
+        mlp_only_layers,
+    })
+}
+
+/// LFM2's short-convolution layers (llama.cpp `src/llama-model.cpp` `load_hparams`,
+/// `LLM_ARCH_LFM2`): `shortconv.l_cache` is the conv kernel, and a layer is recurrent iff its
+/// `attention.head_count_kv` is 0. The state is `(l_cache − 1) × n_embd` per layer
+/// (`llama-hparams.cpp` `n_embd_r()`); the conv has a bias when `shortconv.conv.bias` exists.
+fn short_conv_spec(
+    meta: &Meta,
+    stats: &TensorStats,
+    (layers, hidden): (u64, u64),
+    notes: &mut Vec<String>,
+) -> Option<RecurrentSpec> {
+    use crate::core::model_limits::{MAX_HEAD_DIM, MAX_HIDDEN};
+    let arch = one_line(&meta.arch);
+    let Some(conv_kernel) = meta.get_u("shortconv.l_cache") else {
+        notes.push(format!(
+            "{arch}.shortconv.l_cache is missing: the short-convolution layers' state is not sized"
+        ));
+        return None;
+    };
+    let kv = per_layer_values(meta.get("attention.head_count_kv"), layers);
+    let (Some(kv), true) = (kv, conv_kernel <= MAX_HEAD_DIM && hidden <= MAX_HIDDEN) else {
+        notes.push(format!(
+            "{arch} has no per-layer attention.head_count_kv for its {layers} layers, or an implausible shortconv.l_cache {conv_kernel}: the short-convolution layers' state is not sized"
+        ));
+        return None;
+    };
+    Some(RecurrentSpec {
+        kind: RecurrentKind::ShortConv,
+        attention_layers: (0u64..)
+            .zip(&kv)
+            .filter(|&(_, &k)| k > 0)
+            .map(|(i, _)| i)
+            .collect(),
+        heads: hidden,
+        head_dim: 1,
+        state: 0,
+        groups: 0,
+        conv_kernel,
+        conv_bias: stats.has("shortconv.conv.bias"),
+        proj_bias: false,
+        dt_rank: 0,
+        mlp_only_layers: Vec::new(),
+        mixers_without_mlp: false,
     })
 }
 
@@ -650,7 +736,7 @@ fn recurrent_layers(
     shape: &mut Shape,
     notes: &mut Vec<String>,
 ) -> Option<RecurrentSpec> {
-    let recurrent = recurrent_spec(meta, stats, shape.layers, notes);
+    let recurrent = recurrent_spec(meta, stats, (shape.layers, shape.hidden), notes);
     if let Some(r) = recurrent.as_ref().filter(|r| r.attention_layers.is_empty())
         && shape.heads == 0
     {
