@@ -273,3 +273,82 @@ fn the_cli_takes_mode_embed() {
         "{t}"
     );
 }
+
+/// BERT-base (bert-base-uncased config.json: 12 layers, h 768, 12 heads, MLP 3072).
+fn bert_base() -> ModelSpec {
+    parse_hf_config(
+        r#"{"model_type": "bert", "hidden_size": 768, "num_hidden_layers": 12,
+            "num_attention_heads": 12, "intermediate_size": 3072, "vocab_size": 30522,
+            "max_position_embeddings": 512, "type_vocab_size": 2}"#,
+    )
+    .unwrap()
+}
+
+/// Published encoder throughput (docs/measurements/embedding_throughput.md, each row's primary
+/// source there), against the fit's input tokens/s on the Generic runtime (FP16, one GPU).
+/// Rows: (model, machine, tokens per sequence, batch, published tokens/s, row).
+#[test]
+fn encoder_throughput_follows_published_runs() {
+    let rows: [(ModelSpec, &str, u64, u64, f64, &str); 4] = [
+        // Row 21: BAAI/bge-large-en-v1.5, text-embeddings-inference 0.6, NVIDIA L4, requests of
+        // 256 sentences / 115,000 tokens (mean 449), 62 k tokens/s (michaelfeil/infinity
+        // docs/benchmarks).
+        (
+            preset("bge-large-en-v1.5"),
+            "aws-g6-xlarge",
+            449,
+            256,
+            62_000.0,
+            "21",
+        ),
+        // Row 14: BERT-Large FP16, NVIDIA T4, batch 128 × 384, 1,518.35 ms a batch
+        // (NVIDIA/TensorRT demo/BERT/README.md): 32.4 k tokens/s.
+        (
+            preset("bge-large-en-v1.5"),
+            "aws-g4dn-xlarge",
+            384,
+            128,
+            128.0 * 384.0 / 1.51835,
+            "14",
+        ),
+        // Row 17: bert-base-uncased, PyTorch 1.12 eager, A100 40GB, batch 128 × 384, 1,276.67
+        // sequences/s (facebookincubator/AITemplate examples/03_bert/README.md).
+        (
+            bert_base(),
+            "gcp-a2-highgpu-1g",
+            384,
+            128,
+            1_276.67 * 384.0,
+            "17",
+        ),
+        // Row 15: the same at batch 256 × 128, 4,543.88 sequences/s.
+        (
+            bert_base(),
+            "gcp-a2-highgpu-1g",
+            128,
+            256,
+            4_543.88 * 128.0,
+            "15",
+        ),
+    ];
+    for (model, machine, tokens, batch, published, row) in rows {
+        let s = Scenario {
+            model,
+            model_id: None,
+            mode: Mode::Embed,
+            weights: WeightPrecision::Fp16,
+            context: tokens,
+            prompt_tokens: tokens,
+            batch,
+            ..Scenario::default()
+        };
+        let f = fit_on(&s, machine);
+        let ours = f.embedding.as_ref().unwrap().tokens_per_s;
+        let err = ours / published - 1.0;
+        assert!(
+            err.abs() <= 0.35,
+            "row {row} on {machine}: {ours:.0} tokens/s vs published {published:.0} ({:+.0} %)",
+            err * 100.0
+        );
+    }
+}

@@ -1264,6 +1264,7 @@ fn scenarios_round_trip_through_ron() {
         qk_nope_head_dim: 128,
         v_head_dim: 128,
         q_lora_rank: 1536,
+        indexer: None,
     });
     moe.sliding = Some(headroom::core::model::SlidingWindow {
         window: 4096,

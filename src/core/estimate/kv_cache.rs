@@ -52,11 +52,15 @@ pub(super) struct KvSums {
 pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>) -> KvSums {
     let (s, spec, n) = (job.s, job.spec, job.devices);
     let (k_elements, v_elements) = spec.kv_elements_per_token_layer();
-    let per_token_layer = Bytes(
+    let latent_layer = Bytes(
         s.kv.k
             .bytes_for(k_elements)
             .saturating_add(s.kv.v.bytes_for(v_elements)),
     );
+    // DeepSeek Sparse Attention: each layer also caches the indexer's FP8 key of every token.
+    let indexer = spec.mla.as_ref().and_then(|m| m.indexer.as_ref());
+    let indexer_layer = Bytes(indexer.map_or(0, |i| i.key_bytes_per_token()));
+    let per_token_layer = latent_layer.saturating_add(indexer_layer);
     let attn_layers = spec.attention_layer_count();
     let per_token = per_token_layer.saturating_mul(attn_layers);
     // Training keeps no cache; an embedding pass keeps one only under llama.cpp for a decoder.
@@ -83,10 +87,17 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
                 .saturating_mul(w.cells),
         );
     let total = kv.saturating_add(state);
-    // A decode step reads (and rewrites) each sequence's recurrent state once.
-    let read_per_token = per_token_layer
+    // A decode step reads (and rewrites) each sequence's recurrent state once. With sparse
+    // attention the indexer scores every cached key, and attention reads only the top-k tokens'
+    // latents (DeepSeek-V3.2 §2.1: O(L·k) core attention).
+    let global_read = match indexer {
+        Some(ix) => latent_layer
+            .saturating_mul(ctx.min(ix.topk.max(1)))
+            .saturating_add(indexer_layer.saturating_mul(ctx)),
+        None => per_token_layer.saturating_mul(ctx),
+    };
+    let read_per_token = global_read
         .saturating_mul(global)
-        .saturating_mul(ctx)
         .saturating_add(
             per_token_layer
                 .saturating_mul(w.local)
@@ -229,7 +240,14 @@ fn kv_formula(
     } else {
         formula!(explain, "K {} / V {}", kv_name(s.kv.k), kv_name(s.kv.v))
     };
-    let per_layer_formula = if spec.mla.is_some() {
+    let per_layer_formula = if let Some(ix) = spec.mla.as_ref().and_then(|m| m.indexer.as_ref()) {
+        formula!(
+            explain,
+            "(kv_lora_rank + rope) {k_elements} elements + the sparse-attention indexer's key {} B (FP8 {} + FP32 scales)",
+            ix.key_bytes_per_token(),
+            ix.head_dim
+        )
+    } else if spec.mla.is_some() {
         formula!(explain, "(kv_lora_rank + rope) {k_elements} elements")
     } else {
         formula!(

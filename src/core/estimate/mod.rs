@@ -307,8 +307,24 @@ pub fn estimate_with(scenario: &Scenario, explain: bool) -> Estimate {
         .per_gpu_where(|k| matches!(k, Activations | Overhead))
         .saturating_add(draft.map_or(Bytes::ZERO, |d| d.per_device));
     // Forward FLOPs per token: 2 per active weight, plus attention 2·2·L·n_h·d·ctx (QKᵀ and AV).
-    let attn_flops =
-        4.0 * spec.layers as f64 * (spec.heads * spec.head_dim) as f64 * s.context as f64 / 2.0;
+    // DeepSeek Sparse Attention attends to the top-k tokens only, after the indexer's
+    // 2·heads·head_dim multiply-adds per cached token (DeepSeek-V3.2 §2.1).
+    let ctx = s.context as f64;
+    let attn_flops = match spec.mla.as_ref().and_then(|m| m.indexer.as_ref()) {
+        Some(ix) => {
+            // Mean positions attended over a sequence of ctx: min(p, k) averaged over p.
+            let k = ix.topk as f64;
+            let attended = if ctx <= k {
+                ctx / 2.0
+            } else {
+                k - k * k / (2.0 * ctx)
+            };
+            spec.layers as f64
+                * (4.0 * (spec.heads * spec.head_dim) as f64 * attended
+                    + 2.0 * (ix.heads * ix.head_dim) as f64 * ctx / 2.0)
+        }
+        None => 4.0 * spec.layers as f64 * (spec.heads * spec.head_dim) as f64 * ctx / 2.0,
+    };
     let workload = Workload {
         layer_weights: w.sums.layers,
         outer_weights: w.sums.outer,

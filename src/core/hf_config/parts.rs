@@ -3,9 +3,9 @@
 
 use super::ConfigError;
 use super::obj::Obj;
-use crate::core::model::{MlaSpec, MoeSpec, SlidingWindow};
+use crate::core::model::{IndexerSpec, MlaSpec, MoeSpec, SlidingWindow};
 use crate::core::model_limits::{
-    MAX_CONTEXT, MAX_EXPERTS, MAX_FFN, MAX_HEAD_DIM, MAX_HIDDEN, MAX_LAYERS, MAX_RANK,
+    MAX_CONTEXT, MAX_EXPERTS, MAX_FFN, MAX_HEAD_DIM, MAX_HEADS, MAX_HIDDEN, MAX_LAYERS, MAX_RANK,
 };
 
 /// Architecture families with their own rules.
@@ -49,7 +49,8 @@ impl Family {
             "gemma3" | "gemma3_text" => Family::Gemma3,
             "phi3" => Family::Phi3,
             "deepseek_v2" => Family::DeepseekV2,
-            "deepseek_v3" => Family::DeepseekV3,
+            // DeepSeek-V3.2: V3's layout with the sparse-attention indexer.
+            "deepseek_v3" | "deepseek_v32" => Family::DeepseekV3,
             "gpt_oss" => Family::GptOss,
             _ => Family::Other,
         }
@@ -171,6 +172,14 @@ pub(super) fn parse_mla(c: &Obj) -> Result<Option<MlaSpec>, ConfigError> {
         qk_rope_head_dim: c.req("qk_rope_head_dim", 1, MAX_HEAD_DIM)?,
         qk_nope_head_dim: c.req("qk_nope_head_dim", 0, MAX_HEAD_DIM)?,
         v_head_dim: c.req("v_head_dim", 1, MAX_HEAD_DIM)?,
+        indexer: match c.count("index_n_heads", 1, MAX_HEADS)? {
+            Some(heads) => Some(IndexerSpec {
+                heads,
+                head_dim: c.req("index_head_dim", 1, MAX_HEAD_DIM)?,
+                topk: c.req("index_topk", 1, MAX_CONTEXT)?,
+            }),
+            None => None,
+        },
     }))
 }
 

@@ -218,6 +218,26 @@ impl ModelSpec {
             mla.q_lora_rank.saturating_add(mla.kv_lora_rank),
             0,
         ));
+        if let Some(ix) = &mla.indexer {
+            // The indexer reads the low-rank query (or h without one), h for its key and its
+            // per-head weights; its key LayerNorm has a weight and a bias.
+            let q_in = if mla.q_lora_rank > 0 {
+                mla.q_lora_rank
+            } else {
+                h
+            };
+            v.push(whole(
+                TensorClass::AttnQ,
+                Self::m(q_in, Self::m(ix.heads, ix.head_dim)),
+                q_in,
+            ));
+            v.push(whole(
+                TensorClass::AttnK,
+                Self::m(h, ix.head_dim.saturating_add(ix.heads)),
+                h,
+            ));
+            v.push(whole(TensorClass::Small, 2 * ix.head_dim, 0));
+        }
     }
 
     /// Standard (multi-head or grouped-query) attention's projections, biases, norms and sinks.

@@ -72,6 +72,64 @@ pub struct MlaSpec {
     pub qk_rope_head_dim: u64,
     pub qk_nope_head_dim: u64,
     pub v_head_dim: u64,
+    /// DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2); `None` for dense MLA.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub indexer: Option<IndexerSpec>,
+}
+
+/// The lightning indexer of DeepSeek Sparse Attention (DeepSeek-V3.2-Exp `inference/model.py`
+/// `Indexer`; config.json `index_n_heads`, `index_head_dim`, `index_topk`): per layer `wq_b`
+/// (`q_lora_rank → heads × head_dim`), `wk` (`h → head_dim`), a LayerNorm on the key
+/// (`head_dim` weight + bias) and `weights_proj` (`h → heads`). It caches one key of
+/// `head_dim` per token and layer in FP8 with an FP32 scale per 128 (`k_cache`,
+/// `k_scale_cache`), scores every cached token with it, and the MLA attention then reads only
+/// the `topk` best tokens' latents.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct IndexerSpec {
+    pub heads: u64,
+    pub head_dim: u64,
+    /// Tokens each query attends to (2048 in DeepSeek-V3.2).
+    pub topk: u64,
+}
+
+/// The indexer's key-cache quantisation block (`block_size = 128` in DeepSeek-V3.2-Exp
+/// `inference/model.py`): one FP32 scale per 128 FP8 values.
+pub const INDEXER_SCALE_BLOCK: u64 = 128;
+
+impl ModelSpec {
+    /// Tokens one query attends to under DeepSeek Sparse Attention; `None` = dense attention.
+    pub fn attention_topk(&self) -> Option<u64> {
+        self.mla.as_ref()?.indexer.as_ref().map(|i| i.topk.max(1))
+    }
+
+    /// Positions a query at `depth` attends to: all of them, or the top-k.
+    pub fn attended_depth(&self, depth: f64) -> f64 {
+        match self.attention_topk() {
+            Some(k) => depth.min(k as f64),
+            None => depth,
+        }
+    }
+
+    /// FLOPs per token per position of depth of the sparse-attention indexer over all layers
+    /// (its `heads × head_dim` dot products, 2 FLOPs each); 0 for dense attention.
+    pub fn indexer_flops_per_depth(&self) -> f64 {
+        self.mla
+            .as_ref()
+            .and_then(|m| m.indexer.as_ref())
+            .map_or(0.0, |i| {
+                2.0 * self.attention_layer_count() as f64 * (i.heads * i.head_dim) as f64
+            })
+    }
+}
+
+impl IndexerSpec {
+    /// Bytes of indexer key cache per token and layer: FP8 keys plus their FP32 scales (132 B
+    /// for DeepSeek-V3.2's 128-wide key).
+    pub fn key_bytes_per_token(&self) -> u64 {
+        self.head_dim
+            .saturating_add(4 * self.head_dim.div_ceil(INDEXER_SCALE_BLOCK))
+    }
 }
 
 /// Sliding-window attention: `local_layers` of the layers attend to at most `window` tokens.

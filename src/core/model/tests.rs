@@ -54,6 +54,7 @@ fn deepseek_v3() -> ModelSpec {
             ..MoeSpec::default()
         }),
         mla: Some(MlaSpec {
+            indexer: None,
             kv_lora_rank: 512,
             q_lora_rank: 1536,
             qk_rope_head_dim: 64,
@@ -283,6 +284,7 @@ fn absurd_shapes_saturate_instead_of_panicking() {
             ..MoeSpec::default()
         }),
         mla: Some(MlaSpec {
+            indexer: None,
             kv_lora_rank: u64::MAX,
             q_lora_rank: u64::MAX,
             qk_rope_head_dim: u64::MAX,

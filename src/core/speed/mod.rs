@@ -366,7 +366,20 @@ fn shape(q: &SpeedQuery) -> Shape {
         // The KV read grows with depth; a hybrid's recurrent state is read whole at any depth.
         kv_at_depth: {
             let state = spec.recurrent_state_bytes_per_sequence() as f64;
-            (w.kv_read_per_token.as_f64() - state).max(0.0) * d / ctx + state
+            match spec.attention_topk() {
+                // Sparse attention: the latents of at most top-k tokens, the indexer keys of
+                // every token (kv_read_per_token holds both at the full context).
+                Some(k) => {
+                    let (k_el, v_el) = spec.kv_elements_per_token_layer();
+                    let latent = (s.kv.k.bytes_for(k_el) + s.kv.v.bytes_for(v_el)) as f64
+                        * spec.attention_layer_count() as f64;
+                    let k = k as f64;
+                    let rest =
+                        (w.kv_read_per_token.as_f64() - state - latent * ctx.min(k)).max(0.0);
+                    rest * d / ctx + latent * d.min(k) + state
+                }
+                None => (w.kv_read_per_token.as_f64() - state).max(0.0) * d / ctx + state,
+            }
         },
         attn_per_depth: 4.0
             * spec.attention_layer_count() as f64
@@ -536,6 +549,12 @@ struct Placed<'a> {
     n_gpus: f64,
 }
 
+/// Attention FLOPs of one token at `depth`: every position, or under sparse attention the
+/// top-k positions plus the indexer over every position.
+fn attention_flops(sh: &Shape, s: &Scenario, depth: f64) -> f64 {
+    sh.attn_per_depth * s.model.attended_depth(depth) + s.model.indexer_flops_per_depth() * depth
+}
+
 impl<'a> Placed<'a> {
     fn new(q: &'a SpeedQuery<'a>, k: &'a SpeedConstants) -> Self {
         let sh = shape(q);
@@ -548,7 +567,7 @@ impl<'a> Placed<'a> {
         .max(1.0)
             * q.tuning.bandwidth_factor.max(0.01);
         let link_bps = (q.link.bytes_per_sec() * k.pcie_efficiency).max(1.0);
-        let attn_tok = sh.attn_per_depth * d;
+        let attn_tok = attention_flops(&sh, q.scenario, d);
         let kv = sh.kv_at_depth * b;
         let (gpu, n_gpus) = match q.gpu {
             Some(g) if q.gpu_layers > 0 => (Some(g), q.gpus.max(1) as f64),
@@ -638,7 +657,8 @@ impl<'a> Placed<'a> {
         let (q, k, sh, cpu_p) = (self.q, self.k, &self.sh, self.cpu_p);
         let (l, d, n_gpus, cpu_bps) = (self.l, self.d, self.n_gpus, self.cpu_bps);
         let u = q.ubatch.max(1) as f64;
-        let chunk_flops = u * (2.0 * sh.active_params + sh.attn_per_depth * (d + u / 2.0));
+        let chunk_flops =
+            u * (2.0 * sh.active_params + attention_flops(sh, q.scenario, d + u / 2.0));
         let touched =
             sh.layer_read + (sh.layer_total - sh.layer_read).max(0.0) * experts_touched(sh.moe, u);
         let Some(g) = self.gpu else {

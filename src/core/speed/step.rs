@@ -197,6 +197,19 @@ pub struct StepModel {
     /// One stage-to-stage send of the hidden states: latency s and bytes/s.
     pub hop_latency_s: f64,
     pub hop_bps: f64,
+    /// DeepSeek Sparse Attention: what is read and computed for at most the top-k positions;
+    /// `kv_per_token` and `attn_per_depth` then hold the indexer's share, paid at every position.
+    pub sparse: Option<SparseStep>,
+}
+
+/// The top-k part of sparse attention, per GPU (see [`StepModel::sparse`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SparseStep {
+    pub topk: f64,
+    /// Latent KV bytes per attended position per sequence.
+    pub kv_per_token: f64,
+    /// Attention FLOPs per attended position.
+    pub attn_per_depth: f64,
 }
 
 /// What builds a [`StepModel`].
@@ -268,18 +281,33 @@ impl StepModel {
         let global = spec.attention_layer_count().saturating_sub(local) as f64;
         let kv_window =
             (local > 0 && window > 0).then_some((per_layer * share * local as f64, window as f64));
+        let attn_main =
+            4.0 * spec.attention_layer_count() as f64 * (spec.heads * spec.head_dim) as f64 / tp;
+        // Sparse attention: the latent and the main attention for the top-k positions only;
+        // the indexer's FP8 keys and dot products for every position.
+        let indexer = spec.mla.as_ref().and_then(|m| m.indexer.as_ref());
+        let sparse = spec.attention_topk().map(|k| SparseStep {
+            topk: k as f64,
+            kv_per_token: per_layer * share * global,
+            attn_per_depth: attn_main,
+        });
+        let (kv_per_token, attn_per_depth) = match indexer {
+            Some(ix) => (
+                ix.key_bytes_per_token() as f64 * share * global,
+                spec.indexer_flops_per_depth() / tp,
+            ),
+            None => (per_layer * share * global, attn_main),
+        };
         StepModel {
             dense_bytes,
             expert_bytes,
             moe,
             active_params: (i.est.params.active as f64 / tp).max(1.0),
-            kv_per_token: per_layer * share * global,
+            kv_per_token,
             kv_window,
             state_per_seq: spec.recurrent_state_bytes_per_sequence() as f64 / tp,
-            attn_per_depth: 4.0
-                * spec.attention_layer_count() as f64
-                * (spec.heads * spec.head_dim) as f64
-                / tp,
+            attn_per_depth,
+            sparse,
             layers: spec.layers.max(1) as f64,
             hidden: spec.hidden.max(1) as f64,
             bandwidth: bandwidth.max(1.0),
@@ -316,7 +344,17 @@ impl StepModel {
     /// recurrent state of a hybrid model is not in it (see [`Self::state_per_seq`]).
     pub fn kv_seq_bytes(&self, len: f64) -> f64 {
         let local = self.kv_window.map_or(0.0, |(b, w)| b * len.min(w));
-        (self.kv_per_token * len + local) / self.stages.max(1.0)
+        let latent = self.sparse.map_or(0.0, |x| x.kv_per_token * len);
+        (self.kv_per_token * len + local + latent) / self.stages.max(1.0)
+    }
+
+    /// KV bytes per GPU one decode step reads for a sequence at `len` tokens: what it holds,
+    /// except that sparse attention reads the latents of the top-k positions only.
+    pub fn kv_read_bytes(&self, len: f64) -> f64 {
+        let unread = self
+            .sparse
+            .map_or(0.0, |x| x.kv_per_token * (len - x.topk).max(0.0));
+        (self.kv_seq_bytes(len) - unread / self.stages.max(1.0)).max(0.0)
     }
 
     /// Seconds of one step: `d` decoding sequences at mean depth `depth`, and `p` prefill
@@ -337,6 +375,10 @@ impl StepModel {
                 expert_bytes: self.expert_bytes / k,
                 active_params: self.active_params / k,
                 attn_per_depth: self.attn_per_depth / k,
+                sparse: self.sparse.map(|x| SparseStep {
+                    attn_per_depth: x.attn_per_depth / k,
+                    ..x
+                }),
                 layers: self.layers / k,
                 costs: StepCosts {
                     step_us: 0.0,
@@ -351,6 +393,10 @@ impl StepModel {
                 kv_per_token: stage.kv_per_token / k,
                 kv_window: stage.kv_window.map(|(b, w)| (b / k, w)),
                 state_per_seq: stage.state_per_seq / k,
+                sparse: stage.sparse.map(|x| SparseStep {
+                    kv_per_token: x.kv_per_token / k,
+                    ..x
+                }),
                 ..stage
             };
             let hop = self.hop_latency_s + (dd + pp).max(1.0) * self.hidden * 4.0 / self.hop_bps;
@@ -363,15 +409,18 @@ impl StepModel {
             None => 1.0,
         };
         // Each decoding sequence also reads its recurrent state (0 for plain transformers).
-        let kv = d * (self.kv_seq_bytes(depth) + self.state_per_seq / self.stages.max(1.0))
+        let kv = d * (self.kv_read_bytes(depth) + self.state_per_seq / self.stages.max(1.0))
             + if p > 0.0 {
-                self.kv_seq_bytes(p_depth)
+                self.kv_read_bytes(p_depth)
             } else {
                 0.0
             };
         let bytes = self.dense_bytes + self.expert_bytes * touched + kv;
         let flops = 2.0 * self.active_params * tokens
-            + self.attn_per_depth * (d * depth + p * (p_depth + p / 2.0));
+            + self.attn_per_depth * (d * depth + p * (p_depth + p / 2.0))
+            + self.sparse.map_or(0.0, |x| {
+                x.attn_per_depth * (d * depth.min(x.topk) + p * (p_depth + p / 2.0).min(x.topk))
+            });
         let roof = (bytes / self.bandwidth).max(flops / self.gemm_rate);
         let comm = if self.tp > 1.0 {
             let msg = tokens * self.hidden * 2.0;

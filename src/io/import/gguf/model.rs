@@ -6,8 +6,8 @@ use super::{GgufHeader, Value};
 use crate::core::format::one_line;
 use crate::core::ggml::file_type_name;
 use crate::core::model::{
-    FileWeights, MlaSpec, MlpKind, ModelSpec, MoeSpec, RecurrentKind, RecurrentSpec, ShapeSource,
-    SlidingWindow,
+    FileWeights, IndexerSpec, MlaSpec, MlpKind, ModelSpec, MoeSpec, RecurrentKind, RecurrentSpec,
+    ShapeSource, SlidingWindow,
 };
 use crate::core::precision::WeightPrecision;
 use crate::core::units::Bytes;
@@ -455,6 +455,15 @@ fn mla_spec(meta: &Meta) -> Option<MlaSpec> {
         qk_rope_head_dim: rope,
         qk_nope_head_dim: key_len.saturating_sub(rope),
         v_head_dim: v_len,
+        // DeepSeek-V3.2 (`deepseek32`): llama.cpp's LLM_KV_ATTENTION_INDEXER_* keys.
+        indexer: meta
+            .get_u("attention.indexer.head_count")
+            .filter(|h| *h > 0)
+            .map(|heads| IndexerSpec {
+                heads,
+                head_dim: meta.get_u("attention.indexer.key_length").unwrap_or(0),
+                topk: meta.get_u("attention.indexer.top_k").unwrap_or(0),
+            }),
     })
 }
 
