@@ -2360,3 +2360,36 @@ fn estimate_kind(s: &Scenario, k: ComponentKind) -> u64 {
         .map(|c| c.bytes.0)
         .sum()
 }
+
+#[test]
+fn your_own_gpu_layers_fix_the_split() {
+    let mut h = harness(State {
+        tab: Tab::Machines,
+        ..State::default()
+    });
+    // Llama 3 8B BF16 fits the 4090 whole; with -ngl 16 half its layers run on the CPU.
+    assert_eq!(h.state_mut().fit_of("local").unwrap().verdict, Verdict::Gpu);
+    h.get_by_label("Set GPU layers (-ngl)").scroll_to_me();
+    h.run();
+    h.get_by_label("Set GPU layers (-ngl)").click();
+    h.run();
+    assert_eq!(h.state().state.scenario.launch.gpu_layers, Some(32));
+    slide(&mut h, "GPU layers", 16.0);
+    assert_eq!(h.state().state.scenario.launch.gpu_layers, Some(16));
+    let f = h.state_mut().fit_of("local").unwrap();
+    assert_eq!(
+        (f.verdict, f.gpu_layers, f.total_layers),
+        (Verdict::Offload, 16, 32),
+        "{f:?}"
+    );
+    h.get_by_label_contains("Your split: every machine runs the layers where you put them");
+    // No MoE, no --n-cpu-moe row.
+    assert!(
+        h.query_by_label("Set experts in RAM (--n-cpu-moe)")
+            .is_none()
+    );
+    // Off again: the fit searches the split itself.
+    h.get_by_label("Set GPU layers (-ngl)").click();
+    h.run();
+    assert_eq!(h.state_mut().fit_of("local").unwrap().verdict, Verdict::Gpu);
+}

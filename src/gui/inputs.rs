@@ -1069,6 +1069,9 @@ fn runtime_section(ui: &mut Ui, v: &mut View<'_>) {
             }
         },
     );
+    if s.mode == Mode::Inference && s.runtime != Runtime::Vllm {
+        launch_rows(ui, s, &mut v.data.notices);
+    }
     slider_f64(
         ui,
         "Electricity",
@@ -1079,6 +1082,72 @@ fn runtime_section(ui: &mut Ui, v: &mut View<'_>) {
         3,
         " $/kWh",
     );
+}
+
+/// Your own llama.cpp split (`-ngl N`, `--n-cpu-moe N`): the fit then answers for that split on
+/// every machine instead of searching for the fastest one that fits.
+fn launch_rows(ui: &mut Ui, s: &mut Scenario, notices: &mut Notices) {
+    let layers = s.model.layers.max(1);
+    let mut ngl = s.launch.gpu_layers.is_some();
+    if check(
+        ui,
+        "Set GPU layers (-ngl)",
+        "llama.cpp -ngl N: N whole layers on the GPU(s), the rest on the CPU; each machine runs this split",
+        &mut ngl,
+    ) {
+        s.launch.gpu_layers = ngl.then_some(layers);
+        if ngl {
+            s.launch.n_cpu_moe = None;
+        }
+    }
+    if let Some(mut n) = s.launch.gpu_layers {
+        if slider_u64(
+            ui,
+            notices,
+            "GPU layers",
+            "Layers on the GPU(s) (llama.cpp -ngl); the model has this many",
+            &mut n,
+            0..=layers,
+            false,
+            Step::Plain,
+        ) {
+            s.launch.gpu_layers = Some(n.min(layers));
+        }
+    }
+    if s.model.moe.is_some() {
+        let mut cpu_moe = s.launch.n_cpu_moe.is_some();
+        if check(
+            ui,
+            "Set experts in RAM (--n-cpu-moe)",
+            "llama.cpp -ngl 99 --n-cpu-moe N: every layer on the GPU but the routed experts of the first N layers, which stay in RAM",
+            &mut cpu_moe,
+        ) {
+            s.launch.n_cpu_moe = cpu_moe.then_some(0);
+            if cpu_moe {
+                s.launch.gpu_layers = None;
+            }
+        }
+        if let Some(mut n) = s.launch.n_cpu_moe {
+            if slider_u64(
+                ui,
+                notices,
+                "CPU-MoE layers",
+                "Layers whose routed experts stay in RAM (llama.cpp --n-cpu-moe)",
+                &mut n,
+                0..=layers,
+                false,
+                Step::Plain,
+            ) {
+                s.launch.n_cpu_moe = Some(n.min(layers));
+            }
+        }
+    }
+    if s.launch.gpu_layers.is_some() || s.launch.n_cpu_moe.is_some() {
+        hint(
+            ui,
+            "Your split: every machine runs the layers where you put them, and a machine says so when it does not fit that way.",
+        );
+    }
 }
 
 /// The Parameters row (`total`: the model's parameters): a typed field, and a slider of its own
