@@ -1100,8 +1100,8 @@ fn launch_rows(ui: &mut Ui, s: &mut Scenario, notices: &mut Notices) {
             s.launch.n_cpu_moe = None;
         }
     }
-    if let Some(mut n) = s.launch.gpu_layers {
-        if slider_u64(
+    if let Some(mut n) = s.launch.gpu_layers
+        && slider_u64(
             ui,
             notices,
             "GPU layers",
@@ -1110,9 +1110,9 @@ fn launch_rows(ui: &mut Ui, s: &mut Scenario, notices: &mut Notices) {
             0..=layers,
             false,
             Step::Plain,
-        ) {
-            s.launch.gpu_layers = Some(n.min(layers));
-        }
+        )
+    {
+        s.launch.gpu_layers = Some(n.min(layers));
     }
     if s.model.moe.is_some() {
         let mut cpu_moe = s.launch.n_cpu_moe.is_some();
@@ -1127,8 +1127,8 @@ fn launch_rows(ui: &mut Ui, s: &mut Scenario, notices: &mut Notices) {
                 s.launch.gpu_layers = None;
             }
         }
-        if let Some(mut n) = s.launch.n_cpu_moe {
-            if slider_u64(
+        if let Some(mut n) = s.launch.n_cpu_moe
+            && slider_u64(
                 ui,
                 notices,
                 "CPU-MoE layers",
@@ -1137,9 +1137,9 @@ fn launch_rows(ui: &mut Ui, s: &mut Scenario, notices: &mut Notices) {
                 0..=layers,
                 false,
                 Step::Plain,
-            ) {
-                s.launch.n_cpu_moe = Some(n.min(layers));
-            }
+            )
+        {
+            s.launch.n_cpu_moe = Some(n.min(layers));
         }
     }
     if s.launch.gpu_layers.is_some() || s.launch.n_cpu_moe.is_some() {
