@@ -352,3 +352,22 @@ fn encoder_throughput_follows_published_runs() {
         );
     }
 }
+
+#[test]
+fn a_reranker_has_its_classification_head_instead_of_the_pooler() {
+    // XLMRobertaForSequenceClassification: classifier.dense 1024² + 1024 and out_proj 1024 + 1
+    // in place of the pooler's 1024² + 1024: BGE-M3's count + 1,025.
+    let r = preset("bge-reranker-v2-m3").param_count().total;
+    assert_eq!(r, 567_754_752 + 1_025);
+    let cfg = r#"{"architectures": ["XLMRobertaForSequenceClassification"],
+        "model_type": "xlm-roberta", "hidden_size": 1024, "num_hidden_layers": 24,
+        "num_attention_heads": 16, "intermediate_size": 4096, "vocab_size": 250002,
+        "max_position_embeddings": 8194, "type_vocab_size": 1, "id2label": {"0": "LABEL_0"}}"#;
+    assert_eq!(parse_hf_config(cfg).unwrap().param_count().total, r);
+    // Sized as a generator at its 8K context it would carry a KV cache of 24 × 2 × 16 × 64 × 2 B
+    // × 8,192 = 768 MiB it never allocates; scoring a 512-token pair in FP16 needs about
+    // 1.06 GiB of weights and well under 2 GiB in all.
+    let s = embed("bge-reranker-v2-m3", 512, 1);
+    assert_eq!(kind(&s, ComponentKind::KvCache), 0);
+    assert!(estimate(&s).per_gpu_total().0 < 2 << 30);
+}

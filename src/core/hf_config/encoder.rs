@@ -18,7 +18,8 @@ pub(super) fn is_encoder(model_type: &str) -> bool {
 
 /// An encoder config as an exact [`ModelSpec`]. The pooler is counted: `BertModel` and
 /// `XLMRobertaModel` build it by default (`add_pooling_layer=True`) and the BGE/E5/GTE
-/// checkpoints ship `pooler.dense`.
+/// checkpoints ship `pooler.dense`; a `*ForSequenceClassification` (a reranker) has the
+/// classification head instead.
 pub(super) fn parse_bert(c: &Obj, name: String, arch: String) -> Result<ModelSpec, ConfigError> {
     let hidden = c.req("hidden_size", 1, MAX_HIDDEN)?;
     let heads = c.req("num_attention_heads", 1, MAX_HEADS)?;
@@ -31,6 +32,21 @@ pub(super) fn parse_bert(c: &Obj, name: String, arch: String) -> Result<ModelSpe
     let positions = c
         .count("max_position_embeddings", 1, MAX_CONTEXT)?
         .unwrap_or(512);
+    // A cross-encoder (`*ForSequenceClassification`): the classification head instead of the
+    // pooler (`add_pooling_layer=False`), `num_labels` outputs (`id2label`'s size, default 2;
+    // the BGE rerankers name 1).
+    let classifier = c.raw("architectures").is_some_and(|a| {
+        a.as_array().is_some_and(|v| {
+            v.iter().any(|x| {
+                x.as_str()
+                    .is_some_and(|s| s.ends_with("ForSequenceClassification"))
+            })
+        })
+    });
+    let labels = match c.raw("id2label") {
+        Some(serde_json::Value::Object(m)) if !m.is_empty() => m.len() as u64,
+        _ => c.count("num_labels", 1, 1 << 16)?.unwrap_or(2),
+    };
     // RoBERTa offsets positions by the padding index + 1 (`create_position_ids_from_input_ids`):
     // 514 positions hold 512 tokens.
     let max_context = if arch.contains("roberta") {
@@ -69,7 +85,8 @@ pub(super) fn parse_bert(c: &Obj, name: String, arch: String) -> Result<ModelSpe
         encoder: Some(EncoderSpec {
             positions,
             token_types: c.count("type_vocab_size", 0, 16)?.unwrap_or(2),
-            pooler: true,
+            pooler: !classifier,
+            classifier_outputs: if classifier { labels } else { 0 },
         }),
         source: ShapeSource::Exact,
         nominal_params: None,

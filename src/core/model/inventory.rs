@@ -399,8 +399,8 @@ impl ModelSpec {
         }
         if let Some(e) = &self.encoder {
             // Position and token-type tables (one row of each per token), the embedding
-            // LayerNorm's bias (its weight is the `h` norm above; an encoder has no final norm)
-            // and the pooler's dense `h × h + h`.
+            // LayerNorm's bias (its weight is the `h` norm above; an encoder has no final norm),
+            // the pooler's dense `h × h + h` and a reranker's classification head.
             let tables = Self::m(e.positions.saturating_add(e.token_types), self.hidden);
             v.push(TensorGroup {
                 class: TensorClass::TokenEmbedding,
@@ -409,12 +409,19 @@ impl ModelSpec {
                 row: self.hidden,
                 routed: false,
             });
-            let pooler = if e.pooler {
-                Self::m(self.hidden, self.hidden).saturating_add(self.hidden)
+            let dense = Self::m(self.hidden, self.hidden).saturating_add(self.hidden);
+            let pooler = if e.pooler { dense } else { 0 };
+            let classifier = if e.classifier_outputs > 0 {
+                dense.saturating_add(
+                    Self::m(self.hidden, e.classifier_outputs).saturating_add(e.classifier_outputs),
+                )
             } else {
                 0
             };
-            let small = self.hidden.saturating_add(pooler);
+            let small = self
+                .hidden
+                .saturating_add(pooler)
+                .saturating_add(classifier);
             v.push(TensorGroup {
                 class: TensorClass::Small,
                 elements: small,

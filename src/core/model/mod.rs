@@ -237,6 +237,11 @@ pub struct EncoderSpec {
     pub token_types: u64,
     /// The checkpoint has `BertPooler` (`pooler.dense`).
     pub pooler: bool,
+    /// A cross-encoder (reranker) head with this many outputs: `XLMRobertaClassificationHead`
+    /// (`classifier.dense` h × h + h, `classifier.out_proj` h × N + N), as the BGE rerankers ship
+    /// it (`XLMRobertaForSequenceClassification`, `num_labels` 1). 0 = an embedding model.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub classifier_outputs: u64,
 }
 
 /// A decoder-only transformer.
