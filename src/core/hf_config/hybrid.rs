@@ -16,7 +16,7 @@
 //!   (16), `mamba_d_conv` (4), `mamba_expand` (2), `mamba_dt_rank` ("auto" = ⌈h / 16⌉),
 //!   `mamba_conv_bias` (true), `mamba_proj_bias` (false).
 
-use super::obj::{Obj, bad, describe};
+use super::obj::{Obj, bad};
 use super::{ConfigError, MAX_FFN, MAX_HEAD_DIM, MAX_HEADS, MAX_HIDDEN, MAX_LAYERS, MAX_VOCAB};
 use crate::core::model::{MlpKind, ModelSpec, MoeSpec, RecurrentKind, RecurrentSpec, ShapeSource};
 use serde_json::Value;
@@ -60,34 +60,13 @@ pub(super) fn parse_linear_attention(
 
 /// The full-attention layers: `layer_types`, else every `full_attention_interval`-th.
 fn full_attention_layers(c: &Obj, layers: u64) -> Result<Vec<u64>, ConfigError> {
-    let k = "layer_types";
-    match c.raw(k) {
-        Some(Value::Array(a)) => {
-            if a.len() as u64 != layers {
-                return Err(bad(
-                    c.key(k),
-                    format!("has {} entries for {layers} layers", a.len()),
-                ));
-            }
-            let mut out = Vec::new();
-            for (i, v) in a.iter().enumerate() {
-                match v.as_str() {
-                    Some("linear_attention") => {}
-                    Some(_) => out.push(i as u64),
-                    None => {
-                        return Err(bad(
-                            c.key(k),
-                            format!("expected layer type names, got {}", describe(v)),
-                        ));
-                    }
-                }
-            }
-            Ok(out)
-        }
-        Some(other) => Err(bad(
-            c.key(k),
-            format!("expected a list, got {}", describe(other)),
-        )),
+    match c.layer_type_names(layers)? {
+        Some(names) => Ok(names
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| **n != "linear_attention")
+            .map(|(i, _)| i as u64)
+            .collect()),
         None => {
             let p = c.count("full_attention_interval", 1, layers)?.unwrap_or(4);
             Ok((0..layers).filter(|i| (i + 1).is_multiple_of(p)).collect())

@@ -135,50 +135,31 @@ pub(super) fn parse_short_conv(
 
 /// The attention layers of an LFM2 config (see [`parse_short_conv`]).
 fn lfm2_attention_layers(c: &Obj, layers: u64) -> Result<Vec<u64>, ConfigError> {
-    let k = "layer_types";
-    match c.raw(k) {
-        Some(Value::Array(a)) => {
-            if a.len() as u64 != layers {
-                return Err(bad(
-                    c.key(k),
-                    format!("has {} entries for {layers} layers", a.len()),
-                ));
-            }
-            let mut out = Vec::new();
-            for (i, v) in a.iter().enumerate() {
-                match v.as_str() {
-                    Some("full_attention") => out.push(i as u64),
-                    Some("conv") => {}
-                    Some(other) => {
-                        return Err(bad(
-                            c.key(k),
-                            format!(
-                                "layer {i} is \"{other}\": expected \"conv\" or \"full_attention\""
-                            ),
-                        ));
-                    }
-                    None => {
-                        return Err(bad(
-                            c.key(k),
-                            format!("expected layer type names, got {}", describe(v)),
-                        ));
-                    }
+    if let Some(names) = c.layer_type_names(layers)? {
+        let mut out = Vec::new();
+        for (i, n) in names.iter().enumerate() {
+            match *n {
+                "full_attention" => out.push(i as u64),
+                "conv" => {}
+                other => {
+                    return Err(bad(
+                        c.key("layer_types"),
+                        format!(
+                            "layer {i} is \"{other}\": expected \"conv\" or \"full_attention\""
+                        ),
+                    ));
                 }
             }
-            Ok(out)
         }
-        Some(other) => Err(bad(
-            c.key(k),
-            format!("expected a list, got {}", describe(other)),
-        )),
-        None if c.raw("full_attn_idxs").is_some() => {
-            let mut v = c.layer_list("full_attn_idxs", layers)?;
-            v.sort_unstable();
-            v.dedup();
-            Ok(v)
-        }
-        None => Ok((0..layers).collect()),
+        return Ok(out);
     }
+    if c.raw("full_attn_idxs").is_some() {
+        let mut v = c.layer_list("full_attn_idxs", layers)?;
+        v.sort_unstable();
+        v.dedup();
+        return Ok(v);
+    }
+    Ok((0..layers).collect())
 }
 
 /// One Nemotron-H layer's block.

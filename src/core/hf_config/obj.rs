@@ -148,6 +148,19 @@ impl<'a> Obj<'a> {
 
     /// `layer_types` as "is this layer sliding?" flags, when present.
     pub(super) fn layer_types(&self, layers: u64) -> Result<Option<Vec<bool>>, ConfigError> {
+        // transformers: "sliding_attention" / "full_attention"; any other kind attends fully as
+        // far as the cache is concerned.
+        Ok(self
+            .layer_type_names(layers)?
+            .map(|v| v.iter().map(|s| *s == "sliding_attention").collect()))
+    }
+
+    /// `layer_types`, one name per layer, when the config has it: a list of strings exactly
+    /// `layers` long, else an error naming the key.
+    pub(super) fn layer_type_names(
+        &self,
+        layers: u64,
+    ) -> Result<Option<Vec<&'a str>>, ConfigError> {
         let k = "layer_types";
         let a = match self.raw(k) {
             None => return Ok(None),
@@ -167,15 +180,13 @@ impl<'a> Obj<'a> {
         }
         a.iter()
             .map(|v| match v {
-                // transformers: "sliding_attention" / "full_attention"; any other kind attends fully
-                // as far as the cache is concerned.
-                Value::String(s) => Ok(s == "sliding_attention"),
+                Value::String(s) => Ok(s.as_str()),
                 other => Err(bad(
                     self.key(k),
                     format!("expected layer type names, got {}", describe(other)),
                 )),
             })
-            .collect::<Result<Vec<bool>, _>>()
+            .collect::<Result<Vec<&str>, _>>()
             .map(Some)
     }
 }
