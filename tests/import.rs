@@ -1377,3 +1377,130 @@ fn other_recurrent_gguf_archs_say_they_are_not_modelled() {
         m.notes
     );
 }
+
+/// A Gemma-3-style mmproj GGUF (`general.architecture` "clip"): SigLIP at 896², 14-pixel patches,
+/// pooled 4 × 4 to 256 tokens (llama.cpp `tools/mtmd/clip-impl.h` keys), with two tensors whose
+/// bytes are worked out by hand: F16 1152 × 1000 = 2,304,000 B and F32 1152 = 4,608 B.
+fn gemma3_mmproj() -> G {
+    G::default()
+        .s("general.architecture", "clip")
+        .raw("clip.has_vision_encoder", 7, &[1])
+        .s("clip.projector_type", "gemma3")
+        .u32("clip.vision.image_size", 896)
+        .u32("clip.vision.patch_size", 14)
+        .u32("clip.vision.embedding_length", 1152)
+        .u32("clip.vision.feed_forward_length", 4304)
+        .u32("clip.vision.block_count", 27)
+        .u32("clip.vision.attention.head_count", 16)
+        .u32("clip.vision.projector.scale_factor", 4)
+        .t("v.blk.0.ffn_up.weight", &[1152, 1000], 1, 2_304_000)
+        .t("v.post_ln.weight", &[1152], 0, 4_608)
+}
+
+#[test]
+fn an_mmproj_sizes_the_vision_encoder_and_its_images() {
+    use headroom::core::estimate::{ComponentKind, estimate};
+    use headroom::core::scenario::Scenario;
+    use headroom::core::vision::VisionInputs;
+    let dir = tempfile::tempdir().unwrap();
+    let p = gemma3_mmproj().write(dir.path(), "mmproj-gemma3.gguf");
+    let e = headroom::io::import::mmproj::read_mmproj(&p).unwrap();
+    assert_eq!((e.weight_bytes, e.params), (2_308_608, 1_153_152));
+    assert_eq!((e.patches(), e.tokens_per_image()), (4096, 256));
+    assert_eq!(e.projector, "gemma3");
+
+    let s = Scenario {
+        vision: Some(VisionInputs {
+            encoder: e.clone(),
+            images: 2,
+            ..VisionInputs::default()
+        }),
+        ..Scenario::default()
+    };
+    let est = estimate(&s);
+    let of = |name: &str| {
+        est.components
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| (c.kind, c.bytes.0))
+    };
+    assert_eq!(
+        of("Vision encoder + projector (mmproj)"),
+        Some((ComponentKind::Weights, 2_308_608))
+    );
+    // FlashAttention on (the default): FFN 4096 × 4304 × 4 B + residual 4096 × 1152 × 16 B.
+    assert_eq!(
+        of("Vision compute buffer (one image)"),
+        Some((
+            ComponentKind::Activations,
+            4096 * 4304 * 4 + 4096 * 1152 * 16
+        ))
+    );
+    // Without it, the scores: 16 heads × 4096² × 4 B = 1 GiB — why llama.cpp runs out of memory
+    // on images when the encoder is left out of the plan.
+    let no_fa = Scenario {
+        flash_attention: false,
+        ..s.clone()
+    };
+    assert_eq!(
+        estimate(&no_fa)
+            .components
+            .iter()
+            .find(|c| c.name == "Vision compute buffer (one image)")
+            .unwrap()
+            .bytes
+            .0,
+        16 * 4096 * 4096 * 4 + 4096 * 1152 * 16
+    );
+
+    // The CLI: the images' tokens and encode time are in the fit's TTFT.
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "fit",
+            "--model",
+            "gemma-3-4b",
+            "--weights",
+            "q4_k_m",
+            "--machine",
+            "desktop-rtx4090-64gb",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_headroom"))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()[0].clone()
+    };
+    let plain = run(&[]);
+    let mm = p.to_str().unwrap();
+    let with = run(&["--mmproj", mm, "--images", "2"]);
+    assert_eq!(with["vision"]["tokens_per_image"], 256);
+    assert_eq!(with["vision"]["images"], 2);
+    assert!(
+        with["ttft_s"].as_f64().unwrap() > plain["ttft_s"].as_f64().unwrap(),
+        "{with}"
+    );
+    // Bad input: one line naming the file or flag.
+    let llama = llama_kvs()
+        .t("token_embd.weight", &[256, 10], 0, 10_240)
+        .write(dir.path(), "model.gguf");
+    for (args, needle) in [
+        (
+            vec!["estimate", "--mmproj", llama.to_str().unwrap()],
+            "not a vision projector",
+        ),
+        (vec!["estimate", "--images", "2"], "need --mmproj"),
+    ] {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_headroom"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            !o.status.success() && err.contains(needle) && err.lines().count() == 1,
+            "{err}"
+        );
+    }
+}

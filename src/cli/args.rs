@@ -3,9 +3,10 @@
 
 use super::values::{
     Choice, KvParser, OnOff, parse_acceptance, parse_batch, parse_context, parse_draft_tokens,
-    parse_electricity, parse_fraction, parse_gpu_layers, parse_gpus, parse_lora_rank, parse_output,
-    parse_params, parse_rate, parse_sched, parse_seconds, parse_share, parse_spec_method, parse_tp,
-    parse_train_tokens, parse_ubatch, parse_user_rate, parse_users, parse_zero,
+    parse_electricity, parse_fraction, parse_gpu_layers, parse_gpus, parse_image_tokens,
+    parse_images, parse_lora_rank, parse_output, parse_params, parse_rate, parse_sched,
+    parse_seconds, parse_share, parse_spec_method, parse_tp, parse_train_tokens, parse_ubatch,
+    parse_user_rate, parse_users, parse_zero,
 };
 use crate::core::catalog::MachineKind;
 use crate::core::precision::{KvTypes, WeightPrecision};
@@ -228,6 +229,19 @@ pub struct ScenarioArgs {
     /// 0.75 EAGLE-3, 0.85 MTP].
     #[arg(long, value_name = "RATE", value_parser = parse_acceptance, help_heading = "Speculative decoding")]
     pub acceptance: Option<f64>,
+    /// A vision-language model's projector: llama.cpp's mmproj GGUF (`--mmproj`), its vision
+    /// encoder sized beside the model and its images counted into the prompt.
+    #[arg(long, value_name = "FILE", help_heading = "Images")]
+    pub mmproj: Option<PathBuf>,
+    /// Images per request, 1 … 64 [default: 1 with --mmproj].
+    #[arg(long, value_name = "N", value_parser = parse_images, help_heading = "Images")]
+    pub images: Option<u64>,
+    /// Tokens each image takes in the context [default: from the mmproj: patches ÷ merge²].
+    #[arg(long, value_name = "N", value_parser = parse_image_tokens, help_heading = "Images")]
+    pub image_tokens: Option<u64>,
+    /// Keep the vision encoder on the CPU (llama.cpp `--no-mmproj-offload`).
+    #[arg(long, help_heading = "Images")]
+    pub no_mmproj_offload: bool,
     /// Users with a request in flight (closed loop, like `vllm bench serve --max-concurrency`)
     /// [default: none: plan for the most users that meet the target].
     #[arg(long, value_name = "N", value_parser = parse_users, group = "load", help_heading = "Serving")]

@@ -190,7 +190,7 @@ const LLAMA_NOT_MODELLED: &[(&str, &str)] = &[
 const LLAMA_SWITCHES: &[&str] = &[
     "--jinja", "--mlock", "--no-mmap", "--metrics", "-v", "--verbose", "--log-disable", "-cnv",
     "--no-webui", "--cpu-moe", "-cmoe", "--cont-batching", "--offline", "--no-mmproj", "-nkvo",
-    "--no-kv-offload", "--swa-full",
+    "--no-kv-offload", "--swa-full", "--no-mmproj-offload",
 ];
 
 fn llama_cpp(rest: &[String], bench: bool, a: &mut ScenarioArgs) -> Result<(), CliError> {
@@ -248,6 +248,12 @@ fn llama_cpp(rest: &[String], bench: bool, a: &mut ScenarioArgs) -> Result<(), C
                 };
             }
             "--n-cpu-moe" | "-ncmoe" => a.n_cpu_moe = Some(value(f, *val, parse_gpu_layers)?),
+            // The vision projector: sized beside the model (`core::vision`).
+            "-mm" | "--mmproj" => {
+                let p = val.ok_or_else(|| usage(&format!("{f} needs a file")))?;
+                a.mmproj = Some(PathBuf::from(p));
+            }
+            "--no-mmproj-offload" => a.no_mmproj_offload = true,
             "--cpu-moe" | "-cmoe" => a.n_cpu_moe = Some(10_000),
             "-fa" | "--flash-attn" => {
                 // A value follows when the next word is one; a bare `-fa` (older builds) is on.
@@ -484,8 +490,12 @@ fn fill(mut a: ScenarioArgs, from: ScenarioArgs) -> ScenarioArgs {
         gpu_memory_utilization,
         max_num_seqs,
         max_num_batched_tokens,
-        prefix_caching
+        prefix_caching,
+        mmproj,
+        images,
+        image_tokens
     );
+    a.no_mmproj_offload |= from.no_mmproj_offload;
     // The split is one setting: an explicit --gpu-layers or --n-cpu-moe replaces the command's.
     if a.gpu_layers.is_none() && a.n_cpu_moe.is_none() {
         a.gpu_layers = from.gpu_layers;

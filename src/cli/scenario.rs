@@ -59,6 +59,7 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
     let stored = s.model.file_weights.as_ref().map(|_| s.weights);
     apply_flags(a, &mut s);
     apply_speculative(a, cat, &mut s)?;
+    apply_vision(a, &mut s)?;
     check_flags(a, &s)?;
     // The scenario rules the window applies too (the prompt to the context, every number in its
     // domain), each change said on stderr.
@@ -143,6 +144,39 @@ fn apply_model_source(a: &ScenarioArgs, cat: &Catalog, s: &mut Scenario) -> Resu
             None => {}
         }
     }
+    Ok(())
+}
+
+/// `--mmproj FILE`, `--images`, `--image-tokens`, `--no-mmproj-offload`: a vision-language
+/// model's encoder read from its mmproj GGUF.
+fn apply_vision(a: &ScenarioArgs, s: &mut Scenario) -> Result<(), CliError> {
+    let asked = a.images.is_some() || a.image_tokens.is_some() || a.no_mmproj_offload;
+    let Some(path) = &a.mmproj else {
+        if asked && s.vision.is_none() {
+            return Err(CliError::usage(
+                "--images / --image-tokens / --no-mmproj-offload need --mmproj FILE (the model's vision projector GGUF)"
+                    .to_string(),
+            ));
+        }
+        if let Some(v) = s.vision.as_mut() {
+            v.images = a.images.unwrap_or(v.images);
+            v.image_tokens = a.image_tokens.unwrap_or(v.image_tokens);
+            v.on_cpu |= a.no_mmproj_offload;
+        }
+        return Ok(());
+    };
+    if s.mode != Mode::Inference {
+        return Err(CliError::usage(
+            "--mmproj: images are sized for inference (--mode inference)".to_string(),
+        ));
+    }
+    let encoder = crate::io::import::mmproj::read_mmproj(path).map_err(CliError::from)?;
+    s.vision = Some(crate::core::vision::VisionInputs {
+        encoder,
+        images: a.images.unwrap_or(1),
+        image_tokens: a.image_tokens.unwrap_or(0),
+        on_cpu: a.no_mmproj_offload,
+    });
     Ok(())
 }
 

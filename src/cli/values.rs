@@ -368,6 +368,14 @@ pub fn parse_fraction(s: &str) -> Result<f64, String> {
 pub fn parse_draft_tokens(s: &str) -> Result<u64, String> {
     ranged(s, 1, crate::core::speculative::MAX_DRAFT_TOKENS)
 }
+/// Images per request, 1 … 64.
+pub fn parse_images(s: &str) -> Result<u64, String> {
+    ranged(s, 1, 64)
+}
+/// Context tokens one image takes, 1 … 65,536.
+pub fn parse_image_tokens(s: &str) -> Result<u64, String> {
+    ranged(s, 1, 65_536)
+}
 /// Per-token acceptance rate of speculative decoding, 0 … 0.99.
 pub fn parse_acceptance(s: &str) -> Result<f64, String> {
     let v: f64 = s

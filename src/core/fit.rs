@@ -149,6 +149,9 @@ pub struct FitResult {
     /// Embedding / reranking throughput (`Mode::Embed`), from the prefill rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub embedding: Option<crate::core::embed::EmbedSpeed>,
+    /// A vision-language model's images: tokens and encode time (`ttft_s` includes both).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vision: Option<crate::core::vision::VisionSpeed>,
     /// The runtime/backend whose throughput profile gave the speeds (`None`: no speed).
     #[serde(default)]
     pub backend: Option<Backend>,
@@ -355,6 +358,12 @@ fn result(job: &Job, p: Placement, measured: Option<&Benchmark>) -> FitResult {
         Run::Training(t) => (Speed::default(), None, Some(t)),
     };
     let prefill = speed.prefill_tokens_per_s;
+    let vision = job
+        .s
+        .vision
+        .as_ref()
+        .filter(|_| job.s.mode == crate::core::scenario::Mode::Inference)
+        .and_then(|v| crate::core::vision::speed(v, prefill, job.cpu_est.workload.flops_per_token));
     let speculative = backend.and_then(|b| speculative_speed(job, &speed, b));
     let decode = speculative
         .as_ref()
@@ -381,7 +390,14 @@ fn result(job: &Job, p: Placement, measured: Option<&Benchmark>) -> FitResult {
         decode_tokens_per_s: decode,
         prefill_tokens_per_s: prefill,
         ttft_s: if prefill > 0.0 {
-            job.s.prompt_tokens as f64 / prefill
+            // Images: encoded first, then their tokens prefilled with the text's.
+            let (tokens, encode) = vision.as_ref().map_or((0, 0.0), |v| {
+                (
+                    v.images.saturating_mul(v.tokens_per_image),
+                    v.images as f64 * v.encode_s_per_image,
+                )
+            });
+            job.s.prompt_tokens.saturating_add(tokens) as f64 / prefill + encode
         } else {
             0.0
         },
@@ -394,6 +410,7 @@ fn result(job: &Job, p: Placement, measured: Option<&Benchmark>) -> FitResult {
         offload_style: p.offload_style,
         expert_split: p.expert_split,
         speculative,
+        vision,
         embedding: if job.s.mode.is_embed() {
             crate::core::embed::speed(job.s, prefill)
         } else {

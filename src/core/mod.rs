@@ -23,6 +23,7 @@ pub mod speculative;
 pub mod speed;
 pub mod teach;
 pub mod units;
+pub mod vision;
 
 pub use estimate::{Component, ComponentKind, Estimate, Placement, Provenance, estimate};
 pub use model::{ModelSpec, ParamCount};

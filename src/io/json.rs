@@ -178,6 +178,15 @@ pub fn fit_json(r: &FitResult) -> Value {
             "speedup": round4(x.speedup),
         });
     }
+    if let Some(x) = r.vision.as_ref().filter(|_| runs) {
+        // A vision-language model's images (`--mmproj`): `ttft_s` includes their encoding and
+        // their tokens.
+        v["vision"] = json!({
+            "images": x.images,
+            "tokens_per_image": x.tokens_per_image,
+            "encode_s_per_image": round4(x.encode_s_per_image),
+        });
+    }
     if let Some(e) = r.embedding.as_ref().filter(|_| runs) {
         // Embedding / reranking (`--mode embed`): throughput from the prefill rate;
         // `usd_per_million_tokens` is then per input token.

@@ -23,6 +23,7 @@ mod kv_cache;
 mod overhead;
 mod training_activations;
 mod training_states;
+mod vision;
 mod weights;
 
 pub use component::{Component, ComponentKind, Placement, Provenance};
@@ -237,9 +238,19 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
 /// [`estimate`], with the formula texts and notes only when `explain` is true (the numbers are
 /// identical either way).
 pub fn estimate_with(scenario: &Scenario, explain: bool) -> Estimate {
-    let s = scenario.clamped();
-    let spec = &s.model;
+    let mut s = scenario.clamped();
     let mut notes = Vec::new();
+    // An mmproj replaces the vision tower a checkpoint bundles (Gemma 3's SigLIP): llama.cpp's
+    // text GGUF leaves it out, and the mmproj is sized on its own (`vision::place`).
+    if s.vision.is_some() && s.model.vision_params > 0 {
+        notes.push(formula!(
+            explain,
+            "The checkpoint's own vision tower ({} params) is left out: the mmproj file holds the encoder.",
+            group_digits(s.model.vision_params)
+        ));
+        s.model.vision_params = 0;
+    }
+    let spec = &s.model;
     if s.context != scenario.context || s.batch != scenario.batch || s.gpus != scenario.gpus {
         notes.push("Some inputs were outside the supported range and were clamped.".into());
     }
@@ -292,6 +303,11 @@ pub fn estimate_with(scenario: &Scenario, explain: bool) -> Estimate {
     } else {
         inference_workspace::place(&job, &mut list);
     }
+    let vision_gpu = if s.mode == crate::core::scenario::Mode::Inference {
+        vision::place(&job, &mut list)
+    } else {
+        Bytes::ZERO
+    };
     let draft = if s.mode != crate::core::scenario::Mode::Inference {
         None
     } else {
@@ -305,7 +321,8 @@ pub fn estimate_with(scenario: &Scenario, explain: bool) -> Estimate {
     // draft model's layers unless `-ngld` says otherwise; vLLM loads it on the same GPUs).
     let fixed_per_device = list
         .per_gpu_where(|k| matches!(k, Activations | Overhead))
-        .saturating_add(draft.map_or(Bytes::ZERO, |d| d.per_device));
+        .saturating_add(draft.map_or(Bytes::ZERO, |d| d.per_device))
+        .saturating_add(vision_gpu);
     // Forward FLOPs per token: 2 per active weight, plus attention 2·2·L·n_h·d·ctx (QKᵀ and AV).
     // DeepSeek Sparse Attention attends to the top-k tokens only, after the indexer's
     // 2·heads·head_dim multiply-adds per cached token (DeepSeek-V3.2 §2.1).

@@ -323,6 +323,9 @@ pub struct Scenario {
     /// Speculative decoding (a draft model, an EAGLE-3 head or the model's MTP layers), when on
     /// (`core::speculative`). Inference only.
     pub speculative: Option<crate::core::speculative::SpeculativeInputs>,
+    /// A vision-language model's encoder and the images per request (`core::vision`).
+    /// Inference only.
+    pub vision: Option<crate::core::vision::VisionInputs>,
 }
 
 /// The user's own launch settings that fix where the layers go.
@@ -368,6 +371,7 @@ impl Default for Scenario {
             cluster: ClusterInputs::default(),
             launch: LaunchInputs::default(),
             speculative: None,
+            vision: None,
         }
     }
 }

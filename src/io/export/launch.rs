@@ -247,6 +247,19 @@ pub fn llama_cpp(s: &Scenario, fit: &FitResult) -> LaunchSetting {
         ));
     }
     lines.push(last);
+    if let Some(v) = &sc.vision {
+        // tools/server/README.md: `-mm, --mmproj FILE`, `--no-mmproj-offload`.
+        let file = if v.encoder.file.is_empty() {
+            "mmproj.gguf".to_string()
+        } else {
+            v.encoder.file.clone()
+        };
+        let mut line = format!("--mmproj {}", shell(&file));
+        if v.on_cpu {
+            line.push_str(" --no-mmproj-offload");
+        }
+        lines.push(line);
+    }
     if sc.mode.is_embed() {
         // tools/server/README.md: `--embedding` restricts the server to the embedding use case
         // (`/v1/embeddings`); `--reranking` enables `/v1/rerank` for a reranker.

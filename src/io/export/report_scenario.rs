@@ -247,6 +247,22 @@ fn workload_rows(input: &ReportInput, v: &mut Vec<Row>) {
                 ),
             ));
         }
+        if let Some(vi) = &s.vision {
+            let e = &vi.encoder;
+            v.push(row(
+                "Images",
+                format!(
+                    "{} per request, {} tokens each ({} projector, {}² images in {}-pixel patches, {} vision params), encoder on the {}",
+                    vi.images(),
+                    group_digits(vi.tokens_per_image()),
+                    if e.projector.is_empty() { "mmproj" } else { e.projector.as_str() },
+                    e.image_size,
+                    e.patch_size,
+                    format::params(e.params),
+                    if vi.on_cpu { "CPU (--no-mmproj-offload)" } else { "GPU" }
+                ),
+            ));
+        }
     }
     v.push(row("Mode", s.mode.label()));
 }

@@ -11,6 +11,7 @@ mod error;
 pub mod gguf;
 pub mod hf;
 pub(crate) mod hf_model;
+pub mod mmproj;
 pub mod safetensors;
 
 pub use error::{ErrorKind, ImportError, Location};
