@@ -2393,3 +2393,40 @@ fn your_own_gpu_layers_fix_the_split() {
     h.run();
     assert_eq!(h.state_mut().fit_of("local").unwrap().verdict, Verdict::Gpu);
 }
+
+#[test]
+fn importing_an_mmproj_adds_images_beside_the_model() {
+    let mut h = harness(State::default());
+    let model = h.state().state.scenario.model.clone();
+    let mm = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/import/mmproj_gemma3_tiny.gguf");
+    run_command(&mut h, Command::AtPath(FileAction::ImportModel, mm));
+    // The model stays; the projector is sized beside it (2,560 B of tensors, 256 tokens an image).
+    assert_eq!(h.state().state.scenario.model, model);
+    let v = h
+        .state()
+        .state
+        .scenario
+        .vision
+        .clone()
+        .expect("vision inputs");
+    assert_eq!((v.encoder.weight_bytes, v.tokens_per_image()), (2_560, 256));
+    assert!(
+        h.state()
+            .status_text()
+            .unwrap()
+            .contains("256 tokens per image")
+    );
+    h.get_by_label_contains("Images: 256 tokens each (896² in 14-pixel patches), 256 in all");
+    slide(&mut h, "Images", 3.0);
+    assert_eq!(h.state().state.scenario.vision.as_ref().unwrap().images, 3);
+    h.get_by_label("Vision encoder on the CPU").click();
+    h.run();
+    assert!(h.state().state.scenario.vision.as_ref().unwrap().on_cpu);
+    // The fit's time to first token carries the images.
+    let f = h.state_mut().fit_of("local").unwrap();
+    assert_eq!(f.vision.as_ref().unwrap().images, 3);
+    h.get_by_label("Remove the vision projector").click();
+    h.run();
+    assert!(h.state().state.scenario.vision.is_none());
+}

@@ -442,6 +442,13 @@ impl HeadroomApp {
             }) else {
                 return JobResult::NoFileChosen { action };
             };
+            // A vision projector goes beside the model rather than replacing it.
+            if crate::io::import::mmproj::is_mmproj(&p) {
+                let result = crate::io::import::mmproj::read_mmproj(&p)
+                    .map(Box::new)
+                    .map_err(|e| e.to_string());
+                return JobResult::MmprojImported { path: p, result };
+            }
             let result = crate::io::import::import_path(&p)
                 .map(Box::new)
                 .map_err(|e| e.to_string());
@@ -605,6 +612,25 @@ impl HeadroomApp {
                     )));
                 }
                 Err(e) => self.data.tell(Status::failed("Import failed", e)),
+            },
+            JobResult::MmprojImported { path, result } => match result {
+                Ok(e) => {
+                    let s = &mut self.state.scenario;
+                    let tokens = e.tokens_per_image();
+                    s.vision = Some(crate::core::vision::VisionInputs {
+                        encoder: *e,
+                        images: s.vision.as_ref().map_or(1, |v| v.images),
+                        ..Default::default()
+                    });
+                    self.data.tell(Status::info(format!(
+                        "Vision projector {}: {} tokens per image, sized beside the model",
+                        path.display(),
+                        format::group_digits(tokens)
+                    )));
+                }
+                Err(e) => self
+                    .data
+                    .tell(Status::failed("Cannot read the vision projector", e)),
             },
             JobResult::ScenarioOpened { path, result } => match result {
                 Ok(s) => {

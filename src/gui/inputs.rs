@@ -583,6 +583,53 @@ fn workload_section(ui: &mut Ui, v: &mut View<'_>) {
     }
     context_row(ui, s, notices);
     batch_rows(ui, s, notices);
+    if s.mode == Mode::Inference {
+        image_rows(ui, s, notices);
+    }
+}
+
+/// A vision-language model's images (its mmproj imported): how many per request, and where the
+/// encoder runs.
+fn image_rows(ui: &mut Ui, s: &mut Scenario, notices: &mut Notices) {
+    let Some(v) = s.vision.as_mut() else {
+        return;
+    };
+    let mut n = v.images();
+    if slider_u64(
+        ui,
+        notices,
+        "Images",
+        "Images per request: each is encoded by the vision encoder and takes its tokens in the context",
+        &mut n,
+        1..=64,
+        false,
+        Step::Plain,
+    ) {
+        v.images = n;
+    }
+    check(
+        ui,
+        "Vision encoder on the CPU",
+        "llama.cpp --no-mmproj-offload: the mmproj weights and its compute buffer stay in RAM",
+        &mut v.on_cpu,
+    );
+    hint(
+        ui,
+        format!(
+            "Images: {} tokens each ({}² in {}-pixel patches), {} in all per request.",
+            group_digits(v.tokens_per_image()),
+            v.encoder.image_size,
+            v.encoder.patch_size,
+            group_digits(v.tokens_per_request())
+        ),
+    );
+    if ui
+        .button("Remove the vision projector")
+        .on_hover_text("Size the model without images")
+        .clicked()
+    {
+        s.vision = None;
+    }
 }
 
 /// The Context row (typed freely, clamped above the model's maximum with a note), and what the

@@ -19,6 +19,11 @@ pub enum JobResult {
         path: PathBuf,
         result: Result<Box<ImportedModel>, String>,
     },
+    /// A vision projector (mmproj GGUF) was read for the model.
+    MmprojImported {
+        path: PathBuf,
+        result: Result<Box<crate::core::vision::VisionEncoder>, String>,
+    },
     ScenarioOpened {
         path: PathBuf,
         result: Result<Box<Scenario>, String>,

@@ -9,6 +9,16 @@ use crate::core::format::one_line;
 use crate::core::vision::VisionEncoder;
 use std::path::Path;
 
+/// Whether `path` is a GGUF vision projector (`general.architecture` "clip"): the window
+/// takes such a file, imported or dropped, as the model's mmproj.
+pub fn is_mmproj(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gguf"))
+        && super::gguf::read_file(path)
+            .ok()
+            .is_some_and(|h| h.get_str("general.architecture") == Some("clip"))
+}
+
 /// Reads the mmproj file at `path`. Not a GGUF, not a vision projector, or without the image
 /// geometry: one error naming the file.
 pub fn read_mmproj(path: &Path) -> Result<VisionEncoder, ImportError> {
