@@ -328,11 +328,7 @@ fn fit_on(
     let mut r = result(&job, p, measured);
     if !job.training() {
         // An embedding model is paid per input token; a generator per generated one.
-        let rate = r
-            .embedding
-            .as_ref()
-            .map_or(r.decode_tokens_per_s, |e| e.tokens_per_s);
-        r.usd_per_million_tokens = usd_per_million(m, acc, rate, st);
+        r.usd_per_million_tokens = usd_per_million(m, acc, r.throughput(), st);
         if r.usd_per_million_tokens.is_none()
             && r.decode_tokens_per_s > 0.0
             && m.kind == MachineKind::Cloud
@@ -358,12 +354,10 @@ fn result(job: &Job, p: Placement, measured: Option<&Benchmark>) -> FitResult {
         Run::Training(t) => (Speed::default(), None, Some(t)),
     };
     let prefill = speed.prefill_tokens_per_s;
-    let vision = job
-        .s
-        .vision
-        .as_ref()
-        .filter(|_| job.s.mode == crate::core::scenario::Mode::Inference)
-        .and_then(|v| crate::core::vision::speed(v, prefill, job.cpu_est.workload.flops_per_token));
+    let vision =
+        job.s.vision.as_ref().and_then(|v| {
+            crate::core::vision::speed(v, prefill, job.cpu_est.workload.flops_per_token)
+        });
     let speculative = backend.and_then(|b| speculative_speed(job, &speed, b));
     let decode = speculative
         .as_ref()
@@ -423,9 +417,6 @@ fn result(job: &Job, p: Placement, measured: Option<&Benchmark>) -> FitResult {
 /// plain speed the tiers found, the target's and the drafter's bytes per token, and the
 /// runtime's per-layer cost (see [`crate::core::speculative::speed`]).
 fn speculative_speed(job: &Job, speed: &Speed, backend: Backend) -> Option<SpecSpeed> {
-    if job.s.mode != crate::core::scenario::Mode::Inference {
-        return None;
-    }
     let sp = job.s.speculative.as_ref()?;
     let est = job.cache.peek(1).unwrap_or(job.cpu_est);
     let w = &est.workload;

@@ -303,16 +303,8 @@ pub fn estimate_with(scenario: &Scenario, explain: bool) -> Estimate {
     } else {
         inference_workspace::place(&job, &mut list);
     }
-    let vision_gpu = if s.mode == crate::core::scenario::Mode::Inference {
-        vision::place(&job, &mut list)
-    } else {
-        Bytes::ZERO
-    };
-    let draft = if s.mode != crate::core::scenario::Mode::Inference {
-        None
-    } else {
-        draft::place(&job, &mut list, &mut notes)
-    };
+    let vision_gpu = vision::place(&job, &mut list);
+    let draft = draft::place(&job, &mut list, &mut notes);
     overhead::place(&job, &mut list, &mut notes);
 
     // ---- Workload numbers for speed and fit ----

@@ -397,6 +397,12 @@ impl Scenario {
         if let Some(n) = s.model.nominal_params {
             s.model.nominal_params = Some(n.clamp(1, MAX_PARAMS));
         }
+        // A drafter and images belong to generation: training and embedding passes size
+        // without them (the inputs stay in the scenario for when the mode comes back).
+        if s.mode != Mode::Inference {
+            s.speculative = None;
+            s.vision = None;
+        }
         s
     }
 
