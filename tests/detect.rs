@@ -70,6 +70,7 @@ fn catalog() -> Catalog {
     use Vendor::{Amd, Nvidia};
     Catalog {
         benchmarks: Vec::new(),
+        accelerator_index: Default::default(),
         accelerators: vec![
             acc(
                 "rtx-4090",

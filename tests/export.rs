@@ -111,6 +111,7 @@ fn catalog() -> Catalog {
     };
     Catalog {
         benchmarks: Vec::new(),
+        accelerator_index: Default::default(),
         accelerators: vec![
             acc(
                 "rtx-4090",

@@ -455,3 +455,47 @@ fn every_benchmark_row_is_sourced() {
         "README's count of llama-bench rows"
     );
 }
+
+/// FP8 tensor cores by architecture (NVIDIA's Ada, Hopper and Blackwell whitepapers; AMD CDNA3):
+/// the catalog's parts on either side of the line, and the first-letter dispatch of
+/// `fp8_tensor_cores` giving what a scan of every prefix gives, for every catalog part.
+#[test]
+fn fp8_tensor_cores_by_architecture() {
+    use headroom::core::speed::fp8_tensor_cores;
+    let c = cat();
+    let has = |id: &str| fp8_tensor_cores(c.accelerator(id).expect(id));
+    for id in ["h100-sxm", "rtx-4090", "l40s", "mi300x"] {
+        assert!(has(id), "{id} has FP8 tensor cores");
+    }
+    for id in ["a100-80gb-sxm", "rtx-3090"] {
+        assert!(!has(id), "{id} (Ampere) has none");
+    }
+    const PREFIXES: [&str; 18] = [
+        "h100",
+        "h200",
+        "h20",
+        "b100",
+        "b200",
+        "b300",
+        "gb200",
+        "gb10",
+        "jetson-agx-thor",
+        "l40s",
+        "l4",
+        "rtx-40",
+        "rtx-50",
+        "rtx-6000-ada",
+        "rtx-pro-6000",
+        "mi300",
+        "mi325",
+        "mi355",
+    ];
+    let mut matched = 0;
+    for a in &c.accelerators {
+        let id = a.id.to_ascii_lowercase();
+        let scan = a.int8_tops.is_some() && PREFIXES.iter().any(|p| id.starts_with(p));
+        assert_eq!(fp8_tensor_cores(a), scan, "{}", a.id);
+        matched += usize::from(scan);
+    }
+    assert!(matched >= 10, "{matched} catalog parts with FP8");
+}

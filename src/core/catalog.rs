@@ -360,11 +360,80 @@ pub struct Catalog {
     /// Published llama-bench measurements (`catalogs/benchmarks.ron`), shown beside predictions.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub benchmarks: Vec<Benchmark>,
+    /// Where each accelerator id is in `accelerators`, built on the first look-up: every
+    /// machine's fit looks its GPU up. Not data: never saved, equal in every catalog, and a
+    /// fresh one in a clone.
+    #[serde(skip)]
+    pub accelerator_index: AcceleratorIndex,
 }
 
+/// Positions of the accelerators by id ([`Catalog::accelerator`]). A look-up checks the id at
+/// the position it gives and falls back to a search, so a catalog changed after the index was
+/// built (a user file merged, a detected GPU added) still answers what the search would.
+#[derive(Default)]
+pub struct AcceleratorIndex(
+    std::sync::OnceLock<std::collections::HashMap<Box<str>, usize, FnvBuild>>,
+);
+
+impl Clone for AcceleratorIndex {
+    fn clone(&self) -> Self {
+        AcceleratorIndex::default()
+    }
+}
+
+impl PartialEq for AcceleratorIndex {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for AcceleratorIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AcceleratorIndex")
+    }
+}
+
+/// FNV-1a (Fowler–Noll–Vo, http://www.isthe.com/chongo/tech/comp/fnv/), for short catalog ids:
+/// cheaper than SipHash, and nothing here is keyed by untrusted input an attacker could collide.
+#[derive(Default)]
+pub(crate) struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for b in bytes {
+            h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+pub(crate) type FnvBuild = std::hash::BuildHasherDefault<Fnv>;
+
 impl Catalog {
+    /// The accelerator with id `id` (the first, as a search in catalog order finds it).
     pub fn accelerator(&self, id: &str) -> Option<&Accelerator> {
-        self.accelerators.iter().find(|a| a.id == id)
+        let index = self.accelerator_index.0.get_or_init(|| {
+            let mut m = std::collections::HashMap::with_capacity_and_hasher(
+                self.accelerators.len(),
+                FnvBuild::default(),
+            );
+            for (i, a) in self.accelerators.iter().enumerate() {
+                m.entry(a.id.as_str().into()).or_insert(i);
+            }
+            m
+        });
+        match index.get(id).and_then(|&i| self.accelerators.get(i)) {
+            Some(a) if a.id == id && self.accelerators.len() == index.len() => Some(a),
+            _ => self.accelerators.iter().find(|a| a.id == id),
+        }
     }
     pub fn machine(&self, id: &str) -> Option<&Machine> {
         self.machines.iter().find(|m| *m.id == *id)
@@ -604,6 +673,41 @@ pub const METAL_RULE_TEXT: &str = "2/3 up to 32 GiB, 3/4 above";
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn part(id: &str, name: &str) -> Accelerator {
+        Accelerator::new(
+            id,
+            name,
+            Vendor::Nvidia,
+            Segment::Consumer,
+            MemoryKind::Discrete,
+        )
+    }
+
+    /// The index answers what a search in catalog order answers, also after the accelerators
+    /// changed under an index that was already built; clones and equality ignore it.
+    #[test]
+    fn accelerator_lookup_follows_changes_after_the_index_is_built() {
+        let mut c = Catalog {
+            accelerators: vec![part("a", "A"), part("b", "B")],
+            ..Catalog::default()
+        };
+        let name = |c: &Catalog, id: &str| c.accelerator(id).map(|a| a.name.clone());
+        assert_eq!(name(&c, "b").as_deref(), Some("B"));
+        assert_eq!(name(&c, "z"), None);
+        // Built now; change the list under it.
+        c.accelerators.insert(0, part("b", "B first"));
+        assert_eq!(name(&c, "b").as_deref(), Some("B first"), "the first match");
+        c.accelerators.remove(0);
+        c.accelerators.swap(0, 1);
+        c.accelerators.push(part("c", "C"));
+        for (id, want) in [("a", "A"), ("b", "B"), ("c", "C")] {
+            assert_eq!(name(&c, id).as_deref(), Some(want), "{id}");
+        }
+        let d = c.clone();
+        assert_eq!(d, c, "the index takes no part in equality");
+        assert_eq!(name(&d, "c").as_deref(), Some("C"));
+    }
 
     #[test]
     fn pcie_bandwidth() {

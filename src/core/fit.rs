@@ -4,7 +4,7 @@
 //! How the placement is found, tier by tier, is [`super::placement`].
 
 use super::catalog::{Accelerator, Catalog, Machine, MachineKind, MemoryKind, Price};
-use super::estimate::{Estimate, estimate, estimate_with};
+use super::estimate::{Estimate, estimate, estimate_owned};
 use super::placement::cost::usd_per_million;
 use super::placement::experts::ExpertSplit;
 use super::placement::note::Note;
@@ -284,7 +284,7 @@ impl EstimateCache {
                 gpus,
                 ..self.base.clone()
             };
-            self.by_gpus.push((gpus, estimate_with(&s, false)));
+            self.by_gpus.push((gpus, estimate_owned(s, false)));
         }
     }
     /// The estimate over `gpus` GPUs; computed on demand.
@@ -461,17 +461,11 @@ pub fn fit_all<'a>(
             .collect(),
         None => Vec::new(),
     };
-    // One id → accelerator map for the whole catalog instead of a linear search per machine,
-    // hashed with FNV-1a (short ids, built on every call: SipHash cost ~5 % of a fit_all).
-    let accs: std::collections::HashMap<&str, &Accelerator, FnvBuild> = cat
-        .accelerators
-        .iter()
-        .map(|a| (a.id.as_str(), a))
-        .collect();
     machines
         .into_iter()
         .map(|m| {
-            let acc = m.gpu.as_deref().and_then(|id| accs.get(id).copied());
+            // The catalog's own index ([`Catalog::accelerator`]), built once per catalog.
+            let acc = m.gpu.as_deref().and_then(|id| cat.accelerator(id));
             // The first match in catalog order, as `measured_for` picks it.
             let measured = bench
                 .iter()
@@ -661,29 +655,6 @@ pub fn solve_min_instances(s: &Scenario, m: &Machine, cat: &Catalog, max: u64) -
     Some(n.div_ceil(g))
 }
 
-/// FNV-1a (Fowler–Noll–Vo), for the short catalog ids `fit_all` looks up.
-#[derive(Default)]
-struct Fnv(u64);
-
-impl std::hash::Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for b in bytes {
-            h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
-        }
-        self.0 = h;
-    }
-}
-
-type FnvBuild = std::hash::BuildHasherDefault<Fnv>;
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -737,6 +708,7 @@ mod tests {
     fn cat() -> Catalog {
         Catalog {
             benchmarks: Vec::new(),
+            accelerator_index: Default::default(),
             accelerators: vec![
                 acc("rtx-4090", 24, 1008.0, 165.2),
                 acc("rtx-4060-laptop", 8, 256.0, 30.0),

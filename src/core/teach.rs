@@ -549,6 +549,7 @@ mod tests {
         let (m, a) = rtx4060_laptop();
         let cat = crate::core::catalog::Catalog {
             benchmarks: Vec::new(),
+            accelerator_index: Default::default(),
             accelerators: vec![a.clone()],
             machines: vec![m.clone()],
             models: vec![],

@@ -1096,6 +1096,7 @@ impl eframe::App for HeadroomApp {
         for c in cmds {
             self.apply(c, &ctx);
         }
+        super::frame_stats::probe_frame(t0.elapsed());
         if self.stats.record(t0.elapsed(), &ctx, self.state.tab) {
             ctx.request_repaint();
         }

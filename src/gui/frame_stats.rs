@@ -65,3 +65,52 @@ impl FrameStats {
         self.every.is_some() || self.quit_after.is_some()
     }
 }
+
+/// `HEADROOM_LATENCY_PROBE=1`: machine-readable lines on stderr for the drag-latency harness
+/// (`benches/drag_latency.py`): where a widget is (once per label) and, for every frame, when
+/// `App::ui` ended (microseconds since the Unix epoch, the clock the harness reads too) and how
+/// long it took. Off unless the variable is set; it never asks for a repaint.
+pub(crate) fn probe_enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| {
+        std::env::var("HEADROOM_LATENCY_PROBE").is_ok_and(|v| !matches!(v.trim(), "" | "0"))
+    })
+}
+
+/// The probe's line for `label`'s rectangle in window pixels (logged once per label).
+pub(crate) fn probe_widget(label: &'static str, rect: egui::Rect, pixels_per_point: f32) {
+    static SEEN: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+    if !probe_enabled() {
+        return;
+    }
+    let mut seen = SEEN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if seen.contains(&label) {
+        return;
+    }
+    seen.push(label);
+    let px = |v: f32| (v * pixels_per_point).round() as i64;
+    eprintln!(
+        "headroom probe: widget {label} x={} y={} w={} h={}",
+        px(rect.left()),
+        px(rect.top()),
+        px(rect.width()),
+        px(rect.height())
+    );
+}
+
+/// The probe's line for one frame: when `App::ui` ended and its CPU time.
+pub(crate) fn probe_frame(took: Duration) {
+    if !probe_enabled() {
+        return;
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    eprintln!(
+        "headroom probe: frame end_us={} ui_us={}",
+        now.as_micros(),
+        took.as_micros()
+    );
+}

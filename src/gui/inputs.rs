@@ -654,6 +654,7 @@ fn context_row(ui: &mut Ui, s: &mut Scenario, notices: &mut Notices) {
                     .show_value(false),
             )
             .labelled_by(l.id);
+        super::frame_stats::probe_widget("Context", sl.rect, ui.ctx().pixels_per_point());
         if let Some(up) = arrow_step(ui, &sl) {
             s.context = pow2_step(before, up).clamp(lo, limit);
         }

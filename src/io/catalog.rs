@@ -400,6 +400,7 @@ fn parse_raw(name: &str, text: &str) -> Result<Catalog, CatalogError> {
         machines: file.machines,
         models: file.models,
         benchmarks: file.benchmarks,
+        accelerator_index: Default::default(),
     })
 }
 

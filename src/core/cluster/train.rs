@@ -31,7 +31,7 @@ use super::collective::{Collective, time};
 use super::{Cluster, ClusterInputs, Layout, Sharding, pow2_divisors};
 use crate::core::catalog::Accelerator;
 use crate::core::estimate::{
-    CUDA_CONTEXT, ComponentKind, Estimate, estimate_with, trainable_params,
+    CUDA_CONTEXT, ComponentKind, Estimate, estimate_owned, estimate_with, trainable_params,
 };
 use crate::core::fit::FitSettings;
 use crate::core::placement::capacity::{gpu_capacity, host_link};
@@ -310,7 +310,7 @@ fn stages_of(s: &Scenario, est: &Estimate, layout: &Layout) -> Vec<PerGpu> {
 /// whole model ÷ tp (under 1F1B the first stage holds `pp` micro-batches of its `layers ÷ pp`
 /// layers; sequence parallelism splits every activation over the tensor-parallel ranks).
 pub fn per_gpu(s: &Scenario, c: &Cluster, layout: &Layout) -> (PerGpu, Estimate) {
-    let est = estimate_with(&shard_scenario(s, c, layout), false);
+    let est = estimate_owned(shard_scenario(s, c, layout), false);
     (per_gpu_of(s, &est, layout), est)
 }
 
@@ -386,7 +386,7 @@ pub fn train_plan(
     inputs: &ClusterInputs,
     st: &FitSettings,
 ) -> TrainPlan {
-    let est = estimate_with(&shard_scenario(s, c, &layout), false);
+    let est = estimate_owned(shard_scenario(s, c, &layout), false);
     plan_with(s, c, layout, inputs, st, &est)
 }
 

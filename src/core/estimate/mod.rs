@@ -238,7 +238,14 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
 /// [`estimate`], with the formula texts and notes only when `explain` is true (the numbers are
 /// identical either way).
 pub fn estimate_with(scenario: &Scenario, explain: bool) -> Estimate {
-    let mut s = scenario.clamped();
+    estimate_owned(scenario.clone(), explain)
+}
+
+/// [`estimate_with`] of a scenario the caller has built for it and gives up (the fit's estimate
+/// per GPU count, a cluster's shard, a serving engine's view): clamped in place, not cloned.
+pub fn estimate_owned(mut s: Scenario, explain: bool) -> Estimate {
+    let asked = (s.context, s.batch, s.gpus);
+    s.clamp();
     let mut notes = Vec::new();
     // An mmproj replaces the vision tower a checkpoint bundles (Gemma 3's SigLIP): llama.cpp's
     // text GGUF leaves it out, and the mmproj is sized on its own (`vision::place`).
@@ -251,7 +258,7 @@ pub fn estimate_with(scenario: &Scenario, explain: bool) -> Estimate {
         s.model.vision_params = 0;
     }
     let spec = &s.model;
-    if s.context != scenario.context || s.batch != scenario.batch || s.gpus != scenario.gpus {
+    if (s.context, s.batch, s.gpus) != asked {
         notes.push("Some inputs were outside the supported range and were clamped.".into());
     }
     if spec.is_estimated() {

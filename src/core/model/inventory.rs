@@ -372,7 +372,10 @@ impl ModelSpec {
         } else {
             self.hidden.min(emb)
         };
-        let mut v = vec![
+        // Room for every group below (embedding, norm, head, an encoder's tables and heads, a
+        // vision tower): one allocation per estimate instead of a growth on each push.
+        let mut v = Vec::with_capacity(8);
+        v.extend([
             TensorGroup {
                 class: TensorClass::TokenEmbedding,
                 elements: emb,
@@ -387,7 +390,7 @@ impl ModelSpec {
                 row: 0,
                 routed: false,
             },
-        ];
+        ]);
         if !self.tied_embeddings {
             v.push(TensorGroup {
                 class: TensorClass::Output,

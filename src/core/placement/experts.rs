@@ -25,7 +25,7 @@ use super::capacity::{Gpus, host_link};
 use super::note::Note;
 use super::{Job, Placement, Run};
 use crate::core::catalog::{Accelerator, Catalog, Machine, MemoryKind};
-use crate::core::estimate::{Estimate, RoutedExperts, estimate_with, routed_experts};
+use crate::core::estimate::{Estimate, RoutedExperts, estimate_owned, routed_experts};
 use crate::core::fit::{FitSettings, OffloadStyle, Verdict};
 use crate::core::model::ModelSpec;
 use crate::core::precision::WeightPrecision;
@@ -379,8 +379,8 @@ pub fn expert_offload_points(
         return Vec::new();
     }
     let g = m.gpu_count.max(1) as u64;
-    let est = estimate_with(
-        &Scenario {
+    let est = estimate_owned(
+        Scenario {
             gpus: g,
             ..sc.clone()
         },

@@ -380,8 +380,15 @@ impl Scenario {
     /// Clamp every numeric input into the supported domain (absurd slider or file values never
     /// reach the arithmetic).
     pub fn clamped(&self) -> Scenario {
-        use limits::*;
         let mut s = self.clone();
+        s.clamp();
+        s
+    }
+
+    /// [`Self::clamped`] in place, for a scenario the caller owns already (no clone).
+    pub fn clamp(&mut self) {
+        use limits::*;
+        let s = self;
         s.context = s.context.clamp(1, MAX_CONTEXT);
         s.batch = s.batch.clamp(1, MAX_BATCH);
         s.ubatch = s.ubatch.clamp(1, rules::MAX_UBATCH);
@@ -403,7 +410,6 @@ impl Scenario {
             s.speculative = None;
             s.vision = None;
         }
-        s
     }
 
     /// Choose the runtime, with the allocation it implies: vLLM (and SGLang, which the serving

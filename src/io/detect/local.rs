@@ -368,6 +368,7 @@ pub fn catalog_with_local(d: &DetectedMachine, catalog: &Catalog) -> Catalog {
     let mut c = catalog.clone();
     c.merge(Catalog {
         benchmarks: Vec::new(),
+        accelerator_index: Default::default(),
         accelerators: accs,
         machines: vec![m],
         models: Vec::new(),
@@ -422,6 +423,7 @@ mod tests {
     fn catalog() -> Catalog {
         Catalog {
             benchmarks: Vec::new(),
+            accelerator_index: Default::default(),
             accelerators: vec![
                 part(
                     "rtx-4090",

@@ -330,6 +330,7 @@ mod tests {
     fn catalog() -> Catalog {
         Catalog {
             benchmarks: Vec::new(),
+            accelerator_index: Default::default(),
             accelerators: vec![
                 acc("rtx-4090", "GeForce RTX 4090", Bytes::gib(24), &[]),
                 acc("rtx-4060", "GeForce RTX 4060", Bytes::gib(8), &[]),
