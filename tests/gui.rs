@@ -2430,3 +2430,72 @@ fn importing_an_mmproj_adds_images_beside_the_model() {
     h.run();
     assert!(h.state().state.scenario.vision.is_none());
 }
+
+/// The cards take the floor of `recommend --max-kld` as its named levels. Llama 3 70B in BF16
+/// on this machine (a 4090, 23 GiB free) needs a lower precision; with "lossless" (KLD ≤ 0.002)
+/// none within it fits (Q8_0 alone is ~70 GiB), so this machine's card says which precision
+/// would fit past the floor and its KLD.
+#[test]
+fn the_quality_floor_on_the_cards_says_what_fitting_would_cost() {
+    let cat = catalog();
+    let p = cat.model("llama-3-70b").expect("preset");
+    let s = State {
+        scenario: Scenario {
+            model: p.spec.clone(),
+            model_id: Some(p.id.clone()),
+            weights: WeightPrecision::Bf16,
+            context: 8192,
+            ..Scenario::default()
+        },
+        ..State::default()
+    };
+    let mut h = harness(s);
+    let before = h
+        .state_mut()
+        .recommendations()
+        .this_machine
+        .clone()
+        .unwrap();
+    assert!(before.past_floor.is_none(), "{before:?}");
+    assert!(h.query_by_label_contains("fits its GPU;").is_none());
+    pick(&mut h, "Quality floor", "lossless (KLD ≤ 0.002)");
+    assert_eq!(h.state().state.constraints.max_kld, Some(0.002));
+    let t = h
+        .state_mut()
+        .recommendations()
+        .this_machine
+        .clone()
+        .unwrap();
+    let pf = t.past_floor.clone().expect("a precision past the floor");
+    assert_eq!(pf.max_kld, 0.002);
+    assert!(pf.kld.is_some_and(|k| k > 0.002), "{pf:?}");
+    assert!(pf.weights.bits_per_weight() < 8.0, "{pf:?}");
+    // No precision step within the floor; the card says what fitting would cost.
+    assert!(
+        t.upgrades
+            .iter()
+            .all(|u| u.kind() != headroom::core::recommend::ChangeKind::Precision),
+        "{:?}",
+        t.upgrades
+    );
+    let line = h
+        .query_by_label_contains("fits its GPU;")
+        .expect("the card's line");
+    let text = {
+        use egui_kittest::kittest::NodeT as _;
+        let n = line.accesskit_node();
+        n.label().or_else(|| n.value()).unwrap_or_default()
+    };
+    assert!(
+        text.starts_with(
+            "No precision within the quality floor (lossless (KLD ≤ 0.002)) fits its GPU; "
+        ),
+        "{text}"
+    );
+    assert!(text.contains(pf.weights.label()), "{text}");
+    assert!(text.contains("past the floor"), "{text}");
+    // Back to "any": the note goes.
+    pick(&mut h, "Quality floor", "any");
+    assert_eq!(h.state().state.constraints.max_kld, None);
+    assert!(h.query_by_label_contains("fits its GPU;").is_none());
+}

@@ -54,8 +54,14 @@ pub fn run(a: &FitArgs, cat: &mut Catalog) -> Result<String, CliError> {
         }
         out.push_str(&super::estimate::quality_lines(&s, table));
         if let Some(k) = a.max_kld.filter(|_| !weights_quality.within(a.max_kld)) {
+            // Accuracy recovery is not on the KLD scale: such weights cannot be shown within it.
+            let why = if weights_quality.recovery().is_some() {
+                "published as benchmark accuracy, not a KLD, so not shown within"
+            } else {
+                "past"
+            };
             out.push_str(&format!(
-                "note: every fit above needs {}, past the quality floor (KLD {}): `headroom quality --machine ID --max-kld {}` for the best precision within it\n",
+                "note: every fit above needs {}, {why} the quality floor (KLD {}): `headroom quality --machine ID --max-kld {}` for the best precision within it\n",
                 s.weights.label(),
                 format::sig3(k),
                 format::sig3(k)

@@ -14,6 +14,15 @@
 //! 70B 0.0554 — so a bigger model is not assumed to lose less, and a figure from another model is
 //! an order of magnitude, not a measurement.
 //!
+//! **Two metrics, never mixed.** Most rows publish a KLD. Some formats (FP8, INT8 W8A8, W4A16
+//! GPTQ) are published as *accuracy recovery* instead: the quantised model's score on a benchmark
+//! suite as a percentage of the 16-bit model's (`recovery_pct`). Such a figure is shown as
+//! itself and never converted to a KLD. A precision is looked up by KLD first; only when no
+//! model has a KLD for it does its accuracy recovery stand (measured or carried over by the same
+//! rule, the *lowest* recovery being the worst). Having no KLD, a recovery-only precision is
+//! never within a `--max-kld` floor and is not ranked by the best-quality solver: its loss cannot
+//! be placed on the KLD scale the floors and the ranking use.
+//!
 //! Pure: the table is passed in (`io::catalog::quality` loads the built-in file).
 
 use super::estimate::{ComponentKind, estimate};
@@ -68,9 +77,19 @@ pub struct QualityRow {
     /// The model file's size as the source prints it, GiB.
     #[serde(default)]
     pub size_gib: Option<f64>,
+    /// Perplexity/KLD: the text evaluated; accuracy recovery: the benchmark suite.
     pub dataset: String,
-    /// Tokens per evaluated chunk.
-    pub context: u64,
+    /// Tokens per evaluated chunk (perplexity/KLD rows; `None` for benchmark suites).
+    #[serde(default)]
+    pub context: Option<u64>,
+    /// The quantised model's benchmark score as a percentage of the baseline's on `dataset`
+    /// (rows that publish accuracy, not KLD).
+    #[serde(default)]
+    pub recovery_pct: Option<f64>,
+    /// The source's own name for how the weights were quantised, where it says more than the
+    /// precision ("W8A8-INT: SmoothQuant + GPTQ").
+    #[serde(default)]
+    pub method: Option<String>,
     /// The primary source: a repository file at a commit, a pull request, a paper and table.
     pub source: String,
     /// Where in the source, and how the numbers were read.
@@ -128,8 +147,16 @@ impl Quality<'_> {
             Quality::Unmeasured => None,
         }
     }
+    /// Accuracy recovery, percent of the baseline's score: only for a figure published that way
+    /// (the reference is not given one: no benchmark compares it with itself).
+    pub fn recovery(&self) -> Option<f64> {
+        match self {
+            Quality::Figure { row, .. } => row.recovery_pct,
+            _ => None,
+        }
+    }
     /// Whether the figure is within a KLD floor (an unmeasured precision never is: it cannot be
-    /// shown to be).
+    /// shown to be; nor is one with only accuracy recovery, which is not on the KLD scale).
     pub fn within(&self, max_kld: Option<f64>) -> bool {
         match (max_kld, self.kld()) {
             (None, _) => true,
@@ -144,11 +171,20 @@ impl Quality<'_> {
     pub fn short(&self) -> String {
         match self {
             Quality::Reference => "reference".into(),
-            Quality::Figure { row, basis } => format!(
-                "KLD {} ({})",
-                row.kld.map_or(format::MISSING.into(), format::sig3),
-                provenance(row, basis)
-            ),
+            Quality::Figure { row, basis } => match (row.kld, row.recovery_pct) {
+                (None, Some(r)) => format!(
+                    "{} of {} on {} ({})",
+                    format::percent_tenths(r),
+                    row.baseline,
+                    row.dataset,
+                    provenance(row, basis)
+                ),
+                (k, _) => format!(
+                    "KLD {} ({})",
+                    k.map_or(format::MISSING.into(), format::sig3),
+                    provenance(row, basis)
+                ),
+            },
             Quality::Unmeasured => "quality not measured".into(),
         }
     }
@@ -169,29 +205,42 @@ impl Quality<'_> {
                 if let Some(t) = row.same_top_pct {
                     parts.push(format!("same top token {}", format::percent_tenths(t)));
                 }
+                if let Some(r) = row.recovery_pct {
+                    parts.push(format!(
+                        "accuracy recovery {} (benchmark score, not a KLD)",
+                        format::percent_tenths(r)
+                    ));
+                }
+                let chunks = row
+                    .context
+                    .map(|c| format!(", {}-token chunks", format::group_digits(c)))
+                    .unwrap_or_default();
                 format!(
-                    "{} vs {} ({}; {}, {}-token chunks)",
+                    "{} vs {} ({}; {}{chunks})",
                     parts.join(" · "),
                     row.baseline,
                     provenance(row, basis),
                     row.dataset,
-                    format::group_digits(row.context)
                 )
             }
             Quality::Unmeasured => {
-                "not measured: no published KLD for this precision in catalogs/quality.ron".into()
+                "not measured: no published KLD or accuracy for this precision in catalogs/quality.ron"
+                    .into()
             }
         }
     }
 }
 
-/// "LLaMA 3 8B, measured", "LLaMA 3 8B, imatrix WT 10m, carried over from LLaMA 3 8B".
+/// "LLaMA 3 8B, measured", "LLaMA 3 8B, imatrix WT 10m, carried over from LLaMA 3 8B",
+/// "Llama 3.1 8B Instruct, W4A16-INT (GPTQ), measured".
 fn provenance(row: &QualityRow, basis: &Basis) -> String {
     let imatrix = row
         .imatrix
         .as_deref()
         .map(|m| format!(", imatrix {m}"))
-        .unwrap_or_default();
+        .into_iter()
+        .chain(row.method.as_deref().map(|m| format!(", {m}")))
+        .collect::<String>();
     match basis {
         Basis::Measured => format!("{}{imatrix}, measured", row.model_name),
         Basis::CarriedOver(from) => format!("carried over from {from}{imatrix}"),
@@ -201,19 +250,26 @@ fn provenance(row: &QualityRow, basis: &Basis) -> String {
 /// Size classes of the carry-over rule: under 20 B parameters, or 20 B and over.
 const LARGE_B: f64 = 20.0;
 
-impl QualityTable {
-    /// The rows of one kind and precision name that carry a KLD.
-    fn rows<'a, 'n>(
-        &'a self,
-        kind: QualityKind,
-        name: &'n str,
-    ) -> impl Iterator<Item = &'a QualityRow> + use<'a, 'n> {
-        self.quality
-            .iter()
-            .filter(move |r| r.kind == kind && r.precision == name && r.kld.is_some())
-    }
+/// Which published figure a lookup reads, and how bad a row's figure is (larger = worse).
+#[derive(Copy, Clone)]
+enum Metric {
+    Kld,
+    Recovery,
+}
 
-    /// The figure for `name` on `model` (preset id, if any) of `params` parameters.
+impl Metric {
+    /// The row's figure as a badness: its KLD, or the share of the score it lost.
+    fn badness(self, r: &QualityRow) -> Option<f64> {
+        match self {
+            Metric::Kld => r.kld,
+            Metric::Recovery => r.recovery_pct.map(|p| -p),
+        }
+    }
+}
+
+impl QualityTable {
+    /// The figure for `name` on `model` (preset id, if any) of `params` parameters: by KLD, and
+    /// by accuracy recovery only where no model has a KLD for it.
     fn lookup(
         &self,
         kind: QualityKind,
@@ -221,12 +277,33 @@ impl QualityTable {
         model: Option<&str>,
         params: u64,
     ) -> Quality<'_> {
+        match self.lookup_by(Metric::Kld, kind, name, model, params) {
+            Quality::Unmeasured => self.lookup_by(Metric::Recovery, kind, name, model, params),
+            q => q,
+        }
+    }
+
+    fn lookup_by(
+        &self,
+        metric: Metric,
+        kind: QualityKind,
+        name: &str,
+        model: Option<&str>,
+        params: u64,
+    ) -> Quality<'_> {
+        let bad = |r: &QualityRow| metric.badness(r).unwrap_or(f64::NEG_INFINITY);
         // One row per measured model: without an importance matrix when there is one (the
-        // default of llama-quantize, and the conservative figure), else the imatrix row.
+        // default of llama-quantize, and the conservative figure), else the imatrix row; of
+        // several (benchmark suites), the worst.
         let mut per_model: Vec<&QualityRow> = Vec::new();
-        for r in self.rows(kind, name) {
+        let rows = self
+            .quality
+            .iter()
+            .filter(|r| r.kind == kind && r.precision == name && metric.badness(r).is_some());
+        for r in rows {
             match per_model.iter_mut().find(|p| p.model == r.model) {
                 Some(p) if p.imatrix.is_some() && r.imatrix.is_none() => *p = r,
+                Some(p) if p.imatrix.is_some() == r.imatrix.is_some() && bad(r) > bad(p) => *p = r,
                 Some(_) => {}
                 None => per_model.push(r),
             }
@@ -242,7 +319,7 @@ impl QualityTable {
             per_model
                 .iter()
                 .filter(|r| class.is_none_or(|c| (r.params_b >= LARGE_B) == c))
-                .max_by(|a, b| a.kld.unwrap_or(0.0).total_cmp(&b.kld.unwrap_or(0.0)))
+                .max_by(|a, b| bad(a).total_cmp(&bad(b)))
                 .copied()
         };
         let pick = worst(Some(large)).or_else(|| worst(None));
@@ -395,6 +472,29 @@ pub const QUALITY_LEVELS: [QualityLevel; 4] = [
     },
 ];
 
+impl QualityLevel {
+    /// The picker's line: "good (KLD ≤ 0.05)".
+    pub fn label(&self) -> String {
+        format!(
+            "{} (KLD ≤ {})",
+            self.name,
+            format::input_value(self.max_kld)
+        )
+    }
+}
+
+/// A floor in words: its level's label when it is one ("good (KLD ≤ 0.05)"), "KLD ≤ 0.03"
+/// otherwise, "any" without a floor.
+pub fn floor_label(max_kld: Option<f64>) -> String {
+    match max_kld {
+        None => "any".into(),
+        Some(m) => QUALITY_LEVELS.iter().find(|l| l.max_kld == m).map_or_else(
+            || format!("KLD ≤ {}", format::input_value(m)),
+            |l| l.label(),
+        ),
+    }
+}
+
 /// A `--max-kld` value: a KLD ≥ 0, or a level name (case-insensitive).
 pub fn parse_max_kld(s: &str) -> Result<f64, String> {
     let t = s.trim();
@@ -460,7 +560,9 @@ mod tests {
             same_top_pct: None,
             size_gib: None,
             dataset: "wikitext-2".into(),
-            context: 512,
+            context: Some(512),
+            recovery_pct: None,
+            method: None,
             source: "test".into(),
             detail: "test".into(),
         }

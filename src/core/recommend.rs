@@ -1017,6 +1017,46 @@ pub struct ThisMachine {
     /// Changes that make it run on the GPU (or at all), smallest first: settings before
     /// hardware. Empty when it already runs on the GPU.
     pub upgrades: Vec<Upgrade>,
+    /// With a quality floor that no precision fitting its GPU meets: the precision that would
+    /// fit (the best-quality one, else the ladder's) and what it costs in quality.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub past_floor: Option<PastFloor>,
+}
+
+/// What running on this machine's GPU would cost in quality when the floor rules it out.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PastFloor {
+    /// The precision that would fit.
+    pub weights: WeightPrecision,
+    /// Its mean KLD on this model (measured or carried over), `None` when not published.
+    pub kld: Option<f64>,
+    /// The floor it is past.
+    pub max_kld: f64,
+}
+
+impl PastFloor {
+    /// The card's sentence: "No precision within … (KLD 0.445, past the floor)."
+    pub fn sentence(&self) -> String {
+        let t = self.to_string();
+        format!("N{}.", t.strip_prefix('n').unwrap_or(&t))
+    }
+}
+
+impl fmt::Display for PastFloor {
+    /// "no precision within the quality floor (good (KLD ≤ 0.05)) fits its GPU; GGUF Q2_K
+    /// would (KLD 0.445, past the floor)".
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "no precision within the quality floor ({}) fits its GPU; {} would (",
+            super::quality::floor_label(Some(self.max_kld)),
+            self.weights.label()
+        )?;
+        match self.kld {
+            Some(k) => write!(f, "KLD {}, past the floor)", format::sig3(k)),
+            None => f.write_str("quality not measured as a KLD)"),
+        }
+    }
 }
 
 /// [`ThisMachine::summary`].
@@ -1027,6 +1067,9 @@ impl fmt::Display for Summary<'_> {
         self.0.now.write_now(f)?;
         if let Some(u) = self.0.upgrades.first() {
             write!(f, "; smallest change: {u}")?;
+        }
+        if let Some(p) = &self.0.past_floor {
+            write!(f, "; {p}")?;
         }
         Ok(())
     }
@@ -1833,6 +1876,9 @@ fn this_machine(u: &Upgrading, fit: &FitResult) -> ThisMachine {
             upgrades.push(bigger_gpu(u, fit, acc.is_some()));
         }
     }
+    let past_floor = (!on_gpu(fit) && !training && acc.is_some())
+        .then(|| past_floor(u))
+        .flatten();
     ThisMachine {
         machine: u.m.id.to_string(),
         name: u.m.name.to_string(),
@@ -1841,7 +1887,36 @@ fn this_machine(u: &Upgrading, fit: &FitResult) -> ThisMachine {
         tokens_per_s: speed(fit),
         now: Outcome::of(fit),
         upgrades,
+        past_floor,
     }
+}
+
+/// With a quality floor within which no precision fits the GPU: the precision that would fit
+/// without it (the best-quality one with a figure, else the highest-bit one of the ladder) when
+/// it is lower than the scenario's, with its KLD.
+fn past_floor(u: &Upgrading) -> Option<PastFloor> {
+    let max = u.k.max_kld?;
+    if solve_best_quality(u.s, u.m, u.cat, u.st, u.quality, Some(max)).is_some() {
+        return None;
+    }
+    let p = solve_best_quality(u.s, u.m, u.cat, u.st, u.quality, None)
+        .map(|(p, _)| p)
+        .or_else(|| solve_precision(u.s, u.m, u.cat, u.st))?;
+    if p.bits_per_weight() >= u.s.weights.bits_per_weight() {
+        return None;
+    }
+    let kld = u
+        .quality
+        .of_weights(&Scenario {
+            weights: p,
+            ..u.s.clone()
+        })
+        .kld();
+    Some(PastFloor {
+        weights: p,
+        kld,
+        max_kld: max,
+    })
 }
 
 /// The least RAM (a multiple of [`RAM_STEP`], up to 64× the machine's or 16 TiB) with which `m`

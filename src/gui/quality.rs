@@ -2,7 +2,8 @@
 //! with a published figure at its weights' size (x, GiB) and mean KL divergence to the 16-bit
 //! model (y, log axis). Measured figures are filled dots, figures carried over from another
 //! model hollow ones, the chosen precision a ringed diamond; the 16-bit reference (KLD 0, off a
-//! log axis) and the unmeasured precisions are named under the chart. The points come from
+//! log axis), the precisions published only as benchmark accuracy (no KLD to place them) and
+//! the unmeasured precisions are named under the chart. The points come from
 //! `Derived::precision_costs` (cached with the estimate), so drawing asks the core nothing.
 
 use super::style::{hint, still_plot};
@@ -33,6 +34,8 @@ pub(crate) struct ChartData {
     pub reference: Vec<WeightPrecision>,
     /// The precisions without a published figure.
     pub unmeasured: Vec<WeightPrecision>,
+    /// The precisions published as accuracy recovery only (no KLD to place them on this axis).
+    pub accuracy_only: Vec<WeightPrecision>,
 }
 
 /// Sorts the costs into points, the reference and the unmeasured.
@@ -41,6 +44,7 @@ pub(crate) fn chart_data(costs: &[PrecisionCost<'_>]) -> ChartData {
         dots: Vec::new(),
         reference: Vec::new(),
         unmeasured: Vec::new(),
+        accuracy_only: Vec::new(),
     };
     for c in costs {
         match (&c.quality, c.quality.kld()) {
@@ -53,6 +57,9 @@ pub(crate) fn chart_data(costs: &[PrecisionCost<'_>]) -> ChartData {
             }),
             // A figure of 0 (none published so far) would sit at −∞: named with the reference.
             (Quality::Figure { .. }, Some(_)) => d.reference.push(c.precision),
+            (Quality::Figure { .. }, None) if c.quality.recovery().is_some() => {
+                d.accuracy_only.push(c.precision)
+            }
             _ => d.unmeasured.push(c.precision),
         }
     }
@@ -170,6 +177,20 @@ pub(crate) fn chart(ui: &mut Ui, costs: &[PrecisionCost<'_>], chosen: WeightPrec
     }
     if !d.reference.is_empty() {
         hint(ui, format!("Reference (KLD 0): {}", names(&d.reference)));
+    }
+    if !d.accuracy_only.is_empty() {
+        let lines: Vec<String> = costs
+            .iter()
+            .filter(|c| d.accuracy_only.contains(&c.precision))
+            .map(PrecisionCost::row_label)
+            .collect();
+        hint(
+            ui,
+            format!(
+                "Published as benchmark accuracy, not KLD (off this axis): {}",
+                lines.join("; ")
+            ),
+        );
     }
     if !d.unmeasured.is_empty() {
         hint(ui, format!("Not measured: {}", names(&d.unmeasured)));

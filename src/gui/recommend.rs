@@ -151,7 +151,27 @@ fn constraint_inputs(ui: &mut Ui, c: &mut Constraints) {
             ctx = o.unwrap_or(0.0);
             c.min_context = (ctx >= 1.0).then_some(ctx as u64);
         }
+        quality_floor(ui, &mut c.max_kld);
     });
+}
+
+/// The quality floor of `recommend --max-kld`, as its named levels (a value typed on the command
+/// line and saved keeps its own line): what this machine's precision step may propose.
+fn quality_floor(ui: &mut Ui, max_kld: &mut Option<f64>) {
+    use crate::core::quality::{QUALITY_LEVELS, floor_label};
+    let help = "Least quality a lower precision may have: the largest mean KL divergence to the 16-bit model (docs/quality.md). This machine's card proposes only a precision within it, and says what fitting would cost past it";
+    let l = ui.label("Quality floor").on_hover_text(help);
+    let _ = egui::ComboBox::from_id_salt("quality-floor")
+        .selected_text(floor_label(*max_kld))
+        .show_ui(ui, |ui| {
+            ui.selectable_value(max_kld, None, "any");
+            for lv in &QUALITY_LEVELS {
+                ui.selectable_value(max_kld, Some(lv.max_kld), lv.label());
+            }
+        })
+        .response
+        .on_hover_text(help)
+        .labelled_by(l.id);
 }
 
 /// A number input for an optional limit (0 = none); returns whether it changed.
@@ -310,6 +330,9 @@ fn this_card(ui: &mut Ui, w: f32, t: &ThisMachine, open: &mut Option<String>) {
                     .wrap(),
                 );
             }
+        }
+        if let Some(p) = &t.past_floor {
+            ui.add(egui::Label::new(RichText::new(p.sentence()).size(SUB)).wrap());
         }
     });
     if r.clicked() {

@@ -127,8 +127,13 @@ pub fn check_quality(t: &QualityTable, cat: &Catalog) -> Vec<(String, String)> {
             }
         }
         let finite = |x: Option<f64>| x.is_none_or(f64::is_finite);
-        if !(r.params_b.is_finite() && r.params_b > 0.0) || r.context == 0 {
+        if !(r.params_b.is_finite() && r.params_b > 0.0) || r.context == Some(0) {
             e("params_b and context must be positive".into());
+        }
+        if r.recovery_pct
+            .is_some_and(|p| !(p.is_finite() && p > 0.0 && p <= 200.0))
+        {
+            e("recovery_pct must be a percentage in (0, 200]".into());
         }
         if r.kld.is_some_and(|k| !(k.is_finite() && k >= 0.0)) || !finite(r.delta_ppl) {
             e("kld must be finite and ≥ 0, delta_ppl finite".into());
@@ -139,8 +144,12 @@ pub fn check_quality(t: &QualityTable, cat: &Catalog) -> Vec<(String, String)> {
         {
             e("same_top_pct must be 0–100, ppl and size_gib positive".into());
         }
-        if r.kld.is_none() && r.delta_ppl.is_none() && r.same_top_pct.is_none() {
-            e("no figure (kld, delta_ppl or same_top_pct)".into());
+        if r.kld.is_none()
+            && r.delta_ppl.is_none()
+            && r.same_top_pct.is_none()
+            && r.recovery_pct.is_none()
+        {
+            e("no figure (kld, delta_ppl, same_top_pct or recovery_pct)".into());
         }
     }
     errs

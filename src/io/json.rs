@@ -54,7 +54,9 @@ pub fn estimate_json(e: &Estimate) -> Value {
 /// One precision's quality: `{"precision", "status": "reference" | "measured" | "carried_over" |
 /// "unmeasured", "kld", "delta_ppl", "ppl", "same_top_pct", "baseline", "measured_on" (the
 /// source's model name), "measured_on_id" (its preset), "imatrix", "dataset", "context",
-/// "source", "row"}`; figures `null` when not published.
+/// "source", "row", "metric": "kld" | "accuracy_recovery" | null (which figure the status
+/// rests on), "recovery_pct" (benchmark score as % of the baseline's: `dataset` names the
+/// suite), "method"}`; figures `null` when not published.
 pub fn quality_json(precision: &str, q: &crate::core::quality::Quality) -> Value {
     use crate::core::quality::Quality;
     match q {
@@ -62,7 +64,7 @@ pub fn quality_json(precision: &str, q: &crate::core::quality::Quality) -> Value
             "precision": precision, "status": "reference", "kld": 0.0, "delta_ppl": null,
             "ppl": null, "same_top_pct": null, "baseline": null, "measured_on": null,
             "measured_on_id": null, "imatrix": null, "dataset": null, "context": null,
-            "source": null, "row": null,
+            "source": null, "row": null, "metric": "kld", "recovery_pct": null, "method": null,
         }),
         Quality::Figure { row, basis } => json!({
             "precision": precision, "status": basis.key(), "kld": row.kld,
@@ -70,12 +72,15 @@ pub fn quality_json(precision: &str, q: &crate::core::quality::Quality) -> Value
             "baseline": row.baseline, "measured_on": row.model_name, "measured_on_id": row.model,
             "imatrix": row.imatrix, "dataset": row.dataset, "context": row.context,
             "source": row.source, "row": row.id,
+            "metric": if row.kld.is_some() { "kld" } else if row.recovery_pct.is_some() {
+                "accuracy_recovery" } else { "kld" },
+            "recovery_pct": row.recovery_pct, "method": row.method,
         }),
         Quality::Unmeasured => json!({
             "precision": precision, "status": "unmeasured", "kld": null, "delta_ppl": null,
             "ppl": null, "same_top_pct": null, "baseline": null, "measured_on": null,
             "measured_on_id": null, "imatrix": null, "dataset": null, "context": null,
-            "source": null, "row": null,
+            "source": null, "row": null, "metric": null, "recovery_pct": null, "method": null,
         }),
     }
 }
@@ -338,7 +343,9 @@ fn round4(x: f64) -> f64 {
 /// The `recommend --json` contract: `{"model", "weights", "context", "constraints",
 /// "kinds": [{"kind", "label", "machine", "name", "reason", "price_usd", "price_per": "purchase"|
 /// "hourly", "verdict", "tokens_per_s", "usd_per_million_tokens", "picks": [...], "unmet": [...]}],
-/// "this_machine": {"machine", "name", "verdict", "tokens_per_s", "summary", "upgrades": [...]}}`.
+/// "this_machine": {"machine", "name", "verdict", "tokens_per_s", "summary", "upgrades": [...],
+/// "past_floor": {"weights", "kld", "max_kld", "text"} | null (with `--max-kld`: no precision
+/// within the floor fits its GPU; the one that would, and its KLD)}}`.
 pub fn recommend_json(
     s: &crate::core::scenario::Scenario,
     r: &crate::core::recommend::Recommendations,
@@ -400,6 +407,12 @@ pub fn recommend_json(
                 "tokens_per_s": rate(u.verdict, u.tokens_per_s),
                 "text": u.to_string(),
             })).collect::<Vec<_>>(),
+            "past_floor": t.past_floor.as_ref().map(|p| json!({
+                "weights": p.weights.cli_name(),
+                "kld": p.kld,
+                "max_kld": p.max_kld,
+                "text": p.to_string(),
+            })),
         })
     });
     json!({
