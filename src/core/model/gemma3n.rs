@@ -49,14 +49,11 @@ impl ModelSpec {
         }
         let owners = self.layers - shared;
         let owners_local = match &self.sliding {
-            Some(s) if s.window > 0 => {
-                if s.period > 0 {
-                    owners - owners / s.period
-                } else {
-                    // The sliding layers are the last `local_layers` ones.
-                    s.local_layers.min(self.layers).saturating_sub(shared)
-                }
-            }
+            Some(s) if s.window > 0 => match owners.checked_div(s.period) {
+                Some(global) => owners - global,
+                // No period: the sliding layers are the last `local_layers` ones.
+                None => s.local_layers.min(self.layers).saturating_sub(shared),
+            },
             _ => 0,
         };
         (owners.min(attn), owners_local.min(local))
