@@ -52,8 +52,8 @@ pub const SUPPORTED_ARCHS: &[&str] = &[
     "gemma2",
     "gemma3",
     "gemma3_text",
+    // Its nested `text_config` ("gemma3n_text") is read by the same rules.
     "gemma3n",
-    "gemma3n_text",
     "phi3",
     "deepseek_v2",
     "deepseek_v3",
