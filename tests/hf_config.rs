@@ -59,6 +59,13 @@ fn goldens() -> Vec<((&'static str, &'static str), u64)> {
             fixture!("hybrid/transformers_Qwen3NextConfig_defaults"),
             79_674_391_296,
         ),
+        // Gemma3nTextConfig's defaults (the gemma-3n-E4B shape; see
+        // fixtures/configs/gemma3n/SOURCES.md): llama.cpp's GGUF general.parameter_count; hand
+        // count in tests/gemma3n.rs.
+        (
+            fixture!("gemma3n/transformers_Gemma3nTextConfig_E4B"),
+            6_866_696_688,
+        ),
         // JambaConfig's defaults (the Jamba-v0.1 shape): the paper's "52B"; hand count in
         // tests/hybrid.rs.
         (

@@ -1504,3 +1504,43 @@ fn an_mmproj_sizes_the_vision_encoder_and_its_images() {
         );
     }
 }
+
+#[test]
+fn gemma3n_gguf_reads_per_layer_inputs_altup_laurel_and_shared_kv() {
+    // llama.cpp LLM_ARCH_GEMMA3N: sliding-window pattern 5, the last
+    // `attention.shared_kv_layers` layers keep no cache.
+    let dir = tempfile::tempdir().unwrap();
+    let p = G::default()
+        .s("general.architecture", "gemma3n")
+        .u32("gemma3n.block_count", 5)
+        .u32("gemma3n.embedding_length", 64)
+        .u32("gemma3n.context_length", 4096)
+        .u32("gemma3n.feed_forward_length", 128)
+        .u32("gemma3n.attention.head_count", 2)
+        .u32("gemma3n.attention.head_count_kv", 1)
+        .u32("gemma3n.attention.key_length", 16)
+        .u32("gemma3n.attention.value_length", 16)
+        .u32("gemma3n.attention.sliding_window", 8)
+        .u32("gemma3n.attention.shared_kv_layers", 2)
+        .u32("gemma3n.embedding_length_per_layer_input", 4)
+        .u32("gemma3n.altup.num_inputs", 4)
+        .u32("gemma3n.laurel_rank", 2)
+        .t("token_embd.weight", &[64, 10], 0, 2560)
+        .t("per_layer_token_embd.weight", &[20, 10], 0, 800)
+        .t("blk.0.attn_norm.weight", &[64], 0, 256)
+        .write(dir.path(), "g3n.gguf");
+    let m = import_path(&p).unwrap();
+    let s = &m.spec;
+    let g = s.gemma3n.as_ref().expect("Gemma 3n parts");
+    // Per-layer width 4, table rows 10 (ne[1] of per_layer_token_embd), AltUp 4, LAuReL 2.
+    assert_eq!(
+        (g.ple_dim, g.ple_vocab, g.altup_inputs, g.laurel_rank),
+        (4, 10, 4, 2)
+    );
+    assert_eq!(s.kv_shared_layers, 2);
+    // Pattern 5: layers 0-3 sliding, layer 4 full; layers 0-2 keep a cache, all sliding.
+    assert_eq!(s.local_layers(), (4, 8));
+    assert_eq!(s.kv_cache_layers(), (3, 3));
+    // 2 × 1 KV head × 16 × 2 B = 64 B per token per layer; 3 sliding layers × 8 tokens.
+    assert_eq!(kv_of(s, 1024), 3 * 64 * 8);
+}

@@ -607,6 +607,18 @@ fn check_model(p: &ModelPreset, errs: &mut Vec<String>) {
             "mla needs positive kv_lora_rank, qk_rope_head_dim and v_head_dim",
         ));
     }
+    if s.kv_shared_layers >= s.layers && s.kv_shared_layers > 0 {
+        errs.push(e(
+            "kv_shared_layers must be below layers (some layer has to keep the cache)",
+        ));
+    }
+    if let Some(g) = &s.gemma3n
+        && (g.ple_dim == 0 || g.ple_vocab == 0 || g.altup_inputs == 0 || g.laurel_rank == 0)
+    {
+        errs.push(e(
+            "gemma3n needs positive ple_dim, ple_vocab, altup_inputs and laurel_rank",
+        ));
+    }
 }
 
 #[derive(Copy, Clone, PartialEq, Debug)]

@@ -61,8 +61,10 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
     let indexer = spec.mla.as_ref().and_then(|m| m.indexer.as_ref());
     let indexer_layer = Bytes(indexer.map_or(0, |i| i.key_bytes_per_token()));
     let per_token_layer = latent_layer.saturating_add(indexer_layer);
+    // Layers with a cache of their own: Gemma 3n's KV-shared layers read an earlier layer's.
+    let (cache_layers, _) = spec.kv_cache_layers();
     let attn_layers = spec.attention_layer_count();
-    let per_token = per_token_layer.saturating_mul(attn_layers);
+    let per_token = per_token_layer.saturating_mul(cache_layers);
     // Training keeps no cache; an embedding pass keeps one only under llama.cpp for a decoder.
     if job.training || (s.mode.is_embed() && !crate::core::embed::keeps_kv_cache(s)) {
         return KvSums {
@@ -74,7 +76,10 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
     let ctx = s.context;
     let (alloc_ctx, pad_note) = allocated_context(job);
     let w = sliding_window(job, alloc_ctx);
-    let global = attn_layers.saturating_sub(w.local);
+    let global = cache_layers.saturating_sub(w.local);
+    // Every attention layer reads a cache at decode, its own or the one it shares.
+    let read_local = w.local_readers;
+    let read_global = attn_layers.saturating_sub(read_local);
     let state_per_seq = Bytes(spec.recurrent_state_bytes_per_sequence());
     let state = state_per_seq.saturating_mul(s.batch);
     let kv = per_token_layer
@@ -97,10 +102,10 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
         None => per_token_layer.saturating_mul(ctx),
     };
     let read_per_token = global_read
-        .saturating_mul(global)
+        .saturating_mul(read_global)
         .saturating_add(
             per_token_layer
-                .saturating_mul(w.local)
+                .saturating_mul(read_local)
                 .saturating_mul(w.window.min(ctx)),
         )
         .saturating_add(state_per_seq);
@@ -129,6 +134,13 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
     );
     if spec.recurrent.is_some() {
         text = recurrent_formula(job, text, state_per_seq, total);
+    }
+    if spec.kv_shared_layers > 0 {
+        text = formula!(
+            job.explain,
+            "{text}; the last {} layers reuse the K/V of earlier layers and cache nothing",
+            spec.kv_shared_layers.min(spec.layers)
+        );
     }
     let provenance = if spec.is_estimated() {
         Provenance::Heuristic
@@ -177,8 +189,11 @@ fn allocated_context(job: &Job) -> (u64, &'static str) {
 
 /// The sliding-window layers as the runtime caches them.
 struct Window {
-    /// Sliding-window layers (0: the runtime gives every layer the full context).
+    /// Sliding-window layers with a cache of their own (0: the runtime gives every layer the
+    /// full context).
     local: u64,
+    /// Sliding-window layers that read a window at decode, KV-shared ones included.
+    local_readers: u64,
     /// Their window, tokens.
     window: u64,
     /// Cells one such layer keeps for the whole job (all sequences).
@@ -196,10 +211,15 @@ fn sliding_window(job: &Job, alloc_ctx: u64) -> Window {
             spec.arch.as_str(),
             "llama" | "mistral" | "qwen2" | "generic"
         );
-    let (local, window) = if swa_runtime {
+    let (readers, window) = if swa_runtime {
         spec.local_layers()
     } else {
         (0, 0)
+    };
+    let local = if readers > 0 {
+        spec.kv_cache_layers().1
+    } else {
+        0
     };
     let cells = if local == 0 {
         0
@@ -217,6 +237,7 @@ fn sliding_window(job: &Job, alloc_ctx: u64) -> Window {
     };
     Window {
         local,
+        local_readers: readers,
         window,
         cells,
     }
@@ -276,7 +297,7 @@ fn kv_formula(
         explain,
         "{per_layer_formula} at {kv_types} = {} B/token/layer × {} layers × {} tokens ({pad_note}) × {}{window_part} = {}",
         group_digits(per_token_layer.0),
-        spec.attention_layer_count(),
+        spec.kv_cache_layers().0,
         group_digits(alloc_ctx),
         crate::core::format::count(s.batch, "sequence", "sequences"),
         gib(total)

@@ -88,6 +88,8 @@ pub(super) fn parse_bert(c: &Obj, name: String, arch: String) -> Result<ModelSpe
             pooler: !classifier,
             classifier_outputs: if classifier { labels } else { 0 },
         }),
+        gemma3n: None,
+        kv_shared_layers: 0,
         source: ShapeSource::Exact,
         nominal_params: None,
         file_weights: None,

@@ -131,6 +131,8 @@ pub(super) fn parse_mamba2(c: &Obj, name: String, arch: String) -> Result<ModelS
         attn_sinks: false,
         attn_output_gate: false,
         encoder: None,
+        gemma3n: None,
+        kv_shared_layers: 0,
         // Mamba2Block: one RMSNorm before the mixer.
         norms_per_layer: 1,
         mlp: MlpKind::Gated,

@@ -401,6 +401,8 @@ pub(super) fn parse_nemotron_h(
         vision_params: 0,
         mtp_layers: 0,
         encoder: None,
+        gemma3n: None,
+        kv_shared_layers: 0,
         source: ShapeSource::Exact,
         nominal_params: None,
         file_weights: None,

@@ -52,6 +52,8 @@ pub const SUPPORTED_ARCHS: &[&str] = &[
     "gemma2",
     "gemma3",
     "gemma3_text",
+    // Its nested `text_config` ("gemma3n_text") is read by the same rules.
+    "gemma3n",
     "phi3",
     "deepseek_v2",
     "deepseek_v3",
@@ -92,6 +94,7 @@ const SIGLIP_VISION_DEFAULTS: &[(&str, u64)] = &[
 ];
 
 mod encoder;
+mod gemma3n;
 mod hybrid;
 mod hybrid_blocks;
 mod obj;
@@ -137,6 +140,9 @@ pub fn parse_hf_config_value(root: &Value) -> Result<ModelSpec, ConfigError> {
     }
     if text.kind == "nemotron_h" {
         return checked(hybrid_blocks::parse_nemotron_h(c, name, arch)?, c);
+    }
+    if text.kind == "gemma3n_text" {
+        return checked(gemma3n::parse_gemma3n(c, &top, name, arch)?, c);
     }
 
     let shape = Shape::read(c)?;
@@ -218,6 +224,8 @@ pub fn parse_hf_config_value(root: &Value) -> Result<ModelSpec, ConfigError> {
         vision_params,
         mtp_layers,
         encoder: None,
+        gemma3n: None,
+        kv_shared_layers: 0,
         source: ShapeSource::Exact,
         nominal_params: None,
         file_weights: None,
@@ -293,8 +301,8 @@ fn language_model<'a>(
     empty: &'a Map<String, Value>,
 ) -> Result<TextConfig<'a>, ConfigError> {
     let text_cfg = top.object("text_config")?;
-    let nested: Option<&Map<String, Value>> = if top_type == "gemma3" {
-        // Gemma3Config builds a default Gemma3TextConfig when text_config is absent.
+    let nested: Option<&Map<String, Value>> = if top_type == "gemma3" || top_type == "gemma3n" {
+        // Gemma3Config (Gemma3nConfig) builds a default text config when text_config is absent.
         Some(text_cfg.unwrap_or(empty))
     } else if top.map.contains_key("num_hidden_layers") {
         None
@@ -320,12 +328,13 @@ fn language_model<'a>(
     let kind = match probe.text("model_type")? {
         Some(t) => t.to_string(),
         None if top_type == "gemma3" => "gemma3_text".to_string(),
+        None if top_type == "gemma3n" => "gemma3n_text".to_string(),
         None => top_type.to_string(),
     };
-    let defaults = if kind == "gemma3_text" {
-        GEMMA3_TEXT_DEFAULTS
-    } else {
-        &[]
+    let defaults = match kind.as_str() {
+        "gemma3_text" => GEMMA3_TEXT_DEFAULTS,
+        "gemma3n_text" => gemma3n::GEMMA3N_TEXT_DEFAULTS,
+        _ => &[],
     };
     Ok(TextConfig {
         obj: Obj {

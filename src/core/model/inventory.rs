@@ -179,6 +179,9 @@ impl ModelSpec {
             Self::m(self.norms_per_layer, self.hidden),
             0,
         ));
+        if let Some(g) = &self.gemma3n {
+            self.gemma3n_layer_tensors(g, &mut v);
+        }
         v
     }
 
@@ -432,6 +435,9 @@ impl ModelSpec {
                 row: 0,
                 routed: false,
             });
+        }
+        if let Some(g) = &self.gemma3n {
+            self.gemma3n_outer_tensors(g, &mut v);
         }
         if self.vision_params > 0 {
             v.push(TensorGroup {

@@ -244,6 +244,24 @@ pub struct EncoderSpec {
     pub classifier_outputs: u64,
 }
 
+/// Gemma 3n's additions to a Gemma-style decoder (transformers
+/// `models/gemma3n/modeling_gemma3n.py`, llama.cpp `LLM_ARCH_GEMMA3N`): per-layer embeddings
+/// (PLE), Alternating Updates (AltUp) and the Learned Augmented Residual Layer (LAuReL). Its
+/// tensors are listed in `gemma3n.rs`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct Gemma3nSpec {
+    /// `hidden_size_per_layer_input`: the width of each layer's slice of the per-layer
+    /// embedding (256).
+    pub ple_dim: u64,
+    /// `vocab_size_per_layer_input`: rows of the per-layer embedding table (262,144).
+    pub ple_vocab: u64,
+    /// `altup_num_inputs`: the hidden-state copies AltUp carries (4).
+    pub altup_inputs: u64,
+    /// `laurel_rank`: the low rank of LAuReL's two projections (64).
+    pub laurel_rank: u64,
+}
+
 /// A decoder-only transformer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -298,6 +316,14 @@ pub struct ModelSpec {
     /// An encoder-only model (BERT, XLM-RoBERTa): its embedding-side parts; `None` for decoders.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub encoder: Option<EncoderSpec>,
+    /// Gemma 3n's per-layer embeddings, AltUp and LAuReL; `None` for other models.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gemma3n: Option<Gemma3nSpec>,
+    /// The last `kv_shared_layers` layers reuse the K and V of the last earlier layer of their
+    /// kind and cache nothing themselves (Gemma 3n `num_kv_shared_layers`; llama.cpp
+    /// `n_layer_kv_from_start`). 0 = every attention layer has its own cache.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub kv_shared_layers: u64,
     pub source: ShapeSource,
     /// A parameter count given by the user (the slider); when set it is the total, and the shape is
     /// only used for the KV cache and activations.
@@ -360,6 +386,8 @@ impl Default for ModelSpec {
             vision_params: 0,
             mtp_layers: 0,
             encoder: None,
+            gemma3n: None,
+            kv_shared_layers: 0,
             source: ShapeSource::Exact,
             nominal_params: None,
             file_weights: None,
@@ -414,6 +442,7 @@ pub struct LayerGroup {
     pub mlp_only: bool,
 }
 
+mod gemma3n;
 mod generic;
 mod inventory;
 mod recurrent;

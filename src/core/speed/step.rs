@@ -191,6 +191,9 @@ pub struct StepModel {
     pub dispatch_bound: bool,
     /// Passes over the KV bytes a decode step makes (1; transformers' dynamic cache: 3).
     pub kv_passes: f64,
+    /// Attention layers that read each cached layer's K/V at decode: 1, or with Gemma 3n's KV
+    /// sharing all attention layers ÷ the layers with a cache (E4B: 35 / 20).
+    pub kv_readers_per_cache: f64,
     /// Pipeline stages the layers are split over (vLLM `--pipeline-parallel-size`); this model's
     /// bytes and FLOPs are those of all the layers at `tp`, each stage runs its share.
     pub stages: f64,
@@ -276,9 +279,11 @@ impl StepModel {
         let (k_el, v_el) = spec.kv_elements_per_token_layer();
         let per_layer = (s.kv.k.bytes_for(k_el) + s.kv.v.bytes_for(v_el)) as f64;
         let share = kv_share(spec, i.tp);
-        let (local, window) = spec.local_layers();
-        // Only the attention layers of a hybrid model cache K and V.
-        let global = spec.attention_layer_count().saturating_sub(local) as f64;
+        let (_, window) = spec.local_layers();
+        // Only the attention layers of a hybrid model cache K and V, and of Gemma 3n only the
+        // layers before the KV-shared ones.
+        let (cache_layers, local) = spec.kv_cache_layers();
+        let global = cache_layers.saturating_sub(local) as f64;
         let kv_window =
             (local > 0 && window > 0).then_some((per_layer * share * local as f64, window as f64));
         let attn_main =
@@ -325,6 +330,11 @@ impl StepModel {
             vector_s_per_token: 0.0,
             dispatch_bound: false,
             kv_passes: 1.0,
+            kv_readers_per_cache: if cache_layers > 0 {
+                spec.attention_layer_count() as f64 / cache_layers as f64
+            } else {
+                1.0
+            },
             stages: 1.0,
             hop_latency_s: 0.0,
             hop_bps: 1.0,
@@ -355,6 +365,7 @@ impl StepModel {
             .sparse
             .map_or(0.0, |x| x.kv_per_token * (len - x.topk).max(0.0));
         (self.kv_seq_bytes(len) - unread / self.stages.max(1.0)).max(0.0)
+            * self.kv_readers_per_cache
     }
 
     /// Seconds of one step: `d` decoding sequences at mean depth `depth`, and `p` prefill

@@ -117,6 +117,8 @@ fn every_model_field() -> crate::core::model::ModelSpec {
         attn_output_gate: true,
         recurrent: Some(Default::default()),
         encoder: Some(Default::default()),
+        gemma3n: Some(Default::default()),
+        kv_shared_layers: 1,
         ..Default::default()
     }
 }

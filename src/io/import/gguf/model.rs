@@ -491,7 +491,9 @@ fn sliding_window(meta: &Meta, layers: u64, notes: &mut Vec<String>) -> Option<S
         _ => match meta.arch.as_str() {
             // set_swa_pattern() per architecture in llama-model.cpp.
             "gemma2" | "gpt-oss" => periodic(2),
-            "gemma3" | "gemma3n" => periodic(6),
+            "gemma3" => periodic(6),
+            // LLM_ARCH_GEMMA3N: hparams.set_swa_pattern(5).
+            "gemma3n" => periodic(5),
             "cohere2" => periodic(4),
             _ => {
                 notes.push(format!("attention.sliding_window {window}: no pattern in the file, assumed on every layer"));
@@ -755,6 +757,23 @@ fn recurrent_layers(
     recurrent
 }
 
+/// Gemma 3n's per-layer embeddings, AltUp and LAuReL from a `gemma3n` GGUF (llama.cpp
+/// `src/llama-model.cpp` `load_tensors`, `LLM_ARCH_GEMMA3N`): the width per layer
+/// `embedding_length_per_layer_input`, `altup.num_inputs`, `laurel_rank`, and the table's rows
+/// from `per_layer_token_embd.weight` (`ne = [n_embd_altup × n_layer, n_vocab]`).
+fn gemma3n_spec(meta: &Meta, h: &GgufHeader) -> Option<crate::core::model::Gemma3nSpec> {
+    if meta.arch != "gemma3n" {
+        return None;
+    }
+    let table = h.tensor("per_layer_token_embd.weight")?;
+    Some(crate::core::model::Gemma3nSpec {
+        ple_dim: meta.get_u("embedding_length_per_layer_input")?,
+        ple_vocab: table.dims.get(1).copied()?,
+        altup_inputs: meta.get_u("altup.num_inputs")?,
+        laurel_rank: meta.get_u("laurel_rank")?,
+    })
+}
+
 /// Builds the imported model from a header (split files merged into one header first).
 /// `source` is the path shown for provenance, `name_hint` the name used without `general.name`.
 /// Fails when the architecture holds an implausible value (a block count of 2^40, …); the error
@@ -857,6 +876,12 @@ pub fn to_model(
             format: format.clone(),
             expert_bytes_by_layer: stats.expert_bytes_by_layer.clone(),
         }),
+        gemma3n: gemma3n_spec(&meta, h),
+        // llama.cpp `gemma3n.attention.shared_kv_layers` (`n_layer_kv_from_start` = layers − it).
+        kv_shared_layers: meta
+            .get_u("attention.shared_kv_layers")
+            .unwrap_or(0)
+            .min(shape.layers),
         ..ModelSpec::default()
     };
     if spec.max_context == 0 && !meta.arch.is_empty() {
