@@ -426,6 +426,36 @@ fn gpu_gemm_rate(p: &Profile, g: &GpuDevice, sh: &Shape) -> f64 {
     (rate * moe).max(1.0)
 }
 
+/// FLOP/s of the dense GEMMs and convolutions of a runtime that computes in 16-bit (or FP32
+/// with `fp32`) whatever its weights are stored as — it dequantises before multiplying, as
+/// Diffusers' quantization backends and stable-diffusion.cpp do: the unquantised branch of the
+/// prefill rate (`f16_gemm_efficiency` of profile `p`).
+pub fn dense_gemm_rate(p: &Profile, g: &GpuDevice, fp32: bool) -> f64 {
+    let sh = Shape {
+        weights: if fp32 {
+            WeightPrecision::Fp32
+        } else {
+            WeightPrecision::Bf16
+        },
+        quant: false,
+        moe: None,
+        layers: 0.0,
+        layer_read: 0.0,
+        outer_read: 0.0,
+        layer_total: 0.0,
+        active_params: 0.0,
+        kv_at_depth: 0.0,
+        attn_per_depth: 0.0,
+        hidden: 0.0,
+    };
+    gpu_gemm_rate(p, g, &sh)
+}
+
+/// The CPU's rate for the same (profile `p`'s `f16_gemm_efficiency` of the cores' SIMD rate).
+pub fn cpu_dense_rate(p: &Profile, c: &CpuDevice) -> f64 {
+    (c.flops() * p.f16_gemm_efficiency).max(1.0)
+}
+
 fn cpu_gemm_rate(p: &Profile, c: &CpuDevice, sh: &Shape) -> f64 {
     let e = if sh.quant {
         p.quant_tensor_efficiency.unwrap_or(p.f16_gemm_efficiency)
