@@ -177,6 +177,7 @@ pub fn estimate(i: &ImageInputs, place: PipelineOffload) -> ImageEstimate {
         });
         text.params += w.params;
         text.flops += w.flops;
+        text.blocks += w.blocks;
         text.largest_tensor = text.largest_tensor.max(w.largest_tensor);
         text.live_elements = text.live_elements.max(w.live_elements);
         text.score_elements = text.score_elements.max(w.score_elements);

@@ -277,7 +277,7 @@ impl ImageInputs {
             }
             if v % m != 0 {
                 return Some(format!(
-                    "--resolution: {what} {v} is not a multiple of {m} ({}: {} latent pixels per pixel{})",
+                    "--resolution: {what} {v} is not a multiple of {m} ({}: {} pixels per latent{})",
                     self.pipeline.id,
                     self.pipeline.vae_scale(),
                     if m > self.pipeline.vae_scale() {

@@ -160,6 +160,7 @@ pub fn all() -> Vec<Pipeline> {
                 pooled_projection_dim: 2048,
                 qk_norm: false,
                 dual_attention_layers: 0,
+                pos_embed_max_size: 192,
             },
             // Esser et al. 2024 (arXiv:2403.03206) / model card: 2B parameters.
             2_000_000_000,
@@ -180,8 +181,9 @@ pub fn all() -> Vec<Pipeline> {
                 pooled_projection_dim: 2048,
                 qk_norm: true,
                 dual_attention_layers: 13,
+                pos_embed_max_size: 384,
             },
-            // Model card: "2.5 billion parameters".
+            // Model card: "2.5 billion parameters" (with the 384² × 1536 position table).
             2_500_000_000,
             "https://huggingface.co/stabilityai/stable-diffusion-3.5-medium/blob/main/transformer/config.json",
         ),
@@ -200,6 +202,7 @@ pub fn all() -> Vec<Pipeline> {
                 pooled_projection_dim: 2048,
                 qk_norm: true,
                 dual_attention_layers: 0,
+                pos_embed_max_size: 192,
             },
             // Model card: "8.1 billion parameters".
             8_100_000_000,
@@ -299,14 +302,18 @@ mod tests {
     /// Exact counts of the published checkpoints' `parameters()` (each model's diffusers
     /// weights): SD 1.5 UNet 859,520,964; SDXL UNet 2,567,463,684; FLUX.1-dev transformer
     /// 11,901,408,320 (schnell, without the guidance embedder: − 256·3072 − 3072 − 3072² − 3072
-    /// = 11,891,178,560); SD3 Medium transformer 2,028,328,000.
+    /// = 11,891,178,560); SD3 Medium transformer 2,028,328,000 parameters + its 192² × 1536
+    /// position-embedding buffer (56,623,104) that the checkpoint stores.
     #[test]
     fn denoisers_match_the_checkpoints_parameter_counts() {
         assert_eq!(denoiser_params("sd-1.5"), 859_520_964);
         assert_eq!(denoiser_params("sdxl"), 2_567_463_684);
         assert_eq!(denoiser_params("flux.1-dev"), 11_901_408_320);
         assert_eq!(denoiser_params("flux.1-schnell"), 11_891_178_560);
-        assert_eq!(denoiser_params("sd3-medium"), 2_028_328_000);
+        assert_eq!(
+            denoiser_params("sd3-medium"),
+            2_028_328_000 + 192 * 192 * 1536
+        );
     }
 
     /// Every preset's denoiser within 5 % of its published (rounded) size.

@@ -36,6 +36,9 @@ pub struct Walk {
     /// Σ over attention layers of their score elements (one sample): the traffic of an
     /// attention that writes its scores to memory.
     pub score_traffic_elements: f64,
+    /// Blocks run one after another (ResNet blocks, transformer blocks, encoder layers): the
+    /// unit of the runtime's dispatch cost, as a layer is for a language model.
+    pub blocks: u64,
 }
 
 impl Walk {
@@ -81,6 +84,7 @@ impl Walk {
 /// when non-zero). Alive at its widest: its input (kept for the residual), the norm and SiLU
 /// outputs and the first convolution's output.
 fn resnet(w: &mut Walk, cin: u64, cout: u64, temb: u64, pixels: u64) {
+    w.blocks += 1;
     w.norm(cin);
     w.conv(3, cin, cout, pixels);
     if temb > 0 {
@@ -100,6 +104,7 @@ fn transformer_2d(w: &mut Walk, c: u64, depth: u64, heads: u64, cross: u64, n: u
     w.norm(c);
     w.linear(c, c, true, n); // proj_in
     for _ in 0..depth {
+        w.blocks += 1;
         w.norm(c);
         for _ in 0..3 {
             w.linear(c, c, false, n); // attn1 q, k, v
@@ -265,6 +270,7 @@ impl FluxShape {
         w.linear(self.pooled_projection_dim, d, true, 1); // pooled text embedder
         w.linear(d, d, true, 1);
         for _ in 0..self.double_blocks {
+            w.blocks += 1;
             for tokens in [n_img, n_txt] {
                 w.linear(d, 6 * d, true, 1); // AdaLayerNormZero
                 for _ in 0..4 {
@@ -278,6 +284,7 @@ impl FluxShape {
             w.live(n as f64 * (d + d + 4 * d + 4 * d) as f64);
         }
         for _ in 0..self.single_blocks {
+            w.blocks += 1;
             w.linear(d, 3 * d, true, 1); // AdaLayerNormZeroSingle
             for _ in 0..3 {
                 w.linear(d, d, true, n); // q, k, v
@@ -311,6 +318,9 @@ pub struct Sd3Shape {
     /// `dual_attention_layers`: how many of the first blocks carry a second self-attention
     /// (SD3.5 Medium: 0 … 12).
     pub dual_attention_layers: u64,
+    /// `pos_embed_max_size`: PatchEmbed's sin-cos table of max² × width, a persistent buffer the
+    /// checkpoint stores and the GPU holds (not in `parameters()`).
+    pub pos_embed_max_size: u64,
 }
 
 impl Sd3Shape {
@@ -321,6 +331,7 @@ impl Sd3Shape {
         let n = n_img + n_txt;
         let patch_px = self.patch * self.patch;
         w.conv(self.patch, self.in_channels, d, n_img); // PatchEmbed proj (k = stride = patch)
+        w.params += self.pos_embed_max_size * self.pos_embed_max_size * d;
         w.linear(256, d, true, 1);
         w.linear(d, d, true, 1);
         w.linear(self.pooled_projection_dim, d, true, 1);
@@ -328,6 +339,7 @@ impl Sd3Shape {
         w.linear(self.joint_attention_dim, d, true, n_txt); // context_embedder
         let qk = if self.qk_norm { 2 * self.head_dim } else { 0 };
         for i in 0..self.layers {
+            w.blocks += 1;
             let last = i + 1 == self.layers; // context_pre_only
             let dual = i < self.dual_attention_layers;
             w.linear(d, if dual { 9 } else { 6 } * d, true, 1); // norm1
@@ -383,6 +395,7 @@ impl ClipTextShape {
         w.weight(self.vocab * h);
         w.weight(self.max_positions * h);
         for _ in 0..self.layers {
+            w.blocks += 1;
             w.norm(h);
             for _ in 0..4 {
                 w.linear(h, h, true, tokens);
@@ -421,6 +434,7 @@ impl T5Shape {
         w.weight(self.vocab * d);
         w.params += self.buckets * self.heads;
         for _ in 0..self.layers {
+            w.blocks += 1;
             w.params += d; // layer norm (weight only)
             for _ in 0..3 {
                 w.linear(d, inner, false, tokens);
@@ -515,6 +529,7 @@ impl VaeShape {
     /// `UNetMidBlock2D`: resnet, single-head self-attention over every pixel, resnet.
     fn mid(&self, w: &mut Walk, c: u64, pixels: u64) {
         resnet(w, c, c, 0, pixels);
+        w.blocks += 1;
         w.norm(c);
         for _ in 0..4 {
             w.linear(c, c, true, pixels);

@@ -25,7 +25,7 @@ use crate::core::placement::cost::hourly_usd;
 use crate::core::precision::WeightPrecision;
 use crate::core::scenario::{Runtime, Scenario};
 use crate::core::speed::{
-    CpuDevice, GpuDevice, backend_for, cpu_dense_rate, dense_gemm_rate, transfer_seconds,
+    CpuDevice, GpuDevice, Profile, backend_for, cpu_dense_rate, dense_gemm_rate, transfer_seconds,
 };
 use crate::core::units::Bytes;
 use serde::{Deserialize, Serialize};
@@ -108,6 +108,23 @@ pub struct ImageFit {
     pub usd_per_1000_images: Option<f64>,
 }
 
+/// The profile of the runtime on `acc` (`None`: the CPU): Diffusers is PyTorch eager (the
+/// transformers profile on CUDA/ROCm), stable-diffusion.cpp is ggml (llama.cpp's).
+fn profile<'a>(i: &ImageInputs, acc: Option<&Accelerator>, st: &'a FitSettings) -> &'a Profile {
+    let runtime = match i.runtime() {
+        ImageRuntime::Diffusers => Runtime::Transformers,
+        ImageRuntime::StableDiffusionCpp => Runtime::LlamaCpp,
+    };
+    st.speed.profiles.get(backend_for(runtime, acc))
+}
+
+/// A phase's time: its FLOPs at `rate`, or the runtime's dispatch of its blocks one after
+/// another (the profile's `layer_overhead_us` per block, as per layer of a language model),
+/// whichever is longer — the GPU runs behind the launching thread (`core/speed/step.rs`).
+fn phase_s(flops: f64, rate: f64, blocks: u64, p: &Profile) -> f64 {
+    (flops / rate).max(blocks as f64 * p.layer_overhead_us * 1e-6)
+}
+
 /// The dense rate on the GPU for this runtime (FP32 for an FP32 run or an upcast VAE).
 fn gpu_rate(i: &ImageInputs, acc: &Accelerator, st: &FitSettings, fp32: bool) -> f64 {
     let runtime = match i.runtime() {
@@ -150,7 +167,11 @@ pub fn seconds_per_image(
                 g.achievable_bps(p),
             )
         }
-        None => (cpu_rate, cpu_rate, cpu.bandwidth.0 * 1e9 * 0.7),
+        None => (
+            cpu_rate,
+            cpu_rate,
+            cpu.bandwidth.0 * 1e9 * st.speed.profiles.cpu.bandwidth_efficiency,
+        ),
     };
     let text_rate = if e.placement == PipelineOffload::ClipOnCpu {
         cpu_rate
@@ -164,11 +185,22 @@ pub fn seconds_per_image(
     } else {
         e.denoiser.score_traffic_elements * samples * act * SCORE_PASSES / bw
     };
-    let step_s = e.denoiser.flops * samples / rate + scores;
-    let text_s = e.text.flops * samples / text_rate;
-    let vae_s = e.decoder.flops * i.images as f64 / vae_rate;
+    let gp = profile(i, acc, st);
+    let tp = if e.placement == PipelineOffload::ClipOnCpu {
+        profile(i, None, st)
+    } else {
+        gp
+    };
+    let step_s = phase_s(e.denoiser.flops * samples, rate, e.denoiser.blocks, gp) + scores;
+    let text_s = phase_s(e.text.flops * samples, text_rate, e.text.blocks, tp);
+    let vae_s = phase_s(
+        e.decoder.flops * i.images as f64,
+        vae_rate,
+        e.decoder.blocks,
+        gp,
+    );
     let transfer_s = match acc {
-        Some(a) if !e.transfer_per_call.0 == 0 => {
+        Some(a) if e.transfer_per_call.0 > 0 => {
             transfer_seconds(e.transfer_per_call, host_link(a), &st.speed)
         }
         _ => 0.0,

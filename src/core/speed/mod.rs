@@ -426,17 +426,24 @@ fn gpu_gemm_rate(p: &Profile, g: &GpuDevice, sh: &Shape) -> f64 {
     (rate * moe).max(1.0)
 }
 
+/// TF32 tensor rate ÷ FP16 tensor rate: 156 ÷ 312 TFLOPS on the A100 and 495 ÷ 989 on the H100
+/// SXM (NVIDIA A100 and H100 datasheets, dense). PyTorch runs FP32 convolutions in TF32 by
+/// default (`torch.backends.cudnn.allow_tf32 = True`); an FP32 image pipeline is assumed to run
+/// its matmuls so too (`torch.backends.cuda.matmul.allow_tf32`).
+pub const TF32_SHARE: f64 = 0.5;
+
 /// FLOP/s of the dense GEMMs and convolutions of a runtime that computes in 16-bit (or FP32
 /// with `fp32`) whatever its weights are stored as — it dequantises before multiplying, as
 /// Diffusers' quantization backends and stable-diffusion.cpp do: the unquantised branch of the
-/// prefill rate (`f16_gemm_efficiency` of profile `p`).
+/// prefill rate (`f16_gemm_efficiency` of profile `p`). FP32 runs at the TF32 tensor rate
+/// where the part has one ([`TF32_SHARE`] of its FP16 rate), else at the vector rate.
 pub fn dense_gemm_rate(p: &Profile, g: &GpuDevice, fp32: bool) -> f64 {
+    if fp32 {
+        let tf32 = g.fp16_tflops * TF32_SHARE;
+        return (tf32.max(g.vector_tflops) * 1e12 * p.f16_gemm_efficiency).max(1.0);
+    }
     let sh = Shape {
-        weights: if fp32 {
-            WeightPrecision::Fp32
-        } else {
-            WeightPrecision::Bf16
-        },
+        weights: WeightPrecision::Bf16,
         quant: false,
         moe: None,
         layers: 0.0,
