@@ -230,7 +230,7 @@ pub fn fit_table(rs: &[ImageFit]) -> String {
         let (per, hour) = match &r.speed {
             Some(s) => (
                 format::duration(s.seconds_per_image),
-                format::rate(s.images_per_hour),
+                format::rate(r.machine_images_per_hour),
             ),
             None => ("—".to_string(), "—".to_string()),
         };

@@ -819,7 +819,8 @@ pub fn image_estimate_json(
 /// `fit --mode image --json`, one object per machine: `{"machine", "name", "verdict",
 /// "gpu_capacity", "gpu_needed", "ram_needed", "ram_capacity", "image": {...}, "speed":
 /// {"seconds_per_image", "images_per_hour", "text_encode_s", "step_s", "denoise_s",
-/// "vae_decode_s", "transfer_s", "call_s"} | null, "usd_per_hour", "usd_per_1000_images"}`.
+/// "vae_decode_s", "transfer_s", "call_s"} | null, "usd_per_hour", "pipelines",
+/// "machine_images_per_hour", "usd_per_1000_images"}`.
 pub fn image_fit_json(
     i: &crate::core::diffusion::ImageInputs,
     r: &crate::core::diffusion::ImageFit,
@@ -847,6 +848,8 @@ pub fn image_fit_json(
         "image": image_scenario_json(i),
         "speed": speed,
         "usd_per_hour": r.usd_per_hour,
+        "pipelines": r.pipelines,
+        "machine_images_per_hour": r.machine_images_per_hour,
         "usd_per_1000_images": r.usd_per_1000_images,
     })
 }

@@ -210,10 +210,14 @@ pub fn estimate(i: &ImageInputs, place: PipelineOffload) -> ImageEstimate {
         params: 0,
         bytes: t_act,
         resident_on_gpu: true,
-        how: format!(
-            "{} prompts (with the negative ones under guidance)",
-            prompts
-        ),
+        how: if p.cfg {
+            format!(
+                "{} (with the negative ones under guidance)",
+                format::count(prompts, "prompt", "prompts")
+            )
+        } else {
+            format::count(prompts, "prompt", "prompts")
+        },
     });
     parts.push(Part {
         kind: PartKind::DenoiserActivations,
@@ -222,8 +226,8 @@ pub fn estimate(i: &ImageInputs, place: PipelineOffload) -> ImageEstimate {
         bytes: d_act,
         resident_on_gpu: true,
         how: format!(
-            "{} samples at {}×{}{}",
-            i.denoiser_batch(),
+            "{} at {}×{}{}",
+            format::count(i.denoiser_batch(), "sample", "samples"),
             i.width,
             i.height,
             if mea { "" } else { ", attention scores stored" }
@@ -236,8 +240,8 @@ pub fn estimate(i: &ImageInputs, place: PipelineOffload) -> ImageEstimate {
         bytes: v_act,
         resident_on_gpu: true,
         how: format!(
-            "{} images, {}×{} {}, {}-byte activations",
-            i.images,
+            "{}, {}×{} {}, {}-byte activations",
+            format::count(i.images as u64, "image", "images"),
             tw,
             th,
             if i.vae_tiling { "tiles" } else { "whole" },

@@ -20,7 +20,9 @@ use super::memory::{ImageEstimate, cpu_bytes, estimate};
 use super::{ImageInputs, ImageRuntime, PipelineOffload};
 use crate::core::catalog::{Accelerator, Catalog, Machine};
 use crate::core::fit::FitSettings;
-use crate::core::placement::capacity::{gpu_capacity, host_link, is_unified, ram_capacity};
+use crate::core::placement::capacity::{
+    gpu_capacity, gpus_used, host_link, is_unified, ram_capacity,
+};
 use crate::core::placement::cost::hourly_usd;
 use crate::core::precision::WeightPrecision;
 use crate::core::scenario::{Runtime, Scenario};
@@ -105,6 +107,11 @@ pub struct ImageFit {
     pub ram_capacity: Bytes,
     pub speed: Option<ImageSpeed>,
     pub usd_per_hour: Option<f64>,
+    /// Pipelines the machine runs at once: one per discrete GPU.
+    pub pipelines: u64,
+    /// Images per hour of the whole machine (every pipeline).
+    pub machine_images_per_hour: f64,
+    /// The machine's $/hour over its images per hour.
     pub usd_per_1000_images: Option<f64>,
 }
 
@@ -283,9 +290,16 @@ pub fn fit_machine(i: &ImageInputs, m: &Machine, cat: &Catalog, st: &FitSettings
         .runs()
         .then(|| seconds_per_image(i, &e, m, if on_gpu { acc } else { None }, st));
     let hourly = hourly_usd(m, acc, st);
+    let machine_images_per_hour = 0.0;
+    // A pipeline call runs on one GPU; a machine with several runs one pipeline per GPU, each on
+    // its own images, so its hour makes `pipelines` × as many.
+    let pipelines = if on_gpu { gpus_used(m, acc).max(1) } else { 1 };
+    let machine_images_per_hour = speed.as_ref().map_or(machine_images_per_hour, |s| {
+        s.images_per_hour * pipelines as f64
+    });
     let usd_per_1000_images = match (&speed, hourly) {
         (Some(s), Some(h)) if s.seconds_per_image > 0.0 => {
-            Some(h * s.seconds_per_image * 1000.0 / 3600.0)
+            Some(h * s.seconds_per_image * 1000.0 / 3600.0 / pipelines as f64)
         }
         _ => None,
     };
@@ -307,6 +321,9 @@ pub fn fit_machine(i: &ImageInputs, m: &Machine, cat: &Catalog, st: &FitSettings
         ram_capacity: ram,
         speed,
         usd_per_hour: hourly,
+        pipelines,
+        machine_images_per_hour,
+
         usd_per_1000_images,
     }
 }
