@@ -31,6 +31,8 @@ struct Row {
     how: &'static str,
 }
 
+/// A row at batch 1, on the GPU, with SDPA (the common case; the others override fields).
+#[allow(clippy::too_many_arguments)]
 const fn row(
     n: u32,
     pipe: &'static str,
@@ -509,4 +511,83 @@ fn the_fit_picks_the_placement_each_machine_needs() {
         fit_machine(&none, r4090, cat, &st).verdict,
         ImageVerdict::DoesNotFit
     );
+}
+
+fn headroom(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// The command line: the JSON contract's numbers are the core's, and bad input is one line
+/// naming the flag, exit 2.
+#[test]
+fn the_command_line_sizes_and_refuses() {
+    let o = headroom(&["estimate", "--mode", "image", "--model", "sdxl", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["weights"], 6_937_675_734u64);
+    assert_eq!(
+        v["gpu_peak"],
+        6_937_675_734u64 + 896 * 1024 * 1024 * 2 + 768 * 1024 * 1024
+    );
+    assert_eq!(v["image"]["steps"], 50);
+    assert_eq!(v["components"][0]["params"], 2_567_463_684u64);
+    let o = headroom(&[
+        "fit",
+        "--mode",
+        "image",
+        "--model",
+        "flux.1-schnell",
+        "--resolution",
+        "512",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let first = &v.as_array().unwrap()[0];
+    assert_eq!(first["image"]["width"], 512);
+    assert!(first["speed"]["seconds_per_image"].as_f64().unwrap() > 0.0);
+    for (args, needle) in [
+        (
+            &[
+                "estimate",
+                "--mode",
+                "image",
+                "--model",
+                "flux.1-dev",
+                "--resolution",
+                "1000x1024",
+            ][..],
+            "--resolution",
+        ),
+        (
+            &["estimate", "--mode", "image", "--model", "gpt-2"][..],
+            "--model gpt-2",
+        ),
+        (&["estimate", "--mode", "image"][..], "needs --model"),
+        (
+            &["estimate", "--steps", "20"][..],
+            "--steps needs --mode image",
+        ),
+        (
+            &["serve", "--mode", "image", "--model", "sdxl"][..],
+            "--mode image",
+        ),
+        (
+            &[
+                "estimate", "--mode", "image", "--model", "sdxl", "--steps", "0",
+            ][..],
+            "--steps",
+        ),
+    ] {
+        let o = headroom(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(needle) && err.lines().count() == 1,
+            "{args:?}: {err}"
+        );
+    }
 }

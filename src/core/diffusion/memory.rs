@@ -204,7 +204,67 @@ pub fn estimate(i: &ImageInputs, place: PipelineOffload) -> ImageEstimate {
     let d_act = activation(&denoiser, i.denoiser_batch(), ab, mea);
     let t_act = activation(&text, prompts, ab, mea);
     let v_act = activation(&tile, i.images as u64, vae_act_bytes(i), mea);
-    parts.push(Part {
+    let overhead = match i.runtime() {
+        ImageRuntime::Diffusers => PYTORCH_OVERHEAD,
+        ImageRuntime::StableDiffusionCpp => GGML_OVERHEAD,
+    };
+    parts.extend(activation_parts(
+        i,
+        [d_act, t_act, v_act],
+        overhead,
+        (tw, th),
+    ));
+    let t_weights = text_weights.iter().fold(Bytes::ZERO, |a, b| a + *b);
+    let weights = d_bytes + t_weights + v_bytes;
+    let largest_text = text_weights.iter().copied().max().unwrap_or(Bytes::ZERO);
+    let largest_component = d_bytes.max(largest_text).max(v_bytes);
+    let bpw = i.weights.bits_per_weight() / 8.0;
+    let largest_tensor = Bytes(
+        (denoiser.largest_tensor.max(text.largest_tensor) as f64
+            * bpw.max(side.bits_per_weight() / 8.0)) as u64,
+    );
+    let held = Held {
+        denoiser: d_bytes,
+        text: t_weights,
+        largest_text,
+        vae: v_bytes,
+        acts: [d_act, t_act, v_act],
+        overhead,
+        largest_tensor,
+    };
+    let (gpu_peak, host, transfer) = held.placed(place, i.steps);
+    for part in &mut parts {
+        part.resident_on_gpu = resident(place, part.kind);
+    }
+    ImageEstimate {
+        placement: place,
+        parts,
+        weights,
+        gpu_peak,
+        host,
+        transfer_per_call: transfer,
+        denoiser,
+        text,
+        decoder,
+        largest_component,
+    }
+}
+
+/// The activation and overhead lines: text encoding, one step, the VAE decode (`acts` in that
+/// order: denoiser, text, VAE) and the runtime.
+fn activation_parts(
+    i: &ImageInputs,
+    acts: [Bytes; 3],
+    overhead: Bytes,
+    tile: (u32, u32),
+) -> Vec<Part> {
+    let [d_act, t_act, v_act] = acts;
+    let (tw, th) = tile;
+    let p = &i.pipeline;
+    let mea = i.memory_efficient_attention;
+    let prompts = i.denoiser_batch();
+    let mut out = Vec::with_capacity(4);
+    out.push(Part {
         kind: PartKind::TextActivations,
         name: "Text encoding activations".to_string(),
         params: 0,
@@ -219,7 +279,7 @@ pub fn estimate(i: &ImageInputs, place: PipelineOffload) -> ImageEstimate {
             format::count(prompts, "prompt", "prompts")
         },
     });
-    parts.push(Part {
+    out.push(Part {
         kind: PartKind::DenoiserActivations,
         name: "Denoiser activations (one step)".to_string(),
         params: 0,
@@ -233,7 +293,7 @@ pub fn estimate(i: &ImageInputs, place: PipelineOffload) -> ImageEstimate {
             if mea { "" } else { ", attention scores stored" }
         ),
     });
-    parts.push(Part {
+    out.push(Part {
         kind: PartKind::VaeDecode,
         name: "VAE decode activations".to_string(),
         params: 0,
@@ -248,11 +308,7 @@ pub fn estimate(i: &ImageInputs, place: PipelineOffload) -> ImageEstimate {
             vae_act_bytes(i)
         ),
     });
-    let overhead = match i.runtime() {
-        ImageRuntime::Diffusers => PYTORCH_OVERHEAD,
-        ImageRuntime::StableDiffusionCpp => GGML_OVERHEAD,
-    };
-    parts.push(Part {
+    out.push(Part {
         kind: PartKind::Overhead,
         name: "Runtime overhead".to_string(),
         params: 0,
@@ -263,62 +319,70 @@ pub fn estimate(i: &ImageInputs, place: PipelineOffload) -> ImageEstimate {
             i.runtime().label()
         ),
     });
-    let t_weights = text_weights.iter().fold(Bytes::ZERO, |a, b| a + *b);
-    let weights = d_bytes + t_weights + v_bytes;
-    let largest_text = text_weights.iter().copied().max().unwrap_or(Bytes::ZERO);
-    let largest_component = d_bytes.max(largest_text).max(v_bytes);
-    let bpw = i.weights.bits_per_weight() / 8.0;
-    let largest_tensor = Bytes(
-        (denoiser.largest_tensor.max(text.largest_tensor) as f64
-            * bpw.max(side.bits_per_weight() / 8.0)) as u64,
-    );
-    let peak_act = d_act.max(t_act).max(v_act);
-    let (gpu_peak, host, transfer) = match place {
-        PipelineOffload::Auto | PipelineOffload::None => {
-            (weights + peak_act + overhead, Bytes::ZERO, Bytes::ZERO)
-        }
-        PipelineOffload::Model => {
-            // One component and its own phase's activations at a time; each moved in per call.
-            let peak = (d_bytes + d_act)
-                .max(largest_text + t_act)
-                .max(v_bytes + v_act);
-            (peak + overhead, weights, weights)
-        }
-        PipelineOffload::Sequential => {
-            // Every denoiser weight crosses the link each step; encoders and VAE once.
-            let per_call = Bytes(d_bytes.0.saturating_mul(i.steps as u64)) + t_weights + v_bytes;
-            (largest_tensor + peak_act + overhead, weights, per_call)
-        }
-        PipelineOffload::ClipOnCpu => (
-            d_bytes + v_bytes + d_act.max(v_act) + overhead,
-            t_weights,
-            Bytes::ZERO,
-        ),
-    };
-    for part in &mut parts {
-        part.resident_on_gpu = match (place, part.kind) {
-            (
-                PipelineOffload::Model | PipelineOffload::Sequential,
-                PartKind::Denoiser | PartKind::TextEncoder | PartKind::Vae,
-            ) => false,
-            (PipelineOffload::ClipOnCpu, PartKind::TextEncoder | PartKind::TextActivations) => {
-                false
+    out
+}
+
+/// What a placement is made of: each component's weights, the activations of the three phases
+/// (denoiser step, text encoding, VAE decode), the runtime's overhead and the largest tensor.
+struct Held {
+    denoiser: Bytes,
+    text: Bytes,
+    largest_text: Bytes,
+    vae: Bytes,
+    acts: [Bytes; 3],
+    overhead: Bytes,
+    largest_tensor: Bytes,
+}
+
+impl Held {
+    /// (GPU peak, RAM held, bytes over the host link per call) under `place`.
+    fn placed(&self, place: PipelineOffload, steps: u32) -> (Bytes, Bytes, Bytes) {
+        let [d_act, t_act, v_act] = self.acts;
+        let weights = self.denoiser + self.text + self.vae;
+        let peak_act = d_act.max(t_act).max(v_act);
+        match place {
+            PipelineOffload::Auto | PipelineOffload::None => {
+                (weights + peak_act + self.overhead, Bytes::ZERO, Bytes::ZERO)
             }
-            _ => true,
-        };
+            PipelineOffload::Model => {
+                // One component and its own phase's activations at a time; each moved in once
+                // per call.
+                let peak = (self.denoiser + d_act)
+                    .max(self.largest_text + t_act)
+                    .max(self.vae + v_act);
+                (peak + self.overhead, weights, weights)
+            }
+            PipelineOffload::Sequential => {
+                // Every denoiser weight crosses the link each step; encoders and VAE once.
+                let per_call =
+                    Bytes(self.denoiser.0.saturating_mul(steps as u64)) + self.text + self.vae;
+                (
+                    self.largest_tensor + peak_act + self.overhead,
+                    weights,
+                    per_call,
+                )
+            }
+            PipelineOffload::ClipOnCpu => (
+                self.denoiser + self.vae + d_act.max(v_act) + self.overhead,
+                self.text,
+                Bytes::ZERO,
+            ),
+        }
     }
-    ImageEstimate {
-        placement: place,
-        parts,
-        weights,
-        gpu_peak,
-        host,
-        transfer_per_call: transfer,
-        denoiser,
-        text,
-        decoder,
-        largest_component,
-    }
+}
+
+/// Whether a part stays on the GPU for the whole call under `place`.
+fn resident(place: PipelineOffload, kind: PartKind) -> bool {
+    !matches!(
+        (place, kind),
+        (
+            PipelineOffload::Model | PipelineOffload::Sequential,
+            PartKind::Denoiser | PartKind::TextEncoder | PartKind::Vae,
+        ) | (
+            PipelineOffload::ClipOnCpu,
+            PartKind::TextEncoder | PartKind::TextActivations
+        )
+    )
 }
 
 /// Everything in RAM, run by the CPU: the weights, the largest phase and the process.

@@ -290,13 +290,12 @@ pub fn fit_machine(i: &ImageInputs, m: &Machine, cat: &Catalog, st: &FitSettings
         .runs()
         .then(|| seconds_per_image(i, &e, m, if on_gpu { acc } else { None }, st));
     let hourly = hourly_usd(m, acc, st);
-    let machine_images_per_hour = 0.0;
     // A pipeline call runs on one GPU; a machine with several runs one pipeline per GPU, each on
     // its own images, so its hour makes `pipelines` × as many.
     let pipelines = if on_gpu { gpus_used(m, acc).max(1) } else { 1 };
-    let machine_images_per_hour = speed.as_ref().map_or(machine_images_per_hour, |s| {
-        s.images_per_hour * pipelines as f64
-    });
+    let machine_images_per_hour = speed
+        .as_ref()
+        .map_or(0.0, |s| s.images_per_hour * pipelines as f64);
     let usd_per_1000_images = match (&speed, hourly) {
         (Some(s), Some(h)) if s.seconds_per_image > 0.0 => {
             Some(h * s.seconds_per_image * 1000.0 / 3600.0 / pipelines as f64)
