@@ -4,9 +4,9 @@
 use super::values::{
     Choice, KvParser, OnOff, parse_acceptance, parse_batch, parse_context, parse_draft_tokens,
     parse_electricity, parse_fraction, parse_gpu_layers, parse_gpus, parse_image_tokens,
-    parse_images, parse_lora_rank, parse_output, parse_params, parse_rate, parse_sched,
-    parse_seconds, parse_share, parse_spec_method, parse_tp, parse_train_tokens, parse_ubatch,
-    parse_user_rate, parse_users, parse_zero,
+    parse_images, parse_images_per_batch, parse_lora_rank, parse_output, parse_params, parse_rate,
+    parse_resolution, parse_sched, parse_seconds, parse_share, parse_spec_method, parse_steps,
+    parse_tp, parse_train_tokens, parse_ubatch, parse_user_rate, parse_users, parse_zero,
 };
 use crate::core::catalog::MachineKind;
 use crate::core::precision::{KvTypes, WeightPrecision};
@@ -242,6 +242,25 @@ pub struct ScenarioArgs {
     /// Keep the vision encoder on the CPU (llama.cpp `--no-mmproj-offload`).
     #[arg(long, help_heading = "Images")]
     pub no_mmproj_offload: bool,
+    /// With --mode image: the image size in pixels, WIDTHxHEIGHT or one side for a square
+    /// (a multiple of 8, of 16 for SD3 and Flux) [default: the pipeline's, 1024x1024 or 512x512].
+    #[arg(long, value_name = "WxH", value_parser = parse_resolution, help_heading = "Image generation")]
+    pub resolution: Option<(u32, u32)>,
+    /// With --mode image: denoising steps, 1 … 1,000 [default: the pipeline's: 50 SD 1.5 / SDXL /
+    /// FLUX.1-dev, 28 SD3, 4 FLUX.1-schnell].
+    #[arg(long, value_name = "N", value_parser = parse_steps, help_heading = "Image generation")]
+    pub steps: Option<u32>,
+    /// With --mode image: images per pipeline call (num_images_per_prompt), 1 … 64 [default: 1].
+    #[arg(long, value_name = "N", value_parser = parse_images_per_batch, help_heading = "Image generation")]
+    pub images_per_batch: Option<u32>,
+    /// With --mode image: where the pipeline's components live [default: auto, the fastest that
+    /// fits each machine].
+    #[arg(long, value_name = "HOW", value_parser = Choice::<crate::core::diffusion::PipelineOffload>::new(), help_heading = "Image generation")]
+    pub pipeline_offload: Option<crate::core::diffusion::PipelineOffload>,
+    /// With --mode image: decode the image tile by tile (Diffusers enable_vae_tiling,
+    /// stable-diffusion.cpp --vae-tiling).
+    #[arg(long, help_heading = "Image generation")]
+    pub vae_tiling: bool,
     /// Users with a request in flight (closed loop, like `vllm bench serve --max-concurrency`)
     /// [default: none: plan for the most users that meet the target].
     #[arg(long, value_name = "N", value_parser = parse_users, group = "load", help_heading = "Serving")]

@@ -10,6 +10,9 @@ use crate::core::scenario::Scenario;
 
 /// Runs `headroom estimate`.
 pub fn run(a: &EstimateArgs, cat: &Catalog) -> Result<String, CliError> {
+    if super::image::asked(&a.scenario) {
+        return super::image::run_estimate(a);
+    }
     let s = build_scenario(&a.scenario, cat)?;
     if let Some(p) = &a.save_scenario {
         crate::io::export::write_scenario(p, &s)

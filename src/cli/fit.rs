@@ -11,6 +11,9 @@ use crate::core::serving::plan_all;
 
 /// Runs `headroom fit`.
 pub fn run(a: &FitArgs, cat: &mut Catalog) -> Result<String, CliError> {
+    if super::image::asked(&a.scenario) {
+        return super::image::run_fit(a, cat);
+    }
     super::scenario::refuse_gpus(&a.scenario, "fit")?;
     let s = build_scenario(&a.scenario, cat)?;
     let machines = a.select.machines(cat)?;

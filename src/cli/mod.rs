@@ -17,6 +17,7 @@ pub mod cluster;
 pub mod detect;
 pub mod estimate;
 pub mod fit;
+pub mod image;
 pub mod launch_line;
 pub mod quality;
 pub mod recommend;

@@ -51,6 +51,8 @@ fn apply_serving(a: &ScenarioArgs, v: &mut ServingInputs) {
 /// in phases: the saved scenario, the model source, the other flags, the checks, the rules.
 pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliError> {
     // `--command "llama-server …"`: the runtime's own flags, under the ones given here.
+    // Image generation is sized by `core::diffusion` (estimate and fit only).
+    super::image::refuse_elsewhere(a)?;
     let merged = super::launch_line::merge(a)?;
     let a = &merged;
     let mut s = saved_or_default(a)?;

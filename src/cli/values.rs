@@ -36,7 +36,16 @@ macro_rules! value_enum {
     };
 }
 
-value_enum!(Mode, |m| m.label(), aliases: |_| &[]);
+// `--mode` takes `Mode::CLI`: the window's `Mode::ALL` and image generation.
+impl ValueEnum for Mode {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Mode::CLI
+    }
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.cli_name()).help(self.label()))
+    }
+}
+value_enum!(crate::core::diffusion::PipelineOffload, |p| p.label(), aliases: |_| &[]);
 value_enum!(Engine, |e| match e {
     Engine::Auto => "vLLM on CUDA/ROCm GPUs, llama-server elsewhere (or the --runtime's engine)",
     Engine::Vllm => "vLLM: PagedAttention pool, continuous batching, chunked prefill",
@@ -336,6 +345,31 @@ pub fn parse_context(s: &str) -> Result<u64, String> {
 }
 pub fn parse_batch(s: &str) -> Result<u64, String> {
     ranged(s, 1, limits::MAX_BATCH)
+}
+/// `--resolution WIDTHxHEIGHT` (or one side for a square), each side 64 … 8,192 pixels; the
+/// multiple a pipeline needs is checked with the pipeline (`ImageInputs::problem`).
+pub fn parse_resolution(s: &str) -> Result<(u32, u32), String> {
+    let (w, h) = crate::core::diffusion::parse_resolution(s)?;
+    let (lo, hi) = crate::core::diffusion::limits::SIDE;
+    for v in [w, h] {
+        if v < lo || v > hi {
+            return Err(format!(
+                "'{s}': a side of {v} pixels is outside {lo} … {}",
+                group_digits(hi as u64)
+            ));
+        }
+    }
+    Ok((w, h))
+}
+/// `--steps`: denoising steps, 1 … 1,000.
+pub fn parse_steps(s: &str) -> Result<u32, String> {
+    let (lo, hi) = crate::core::diffusion::limits::STEPS;
+    ranged(s, lo as u64, hi as u64).map(|n| n as u32)
+}
+/// `--images-per-batch`: images per pipeline call, 1 … 64.
+pub fn parse_images_per_batch(s: &str) -> Result<u32, String> {
+    let (lo, hi) = crate::core::diffusion::limits::IMAGES;
+    ranged(s, lo as u64, hi as u64).map(|n| n as u32)
 }
 pub fn parse_ubatch(s: &str) -> Result<u64, String> {
     ranged(s, 1, MAX_UBATCH)

@@ -5,6 +5,7 @@
 
 pub mod catalog;
 pub mod cluster;
+pub mod diffusion;
 pub mod embed;
 pub mod estimate;
 pub mod fit;

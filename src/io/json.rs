@@ -776,3 +776,93 @@ fn cluster_point_json(pt: &crate::core::cluster::ClusterCurvePoint) -> Value {
         "serve": serve,
     })
 }
+
+/// The image scenario's own fields (`--mode image`), shared by `estimate` and `fit`.
+fn image_scenario_json(i: &crate::core::diffusion::ImageInputs) -> Value {
+    json!({
+        "pipeline": i.pipeline.id,
+        "name": i.pipeline.name,
+        "denoiser": i.pipeline.denoiser_label(),
+        "width": i.width,
+        "height": i.height,
+        "steps": i.steps,
+        "images_per_batch": i.images,
+        "weights": i.weights.cli_name(),
+        "runtime": i.runtime().label(),
+        "classifier_free_guidance": i.pipeline.cfg,
+        "pipeline_offload": i.offload.cli_name(),
+        "vae_tiling": i.vae_tiling,
+        "memory_efficient_attention": i.memory_efficient_attention,
+    })
+}
+
+/// `estimate --mode image --json`: `{"image": {...}, "placement", "components": [{"name",
+/// "kind", "params", "bytes", "on_gpu"}], "weights", "gpu_peak", "host", "transfer_per_call",
+/// "denoiser_flops_per_sample_step", "vae_decode_flops_per_image"}` — sizes in bytes.
+pub fn image_estimate_json(
+    i: &crate::core::diffusion::ImageInputs,
+    e: &crate::core::diffusion::ImageEstimate,
+) -> Value {
+    let parts: Vec<Value> = e
+        .parts
+        .iter()
+        .map(|p| {
+            json!({
+                "name": p.name,
+                "kind": serde_json::to_value(p.kind).unwrap_or(Value::Null),
+                "params": if p.params > 0 { json!(p.params) } else { Value::Null },
+                "bytes": p.bytes.0,
+                "on_gpu": p.resident_on_gpu,
+            })
+        })
+        .collect();
+    json!({
+        "image": image_scenario_json(i),
+        "placement": e.placement.cli_name(),
+        "components": parts,
+        "weights": e.weights.0,
+        "gpu_peak": e.gpu_peak.0,
+        "host": e.host.0,
+        "transfer_per_call": e.transfer_per_call.0,
+        "denoiser_flops_per_sample_step": e.denoiser.flops,
+        "vae_decode_flops_per_image": e.decoder.flops,
+    })
+}
+
+/// `fit --mode image --json`, one object per machine: `{"machine", "name", "verdict",
+/// "gpu_capacity", "gpu_needed", "ram_needed", "ram_capacity", "image": {...}, "speed":
+/// {"seconds_per_image", "images_per_hour", "text_encode_s", "step_s", "denoise_s",
+/// "vae_decode_s", "transfer_s", "call_s"} | null, "usd_per_hour", "pipelines",
+/// "machine_images_per_hour", "usd_per_1000_images"}`.
+pub fn image_fit_json(
+    i: &crate::core::diffusion::ImageInputs,
+    r: &crate::core::diffusion::ImageFit,
+) -> Value {
+    let speed = r.speed.as_ref().map_or(Value::Null, |s| {
+        json!({
+            "seconds_per_image": s.seconds_per_image,
+            "images_per_hour": s.images_per_hour,
+            "text_encode_s": s.text_s,
+            "step_s": s.step_s,
+            "denoise_s": s.denoise_s,
+            "vae_decode_s": s.vae_s,
+            "transfer_s": s.transfer_s,
+            "call_s": s.call_s,
+        })
+    });
+    json!({
+        "machine": &*r.machine,
+        "name": &*r.name,
+        "verdict": r.verdict.cli_name(),
+        "gpu_capacity": r.gpu_capacity.0,
+        "gpu_needed": r.gpu_needed.0,
+        "ram_needed": r.ram_needed.0,
+        "ram_capacity": r.ram_capacity.0,
+        "image": image_scenario_json(i),
+        "speed": speed,
+        "usd_per_hour": r.usd_per_hour,
+        "pipelines": r.pipelines,
+        "machine_images_per_hour": r.machine_images_per_hour,
+        "usd_per_1000_images": r.usd_per_1000_images,
+    })
+}

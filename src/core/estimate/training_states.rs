@@ -340,7 +340,7 @@ fn optimizer_bytes_per_param(
 /// QLoRA.
 pub fn trainable_params(s: &crate::core::scenario::Scenario, params: &ParamCount) -> u64 {
     match s.mode {
-        Mode::Inference | Mode::Embed => 0,
+        Mode::Inference | Mode::Embed | Mode::Image => 0,
         Mode::Full => params.total,
         Mode::Lora | Mode::Qlora => lora_params(&s.model, s.lora_rank, s.lora_targets),
     }

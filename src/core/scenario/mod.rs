@@ -22,12 +22,25 @@ pub enum Mode {
     /// `batch` sequences at once), a pooled vector or a score out, no generation and no KV cache
     /// kept between requests (`core::embed`).
     Embed,
+    /// Image generation with a diffusion pipeline (`core::diffusion`): sized by `headroom
+    /// estimate` and `headroom fit` from the image flags, not from this scenario's model.
+    Image,
 }
 
 impl Mode {
     pub const ALL: [Mode; 5] = [
         Mode::Inference,
         Mode::Embed,
+        Mode::Full,
+        Mode::Lora,
+        Mode::Qlora,
+    ];
+    /// What `--mode` accepts: every mode of [`Mode::ALL`] and image generation, which the
+    /// window does not offer yet.
+    pub const CLI: [Mode; 6] = [
+        Mode::Inference,
+        Mode::Embed,
+        Mode::Image,
         Mode::Full,
         Mode::Lora,
         Mode::Qlora,
@@ -39,6 +52,7 @@ impl Mode {
             Mode::Lora => "lora",
             Mode::Qlora => "qlora",
             Mode::Embed => "embed",
+            Mode::Image => "image",
         }
     }
     pub const fn label(self) -> &'static str {
@@ -48,14 +62,19 @@ impl Mode {
             Mode::Lora => "LoRA",
             Mode::Qlora => "QLoRA",
             Mode::Embed => "Embeddings / reranking",
+            Mode::Image => "Image generation",
         }
     }
     pub const fn is_training(self) -> bool {
-        !matches!(self, Mode::Inference | Mode::Embed)
+        !matches!(self, Mode::Inference | Mode::Embed | Mode::Image)
     }
     /// One forward pass per sequence, nothing generated (embedding and reranking models).
     pub const fn is_embed(self) -> bool {
         matches!(self, Mode::Embed)
+    }
+    /// Image generation (`core::diffusion`).
+    pub const fn is_image(self) -> bool {
+        matches!(self, Mode::Image)
     }
 }
 
@@ -444,7 +463,7 @@ impl Scenario {
         match mode {
             Mode::Qlora => &[W::Nf4, W::Nf4DoubleQuant],
             Mode::Full => &[W::Fp32, W::Fp16, W::Bf16],
-            Mode::Inference | Mode::Embed | Mode::Lora => &W::ALL,
+            Mode::Inference | Mode::Embed | Mode::Image | Mode::Lora => &W::ALL,
         }
     }
 

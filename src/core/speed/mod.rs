@@ -417,6 +417,43 @@ fn gpu_gemm_rate(p: &Profile, g: &GpuDevice, sh: &Shape) -> f64 {
     (rate * moe).max(1.0)
 }
 
+/// TF32 tensor rate ÷ FP16 tensor rate: 156 ÷ 312 TFLOPS on the A100 and 495 ÷ 989 on the H100
+/// SXM (NVIDIA A100 and H100 datasheets, dense). PyTorch runs FP32 convolutions in TF32 by
+/// default (`torch.backends.cudnn.allow_tf32 = True`); an FP32 image pipeline is assumed to run
+/// its matmuls so too (`torch.backends.cuda.matmul.allow_tf32`).
+pub const TF32_SHARE: f64 = 0.5;
+
+/// FLOP/s of the dense GEMMs and convolutions of a runtime that computes in 16-bit (or FP32
+/// with `fp32`) whatever its weights are stored as — it dequantises before multiplying, as
+/// Diffusers' quantization backends and stable-diffusion.cpp do: the unquantised branch of the
+/// prefill rate (`f16_gemm_efficiency` of profile `p`). FP32 runs at the TF32 tensor rate
+/// where the part has one ([`TF32_SHARE`] of its FP16 rate), else at the vector rate.
+pub fn dense_gemm_rate(p: &Profile, g: &GpuDevice, fp32: bool) -> f64 {
+    if fp32 {
+        let tf32 = g.fp16_tflops * TF32_SHARE;
+        return (tf32.max(g.vector_tflops) * 1e12 * p.f16_gemm_efficiency).max(1.0);
+    }
+    let sh = Shape {
+        weights: WeightPrecision::Bf16,
+        quant: false,
+        moe: None,
+        layers: 0.0,
+        layer_read: 0.0,
+        outer_read: 0.0,
+        layer_total: 0.0,
+        active_params: 0.0,
+        kv_at_depth: 0.0,
+        attn_per_depth: 0.0,
+        hidden: 0.0,
+    };
+    gpu_gemm_rate(p, g, &sh)
+}
+
+/// The CPU's rate for the same (profile `p`'s `f16_gemm_efficiency` of the cores' SIMD rate).
+pub fn cpu_dense_rate(p: &Profile, c: &CpuDevice) -> f64 {
+    (c.flops() * p.f16_gemm_efficiency).max(1.0)
+}
+
 fn cpu_gemm_rate(p: &Profile, c: &CpuDevice, sh: &Shape) -> f64 {
     let e = if sh.quant {
         p.quant_tensor_efficiency.unwrap_or(p.f16_gemm_efficiency)

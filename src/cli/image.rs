@@ -1,0 +1,253 @@
+//! `--mode image`: `headroom estimate` and `headroom fit` for a diffusion pipeline
+//! (`core::diffusion`), as tables or JSON.
+
+use super::app::CliError;
+use super::args::{EstimateArgs, FitArgs, ScenarioArgs};
+use crate::core::catalog::Catalog;
+use crate::core::diffusion::{
+    ImageEstimate, ImageFit, ImageInputs, PipelineOffload, estimate, fit_all, presets,
+};
+use crate::core::format;
+use crate::core::scenario::Mode;
+
+/// Whether these options ask for image generation.
+pub fn asked(a: &ScenarioArgs) -> bool {
+    a.mode == Some(Mode::Image)
+}
+
+/// The image flags given without `--mode image`, or `--mode image` under a command that plans
+/// text models: one line naming the flag.
+pub fn refuse_elsewhere(a: &ScenarioArgs) -> Result<(), CliError> {
+    if asked(a) {
+        return Err(CliError::usage(
+            "--mode image: this command plans text models; size an image pipeline with `headroom estimate --mode image` or `headroom fit --mode image`",
+        ));
+    }
+    let flag = [
+        (a.resolution.is_some(), "--resolution"),
+        (a.steps.is_some(), "--steps"),
+        (a.images_per_batch.is_some(), "--images-per-batch"),
+        (a.pipeline_offload.is_some(), "--pipeline-offload"),
+        (a.vae_tiling, "--vae-tiling"),
+    ]
+    .into_iter()
+    .find(|(given, _)| *given);
+    match flag {
+        Some((_, f)) => Err(CliError::usage(format!("{f} needs --mode image"))),
+        None => Ok(()),
+    }
+}
+
+/// The image scenario from the options.
+pub fn inputs(a: &ScenarioArgs) -> Result<ImageInputs, CliError> {
+    let others = [
+        (a.config.is_some(), "--config"),
+        (a.params.is_some(), "--params"),
+        (a.gguf.is_some(), "--gguf"),
+        (a.safetensors.is_some(), "--safetensors"),
+        (a.hf.is_some(), "--hf"),
+        (a.url.is_some(), "--url"),
+        (a.command.is_some(), "--command"),
+        (a.scenario.is_some(), "--scenario"),
+        (a.mmproj.is_some(), "--mmproj"),
+    ];
+    if let Some((_, f)) = others.into_iter().find(|(given, _)| *given) {
+        return Err(CliError::usage(format!(
+            "{f}: --mode image takes a pipeline preset with --model ({})",
+            presets::ids()
+        )));
+    }
+    let id = a.model.as_deref().ok_or_else(|| {
+        CliError::usage(format!(
+            "--mode image needs --model, one of: {}",
+            presets::ids()
+        ))
+    })?;
+    let p = presets::find(id).ok_or_else(|| {
+        CliError::usage(format!(
+            "--model {id}: not an image pipeline; one of: {}",
+            presets::ids()
+        ))
+    })?;
+    let mut i = ImageInputs::new(p);
+    if let Some((w, h)) = a.resolution {
+        i.width = w;
+        i.height = h;
+    }
+    if let Some(n) = a.steps {
+        i.steps = n;
+    }
+    if let Some(n) = a.images_per_batch {
+        i.images = n;
+    }
+    if let Some(w) = a.weights {
+        i.weights = w;
+    }
+    if let Some(o) = a.pipeline_offload {
+        i.offload = o;
+    }
+    if let Some(fa) = a.flash_attention {
+        i.memory_efficient_attention = fa;
+    }
+    i.vae_tiling = a.vae_tiling;
+    if let Some(why) = i.problem() {
+        return Err(CliError::usage(why));
+    }
+    Ok(i)
+}
+
+/// `headroom estimate --mode image`.
+pub fn run_estimate(a: &EstimateArgs) -> Result<String, CliError> {
+    let i = inputs(&a.scenario)?;
+    // Sized as asked; `auto` is sized with everything on the GPU (the fit picks per machine).
+    let place = match i.offload {
+        PipelineOffload::Auto => PipelineOffload::None,
+        p => p,
+    };
+    let e = estimate(&i, place);
+    if a.json {
+        Ok(super::app::json_text(
+            &crate::io::json::image_estimate_json(&i, &e),
+        ))
+    } else {
+        Ok(estimate_table(&i, &e))
+    }
+}
+
+/// The heading line of an image scenario.
+fn heading(i: &ImageInputs) -> String {
+    format!(
+        "{} ({}): {}×{}, {} steps, {} per call, weights {}, {}{}",
+        i.pipeline.name,
+        i.pipeline.id,
+        i.width,
+        i.height,
+        i.steps,
+        format::count(i.images as u64, "image", "images"),
+        i.weights.label(),
+        i.runtime().label(),
+        if i.pipeline.cfg {
+            ", classifier-free guidance (2 samples per image each step)"
+        } else {
+            ""
+        }
+    )
+}
+
+/// The readable table of `headroom estimate --mode image`.
+pub fn estimate_table(i: &ImageInputs, e: &ImageEstimate) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let _ = writeln!(o, "{}", heading(i));
+    let _ = writeln!(o, "placement: {}", e.placement.label());
+    let _ = writeln!(o);
+    let w = e
+        .parts
+        .iter()
+        .map(|p| p.name.chars().count())
+        .max()
+        .unwrap_or(9)
+        .max(9);
+    let _ = writeln!(
+        o,
+        "{:<w$}  {:>15}  {:>10}  {:<4}  how",
+        "component", "params", "size", "on"
+    );
+    for p in &e.parts {
+        let _ = writeln!(
+            o,
+            "{:<w$}  {:>15}  {:>10}  {:<4}  {}",
+            p.name,
+            if p.params > 0 {
+                format::group_digits(p.params)
+            } else {
+                String::new()
+            },
+            format::bytes(p.bytes),
+            if p.resident_on_gpu { "GPU" } else { "RAM" },
+            p.how
+        );
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "weights {} · GPU peak {} · RAM for offloaded weights {} · moved over the host link per call {}",
+        format::bytes(e.weights),
+        format::bytes(e.gpu_peak),
+        format::bytes(e.host),
+        format::bytes(e.transfer_per_call)
+    );
+    let _ = writeln!(
+        o,
+        "denoiser: {} TFLOP per sample per step; VAE decode {} TFLOP per image (`headroom fit --mode image` for seconds per image)",
+        format::sig3(e.denoiser.flops / 1e12),
+        format::sig3(e.decoder.flops / 1e12)
+    );
+    o
+}
+
+/// `headroom fit --mode image`.
+pub fn run_fit(a: &FitArgs, cat: &mut Catalog) -> Result<String, CliError> {
+    super::scenario::refuse_gpus(&a.scenario, "fit")?;
+    let i = inputs(&a.scenario)?;
+    let machines = a.select.machines(cat)?;
+    let st = super::scenario::fit_settings(&a.scenario, a.rows.electricity);
+    let refs: Vec<_> = machines.iter().collect();
+    let mut rs = fit_all(&i, &refs, cat, &st);
+    if a.fits_only {
+        rs.retain(|r| r.verdict.runs());
+    }
+    if a.rows.json {
+        let v: Vec<_> = rs
+            .iter()
+            .map(|r| crate::io::json::image_fit_json(&i, r))
+            .collect();
+        Ok(super::app::json_text(&v))
+    } else {
+        let mut o = heading(&i);
+        o.push('\n');
+        o.push_str(&fit_table(&rs));
+        Ok(o)
+    }
+}
+
+/// The readable table of `headroom fit --mode image`.
+pub fn fit_table(rs: &[ImageFit]) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let w = rs
+        .iter()
+        .map(|r| r.name.chars().count())
+        .max()
+        .unwrap_or(7)
+        .max(7);
+    let _ = writeln!(
+        o,
+        "{:<w$}  {:<27}  {:>21}  {:>9}  {:>9}  {:>11}",
+        "machine", "verdict", "GPU needs / has", "s/image", "images/h", "$/1000 img"
+    );
+    for r in rs {
+        let (per, hour) = match &r.speed {
+            Some(s) => (
+                format::duration(s.seconds_per_image),
+                format::rate(r.machine_images_per_hour),
+            ),
+            None => ("—".to_string(), "—".to_string()),
+        };
+        let _ = writeln!(
+            o,
+            "{:<w$}  {:<27}  {:>21}  {:>9}  {:>9}  {:>11}",
+            r.name,
+            r.verdict.label(),
+            format!(
+                "{} / {}",
+                format::bytes(r.gpu_needed),
+                format::bytes(r.gpu_capacity)
+            ),
+            per,
+            hour,
+            format::usd(r.usd_per_1000_images)
+        );
+    }
+    o
+}

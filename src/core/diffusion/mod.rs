@@ -1,0 +1,373 @@
+//! Image generation (`Mode::Image`): diffusion pipelines as components — a denoiser (a UNet or
+//! a DiT/MMDiT), one to three text encoders (CLIP-L, OpenCLIP bigG, T5-XXL) and a VAE — sized
+//! at a resolution, a batch and a precision, placed as the runtimes place them (everything on
+//! the GPU; Diffusers `enable_model_cpu_offload` / stable-diffusion.cpp `--offload-to-cpu`;
+//! `enable_sequential_cpu_offload`; stable-diffusion.cpp `--clip-on-cpu`; VAE tiling), and
+//! timed as steps × the denoiser's FLOPs per step on each machine (docs/diffusion.md).
+//!
+//! - `shapes.rs`: each component walked module by module from its `config.json` fields.
+//! - `presets.rs`: SD 1.5, SDXL, SD3 Medium, SD3.5 Medium/Large, FLUX.1 dev/schnell.
+//! - `memory.rs`: the estimate per component and the placements.
+//! - `speed.rs`: seconds per image and the fit on each machine.
+
+pub mod memory;
+pub mod presets;
+pub mod shapes;
+pub mod speed;
+
+use crate::core::precision::WeightPrecision;
+use serde::{Deserialize, Serialize};
+use shapes::{ClipTextShape, FluxShape, Sd3Shape, T5Shape, UNetShape, VaeShape, Walk};
+
+pub use memory::{ImageEstimate, Part, PartKind, estimate};
+pub use speed::{ImageFit, ImageSpeed, ImageVerdict, fit_all, fit_machine, seconds_per_image};
+
+/// The denoising network.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Denoiser {
+    UNet(UNetShape),
+    Flux(FluxShape),
+    Sd3(Sd3Shape),
+}
+
+/// A text encoder and the tokens it reads per prompt.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TextEncoder {
+    pub name: &'static str,
+    pub shape: TextShape,
+    pub tokens: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum TextShape {
+    Clip(ClipTextShape),
+    T5(T5Shape),
+}
+
+impl TextEncoder {
+    /// A CLIP tower reads 77 tokens (its `max_position_embeddings`; the tokenizer pads to it).
+    pub fn clip(name: &'static str, shape: ClipTextShape) -> TextEncoder {
+        TextEncoder {
+            name,
+            tokens: shape.max_positions,
+            shape: TextShape::Clip(shape),
+        }
+    }
+    pub fn t5(name: &'static str, shape: T5Shape, tokens: u64) -> TextEncoder {
+        TextEncoder {
+            name,
+            shape: TextShape::T5(shape),
+            tokens,
+        }
+    }
+    pub fn walk(&self) -> Walk {
+        match &self.shape {
+            TextShape::Clip(c) => c.walk(self.tokens),
+            TextShape::T5(t) => t.walk(self.tokens),
+        }
+    }
+    /// Whether the scenario's precision applies: T5-XXL is quantised with the denoiser
+    /// (Diffusers' quantization examples, stable-diffusion.cpp `--type`), the CLIP towers stay
+    /// 16-bit.
+    pub fn follows_weights(&self) -> bool {
+        matches!(self.shape, TextShape::T5(_))
+    }
+}
+
+/// An image pipeline.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Pipeline {
+    pub id: &'static str,
+    pub name: &'static str,
+    pub denoiser: Denoiser,
+    /// The denoiser's size as its paper or model card rounds it (the test's reference).
+    pub published_denoiser_params: u64,
+    pub text_encoders: Vec<TextEncoder>,
+    pub vae: VaeShape,
+    /// Classifier-free guidance: the denoiser runs on the conditional and the unconditional
+    /// input each step (batch × 2). SD 1.x, SDXL and SD3: yes; FLUX.1 dev is guidance-distilled
+    /// (the guidance is an input) and schnell step-distilled: one pass per step.
+    pub cfg: bool,
+    /// The pipeline call's default `num_inference_steps` and `height` = `width`.
+    pub default_steps: u32,
+    pub default_size: u32,
+    /// The VAE's `force_upcast`: an FP16 VAE decodes in FP32 (SDXL's overflows in FP16).
+    pub vae_force_upcast: bool,
+    /// The VAE config's `sample_size`: Diffusers' tile side under `enable_vae_tiling`
+    /// (`AutoencoderKL.tile_sample_min_size`).
+    pub vae_sample_size: u32,
+    pub source: &'static str,
+}
+
+impl Pipeline {
+    /// Latent pixels per image pixel along a side: the VAE's 2^(levels − 1) = 8.
+    pub fn vae_scale(&self) -> u32 {
+        1 << (self.vae.channels.len().saturating_sub(1) as u32)
+    }
+    /// What width and height must be multiples of: the VAE scale, × the patch for a DiT
+    /// (Flux packs 2 × 2 latents per token; SD3 patch 2).
+    pub fn size_multiple(&self) -> u32 {
+        match &self.denoiser {
+            Denoiser::UNet(_) => self.vae_scale(),
+            Denoiser::Flux(_) => self.vae_scale() * 2,
+            Denoiser::Sd3(s) => self.vae_scale() * s.patch as u32,
+        }
+    }
+    /// Text tokens the denoiser attends to: CLIP's 77 for a UNet; the T5 sequence for Flux;
+    /// 77 CLIP + the T5 sequence for SD3 (`encode_prompt` concatenates them).
+    pub fn text_tokens(&self) -> u64 {
+        let t5 = self
+            .text_encoders
+            .iter()
+            .filter(|t| matches!(t.shape, TextShape::T5(_)))
+            .map(|t| t.tokens)
+            .max()
+            .unwrap_or(0);
+        match &self.denoiser {
+            Denoiser::UNet(_) => 77,
+            Denoiser::Flux(_) => t5,
+            Denoiser::Sd3(_) => 77 + t5,
+        }
+    }
+    /// One denoiser forward pass for one sample at `width × height` pixels.
+    pub fn denoiser_walk(&self, width: u32, height: u32) -> Walk {
+        let s = self.vae_scale() as u64;
+        let (lh, lw) = (height as u64 / s, width as u64 / s);
+        match &self.denoiser {
+            Denoiser::UNet(u) => u.walk(lh, lw, self.text_tokens()),
+            Denoiser::Flux(f) => f.walk((lh / 2) * (lw / 2), self.text_tokens()),
+            Denoiser::Sd3(d) => d.walk((lh / d.patch) * (lw / d.patch), self.text_tokens()),
+        }
+    }
+    pub fn denoiser_label(&self) -> &'static str {
+        match self.denoiser {
+            Denoiser::UNet(_) => "UNet",
+            Denoiser::Flux(_) => "Flux transformer (DiT)",
+            Denoiser::Sd3(_) => "MMDiT transformer",
+        }
+    }
+}
+
+/// Where the pipeline's components live while it runs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub enum PipelineOffload {
+    /// Per machine, the fastest placement that fits: everything on the GPU, then model offload,
+    /// then sequential offload, then the CPU.
+    #[default]
+    Auto,
+    /// Every component on the GPU (`pipe.to("cuda")`).
+    None,
+    /// One component on the GPU at a time, moved in whole when it runs: Diffusers
+    /// `enable_model_cpu_offload` (pipeline_utils.py), stable-diffusion.cpp `--offload-to-cpu`.
+    Model,
+    /// Weights streamed to the GPU module by module as the forward pass reaches them, every
+    /// step: Diffusers `enable_sequential_cpu_offload` (accelerate `cpu_offload` hooks).
+    Sequential,
+    /// The text encoders in RAM, run by the CPU (stable-diffusion.cpp `--clip-on-cpu`).
+    ClipOnCpu,
+}
+
+impl PipelineOffload {
+    pub const ALL: [PipelineOffload; 5] = [
+        PipelineOffload::Auto,
+        PipelineOffload::None,
+        PipelineOffload::Model,
+        PipelineOffload::Sequential,
+        PipelineOffload::ClipOnCpu,
+    ];
+    pub const fn cli_name(self) -> &'static str {
+        match self {
+            PipelineOffload::Auto => "auto",
+            PipelineOffload::None => "none",
+            PipelineOffload::Model => "model",
+            PipelineOffload::Sequential => "sequential",
+            PipelineOffload::ClipOnCpu => "clip-on-cpu",
+        }
+    }
+    pub const fn label(self) -> &'static str {
+        match self {
+            PipelineOffload::Auto => "the fastest that fits",
+            PipelineOffload::None => "everything on the GPU",
+            PipelineOffload::Model => {
+                "model CPU offload (enable_model_cpu_offload / --offload-to-cpu)"
+            }
+            PipelineOffload::Sequential => "sequential CPU offload (enable_sequential_cpu_offload)",
+            PipelineOffload::ClipOnCpu => "text encoders on the CPU (--clip-on-cpu)",
+        }
+    }
+}
+
+/// Which runtime runs the pipeline: GGUF weights mean stable-diffusion.cpp (ggml), anything else
+/// Diffusers (PyTorch).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ImageRuntime {
+    Diffusers,
+    StableDiffusionCpp,
+}
+
+impl ImageRuntime {
+    pub fn of(weights: WeightPrecision) -> ImageRuntime {
+        if weights.is_gguf() {
+            ImageRuntime::StableDiffusionCpp
+        } else {
+            ImageRuntime::Diffusers
+        }
+    }
+    pub const fn label(self) -> &'static str {
+        match self {
+            ImageRuntime::Diffusers => "Diffusers",
+            ImageRuntime::StableDiffusionCpp => "stable-diffusion.cpp",
+        }
+    }
+}
+
+/// An image-generation scenario.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ImageInputs {
+    pub pipeline: Pipeline,
+    pub width: u32,
+    pub height: u32,
+    pub steps: u32,
+    /// Images per pipeline call (`num_images_per_prompt`, sd.cpp `-b`).
+    pub images: u32,
+    /// The denoiser's (and T5's) weight precision.
+    pub weights: WeightPrecision,
+    pub offload: PipelineOffload,
+    /// Decode the latent tile by tile (Diffusers `enable_vae_tiling`, sd.cpp `--vae-tiling`).
+    pub vae_tiling: bool,
+    /// Memory-efficient attention (PyTorch SDPA / FlashAttention; sd.cpp `--diffusion-fa`):
+    /// no score matrices in memory.
+    pub memory_efficient_attention: bool,
+}
+
+/// The ranges of the inputs (each flag's error names it).
+pub mod limits {
+    pub const SIDE: (u32, u32) = (64, 8192);
+    pub const STEPS: (u32, u32) = (1, 1000);
+    pub const IMAGES: (u32, u32) = (1, 64);
+}
+
+impl ImageInputs {
+    /// The pipeline at its own defaults (resolution, steps), BF16, one image.
+    pub fn new(pipeline: Pipeline) -> ImageInputs {
+        ImageInputs {
+            width: pipeline.default_size,
+            height: pipeline.default_size,
+            steps: pipeline.default_steps,
+            pipeline,
+            images: 1,
+            weights: WeightPrecision::Bf16,
+            offload: PipelineOffload::Auto,
+            vae_tiling: false,
+            memory_efficient_attention: true,
+        }
+    }
+    pub fn runtime(&self) -> ImageRuntime {
+        ImageRuntime::of(self.weights)
+    }
+    /// Why these inputs cannot be sized, one line naming the flag; `None` when they can.
+    pub fn problem(&self) -> Option<String> {
+        let m = self.pipeline.size_multiple();
+        let (lo, hi) = limits::SIDE;
+        for (v, what) in [(self.width, "width"), (self.height, "height")] {
+            if !(lo..=hi).contains(&v) {
+                return Some(format!(
+                    "--resolution: {what} {v} is outside {lo} … {hi} pixels"
+                ));
+            }
+            if v % m != 0 {
+                return Some(format!(
+                    "--resolution: {what} {v} is not a multiple of {m} ({}: {} pixels per latent{})",
+                    self.pipeline.id,
+                    self.pipeline.vae_scale(),
+                    if m > self.pipeline.vae_scale() {
+                        ", 2 × 2 latents per token"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+        }
+        if !(limits::STEPS.0..=limits::STEPS.1).contains(&self.steps) {
+            return Some(format!("--steps: {} is outside 1 … 1000", self.steps));
+        }
+        if !(limits::IMAGES.0..=limits::IMAGES.1).contains(&self.images) {
+            return Some(format!(
+                "--images-per-batch: {} is outside 1 … 64",
+                self.images
+            ));
+        }
+        if matches!(
+            self.weights,
+            WeightPrecision::Gptq4 | WeightPrecision::Awq4 | WeightPrecision::Mxfp4
+        ) {
+            return Some(format!(
+                "--weights {}: not an image-pipeline format (use fp32, fp16, bf16, fp8, int8, nf4 or a GGUF type)",
+                self.weights.cli_name()
+            ));
+        }
+        None
+    }
+    /// Denoiser samples per step: the images, twice with classifier-free guidance.
+    pub fn denoiser_batch(&self) -> u64 {
+        self.images as u64 * if self.pipeline.cfg { 2 } else { 1 }
+    }
+}
+
+/// Parses "1024x1024", "1024×768", "512" (square).
+pub fn parse_resolution(s: &str) -> Result<(u32, u32), String> {
+    let t = s.trim().to_ascii_lowercase().replace('×', "x");
+    let parts: Vec<&str> = t.split('x').map(str::trim).collect();
+    let num = |p: &str| -> Result<u32, String> {
+        p.parse::<u32>()
+            .map_err(|_| format!("'{s}' is not WIDTHxHEIGHT in pixels (e.g. 1024x1024)"))
+    };
+    match parts.as_slice() {
+        [w] => num(w).map(|w| (w, w)),
+        [w, h] => Ok((num(w)?, num(h)?)),
+        _ => Err(format!(
+            "'{s}' is not WIDTHxHEIGHT in pixels (e.g. 1024x1024)"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolutions_parse_and_bad_ones_are_named() {
+        assert_eq!(parse_resolution("1024x768"), Ok((1024, 768)));
+        assert_eq!(parse_resolution("1024×1024"), Ok((1024, 1024)));
+        assert_eq!(parse_resolution("512"), Ok((512, 512)));
+        assert!(parse_resolution("1024x").is_err());
+        assert!(parse_resolution("big").is_err());
+        let mut i = ImageInputs::new(presets::find("flux.1-dev").unwrap());
+        i.width = 1000; // a multiple of 8, not of 16
+        assert!(
+            i.problem().unwrap().contains("multiple of 16"),
+            "{:?}",
+            i.problem()
+        );
+        i.width = 1024;
+        assert!(i.problem().is_none());
+        let mut s = ImageInputs::new(presets::find("sdxl").unwrap());
+        s.height = 1020;
+        assert!(s.problem().unwrap().contains("multiple of 8"));
+        s.height = 32;
+        assert!(s.problem().unwrap().contains("outside 64"));
+        s.height = 1024;
+        s.steps = 0;
+        assert!(s.problem().unwrap().starts_with("--steps"));
+    }
+
+    #[test]
+    fn guidance_doubles_the_batch_only_where_the_pipeline_uses_it() {
+        let mut x = ImageInputs::new(presets::find("sdxl").unwrap());
+        x.images = 3;
+        assert_eq!(x.denoiser_batch(), 6);
+        let mut f = ImageInputs::new(presets::find("flux.1-dev").unwrap());
+        f.images = 3;
+        assert_eq!(f.denoiser_batch(), 3);
+    }
+}
