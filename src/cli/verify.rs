@@ -70,7 +70,7 @@ pub fn run(a: &VerifyArgs, cat: &mut Catalog) -> Result<String, CliError> {
             "verify runs llama-bench, which measures inference: drop --mode",
         ));
     }
-    let model = a.bench_model.clone().or(merged.gguf.clone()).ok_or_else(|| {
+    let model = a.bench_model.clone().or_else(|| merged.gguf.clone()).ok_or_else(|| {
         CliError::usage(
             "verify needs the GGUF llama-bench runs: --gguf FILE (or --bench-model FILE beside --model)",
         )

@@ -66,19 +66,18 @@ pub fn plan(
 ) -> BenchPlan {
     let sc = s.clamped();
     let n_prompt = sc.prompt_tokens.clamp(1, sc.context.max(1));
-    let mut launch = LaunchInputs {
-        threads: sc.launch.threads,
-        tensor_split: sc.launch.tensor_split.clone(),
-        ..LaunchInputs::default()
-    };
     let (ngl, ncmoe) = match (&fit.expert_split, fit.verdict) {
         (Some(x), Verdict::Offload) => (999, Some(x.cpu_moe_layers)),
         (_, Verdict::Cpu) => (0, None),
         _ if fit.gpu_layers >= fit.total_layers => (999, None),
         _ => (fit.gpu_layers, None),
     };
-    launch.n_cpu_moe = ncmoe;
-    launch.gpu_layers = ncmoe.is_none().then_some(ngl);
+    let launch = LaunchInputs {
+        gpu_layers: ncmoe.is_none().then_some(ngl),
+        n_cpu_moe: ncmoe,
+        threads: sc.launch.threads,
+        tensor_split: sc.launch.tensor_split.clone(),
+    };
     let ctk = super::export::launch::llama_cache_type(sc.kv.k);
     let ctv = super::export::launch::llama_cache_type(sc.kv.v);
     let mut args: Vec<String> = vec![
@@ -175,7 +174,7 @@ pub fn run(
         .name("llama-bench stdout".into())
         .spawn(move || {
             let mut buf = Vec::new();
-            let _ = (&mut out).take(OUTPUT_LIMIT as u64).read_to_end(&mut buf);
+            let _ = out.by_ref().take(OUTPUT_LIMIT as u64).read_to_end(&mut buf);
             // Whatever is past the limit is drained so the child never blocks on a full pipe.
             let _ = std::io::copy(&mut out, &mut std::io::sink());
             String::from_utf8_lossy(&buf).into_owned()
