@@ -141,12 +141,16 @@ pub fn predicted_speeds(
         b.prompt_tokens = depth.clamp(1, b.context);
         fit_all(&b, [m], cat, st).remove(0)
     };
-    let pp = (n_prompt > 0)
-        .then(|| one(n_prompt, 1).prefill_tokens_per_s)
-        .unwrap_or(0.0);
-    let tg = (n_gen > 0)
-        .then(|| one(n_gen, (n_gen / 2).max(1)).decode_tokens_per_s)
-        .unwrap_or(0.0);
+    let pp = if n_prompt > 0 {
+        one(n_prompt, 1).prefill_tokens_per_s
+    } else {
+        0.0
+    };
+    let tg = if n_gen > 0 {
+        one(n_gen, (n_gen / 2).max(1)).decode_tokens_per_s
+    } else {
+        0.0
+    };
     (pp, tg)
 }
 
