@@ -29,7 +29,7 @@ fn fit(s: &Scenario, machine: &str) -> FitResult {
 fn ngl(n: u64) -> LaunchInputs {
     LaunchInputs {
         gpu_layers: Some(n),
-        n_cpu_moe: None,
+        ..LaunchInputs::default()
     }
 }
 
@@ -103,8 +103,8 @@ fn zero_all_and_other_runtimes() {
 #[test]
 fn a_moe_at_the_asked_n_cpu_moe() {
     let moe = |n| LaunchInputs {
-        gpu_layers: None,
         n_cpu_moe: Some(n),
+        ..LaunchInputs::default()
     };
     let searched = fit(
         &scenario("qwen3-30b-a3b", LaunchInputs::default()),
@@ -226,4 +226,166 @@ fn a_llama_server_command_line() {
         err.trim(),
         "headroom: --command: --frobnicate: not a llama.cpp flag headroom reads"
     );
+}
+
+/// `--tensor-split 3,1` (llama.cpp `-ts 3,1`) on two 24 GB RTX 3090s, Llama 3 70B Q4_K_M at 8K:
+/// llama.cpp's cumulative split [0.75, 1.0] over 81 slots (80 layers + output) puts slots 0–60
+/// (j ÷ 81 < 0.75 ⇔ j ≤ 60) on GPU 0: 61 layers there, 19 and the output layer on GPU 1. GPU 0
+/// then needs its fixed costs + 61 layers, more than 24 GB: no, where the even split (41 + 39
+/// and the output) fits. Each GPU's need is in the note, from the one-GPU estimate.
+#[test]
+fn a_tensor_split_moves_the_layers_between_gpus() {
+    use headroom::core::placement::tensor_split::{device_bytes, shares};
+    let even = fit(
+        &scenario("llama-3-70b", LaunchInputs::default()),
+        "desktop-2x-rtx3090-128gb",
+    );
+    assert_eq!(even.verdict, Verdict::Gpu);
+    let split = |ts: &[f32]| LaunchInputs {
+        tensor_split: ts.to_vec(),
+        ..LaunchInputs::default()
+    };
+    let s = scenario("llama-3-70b", split(&[3.0, 1.0]));
+    let f = fit(&s, "desktop-2x-rtx3090-128gb");
+    assert_eq!(f.verdict, Verdict::None);
+    let sh = shares(&[3.0, 1.0], 2, 80, 80);
+    assert_eq!((sh[0].layers, sh[1].layers, sh[1].output), (61, 19, true));
+    let e1 = headroom::core::estimate::estimate(&Scenario {
+        gpus: 1,
+        ..s.clone()
+    });
+    let need = device_bytes(&e1, &sh);
+    // GPU 0: fixed costs + 61 × per-layer bytes; GPU 1: fixed + 19 layers + outer weights.
+    let per = per_layer_bytes(&e1).0;
+    assert_eq!(need[0].0, e1.workload.fixed_per_device.0 + 61 * per);
+    assert_eq!(
+        need[1].0,
+        e1.workload.fixed_per_device.0 + 19 * per + e1.workload.outer_weights.0
+    );
+    let note = f
+        .notes
+        .iter()
+        .map(ToString::to_string)
+        .find(|n| n.starts_with("as asked: --tensor-split"))
+        .expect("the split's note");
+    assert!(note.contains("GPU 0 61 layers"), "{note}");
+    assert!(note.contains("GPU 1 19 layers + output"), "{note}");
+    // 1,1 is the even split: it fits, with GPU 0's 41 layers the fuller one, at the searched
+    // placement's decode speed (layer split: the GPUs run one after another).
+    let f11 = fit(
+        &scenario("llama-3-70b", split(&[1.0, 1.0])),
+        "desktop-2x-rtx3090-128gb",
+    );
+    assert_eq!((f11.verdict, f11.gpu_layers), (Verdict::Gpu, 80));
+    let rel = f11.decode_tokens_per_s / even.decode_tokens_per_s;
+    assert!((rel - 1.0).abs() < 1e-9, "{rel}");
+    // With --gpu-layers 60 and 1,1: 30 layers per GPU, 20 and the output layer in RAM.
+    let f60 = fit(
+        &scenario(
+            "llama-3-70b",
+            LaunchInputs {
+                gpu_layers: Some(60),
+                tensor_split: vec![1.0, 1.0],
+                ..LaunchInputs::default()
+            },
+        ),
+        "desktop-2x-rtx3090-128gb",
+    );
+    assert_eq!((f60.verdict, f60.gpu_layers), (Verdict::Offload, 60));
+    assert_eq!(f60.ram_required, offload_host_bytes(&e1, 60));
+}
+
+/// `--threads N` caps the CPU's share: CPU-only Llama 3 8B Q4_K_M decode is bandwidth-bound, so
+/// 4 of a 16-core desktop's threads draw 4/16 of its bandwidth: decode falls to about a quarter
+/// (the per-layer fixed cost does not scale, so a little more than 0.25); threads past the
+/// cores change nothing.
+#[test]
+fn threads_cap_the_cpu_share() {
+    let t = |n: Option<u32>| {
+        let s = scenario(
+            "llama-3-8b",
+            LaunchInputs {
+                gpu_layers: Some(0),
+                threads: n,
+                ..LaunchInputs::default()
+            },
+        );
+        fit(&s, "desktop-2x-rtx3090-128gb").decode_tokens_per_s
+    };
+    let all = t(None);
+    let four = t(Some(4));
+    let r = four / all;
+    assert!(r > 0.25 && r < 0.3, "{four} / {all} = {r}");
+    assert!((t(Some(16)) / all - 1.0).abs() < 1e-9);
+    assert!((t(Some(64)) / all - 1.0).abs() < 1e-9);
+}
+
+/// `--tensor-split` and `--threads` on the command line: bad values are one line naming the
+/// flag (exit 2); a good split reaches the fit's notes and the scenario file.
+#[test]
+fn tensor_split_and_threads_flags() {
+    let bin = env!("CARGO_BIN_EXE_headroom");
+    let run = |args: &[&str]| {
+        Command::new(bin)
+            .args(args)
+            .env(
+                "HEADROOM_CONFIG_DIR",
+                std::env::temp_dir().join("headroom-asked-test"),
+            )
+            .output()
+            .unwrap()
+    };
+    for (flag, v) in [
+        ("--tensor-split", "3,-1"),
+        ("--tensor-split", "a,b"),
+        ("--tensor-split", ""),
+        ("--threads", "0"),
+        ("--threads", "many"),
+    ] {
+        let bad = run(&["fit", flag, v]);
+        assert_eq!(bad.status.code(), Some(2), "{flag} {v}");
+        let err = String::from_utf8_lossy(&bad.stderr);
+        assert!(err.contains(flag) && err.lines().count() == 1, "{err}");
+    }
+    let both = run(&["fit", "--tensor-split", "1,1", "--n-cpu-moe", "3"]);
+    assert_eq!(both.status.code(), Some(2));
+    let ok = run(&[
+        "fit",
+        "--model",
+        "llama-3-70b",
+        "--weights",
+        "q4_k_m",
+        "--machine",
+        "desktop-2x-rtx3090-128gb",
+        "--tensor-split",
+        "3/1",
+        "--threads",
+        "8",
+        "--json",
+    ]);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&ok.stdout).unwrap();
+    assert_eq!(v[0]["verdict"], "none");
+    let notes = v[0]["notes"].to_string();
+    assert!(notes.contains("GPU 0 61 layers"), "{notes}");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.ron");
+    let saved = run(&[
+        "estimate",
+        "--tensor-split",
+        "3,1",
+        "--threads",
+        "8",
+        "--save-scenario",
+        file.to_str().unwrap(),
+    ]);
+    assert!(saved.status.success());
+    let text = std::fs::read_to_string(&file).unwrap();
+    let back = headroom::io::export::load_scenario("s.ron", &text).unwrap();
+    assert_eq!(back.launch.tensor_split, [3.0, 1.0]);
+    assert_eq!(back.launch.threads, Some(8));
 }

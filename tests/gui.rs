@@ -2499,3 +2499,38 @@ fn the_quality_floor_on_the_cards_says_what_fitting_would_cost() {
     assert_eq!(h.state().state.constraints.max_kld, None);
     assert!(h.query_by_label_contains("fits its GPU;").is_none());
 }
+
+/// "Paste a llama.cpp or vLLM command": a llama-server line applied to the scenario (context,
+/// cache types, -ngl, threads, tensor split); a line with a flag headroom does not read says so
+/// in one line naming it and leaves the scenario as it was.
+#[test]
+fn a_pasted_command_sets_the_scenario() {
+    const FIELD: &str = "Paste a llama.cpp or vLLM command";
+    let paste = |line: &str| {
+        let mut h = harness(State::default());
+        h.get_by_label(FIELD).scroll_to_me();
+        h.run();
+        h.get_by_label(FIELD).click();
+        h.run();
+        h.get_by_label(FIELD).type_text(line);
+        h.run();
+        h.get_by_label("Apply command").click();
+        h.run();
+        h
+    };
+    let h = paste("llama-server -c 4096 -ngl 16 -ctk q8_0 -ctv q8_0 -t 4 -ts 3,1");
+    let s = h.state().state.scenario.clone();
+    assert_eq!(s.context, 4096);
+    assert_eq!(s.launch.gpu_layers, Some(16));
+    assert_eq!(
+        s.kv,
+        headroom::core::precision::KvTypes::same(headroom::core::precision::KvPrecision::Q8_0)
+    );
+    assert_eq!(s.launch.threads, Some(4));
+    assert_eq!(s.launch.tensor_split, vec![3.0, 1.0]);
+    // A bad line: one line naming the flag; the scenario stays as it was.
+    let before = harness(State::default()).state().state.scenario.clone();
+    let bad = paste("llama-server -c 4096 --frobnicate 3");
+    bad.get_by_label_contains("Cannot apply the command: --frobnicate: not a llama.cpp flag");
+    assert_eq!(bad.state().state.scenario, before);
+}

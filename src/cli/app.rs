@@ -147,6 +147,7 @@ pub fn run(cli: Cli) -> Result<String, CliError> {
         Some(Command::Quality(a)) => super::quality::run(&a, &mut cat),
         Some(Command::Mcp) => mcp(),
         Some(Command::Calibrate { file }) => super::calibrate::command(&file, &cat),
+        Some(Command::Verify(a)) => super::verify::run(&a, &mut cat),
         Some(Command::Catalog { command }) => match command {
             CatalogCommand::List { kind, json } => {
                 Ok(super::catalog::list(&cat, kind.map(|k| k.cli_name()), json))

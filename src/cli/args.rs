@@ -2,10 +2,11 @@
 //! Names are a contract: add freely, never rename.
 
 use super::values::{
-    Choice, KvParser, OnOff, parse_acceptance, parse_batch, parse_context, parse_draft_tokens,
-    parse_electricity, parse_fraction, parse_gpu_layers, parse_gpus, parse_image_tokens,
-    parse_images, parse_images_per_batch, parse_lora_rank, parse_output, parse_params, parse_rate,
-    parse_resolution, parse_sched, parse_seconds, parse_share, parse_spec_method, parse_steps,
+    Choice, KvParser, OnOff, SplitArg, parse_acceptance, parse_batch, parse_context,
+    parse_draft_tokens, parse_electricity, parse_fraction, parse_gpu_layers, parse_gpus,
+    parse_image_tokens, parse_images, parse_images_per_batch, parse_lora_rank, parse_output,
+    parse_params, parse_rate, parse_resolution, parse_sched, parse_seconds, parse_share,
+    parse_spec_method, parse_steps, parse_tensor_split, parse_threads,
     parse_tp, parse_train_tokens, parse_ubatch, parse_user_rate, parse_users, parse_zero,
 };
 use crate::core::catalog::MachineKind;
@@ -64,6 +65,9 @@ pub enum Command {
         /// llama-bench output: `-o json`, `-o csv` or its default Markdown table.
         file: std::path::PathBuf,
     },
+    /// Run llama-bench on this machine with the settings headroom recommends and show the
+    /// prediction beside the measurement (speed, buffers); --save-calibration stores it.
+    Verify(crate::cli::verify::VerifyArgs),
     /// What each weight precision costs in quality (published KLD), its size, and with
     /// --machine whether it fits and the best-quality one that does.
     Quality(crate::cli::quality::QualityArgs),
@@ -209,6 +213,15 @@ pub struct ScenarioArgs {
     /// models [default: the fewest that fit].
     #[arg(long, value_name = "N", value_parser = parse_gpu_layers, help_heading = "Runtime", conflicts_with = "gpu_layers")]
     pub n_cpu_moe: Option<u64>,
+    /// Your own llama.cpp tensor split (`-ts a,b,…`): each GPU's proportion of the GPU layers,
+    /// in the GPUs' order, e.g. 3,1 (every layer unless --gpu-layers says fewer); memory per GPU
+    /// follows its layers [default: even over identical GPUs].
+    #[arg(long, value_name = "A,B,…", value_parser = parse_tensor_split, help_heading = "Runtime", conflicts_with = "n_cpu_moe")]
+    pub tensor_split: Option<SplitArg>,
+    /// CPU threads for the layers the CPU runs (llama.cpp `-t N`), 1 … 1,024: compute on
+    /// min(N, cores) cores and their share of the memory bandwidth [default: every core].
+    #[arg(long, value_name = "N", value_parser = parse_threads, help_heading = "Runtime")]
+    pub threads: Option<u32>,
     /// Speculative decoding: a draft model (`draft`, with --draft), an EAGLE-3 head (`eagle3`) or
     /// the model's own multi-token-prediction layers (`mtp`) [default: off; on as `draft` with
     /// --draft].

@@ -25,3 +25,4 @@ pub mod report;
 pub mod scenario;
 pub mod serve;
 pub mod values;
+pub mod verify;

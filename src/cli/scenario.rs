@@ -322,6 +322,12 @@ fn apply_flags(a: &ScenarioArgs, s: &mut Scenario) {
         s.launch.gpu_layers = a.gpu_layers;
         s.launch.n_cpu_moe = a.n_cpu_moe;
     }
+    if let Some(v) = &a.tensor_split {
+        s.launch.tensor_split = v.0.clone();
+    }
+    if a.threads.is_some() {
+        s.launch.threads = a.threads;
+    }
     if let Some(v) = a.gpu_memory_utilization {
         s.gpu_memory_utilization = v;
     }
@@ -353,6 +359,13 @@ fn check_flags(a: &ScenarioArgs, s: &Scenario) -> Result<(), CliError> {
             group_digits(p),
             group_digits(s.context)
         )));
+    }
+    // llama.cpp applies -ts to the layers; the expert split (--n-cpu-moe) is modelled on even
+    // GPUs only.
+    if !s.launch.tensor_split.is_empty() && s.launch.n_cpu_moe.is_some() {
+        return Err(CliError::usage(
+            "--tensor-split with --n-cpu-moe: headroom models the expert split over even GPUs only; drop one",
+        ));
     }
     // LoRA adapts a d × k matrix with r × (d + k) parameters; a rank past the hidden size is
     // larger than the matrices it adapts (Hu et al. 2021, "LoRA", §4.1: r ≪ min(d, k)).

@@ -5,11 +5,15 @@
 use crate::core::catalog::MachineKind;
 use crate::core::format::group_digits;
 use crate::core::precision::{KvPrecision, KvTypes, WeightPrecision};
+pub use crate::core::scenario::parse::{
+    MAX_UBATCH, parse_context, parse_fraction, parse_gpu_layers, parse_sched, parse_threads,
+    parse_tp, parse_ubatch,
+};
+use crate::core::scenario::parse::{ranged, whole_count};
 use crate::core::scenario::{
     Checkpointing, Framework, KvAllocation, LoraTargets, Mode, Offload, Optimizer, Runtime, limits,
 };
 use crate::core::serving::{Engine, Mix};
-use crate::core::units::parse_count;
 use clap::ValueEnum;
 use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
@@ -307,42 +311,6 @@ pub fn parse_train_tokens(s: &str) -> Result<u64, String> {
     ranged(s, 1, crate::core::scenario::rules::MAX_TRAIN_TOKENS)
 }
 
-/// A count that must be whole: `1.5` tokens is refused, not rounded to 2 (`1.5K` = 1,500 is
-/// whole). Parsing as [`parse_count`].
-fn whole_count(s: &str) -> Result<u64, String> {
-    let n = parse_count(s)?;
-    let t = s.trim().replace('_', "");
-    let (num, mult) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
-        Some('K') => (&t[..t.len() - 1], 1e3),
-        Some('M') => (&t[..t.len() - 1], 1e6),
-        Some('B' | 'G') => (&t[..t.len() - 1], 1e9),
-        Some('T') => (&t[..t.len() - 1], 1e12),
-        _ => (t.as_str(), 1.0),
-    };
-    if let Ok(v) = num.trim().parse::<f64>() {
-        let x = v * mult;
-        // 1.1K is 1100.0000000000002 in binary: a whole number up to rounding.
-        if (x - x.round()).abs() > 1e-6 * x.abs().max(1.0) {
-            return Err(format!("'{s}' is not a whole number"));
-        }
-    }
-    Ok(n)
-}
-
-fn ranged(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
-    let n = whole_count(s)?;
-    if n < lo || n > hi {
-        return Err(format!("'{s}' is outside {lo} … {}", group_digits(hi)));
-    }
-    Ok(n)
-}
-
-/// Largest `--ubatch` accepted.
-pub const MAX_UBATCH: u64 = 1 << 20;
-
-pub fn parse_context(s: &str) -> Result<u64, String> {
-    ranged(s, 1, limits::MAX_CONTEXT)
-}
 pub fn parse_batch(s: &str) -> Result<u64, String> {
     ranged(s, 1, limits::MAX_BATCH)
 }
@@ -371,16 +339,15 @@ pub fn parse_images_per_batch(s: &str) -> Result<u32, String> {
     let (lo, hi) = crate::core::diffusion::limits::IMAGES;
     ranged(s, lo as u64, hi as u64).map(|n| n as u32)
 }
-pub fn parse_ubatch(s: &str) -> Result<u64, String> {
-    ranged(s, 1, MAX_UBATCH)
-}
 pub fn parse_gpus(s: &str) -> Result<u64, String> {
     ranged(s, 0, limits::MAX_GPUS)
 }
-/// `--gpu-layers` / `--n-cpu-moe`: a layer count, 0 … 10,000 (llama.cpp takes any count and
-/// caps it at the model's layers).
-pub fn parse_gpu_layers(s: &str) -> Result<u64, String> {
-    ranged(s, 0, 10_000)
+/// `--tensor-split a,b,…`: each GPU's proportion of the layers (llama.cpp `-ts`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SplitArg(pub Vec<f32>);
+
+pub fn parse_tensor_split(s: &str) -> Result<SplitArg, String> {
+    crate::core::scenario::LaunchInputs::parse_tensor_split(s).map(SplitArg)
 }
 pub fn parse_lora_rank(s: &str) -> Result<u64, String> {
     ranged(s, 1, limits::MAX_LORA_RANK)
@@ -390,13 +357,6 @@ pub fn parse_zero(s: &str) -> Result<u8, String> {
         t @ ("0" | "1" | "2" | "3") => t.parse().map_err(|_| s.to_string()),
         _ => Err(format!("'{s}' is not a ZeRO stage (0, 1, 2 or 3)")),
     }
-}
-pub fn parse_fraction(s: &str) -> Result<f64, String> {
-    let v: f64 = s.parse().map_err(|_| format!("'{s}' is not a number"))?;
-    if !(0.05..=1.0).contains(&v) {
-        return Err(format!("'{s}' is outside 0.05 … 1.0"));
-    }
-    Ok(v)
 }
 /// Tokens a speculative drafter proposes per step, 1 … 64.
 pub fn parse_draft_tokens(s: &str) -> Result<u64, String> {
@@ -472,13 +432,6 @@ pub fn parse_share(s: &str) -> Result<f64, String> {
     Ok(v)
 }
 /// Tensor-parallel size, 1 … 65,536.
-pub fn parse_tp(s: &str) -> Result<u64, String> {
-    ranged(s, 1, limits::MAX_GPUS)
-}
-/// Scheduler limits (`--max-num-seqs`, `--max-num-batched-tokens`), 1 … 2^22.
-pub fn parse_sched(s: &str) -> Result<u64, String> {
-    ranged(s, 1, 1 << 22)
-}
 /// An electricity price, USD per kWh: 0 or more (a negative price is refused, not read as 0).
 pub fn parse_electricity(s: &str) -> Result<f64, String> {
     let v: f64 = s

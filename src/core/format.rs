@@ -220,6 +220,17 @@ pub fn percent(f: f64) -> String {
     }
 }
 
+/// A relative error as a signed whole percentage: 0.138 → "+14 %", −0.05 → "−5 %"; [`MISSING`]
+/// when not finite.
+pub fn signed_percent(f: f64) -> String {
+    if !f.is_finite() {
+        return MISSING.into();
+    }
+    let p = (f * 100.0).round();
+    let sign = if p < 0.0 { "\u{2212}" } else { "+" };
+    format!("{sign}{} %", p.abs())
+}
+
 /// A quality figure (a mean KL divergence, a perplexity) with three significant figures:
 /// "0.0313", "0.000980", "0.445", "1.39", "14.1"; "0" for zero, [`MISSING`] when not finite.
 pub fn sig3(x: f64) -> String {
@@ -648,6 +659,9 @@ mod tests {
         assert_eq!(bandwidth(GbPerSec(f64::NAN)), MISSING);
         assert_eq!(percent(0.75), "75 %");
         assert_eq!(percent(f64::INFINITY), MISSING);
+        assert_eq!(signed_percent(0.138), "+14 %");
+        assert_eq!(signed_percent(-0.05), "\u{2212}5 %");
+        assert_eq!(signed_percent(f64::NAN), MISSING);
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod fit;
 pub mod format;
 pub mod ggml;
 pub mod hf_config;
+pub mod launch_line;
 pub mod model;
 pub mod model_limits;
 pub mod placement;
@@ -24,6 +25,7 @@ pub mod speculative;
 pub mod speed;
 pub mod teach;
 pub mod units;
+pub mod verify;
 pub mod vision;
 
 pub use estimate::{Component, ComponentKind, Estimate, Placement, Provenance, estimate};

@@ -308,6 +308,9 @@ pub const MAX_CONTEXT_SLIDER: u64 = 1 << 20;
 pub(crate) struct InputsPanel {
     model_search: String,
     model_popup_open: bool,
+    /// The pasted runtime command line, and why the last one could not be applied.
+    command_line: String,
+    command_error: Option<String>,
 }
 
 impl InputsPanel {
@@ -332,6 +335,8 @@ impl InputsPanel {
                 egui::CollapsingHeader::new(RichText::new("Runtime and costs").strong())
                     .default_open(true)
                     .show(ui, |ui| runtime_section(ui, v));
+                ui.add_space(4.0);
+                self.command_row(ui, v);
                 ui.add_space(6.0);
                 ui.horizontal(|ui| {
                     if ui
@@ -355,6 +360,44 @@ impl InputsPanel {
         let pc = v.state.scenario.model.param_count();
         parameters_row(ui, v, pc.total);
         model_hints(ui, v, &pc);
+    }
+
+    /// "Paste a llama.cpp or vLLM command": the line's settings over the scenario
+    /// (`core::launch_line`), its `-m` model file imported as "Import model" does. A line
+    /// headroom cannot read leaves the scenario as it was and says why in one line.
+    fn command_row(&mut self, ui: &mut Ui, v: &mut View<'_>) {
+        const LABEL: &str = "Paste a llama.cpp or vLLM command";
+        let field = ui.add(
+            egui::TextEdit::singleline(&mut self.command_line)
+                .hint_text(LABEL)
+                .desired_width(f32::INFINITY),
+        );
+        let field = field
+            .accessible_name(LABEL)
+            .on_hover_text("llama-server, llama-cli, llama-bench or vllm serve with its flags: the context, cache types, -ngl, --n-cpu-moe, -ts, -t … become the scenario's");
+        let entered = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+        let clicked = ui
+            .button("Apply command")
+            .on_hover_text("Read the pasted command into the scenario")
+            .clicked();
+        if (entered || clicked) && !self.command_line.trim().is_empty() {
+            match crate::core::launch_line::parse(&self.command_line) {
+                Err(e) => self.command_error = Some(e),
+                Ok(line) => {
+                    self.command_error = None;
+                    line.apply(&mut v.state.scenario);
+                    if let Some(file) = &line.gguf {
+                        v.cmds.push(Command::AtPath(
+                            super::jobs::FileAction::ImportModel,
+                            std::path::PathBuf::from(file),
+                        ));
+                    }
+                }
+            }
+        }
+        if let Some(e) = &self.command_error {
+            warn(ui, format!("Cannot apply the command: {e}"));
+        }
     }
 
     /// The Model row: the preset list with its search field.

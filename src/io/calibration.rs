@@ -47,9 +47,23 @@ pub fn calibrate_file(
     let text = crate::io::read_text_limited(file, crate::io::limits::LLAMA_BENCH_FILE)
         .map_err(|e| format!("{shown}: {e}"))?;
     let runs = parse_llama_bench(&text).map_err(|e| format!("{shown}: {e}"))?;
+    calibrate_runs(&runs, &shown, m, cat, dir, today)
+}
+
+/// [`calibrate_file`] of runs already read (`headroom verify --save-calibration`: the run it
+/// made); `shown` names where they came from.
+pub fn calibrate_runs(
+    runs: &[BenchRun],
+    shown: &str,
+    m: &Machine,
+    cat: &Catalog,
+    dir: &Path,
+    today: &str,
+) -> Result<Calibrated, String> {
+    let shown = shown.to_string();
     let constants = SpeedConstants::default();
     let calibration =
-        calibrate(&runs, m, cat, &constants, &shown, today).map_err(|e| format!("{shown}: {e}"))?;
+        calibrate(runs, m, cat, &constants, &shown, today).map_err(|e| format!("{shown}: {e}"))?;
     let path = save(dir, &calibration).map_err(|e| format!("cannot store the calibration: {e}"))?;
     // Before and after on the run's own first model.
     let check = runs.first().and_then(|run| {

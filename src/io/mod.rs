@@ -7,6 +7,7 @@ pub mod export;
 pub mod hub;
 pub mod import;
 pub mod json;
+pub mod verify;
 
 use std::path::Path;
 

@@ -5,7 +5,7 @@
 use super::capacity::{layers_that_fit, offload_host_bytes};
 use super::note::Note;
 use super::offload::unified_gpu_bytes;
-use super::{Job, Placement, Run, cpu, experts, gpu};
+use super::{Job, Placement, Run, cpu, experts, gpu, tensor_split};
 use crate::core::fit::{OffloadStyle, Verdict};
 use crate::core::scenario::{Runtime, SplitStyle};
 
@@ -20,8 +20,34 @@ pub fn place(job: &Job) -> Option<Placement> {
     if let Some(n) = asked.n_cpu_moe {
         return Some(experts_at(job, n));
     }
-    let k = asked.gpu_layers?;
     let layers = job.layers.max(1);
+    // `--tensor-split` alone: every layer, split as asked (llama.cpp's default -ngl is all).
+    let split = !asked.tensor_split.is_empty();
+    let k = match asked.gpu_layers {
+        Some(k) => k,
+        None if split => layers,
+        None => return None,
+    };
+    if split && k > 0 {
+        match tensor_split::place(job, k, &asked.tensor_split) {
+            Some(mut p) => {
+                if let Some(n) = asked.gpu_layers {
+                    p.notes.insert(
+                        0,
+                        Note::AskedGpuLayers {
+                            asked: n,
+                            placed: p.gpu_layers,
+                            layers,
+                        },
+                    );
+                }
+                return Some(p);
+            }
+            // One GPU (or unified memory): nothing to split; the fit searches as usual.
+            None if asked.gpu_layers.is_none() => return None,
+            None => {}
+        }
+    }
     let mut p = if job.gpus.is_none() || k == 0 {
         cpu::from_ram(job).unwrap_or_else(|| short(job, 0))
     } else if k >= layers {

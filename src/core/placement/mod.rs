@@ -28,6 +28,7 @@ pub mod gpu;
 pub mod note;
 pub mod offload;
 pub mod speed;
+pub mod tensor_split;
 
 use super::catalog::{Accelerator, Machine};
 use super::estimate::Estimate;

@@ -108,6 +108,17 @@ pub enum Note {
     AskedCpuMoe {
         asked: u64,
     },
+    /// "as asked: --tensor-split: GPU 0 25 layers (20.1 GiB), GPU 1 7 layers + output (8.02
+    /// GiB); 22.4 GiB usable per GPU".
+    TensorSplit {
+        /// Repeating layers per GPU, in the GPUs' order.
+        layers: Vec<u64>,
+        /// What each GPU needs (0: it holds nothing).
+        bytes: Vec<Bytes>,
+        /// The GPU with the output layer, when every layer is on the GPUs.
+        output: Option<usize>,
+        usable: Bytes,
+    },
     /// "does not fit: the asked split needs 30.1 GiB per GPU (22.4 GiB usable) and 12.0 GiB of
     /// RAM (60.0 GiB usable)".
     AskedSplitShort {
@@ -224,6 +235,25 @@ impl fmt::Display for Note {
                 placed.min(layers),
                 layers
             ),
+            Note::TensorSplit {
+                layers,
+                bytes,
+                output,
+                usable,
+            } => {
+                write!(f, "as asked: --tensor-split:")?;
+                for (i, (l, b)) in layers.iter().zip(bytes).enumerate() {
+                    let sep = if i == 0 { " " } else { ", " };
+                    let out = if *output == Some(i) { " + output" } else { "" };
+                    write!(
+                        f,
+                        "{sep}GPU {i} {} layers{out} ({})",
+                        format::group_digits(*l),
+                        b.display_gib()
+                    )?;
+                }
+                write!(f, "; {} usable per GPU", usable.display_gib())
+            }
             Note::AskedCpuMoe { asked } => write!(f, "as asked: -ngl 99 --n-cpu-moe {asked}"),
             Note::AskedSplitShort {
                 gpu_need,

@@ -1,5 +1,6 @@
 //! The scenario: everything a user chooses. Scenario → Estimate → Fit.
 
+pub mod parse;
 pub mod rules;
 pub use rules::{Clamp, ClampWhy, Input, Problem};
 
@@ -348,7 +349,7 @@ pub struct Scenario {
 }
 
 /// The user's own launch settings that fix where the layers go.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct LaunchInputs {
     /// llama.cpp `-ngl N` / `--n-gpu-layers N`: whole layers on the GPU(s), the rest on the CPU
@@ -357,6 +358,51 @@ pub struct LaunchInputs {
     /// llama.cpp `--n-cpu-moe N`: every layer on the GPU(s) but the routed experts of the first N
     /// layers, which stay in RAM.
     pub n_cpu_moe: Option<u64>,
+    /// llama.cpp `-ts a,b,…` / `--tensor-split`: each GPU's share of the GPU layers, in the GPUs'
+    /// order (empty: llama.cpp's default, by free memory — an even split over identical GPUs).
+    /// Entries past the machine's GPUs are ignored, missing ones are 0
+    /// (`core::placement::tensor_split`).
+    pub tensor_split: Vec<f32>,
+    /// llama.cpp `-t N` / `--threads N`: the CPU threads that run the CPU's share (default: every
+    /// core). Caps the CPU part's compute at N cores and its memory bandwidth at N threads'
+    /// draw (`core::speed::CpuDevice::with_threads`).
+    pub threads: Option<u32>,
+}
+
+/// Most GPUs a tensor split names: llama.cpp's `LLAMA_MAX_DEVICES` (`include/llama.h`).
+pub const MAX_SPLIT_DEVICES: usize = 16;
+/// Most CPU threads `--threads` takes.
+pub const MAX_THREADS: u32 = 1024;
+
+impl LaunchInputs {
+    /// A tensor split as llama.cpp reads `-ts`: proportions separated by `,` or `/`
+    /// (`common/arg.cpp`, "--tensor-split": `std::regex regex{ R"([,/]+)" }`), each finite and
+    /// ≥ 0, at most [`MAX_SPLIT_DEVICES`].
+    pub fn parse_tensor_split(s: &str) -> Result<Vec<f32>, String> {
+        let parts: Vec<&str> = s
+            .split([',', '/'])
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .collect();
+        if parts.is_empty() {
+            return Err(format!(
+                "'{s}' is not a tensor split: give proportions like 3,1"
+            ));
+        }
+        if parts.len() > MAX_SPLIT_DEVICES {
+            return Err(format!(
+                "'{s}' names {} GPUs; llama.cpp takes at most {MAX_SPLIT_DEVICES}",
+                parts.len()
+            ));
+        }
+        parts
+            .iter()
+            .map(|p| match p.parse::<f32>() {
+                Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+                _ => Err(format!("'{p}' in '{s}' is not a proportion (a number ≥ 0)")),
+            })
+            .collect()
+    }
 }
 
 impl Default for Scenario {

@@ -48,6 +48,10 @@ pub enum Input {
     MaxNumSeqs,
     MaxNumBatchedTokens,
     MemFractionStatic,
+    /// One proportion of llama.cpp's `--tensor-split`.
+    TensorSplit,
+    /// llama.cpp's `--threads`.
+    Threads,
     /// A field of the model's shape.
     Model(ModelField),
 }
@@ -76,6 +80,8 @@ impl Input {
             Input::MaxNumSeqs => "--max-num-seqs",
             Input::MaxNumBatchedTokens => "--max-num-batched-tokens",
             Input::MemFractionStatic => "serving.mem_fraction_static",
+            Input::TensorSplit => "--tensor-split",
+            Input::Threads => "--threads",
             Input::Model(f) => f.label(),
         }
     }
@@ -102,6 +108,8 @@ impl Input {
             Input::MaxNumSeqs => "serving.max_num_seqs",
             Input::MaxNumBatchedTokens => "serving.max_num_batched_tokens",
             Input::MemFractionStatic => "serving.mem_fraction_static",
+            Input::TensorSplit => "launch.tensor_split",
+            Input::Threads => "launch.threads",
             Input::Model(f) => model_field_name(f),
         }
     }
@@ -128,6 +136,8 @@ impl Input {
             Input::MaxNumSeqs => "Max sequences",
             Input::MaxNumBatchedTokens => "Max batched tokens",
             Input::MemFractionStatic => "Static memory fraction",
+            Input::TensorSplit => "Tensor split",
+            Input::Threads => "Threads",
             Input::Model(f) => f.label(),
         }
     }
@@ -288,6 +298,34 @@ impl Scenario {
         );
         if let Some(n) = self.model.nominal_params {
             check(p, Input::Params, u(n), 1.0, u(limits::MAX_PARAMS));
+        }
+        if self.launch.tensor_split.len() > super::MAX_SPLIT_DEVICES {
+            let n = self.launch.tensor_split.len() as f64;
+            check(
+                p,
+                Input::TensorSplit,
+                n,
+                0.0,
+                super::MAX_SPLIT_DEVICES as f64,
+            );
+        }
+        for x in &self.launch.tensor_split {
+            check(
+                p,
+                Input::TensorSplit,
+                f64::from(*x),
+                0.0,
+                f64::from(f32::MAX),
+            );
+        }
+        if let Some(t) = self.launch.threads {
+            check(
+                p,
+                Input::Threads,
+                f64::from(t),
+                1.0,
+                f64::from(super::MAX_THREADS),
+            );
         }
         self.model_problems(p);
         self.serving_problems(p);

@@ -163,6 +163,21 @@ impl CpuDevice {
             flops_per_cycle: k.cpu_flops_per_cycle,
         }
     }
+    /// The CPU as `-t threads` of llama.cpp use it (`None`: every core): compute on
+    /// `min(threads, cores)` cores (more threads than cores add no SIMD units; llama.cpp's
+    /// `--threads` help: "number of CPU threads to use during generation"), and their share of
+    /// the bandwidth the cores draw, `min(threads, cores) ÷ cores` (ggml-cpu splits each matrix
+    /// row-wise into equal chunks per thread, `ggml_compute_forward_mul_mat`, so each thread
+    /// streams its share of the weights).
+    pub fn with_threads(mut self, threads: Option<u32>) -> CpuDevice {
+        if let Some(t) = threads.filter(|t| *t > 0) {
+            let used = t.min(self.cores.max(1));
+            let share = f64::from(used) / f64::from(self.cores.max(1));
+            self.bandwidth = GbPerSec(self.bandwidth.0 * share);
+            self.cores = used;
+        }
+        self
+    }
     /// FP32 SIMD FLOP/s of all cores.
     pub fn flops(&self) -> f64 {
         (self.cores.max(1) as f64 * self.ghz.max(0.1) * 1e9 * self.flops_per_cycle.max(1.0))
@@ -264,7 +279,7 @@ impl<'a> SpeedQuery<'a> {
             gpus,
             gpu_link,
             nvlink,
-            cpu: CpuDevice::from_machine(m, acc, k),
+            cpu: CpuDevice::from_machine(m, acc, k).with_threads(s.launch.threads),
             link,
             gpu_layers: if acc.is_some() {
                 est.workload.layers

@@ -202,7 +202,7 @@ fn fit_warning(fit: &FitResult) -> Option<String> {
 /// llama.cpp's name for a KV-cache type (`-ctk`/`-ctv` accept f32, f16, bf16, q8_0, q4_0,
 /// q4_1, iq4_nl, q5_0, q5_1: tools/server/README.md). FP8 has no llama.cpp cache type; q8_0
 /// (8.5 bits) is the nearest.
-fn llama_cache_type(k: KvPrecision) -> &'static str {
+pub fn llama_cache_type(k: KvPrecision) -> &'static str {
     match k {
         KvPrecision::Fp32 => "f32",
         KvPrecision::Fp16 => "f16",
