@@ -6,8 +6,8 @@ use super::values::{
     parse_draft_tokens, parse_electricity, parse_fraction, parse_gpu_layers, parse_gpus,
     parse_image_tokens, parse_images, parse_images_per_batch, parse_lora_rank, parse_output,
     parse_params, parse_rate, parse_resolution, parse_sched, parse_seconds, parse_share,
-    parse_spec_method, parse_steps, parse_tensor_split, parse_threads,
-    parse_tp, parse_train_tokens, parse_ubatch, parse_user_rate, parse_users, parse_zero,
+    parse_spec_method, parse_steps, parse_tensor_split, parse_threads, parse_tp,
+    parse_train_tokens, parse_ubatch, parse_user_rate, parse_users, parse_zero,
 };
 use crate::core::catalog::MachineKind;
 use crate::core::precision::{KvTypes, WeightPrecision};
