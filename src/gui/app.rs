@@ -52,6 +52,12 @@ pub struct HeadroomApp {
     /// A file action whose dialog returned nothing: offer a typed path instead.
     path_prompt: Option<(FileAction, String)>,
     stats: FrameStats,
+    /// The panels leave their background to the frame's clear colour ([`eframe::App::clear_color`],
+    /// the panels' own fill) instead of painting it as rectangles over the whole window: a
+    /// software rasteriser (Mesa's llvmpipe, as in a VM or a remote desktop without a GPU) shades
+    /// every pixel of every rectangle, and the panel fills covered the whole window once more
+    /// per frame. Set for the real window only: the headless test renderer does not clear with it.
+    clear_with_panel_fill: bool,
     /// Times the estimate and fits were rebuilt (for tests of the cache).
     pub recomputes: u64,
     /// "Open from Hugging Face...".
@@ -105,6 +111,7 @@ impl HeadroomApp {
         if let Ok(id) = std::env::var("HEADROOM_FOCUS") {
             app.state.focus = Some(id);
         }
+        app.clear_with_panel_fill = true;
         app
     }
 
@@ -148,6 +155,7 @@ impl HeadroomApp {
             commands: Vec::new(),
             path_prompt: None,
             stats: FrameStats::from_env(),
+            clear_with_panel_fill: false,
             recomputes: 0,
             hub: HubDialog::default(),
             config_dir: None,
@@ -1059,20 +1067,29 @@ impl eframe::App for HeadroomApp {
         self.refresh();
 
         let mut cmds = std::mem::take(&mut self.commands);
+        let fill = if self.clear_with_panel_fill {
+            egui::Color32::TRANSPARENT
+        } else {
+            ui.style().visuals.panel_fill
+        };
+        let side = egui::Frame::side_top_panel(ui.style()).fill(fill);
         egui::Panel::top("top-bar")
-            .frame(
-                egui::Frame::side_top_panel(ui.style()).inner_margin(egui::Margin::symmetric(8, 6)),
-            )
+            .frame(side.inner_margin(egui::Margin::symmetric(8, 6)))
             .show(ui, |ui| {
                 self.top_bar(ui, &mut cmds);
             });
         if self.path_prompt.is_some() {
-            egui::Panel::top("path-prompt").show(ui, |ui| self.path_prompt_bar(ui, &mut cmds));
+            egui::Panel::top("path-prompt")
+                .frame(side)
+                .show(ui, |ui| self.path_prompt_bar(ui, &mut cmds));
         }
-        egui::Panel::bottom("status-bar").show(ui, |ui| self.status_bar(ui, &mut cmds));
+        egui::Panel::bottom("status-bar")
+            .frame(side)
+            .show(ui, |ui| self.status_bar(ui, &mut cmds));
         // Narrow windows give the inputs less of the width (1024 px: 290 px).
         let panel_w = (ui.available_width() * 0.28).clamp(290.0, 330.0);
         egui::Panel::left("inputs")
+            .frame(side)
             .resizable(true)
             .default_size(panel_w)
             .size_range(270.0..=560.0)
@@ -1087,7 +1104,9 @@ impl eframe::App for HeadroomApp {
         // The inputs may have changed: bring the numbers up to date before the central area.
         self.normalize();
         self.refresh();
-        egui::CentralPanel::default().show(ui, |ui| self.central(ui, &mut cmds));
+        egui::CentralPanel::default()
+            .frame(egui::Frame::central_panel(ui.style()).fill(fill))
+            .show(ui, |ui| self.central(ui, &mut cmds));
         if let Some((source, m)) = self.hub.show(&ctx) {
             let (path, result) = (PathBuf::from(source), Ok(Box::new(m)));
             self.apply_result(JobResult::Imported { path, result });
@@ -1100,6 +1119,10 @@ impl eframe::App for HeadroomApp {
         if self.stats.record(t0.elapsed(), &ctx, self.state.tab) {
             ctx.request_repaint();
         }
+    }
+
+    fn clear_color(&self, visuals: &egui::Visuals) -> [f32; 4] {
+        visuals.panel_fill.to_normalized_gamma_f32()
     }
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
