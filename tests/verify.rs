@@ -91,6 +91,15 @@ fn predicted_beside_measured() {
     // Predicted KV at the log's n_ctx: 28 layers × 512 × (4 × 128) × 2 × 2 B = 28.00 MiB.
     assert_eq!(kv["predicted"], mib(28.0));
     assert_eq!(kv["error"], 0.0);
+    // Predicted compute buffers on llama.cpp (llama-bench is llama.cpp whatever the runtime
+    // input says): the worst-case graph of one 512-token ubatch with every output
+    // (llama_context::sched_reserve, n_outputs_pp = n_ubatch): logits 512 × 152,064 × 4 B =
+    // 311,427,072 + KQ mask 512 × 512 × 4 B = 1,048,576 + residual 512 × 3,584 × 4 B × 4 =
+    // 29,360,128 → 341,835,776 B on the GPU; host: embeddings 512 × 3,584 × 4 B + the mask =
+    // 8,388,608; output buffer 152,064 × 4 B = 608,256. Together 350,832,640 B = 334.6 MiB
+    // against the logged 312.0 MiB: +7 %.
+    assert_eq!(cb["predicted"], 350_832_640.0);
+    assert!(cb["error"].as_f64().unwrap().abs() < 0.10, "{cb}");
     // Every row has a prediction and an error.
     for r in v["rows"].as_array().unwrap() {
         assert!(r["predicted"].as_f64().unwrap() > 0.0, "{r}");

@@ -12,7 +12,7 @@ use crate::core::estimate::ComponentKind;
 use crate::core::estimate::{Estimate, estimate};
 use crate::core::fit::{FitResult, FitSettings, fit_all};
 use crate::core::format;
-use crate::core::scenario::{LaunchInputs, Scenario};
+use crate::core::scenario::{LaunchInputs, Runtime, Scenario};
 use crate::core::speed::bench::BenchRun;
 use crate::core::units::Bytes;
 use serde::Serialize;
@@ -111,10 +111,12 @@ impl Row {
     }
 }
 
-/// The scenario llama-bench runs: the user's, one sequence, at a context of `n_ctx` tokens, the
-/// layers placed as `launch` says.
+/// The scenario llama-bench runs: the user's on llama.cpp (whatever runtime the user picked:
+/// llama-bench is llama.cpp, so its compute buffers and speed are llama.cpp's), one sequence, at
+/// a context of `n_ctx` tokens, the layers placed as `launch` says.
 pub fn bench_scenario(s: &Scenario, n_ctx: u64, launch: &LaunchInputs) -> Scenario {
     let mut b = s.clone();
+    b.runtime = Runtime::LlamaCpp;
     b.batch = 1;
     b.context = n_ctx.max(1);
     b.prompt_tokens = b.prompt_tokens.clamp(1, b.context);
