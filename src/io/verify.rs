@@ -150,6 +150,20 @@ fn is_progress(line: &str) -> bool {
         || l.contains("failed")
 }
 
+/// How long the log is read after llama-bench exits (the pipe normally ends at once).
+const LOG_DRAIN: Duration = Duration::from_secs(5);
+
+/// One stderr line: handed to `progress` when it is one, kept in the log up to the limit.
+fn take_line(line: String, log: &mut String, progress: &mut impl FnMut(&str)) {
+    if is_progress(&line) {
+        progress(line.trim());
+    }
+    if log.len() + line.len() < OUTPUT_LIMIT {
+        log.push_str(&line);
+        log.push('\n');
+    }
+}
+
 /// Runs `program args`, at most `timeout`: stdout collected, each stderr line collected and the
 /// progress lines handed to `progress`, with a line every `tick` saying how long it has run.
 /// One-line errors: it could not start, it ran past the timeout (it is then stopped), it failed.
@@ -197,15 +211,7 @@ pub fn run(
     let mut log = String::new();
     let status = loop {
         match rx.recv_timeout(Duration::from_millis(50)) {
-            Ok(line) => {
-                if is_progress(&line) {
-                    progress(line.trim());
-                }
-                if log.len() + line.len() < OUTPUT_LIMIT {
-                    log.push_str(&line);
-                    log.push('\n');
-                }
-            }
+            Ok(line) => take_line(line, &mut log, &mut progress),
             // stderr closed but the process still running: wait without spinning.
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 std::thread::sleep(Duration::from_millis(50));
@@ -233,11 +239,14 @@ pub fn run(
             next_tick += tick;
         }
     };
-    // The rest of the log, after the exit.
-    while let Ok(line) = rx.recv_timeout(Duration::from_millis(200)) {
-        if log.len() + line.len() < OUTPUT_LIMIT {
-            log.push_str(&line);
-            log.push('\n');
+    // The rest of the log, after the exit: every line until the reader reaches the end of the
+    // pipe (a loaded machine may deliver them well after the exit), shown like the earlier ones;
+    // at most a few seconds, in case something the child started still holds the pipe open.
+    let drain_until = Instant::now() + LOG_DRAIN;
+    while let Some(left) = drain_until.checked_duration_since(Instant::now()) {
+        match rx.recv_timeout(left) {
+            Ok(line) => take_line(line, &mut log, &mut progress),
+            Err(_) => break,
         }
     }
     let stdout = stdout.join().unwrap_or_default();
