@@ -823,3 +823,34 @@ fn rows_on_models_without_a_preset_are_marked() {
     assert_eq!(bad("llama-1-7b", true), "");
     assert_eq!(bad("llama-2-7b", false), "");
 }
+
+/// `fit` under a floor with ΔPPL-only weights says they cannot be shown within it (not "past"),
+/// and prints the ΔPPL with its text and context.
+#[test]
+fn fit_says_delta_ppl_weights_are_off_the_floor_scale() {
+    let o = headroom(&[
+        "fit",
+        "--model",
+        "llama-2-7b",
+        "--weights",
+        "awq-4bit",
+        "--max-kld",
+        "good",
+        "--machine",
+        "laptop-rtx4060-16gb",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let t = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        t.contains("quality: weights AWQ 4-bit g128: ΔPPL +0.130 (perplexity difference on this text, not a KLD) vs FP16 (Llama 2 7B"),
+        "{t}"
+    );
+    assert!(
+        t.contains("wikitext-2-raw-v1 test, 2,048-token chunks"),
+        "{t}"
+    );
+    assert!(
+        t.contains("published as benchmark accuracy or ΔPPL, not a KLD, so not shown within the quality floor"),
+        "{t}"
+    );
+}
