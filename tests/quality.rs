@@ -179,7 +179,8 @@ fn carry_over_is_marked_and_conservative() {
     };
     assert_eq!(kv(KvPrecision::Fp16), Quality::Reference);
     assert_eq!(kv(KvPrecision::Q8_0).kld(), Some(0.000980));
-    assert_eq!(kv(KvPrecision::Q4_0), Quality::Unmeasured);
+    // Q4_0: no KLD anywhere; carried over as the MMLU recovery measured on Gemma 3 4B (PR #21551).
+    assert_eq!(kv(KvPrecision::Q4_0).recovery(), Some(99.16));
 }
 
 #[test]
@@ -492,8 +493,17 @@ fn every_kv_type_says_what_is_known() {
                     ..
                 }
             )),
-            // No published KLD for a Q4_0 or FP8 cache (docs/quality.md says why).
-            KvPrecision::Fp8 | KvPrecision::Q4_0 => {
+            // Q4_0: no KLD on any model; PR #21551's MMLU recovery on Gemma 3 4B (99.16 %) is
+            // carried over (recovery before its 8-chunk ΔPPL on Llama 2 7B).
+            KvPrecision::Q4_0 => match q {
+                Quality::Figure { row, basis } => {
+                    assert_eq!(basis, Basis::CarriedOver("Gemma 3 4B (pt)".into()));
+                    assert_eq!(row.recovery_pct, Some(99.16));
+                }
+                q => panic!("{q:?}"),
+            },
+            // No published figure for an FP8 cache (docs/quality.md says why).
+            KvPrecision::Fp8 => {
                 assert_eq!(q, Quality::Unmeasured, "{p:?}");
                 assert!(q.short().contains("not measured"));
             }
@@ -853,4 +863,58 @@ fn fit_says_delta_ppl_weights_are_off_the_floor_scale() {
         t.contains("published as benchmark accuracy or ΔPPL, not a KLD, so not shown within the quality floor"),
         "{t}"
     );
+}
+
+/// llama.cpp PR #21551 (description): a Q4_0 cache against F16 on Llama 2 7B (Q4_K_M weights,
+/// Wikitext-2, first 8 chunks of 512) and Q8_0 / Q4_0 caches on Gemma 3 4B pt (Q4_0 weights,
+/// MMLU 13,943 tasks). On Llama 2 7B the unrotated row (ΔPPL 6.4648 − 6.3123 = 0.1525) stands
+/// over the rotated one (6.3243 − 6.3123 = 0.0120): the larger of a pair, as for an imatrix pair.
+#[test]
+fn kv_rows_of_pr_21551_match_and_the_worse_of_a_pair_stands() {
+    use headroom::core::quality::Metric;
+    for (id, ppl, d) in [
+        ("pr21551-l2-7b-kv-q4_0-rot0", 6.4648, 0.1525),
+        ("pr21551-l2-7b-kv-q4_0-rot1", 6.3243, 0.012),
+    ] {
+        let r = row_of(id);
+        assert_eq!(
+            (r.kind, r.ppl, r.delta_ppl),
+            (QualityKind::Kv, Some(ppl), Some(d))
+        );
+        assert!((ppl - 6.3123 - d).abs() < 1e-9, "{id}");
+        assert_eq!(r.context, Some(512));
+    }
+    // 39.9771 / 39.9914 = 99.964 %; 39.6543 / 39.9914 = 99.157 %.
+    for (id, score, pct) in [
+        ("pr21551-gemma3-4b-kv-q8_0-mmlu", 39.9771, 99.96),
+        ("pr21551-gemma3-4b-kv-q4_0-mmlu", 39.6543, 99.16),
+    ] {
+        let r = row_of(id);
+        assert_eq!(r.recovery_pct, Some(pct));
+        assert!((score / 39.9914 * 100.0 - pct).abs() < 0.005, "{id}");
+    }
+    let t = quality();
+    let kv = |k: KvPrecision, model: &str| {
+        t.of_kv(&Scenario {
+            kv: KvTypes::same(k),
+            model_id: Some(model.into()),
+            ..llama3_8b(W::Q4KM)
+        })
+    };
+    let l2 = kv(KvPrecision::Q4_0, "llama-2-7b");
+    assert!(matches!(
+        l2,
+        Quality::Figure {
+            basis: Basis::Measured,
+            ..
+        }
+    ));
+    assert_eq!(
+        (l2.metric(), l2.delta_ppl()),
+        (Some(Metric::DeltaPpl), Some(0.1525))
+    );
+    // Measured on Gemma 3 4B: its recovery, before the KLD carried over from LLaMA 3 8B.
+    assert_eq!(kv(KvPrecision::Q8_0, "gemma-3-4b").recovery(), Some(99.96));
+    // Off the KLD scale: a Q4_0 cache is never within a floor.
+    assert!(!kv(KvPrecision::Q4_0, "llama-3-8b").within(Some(1.0)));
 }

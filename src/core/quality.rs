@@ -50,7 +50,9 @@ use serde::{Deserialize, Serialize};
 pub enum QualityKind {
     /// Weights at `precision` (a `--weights` name), KV cache at 16 bits.
     Weights,
-    /// The KV cache at `precision` (a `--kv` value, `k` or `k/v`), weights at 16 bits.
+    /// The KV cache at `precision` (a `--kv` value, `k` or `k/v`) against a 16-bit cache, the
+    /// weights the same in both runs (16-bit in llama.cpp PR #7412; one quantised file in PR
+    /// #21551, the row's `detail` says which).
     Kv,
 }
 
