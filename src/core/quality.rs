@@ -683,6 +683,38 @@ mod tests {
     }
 
     #[test]
+    fn a_measured_figure_of_any_metric_comes_before_one_carried_over() {
+        let mut rec = row("gptq-4bit", "b-8b", 8.0, 0.0, None);
+        (rec.kld, rec.recovery_pct) = (None, Some(93.0));
+        let mut dppl = row("gptq-4bit", "c-7b", 7.0, 0.0, None);
+        (dppl.kld, dppl.delta_ppl) = (None, Some(0.22));
+        let t = QualityTable {
+            quality: vec![rec, dppl],
+        };
+        let w = WeightPrecision::Gptq4;
+        // Measured ΔPPL on c-7b, measured recovery on b-8b.
+        let on_c = t.weights(w, Some("c-7b"), 7_000_000_000);
+        assert_eq!(
+            (on_c.metric(), on_c.delta_ppl()),
+            (Some(Metric::DeltaPpl), Some(0.22))
+        );
+        assert_eq!(
+            t.weights(w, Some("b-8b"), 1).metric(),
+            Some(Metric::Recovery)
+        );
+        // Elsewhere the recovery is carried over before the ΔPPL.
+        let q = t.weights(w, None, 9_000_000_000);
+        assert_eq!(q.recovery(), Some(93.0));
+        assert!(
+            matches!(q, Quality::Figure { basis: Basis::CarriedOver(ref f), .. } if f == "B-8B")
+        );
+        // A ΔPPL-only or recovery-only figure is outside every floor.
+        assert!(!on_c.within(Some(100.0)));
+        assert_eq!(Quality::Reference.metric(), Some(Metric::Kld));
+        assert_eq!(Quality::Unmeasured.metric(), None);
+    }
+
+    #[test]
     fn levels_and_parse() {
         assert_eq!(parse_max_kld("good"), Ok(0.05));
         assert_eq!(parse_max_kld(" Lossless "), Ok(0.002));
