@@ -2114,12 +2114,23 @@ fn the_weights_rows_show_size_and_quality() {
     // A precision nobody published a figure for says so in its row.
     h.get_by_role_and_label(Role::ComboBox, "Weights").click();
     h.run();
+    let nf4 = h
+        .get_by_label_contains(&format!("{} (", WeightPrecision::Nf4.label()))
+        .accesskit_node()
+        .label()
+        .unwrap_or_default();
+    assert!(nf4.ends_with(" · quality not measured"), "{nf4}");
+    // One published as a perplexity difference says so: AWQ, carried over from Llama 2 7B
+    // (AWQ paper, Table 4: 5.60 − 5.47).
     let awq = h
         .get_by_label_contains(&format!("{} (", WeightPrecision::Awq4.label()))
         .accesskit_node()
         .label()
         .unwrap_or_default();
-    assert!(awq.ends_with(" · quality not measured"), "{awq}");
+    assert!(
+        awq.contains(" · ΔPPL +0.130 vs FP16 on wikitext-2-raw-v1 test, 2,048-token chunks (carried over from Llama 2 7B"),
+        "{awq}"
+    );
 }
 
 /// Picking a precision changes the quality line under the picker; the KV pickers have their own.
@@ -2169,9 +2180,19 @@ fn the_size_vs_quality_chart_has_a_point_per_figure() {
         .value()
         .unwrap_or_default();
     assert!(
-        unmeasured.contains(WeightPrecision::Awq4.label()),
+        unmeasured.contains(WeightPrecision::Nf4.label()),
         "{unmeasured}"
     );
+    // AWQ (ΔPPL) and FP8 (accuracy recovery) have figures, but none on the KLD axis.
+    let off_axis = h
+        .get_by_label_contains("Published as benchmark accuracy or ΔPPL, not KLD")
+        .accesskit_node()
+        .value()
+        .unwrap_or_default();
+    for p in [WeightPrecision::Awq4, WeightPrecision::Fp8] {
+        assert!(off_axis.contains(p.label()), "{off_axis}");
+        assert!(!unmeasured.contains(p.label()), "{unmeasured}");
+    }
     assert!(
         !unmeasured.contains(WeightPrecision::Q4KM.label()),
         "{unmeasured}"

@@ -166,10 +166,10 @@ fn carry_over_is_marked_and_conservative() {
     );
     // Without an imatrix row, the imatrix one; with both, the one without (Q2_K: 0.445).
     assert_eq!(kld(W::Q2K), 0.445132);
-    // Nothing published for AWQ: unmeasured, never within a floor.
-    let awq = t.of_weights(&llama3_8b(W::Awq4));
-    assert_eq!(awq, Quality::Unmeasured);
-    assert!(!awq.within(Some(10.0)));
+    // Nothing published for NF4 without double quant: unmeasured, never within a floor.
+    let nf4 = t.of_weights(&llama3_8b(W::Nf4));
+    assert_eq!(nf4, Quality::Unmeasured);
+    assert!(!nf4.within(Some(10.0)));
     // KV: 16-bit is the reference; q8_0 measured on Llama 3 8B; q4_0 not published.
     let kv = |k: KvPrecision| {
         t.of_kv(&Scenario {
@@ -179,7 +179,8 @@ fn carry_over_is_marked_and_conservative() {
     };
     assert_eq!(kv(KvPrecision::Fp16), Quality::Reference);
     assert_eq!(kv(KvPrecision::Q8_0).kld(), Some(0.000980));
-    assert_eq!(kv(KvPrecision::Q4_0), Quality::Unmeasured);
+    // Q4_0: no KLD anywhere; carried over as the MMLU recovery measured on Gemma 3 4B (PR #21551).
+    assert_eq!(kv(KvPrecision::Q4_0).recovery(), Some(99.16));
 }
 
 #[test]
@@ -286,7 +287,7 @@ fn precision_costs_size_each_precision_and_give_its_quality() {
         weights: W::Bf16,
         ..Scenario::default()
     };
-    let costs = precision_costs(&s, quality(), &[W::Bf16, W::Q4KM, W::Awq4]);
+    let costs = precision_costs(&s, quality(), &[W::Bf16, W::Q4KM, W::Nf4]);
     assert_eq!(costs.len(), 3);
     let q4 = &costs[1];
     let at_q4 = estimate(&Scenario {
@@ -443,9 +444,10 @@ fn accuracy_only_precisions_are_shown_as_such_and_kept_off_the_kld_scale() {
         "{}",
         i8.short()
     );
-    // KLD first: a GGUF type keeps its KLD; NF4, AWQ and MXFP4 have neither figure.
+    // KLD first: a GGUF type keeps its KLD; NF4 (without double quant) and FP8 block-scaled have
+    // no figure of any metric.
     assert_eq!(kld(W::Q4KM), 0.031273);
-    for p in [W::Nf4, W::Awq4, W::Mxfp4] {
+    for p in [W::Nf4, W::Fp8Block] {
         assert_eq!(t.of_weights(&llama3_8b(p)), Quality::Unmeasured, "{p:?}");
     }
     // The solver's ranking holds only precisions with a KLD (or the reference).
@@ -491,8 +493,17 @@ fn every_kv_type_says_what_is_known() {
                     ..
                 }
             )),
-            // No published KLD for a Q4_0 or FP8 cache (docs/quality.md says why).
-            KvPrecision::Fp8 | KvPrecision::Q4_0 => {
+            // Q4_0: no KLD on any model; PR #21551's MMLU recovery on Gemma 3 4B (99.16 %) is
+            // carried over (recovery before its 8-chunk ΔPPL on Llama 2 7B).
+            KvPrecision::Q4_0 => match q {
+                Quality::Figure { row, basis } => {
+                    assert_eq!(basis, Basis::CarriedOver("Gemma 3 4B (pt)".into()));
+                    assert_eq!(row.recovery_pct, Some(99.16));
+                }
+                q => panic!("{q:?}"),
+            },
+            // No published figure for an FP8 cache (docs/quality.md says why).
+            KvPrecision::Fp8 => {
                 assert_eq!(q, Quality::Unmeasured, "{p:?}");
                 assert!(q.short().contains("not measured"));
             }
@@ -543,11 +554,367 @@ fn accuracy_recovery_reaches_json_and_text() {
     assert_eq!(g["status"], "carried_over");
     assert_eq!(g["recovery_pct"], 93.0);
     assert_eq!(q("q4_k_m")["metric"], "kld");
-    assert_eq!(q("awq-4bit")["status"], "unmeasured");
+    // AWQ: a perplexity difference carried over from Llama 2 7B (AWQ paper, Table 4).
+    let awq = q("awq-4bit");
+    assert_eq!(awq["status"], "carried_over");
+    assert_eq!(awq["metric"], "delta_ppl");
+    assert_eq!(awq["delta_ppl"], 0.13);
+    assert_eq!(awq["context"], 2048);
+    assert_eq!(awq["kld"], serde_json::Value::Null);
+    assert_eq!(q("nf4")["status"], "unmeasured");
+    assert_eq!(q("nf4")["metric"], serde_json::Value::Null);
     let text = headroom(&["estimate", "--model", "llama-3-8b", "--weights", "fp8"]);
     let t = String::from_utf8_lossy(&text.stdout);
     assert!(
         t.contains("quality: weights FP8 (E4M3): accuracy recovery 99.3 % (benchmark score, not a KLD) vs BF16"),
         "{t}"
     );
+}
+
+fn row_of(id: &str) -> &'static headroom::core::quality::QualityRow {
+    quality()
+        .quality
+        .iter()
+        .find(|r| r.id == id)
+        .unwrap_or_else(|| panic!("row {id}"))
+}
+
+/// QLoRA (arXiv 2305.14314) Table 4, "Mean 5-shot MMLU test accuracy for LLaMA 7-65B models
+/// finetuned with adapters on Alpaca and FLAN v2": BFloat16 and NFloat4 + DQ per size and
+/// dataset. Each row's recovery is NF4 + DQ / BF16, to 2 decimals (39.0 / 38.4 = 101.5625 %).
+#[test]
+fn qlora_rows_match_table_4() {
+    // (size, dataset, BFloat16, NFloat4 + DQ), as printed.
+    let table = [
+        ("7b", "alpaca", 38.4, 39.0),
+        ("7b", "flan-v2", 45.6, 44.5),
+        ("13b", "alpaca", 47.2, 47.5),
+        ("13b", "flan-v2", 50.6, 50.7),
+        ("33b", "alpaca", 57.7, 57.3),
+        ("33b", "flan-v2", 60.5, 59.2),
+        ("65b", "alpaca", 61.8, 61.8),
+        ("65b", "flan-v2", 62.5, 63.9),
+    ];
+    for (size, data, bf16, nf4) in table {
+        let r = row_of(&format!("qlora-llama-{size}-nf4-dq-{data}"));
+        assert_eq!(r.precision, "nf4-dq");
+        assert!(
+            r.no_preset && r.model == format!("llama-1-{size}"),
+            "{}",
+            r.id
+        );
+        assert!(r.source.starts_with("https://arxiv.org/abs/2305.14314"));
+        let pct = r.recovery_pct.unwrap();
+        assert!((pct - nf4 / bf16 * 100.0).abs() < 0.005, "{}: {pct}", r.id);
+        assert!(r.kld.is_none() && r.context.is_none());
+    }
+    // Hand-checked: 44.5 / 45.6 = 97.588 %; 63.9 / 62.5 = 102.24 %.
+    assert_eq!(
+        row_of("qlora-llama-7b-nf4-dq-flan-v2").recovery_pct,
+        Some(97.59)
+    );
+    assert_eq!(
+        row_of("qlora-llama-65b-nf4-dq-flan-v2").recovery_pct,
+        Some(102.24)
+    );
+}
+
+/// AWQ (arXiv 2306.00978) Table 4: WikiText-2 perplexity at FP16 and INT4 g128 by RTN, GPTQ and
+/// AWQ, for Llama 2 7B/13B/70B and LLaMA 7B/13B/30B/65B. Each row: the quantised PPL and ΔPPL =
+/// quantised − FP16 (Llama 2 7B AWQ: 5.60 − 5.47 = 0.13).
+#[test]
+fn awq_paper_rows_match_table_4() {
+    // (row key, FP16, RTN, GPTQ, AWQ), as printed.
+    let table = [
+        ("l2-7b", 5.47, 5.73, 5.69, 5.60),
+        ("l2-13b", 4.88, 4.98, 4.98, 4.97),
+        ("l2-70b", 3.32, 3.46, 3.42, 3.41),
+        ("l1-7b", 5.68, 5.96, 6.22, 5.78),
+        ("l1-13b", 5.09, 5.25, 5.23, 5.19),
+        ("l1-30b", 4.10, 4.23, 4.24, 4.21),
+        ("l1-65b", 3.53, 3.67, 3.66, 3.62),
+    ];
+    for (m, fp16, rtn, gptq, awq) in table {
+        for (p, ppl) in [("int4", rtn), ("gptq-4bit", gptq), ("awq-4bit", awq)] {
+            let r = row_of(&format!("awq-paper-{m}-{p}"));
+            assert_eq!(r.ppl, Some(ppl), "{}", r.id);
+            let d = r.delta_ppl.unwrap();
+            assert!((d - (ppl - fp16)).abs() < 1e-9, "{}: {d}", r.id);
+            assert_eq!((r.context, r.kld, r.recovery_pct), (Some(2048), None, None));
+            assert_eq!(r.baseline, "FP16");
+            assert_eq!(r.no_preset, m.starts_with("l1-"), "{}", r.id);
+        }
+    }
+    assert_eq!(row_of("awq-paper-l2-7b-awq-4bit").delta_ppl, Some(0.13));
+    // GPTQ on LLaMA 7B lost more than RTN (6.22 vs 5.96): 0.54.
+    assert_eq!(row_of("awq-paper-l1-7b-gptq-4bit").delta_ppl, Some(0.54));
+}
+
+/// MXFP4 (intel/auto-round docs/auto_scheme_acc.md, Table 1, "Pure 4-bit" against BF16) and
+/// NVFP4 (nvidia/DeepSeek-R1-FP4 card: MMLU FP8 90.8, FP4 86.9).
+#[test]
+fn fp4_rows_match_their_sources() {
+    // (row, BF16 average, pure MXFP4 average, printed recovery %).
+    for (id, bf16, fp4, pct) in [
+        ("autoround-l31-8b-mxfp4", 0.7076, 0.6626, 93.6),
+        ("autoround-qwen25-7b-mxfp4", 0.7075, 0.6550, 92.6),
+        ("autoround-qwen3-8b-mxfp4", 0.6764, 0.6316, 93.4),
+        ("autoround-qwen3-32b-mxfp4", 0.7321, 0.6901, 94.3),
+    ] {
+        let r = row_of(id);
+        assert_eq!((r.precision.as_str(), r.recovery_pct), ("mxfp4", Some(pct)));
+        // The printed percentage is the ratio to one decimal.
+        assert!((fp4 / bf16 * 100.0 - pct).abs() < 0.05, "{id}");
+        assert!(r.method.as_deref().unwrap().contains("W4A4"), "{id}");
+    }
+    let r = row_of("nvidia-deepseek-r1-nvfp4-mmlu");
+    assert_eq!(
+        (r.precision.as_str(), r.model.as_str()),
+        ("nvfp4", "deepseek-r1")
+    );
+    // 86.9 / 90.8 = 95.705 %.
+    assert_eq!(r.recovery_pct, Some(95.7));
+    assert!((86.9 / 90.8 * 100.0 - 95.7_f64).abs() < 0.01);
+    assert!(r.baseline.starts_with("FP8"));
+}
+
+/// ΔPPL-only precisions (AWQ, RTN INT4; GPTQ on Llama 2) are shown as a perplexity difference
+/// with its text and context, measured or carried over by the rule, never within a KLD floor and
+/// never ranked; a figure measured on the model, of any metric, comes before one carried over.
+#[test]
+fn delta_ppl_precisions_are_shown_as_such_and_kept_off_the_kld_scale() {
+    use headroom::core::quality::{Metric, ranked_weights};
+    let t = quality();
+    let on = |p: W, id: &str, params: u64| t.weights(p, Some(id), params);
+    // Measured on Llama 2 7B: ΔPPL 5.60 − 5.47 = 0.13.
+    let awq = on(W::Awq4, "llama-2-7b", 6_738_415_616);
+    assert!(matches!(
+        awq,
+        Quality::Figure {
+            basis: Basis::Measured,
+            ..
+        }
+    ));
+    assert_eq!((awq.kld(), awq.delta_ppl()), (None, Some(0.13)));
+    assert_eq!(awq.metric(), Some(Metric::DeltaPpl));
+    assert_eq!(
+        awq.short(),
+        "ΔPPL +0.130 vs FP16 on wikitext-2-raw-v1 test, 2,048-token chunks (Llama 2 7B, AWQ INT4 g128 (with zero point; Pile calibration set), measured)"
+    );
+    assert!(
+        awq.long()
+            .contains("ΔPPL +0.130 (perplexity difference on this text, not a KLD)"),
+        "{}",
+        awq.long()
+    );
+    assert!(!awq.within(Some(10.0)) && awq.within(None));
+    // Carried over: the worst of the size class. Small: Llama 2 7B 0.13 over LLaMA 7B 0.10,
+    // LLaMA 13B 0.10, Llama 2 13B 0.09. Large: LLaMA 30B 0.11 over 0.09 (Llama 2 70B, LLaMA 65B).
+    match t.of_weights(&llama3_8b(W::Awq4)) {
+        Quality::Figure { row, basis } => {
+            assert_eq!(basis, Basis::CarriedOver("Llama 2 7B".into()));
+            assert_eq!(row.delta_ppl, Some(0.13));
+        }
+        q => panic!("{q:?}"),
+    }
+    assert_eq!(
+        t.weights(W::Awq4, None, 32_000_000_000).delta_ppl(),
+        Some(0.11)
+    );
+    // RTN INT4 g128 (headroom's int4): small class worst LLaMA 7B 5.96 − 5.68 = 0.28.
+    assert_eq!(
+        t.weights(W::Int4, None, 8_000_000_000).delta_ppl(),
+        Some(0.28)
+    );
+    // GPTQ: measured ΔPPL on Llama 2 13B (4.98 − 4.88 = 0.10) before the recovery carried over
+    // from Llama 3.1 8B; measured recovery on Llama 3.1 8B; elsewhere the recovery (a ratio)
+    // is carried before a ΔPPL.
+    let g13 = on(W::Gptq4, "llama-2-13b", 13_015_864_320);
+    assert_eq!((g13.delta_ppl(), g13.recovery()), (Some(0.1), None));
+    assert_eq!(on(W::Gptq4, "llama-3.1-8b", 1).recovery(), Some(93.0));
+    assert_eq!(
+        t.weights(W::Gptq4, None, 70_000_000_000).recovery(),
+        Some(93.0)
+    );
+    // Off the KLD scale: not ranked; on 12 GiB the solver still picks Q8_0 (as without them).
+    let ranked = ranked_weights(t, Some("llama-2-7b"), 6_738_415_616);
+    for p in [
+        W::Awq4,
+        W::Int4,
+        W::Gptq4,
+        W::Nf4DoubleQuant,
+        W::Mxfp4,
+        W::Nvfp4,
+    ] {
+        assert!(ranked.iter().all(|(q, _)| *q != p), "{p:?} ranked");
+    }
+    let cat = builtin();
+    let m = cat.machine("desktop-rtx3060-32gb").unwrap();
+    let pick = solve_best_quality(
+        &llama3_8b(W::Fp16),
+        m,
+        cat,
+        &FitSettings::default(),
+        t,
+        None,
+    );
+    assert_eq!(pick.map(|(p, _)| p), Some(W::Q8_0));
+}
+
+/// NF4 + double quant, MXFP4 and NVFP4 are accuracy recovery, carried over by the rule: no
+/// LLaMA 1 preset exists, so NF4 + DQ is always carried over (small class: LLaMA 7B's worse
+/// dataset, FLAN v2 97.59 %; large: LLaMA 33B FLAN v2 97.85 %).
+#[test]
+fn nf4_and_fp4_recovery_is_carried_over_by_the_rule() {
+    let t = quality();
+    match t.of_weights(&llama3_8b(W::Nf4DoubleQuant)) {
+        Quality::Figure { row, basis } => {
+            assert_eq!(basis, Basis::CarriedOver("LLaMA 7B".into()));
+            assert_eq!(row.recovery_pct, Some(97.59));
+            assert!(row.dataset.contains("FLAN v2"));
+        }
+        q => panic!("{q:?}"),
+    }
+    assert_eq!(
+        t.weights(W::Nf4DoubleQuant, None, 70_000_000_000)
+            .recovery(),
+        Some(97.85)
+    );
+    // MXFP4 measured on Qwen3 8B (93.4 %); a small model without rows takes the worst small
+    // one (Qwen2.5 7B, 92.6 %); gpt-oss (natively MXFP4, no baseline) takes the large class's
+    // only row (Qwen3 32B, 94.3 %).
+    assert_eq!(
+        t.weights(W::Mxfp4, Some("qwen3-8b"), 8_190_735_360)
+            .recovery(),
+        Some(93.4)
+    );
+    assert_eq!(
+        t.weights(W::Mxfp4, None, 3_000_000_000).recovery(),
+        Some(92.6)
+    );
+    assert_eq!(
+        t.weights(W::Mxfp4, Some("gpt-oss-120b"), 116_829_156_672)
+            .recovery(),
+        Some(94.3)
+    );
+    // NVFP4: the one row (DeepSeek-R1, against its FP8 release) for every model.
+    let n = t.of_weights(&llama3_8b(W::Nvfp4));
+    assert_eq!(n.recovery(), Some(95.7));
+    assert!(
+        n.short()
+            .starts_with("95.7 % of FP8 (DeepSeek-R1 as released) on MMLU 5-shot")
+    );
+}
+
+/// A row on a model without a preset must say so, and one on a preset must not.
+#[test]
+fn rows_on_models_without_a_preset_are_marked() {
+    let bad = |model: &str, no_preset: bool| {
+        let text = format!(
+            r#"(quality: [(
+        id: "x", kind: Weights, precision: "q4_k_m", model: "{model}", no_preset: {no_preset},
+        model_name: "L", params_b: 7.0, baseline: "FP16", kld: 0.01, dataset: "d", context: 512,
+        source: "s", detail: "d",
+    )])"#
+        );
+        parse_quality("q.ron", &text)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    };
+    assert!(
+        bad("llama-1-7b", false)
+            .contains("model 'llama-1-7b' is not a catalog preset (set no_preset: true")
+    );
+    assert!(
+        bad("llama-2-7b", true)
+            .contains("model 'llama-2-7b' is a catalog preset, but no_preset is set")
+    );
+    assert_eq!(bad("llama-1-7b", true), "");
+    assert_eq!(bad("llama-2-7b", false), "");
+}
+
+/// `fit` under a floor with ΔPPL-only weights says they cannot be shown within it (not "past"),
+/// and prints the ΔPPL with its text and context.
+#[test]
+fn fit_says_delta_ppl_weights_are_off_the_floor_scale() {
+    let o = headroom(&[
+        "fit",
+        "--model",
+        "llama-2-7b",
+        "--weights",
+        "awq-4bit",
+        "--max-kld",
+        "good",
+        "--machine",
+        "laptop-rtx4060-16gb",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let t = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        t.contains("quality: weights AWQ 4-bit g128: ΔPPL +0.130 (perplexity difference on this text, not a KLD) vs FP16 (Llama 2 7B"),
+        "{t}"
+    );
+    assert!(
+        t.contains("wikitext-2-raw-v1 test, 2,048-token chunks"),
+        "{t}"
+    );
+    assert!(
+        t.contains("published as benchmark accuracy or ΔPPL, not a KLD, so not shown within the quality floor"),
+        "{t}"
+    );
+}
+
+/// llama.cpp PR #21551 (description): a Q4_0 cache against F16 on Llama 2 7B (Q4_K_M weights,
+/// Wikitext-2, first 8 chunks of 512) and Q8_0 / Q4_0 caches on Gemma 3 4B pt (Q4_0 weights,
+/// MMLU 13,943 tasks). On Llama 2 7B the unrotated row (ΔPPL 6.4648 − 6.3123 = 0.1525) stands
+/// over the rotated one (6.3243 − 6.3123 = 0.0120): the larger of a pair, as for an imatrix pair.
+#[test]
+fn kv_rows_of_pr_21551_match_and_the_worse_of_a_pair_stands() {
+    use headroom::core::quality::Metric;
+    for (id, ppl, d) in [
+        ("pr21551-l2-7b-kv-q4_0-rot0", 6.4648, 0.1525),
+        ("pr21551-l2-7b-kv-q4_0-rot1", 6.3243, 0.012),
+    ] {
+        let r = row_of(id);
+        assert_eq!(
+            (r.kind, r.ppl, r.delta_ppl),
+            (QualityKind::Kv, Some(ppl), Some(d))
+        );
+        assert!((ppl - 6.3123 - d).abs() < 1e-9, "{id}");
+        assert_eq!(r.context, Some(512));
+    }
+    // 39.9771 / 39.9914 = 99.964 %; 39.6543 / 39.9914 = 99.157 %.
+    for (id, score, pct) in [
+        ("pr21551-gemma3-4b-kv-q8_0-mmlu", 39.9771, 99.96),
+        ("pr21551-gemma3-4b-kv-q4_0-mmlu", 39.6543, 99.16),
+    ] {
+        let r = row_of(id);
+        assert_eq!(r.recovery_pct, Some(pct));
+        assert!((score / 39.9914 * 100.0 - pct).abs() < 0.005, "{id}");
+    }
+    let t = quality();
+    let kv = |k: KvPrecision, model: &str| {
+        t.of_kv(&Scenario {
+            kv: KvTypes::same(k),
+            model_id: Some(model.into()),
+            ..llama3_8b(W::Q4KM)
+        })
+    };
+    let l2 = kv(KvPrecision::Q4_0, "llama-2-7b");
+    assert!(matches!(
+        l2,
+        Quality::Figure {
+            basis: Basis::Measured,
+            ..
+        }
+    ));
+    assert_eq!(
+        (l2.metric(), l2.delta_ppl()),
+        (Some(Metric::DeltaPpl), Some(0.1525))
+    );
+    // Measured on Gemma 3 4B: its recovery, before the KLD carried over from LLaMA 3 8B.
+    assert_eq!(kv(KvPrecision::Q8_0, "gemma-3-4b").recovery(), Some(99.96));
+    // Off the KLD scale: a Q4_0 cache is never within a floor.
+    assert!(!kv(KvPrecision::Q4_0, "llama-3-8b").within(Some(1.0)));
 }

@@ -7,6 +7,7 @@ use crate::core::catalog::{Catalog, Machine, MachineKind};
 use crate::core::fit::{FitResult, fit_all};
 use crate::core::format;
 use crate::core::format::group_digits;
+use crate::core::quality::Metric;
 use crate::core::serving::plan_all;
 
 /// Runs `headroom fit`.
@@ -57,9 +58,14 @@ pub fn run(a: &FitArgs, cat: &mut Catalog) -> Result<String, CliError> {
         }
         out.push_str(&super::estimate::quality_lines(&s, table));
         if let Some(k) = a.max_kld.filter(|_| !weights_quality.within(a.max_kld)) {
-            // Accuracy recovery is not on the KLD scale: such weights cannot be shown within it.
-            let why = if weights_quality.recovery().is_some() {
-                "published as benchmark accuracy, not a KLD, so not shown within"
+            // Accuracy recovery and ΔPPL are not on the KLD scale: such weights cannot be shown
+            // within it.
+            let off_scale = matches!(
+                weights_quality.metric(),
+                Some(Metric::Recovery | Metric::DeltaPpl)
+            );
+            let why = if off_scale {
+                "published as benchmark accuracy or ΔPPL, not a KLD, so not shown within"
             } else {
                 "past"
             };

@@ -187,7 +187,7 @@ fn text(
     }
     let _ = writeln!(
         o,
-        "KLD: mean KL divergence to the 16-bit model (catalogs/quality.ron); \"% of BF16 on …\": a benchmark score as published, not a KLD (never within a --max-kld floor, not ranked); \"carried over\": measured on another model (the rule is in docs/quality.md)."
+        "KLD: mean KL divergence to the 16-bit model (catalogs/quality.ron); \"% of BF16 on …\": a benchmark score as published, and \"ΔPPL … on …\": a perplexity difference on that text, neither a KLD (never within a --max-kld floor, not ranked); \"carried over\": measured on another model (the rule is in docs/quality.md)."
     );
     o
 }

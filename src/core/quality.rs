@@ -23,6 +23,18 @@
 //! never within a `--max-kld` floor and is not ranked by the best-quality solver: its loss cannot
 //! be placed on the KLD scale the floors and the ranking use.
 //!
+//! **A third metric, ΔPPL.** Some sources (the AWQ paper, arXiv 2306.00978 Table 4) publish only
+//! the perplexity of the quantised and the 16-bit model on one text. Such a row (`delta_ppl`, no
+//! KLD, no recovery) is shown as "ΔPPL +0.13 vs FP16 on …", with its dataset and context, and
+//! is, like a recovery-only one, never within a KLD floor and not ranked: a perplexity difference
+//! depends on the model's own perplexity and on the text and context, so it is not on the KLD scale
+//! and not comparable with the llama.cpp rows (Wikitext-2 at 512 tokens) either.
+//!
+//! **Which figure stands.** A figure measured on this very model, in any metric (KLD, then
+//! recovery, then ΔPPL), before one carried over; carried over, KLD first, then recovery (a ratio
+//! of scores, which carries to another model better than an absolute perplexity difference), then
+//! ΔPPL.
+//!
 //! Pure: the table is passed in (`io::catalog::quality` loads the built-in file).
 
 use super::estimate::{ComponentKind, estimate};
@@ -38,7 +50,9 @@ use serde::{Deserialize, Serialize};
 pub enum QualityKind {
     /// Weights at `precision` (a `--weights` name), KV cache at 16 bits.
     Weights,
-    /// The KV cache at `precision` (a `--kv` value, `k` or `k/v`), weights at 16 bits.
+    /// The KV cache at `precision` (a `--kv` value, `k` or `k/v`) against a 16-bit cache, the
+    /// weights the same in both runs (16-bit in llama.cpp PR #7412; one quantised file in PR
+    /// #21551, the row's `detail` says which).
     Kv,
 }
 
@@ -54,8 +68,13 @@ pub struct QualityRow {
     /// tokens), `None` without one.
     #[serde(default)]
     pub imatrix: Option<String>,
-    /// The catalog preset the measurement was made on.
+    /// The catalog preset the measurement was made on; with `no_preset`, an id of the source's
+    /// model that is not a preset (LLaMA 1 7B: `llama-1-7b`), whose figures are only ever carried
+    /// over.
     pub model: String,
+    /// The measured model has no catalog preset (`model` is then checked not to be one).
+    #[serde(default)]
+    pub no_preset: bool,
     /// The model as the source names it ("LLaMA 3 8B").
     pub model_name: String,
     /// Parameters of that model, in billions (the size class of the carry-over rule).
@@ -155,8 +174,28 @@ impl Quality<'_> {
             _ => None,
         }
     }
+    /// Perplexity difference to the baseline: only for a figure that has one (the reference is
+    /// not given one).
+    pub fn delta_ppl(&self) -> Option<f64> {
+        match self {
+            Quality::Figure { row, .. } => row.delta_ppl,
+            _ => None,
+        }
+    }
+    /// The metric the figure rests on: KLD where the row has one (and the reference), else
+    /// accuracy recovery, else ΔPPL; `None` when nothing is published.
+    pub fn metric(&self) -> Option<Metric> {
+        match self {
+            Quality::Reference => Some(Metric::Kld),
+            Quality::Figure { row, .. } => {
+                METRIC_ORDER.into_iter().find(|m| m.value(row).is_some())
+            }
+            Quality::Unmeasured => None,
+        }
+    }
     /// Whether the figure is within a KLD floor (an unmeasured precision never is: it cannot be
-    /// shown to be; nor is one with only accuracy recovery, which is not on the KLD scale).
+    /// shown to be; nor is one with only accuracy recovery or ΔPPL, which are not on the KLD
+    /// scale).
     pub fn within(&self, max_kld: Option<f64>) -> bool {
         match (max_kld, self.kld()) {
             (None, _) => true,
@@ -171,15 +210,23 @@ impl Quality<'_> {
     pub fn short(&self) -> String {
         match self {
             Quality::Reference => "reference".into(),
-            Quality::Figure { row, basis } => match (row.kld, row.recovery_pct) {
-                (None, Some(r)) => format!(
+            Quality::Figure { row, basis } => match (row.kld, row.recovery_pct, row.delta_ppl) {
+                (None, Some(r), _) => format!(
                     "{} of {} on {} ({})",
                     format::percent_tenths(r),
                     row.baseline,
                     row.dataset,
                     provenance(row, basis)
                 ),
-                (k, _) => format!(
+                (None, None, Some(d)) => format!(
+                    "ΔPPL {} vs {} on {}{} ({})",
+                    format::signed_sig3(d),
+                    row.baseline,
+                    row.dataset,
+                    chunks(row),
+                    provenance(row, basis)
+                ),
+                (k, _, _) => format!(
                     "KLD {} ({})",
                     k.map_or(format::MISSING.into(), format::sig3),
                     provenance(row, basis)
@@ -200,7 +247,13 @@ impl Quality<'_> {
                     parts.push(format!("KLD {}", format::sig3(k)));
                 }
                 if let Some(d) = row.delta_ppl {
-                    parts.push(format!("ΔPPL {}", format::signed_sig3(d)));
+                    let alone = row.kld.is_none() && row.recovery_pct.is_none();
+                    let note = if alone {
+                        " (perplexity difference on this text, not a KLD)"
+                    } else {
+                        ""
+                    };
+                    parts.push(format!("ΔPPL {}{note}", format::signed_sig3(d)));
                 }
                 if let Some(t) = row.same_top_pct {
                     parts.push(format!("same top token {}", format::percent_tenths(t)));
@@ -211,24 +264,28 @@ impl Quality<'_> {
                         format::percent_tenths(r)
                     ));
                 }
-                let chunks = row
-                    .context
-                    .map(|c| format!(", {}-token chunks", format::group_digits(c)))
-                    .unwrap_or_default();
                 format!(
-                    "{} vs {} ({}; {}{chunks})",
+                    "{} vs {} ({}; {}{})",
                     parts.join(" · "),
                     row.baseline,
                     provenance(row, basis),
                     row.dataset,
+                    chunks(row),
                 )
             }
             Quality::Unmeasured => {
-                "not measured: no published KLD or accuracy for this precision in catalogs/quality.ron"
+                "not measured: no published KLD, ΔPPL or accuracy for this precision in catalogs/quality.ron"
                     .into()
             }
         }
     }
+}
+
+/// ", 2048-token chunks" for a row measured over chunks of text, "" for a benchmark suite.
+fn chunks(row: &QualityRow) -> String {
+    row.context
+        .map(|c| format!(", {}-token chunks", format::group_digits(c)))
+        .unwrap_or_default()
 }
 
 /// "LLaMA 3 8B, measured", "LLaMA 3 8B, imatrix WT 10m, carried over from LLaMA 3 8B",
@@ -250,26 +307,67 @@ fn provenance(row: &QualityRow, basis: &Basis) -> String {
 /// Size classes of the carry-over rule: under 20 B parameters, or 20 B and over.
 const LARGE_B: f64 = 20.0;
 
-/// Which published figure a lookup reads, and how bad a row's figure is (larger = worse).
-#[derive(Copy, Clone)]
-enum Metric {
-    Kld,
-    Recovery,
+/// The carried-over figure of `rows` (one per measured model) for a model of `params`: the
+/// worst of its size class, else the worst of any.
+fn carried_over<'a>(
+    metric: Metric,
+    rows: &[&'a QualityRow],
+    params: u64,
+) -> Option<&'a QualityRow> {
+    let bad = |r: &QualityRow| metric.badness(r).unwrap_or(f64::NEG_INFINITY);
+    let large = params as f64 / 1e9 >= LARGE_B;
+    let worst = |class: Option<bool>| -> Option<&'a QualityRow> {
+        rows.iter()
+            .filter(|r| class.is_none_or(|c| (r.params_b >= LARGE_B) == c))
+            .max_by(|a, b| bad(a).total_cmp(&bad(b)))
+            .copied()
+    };
+    worst(Some(large)).or_else(|| worst(None))
 }
 
+/// Which published figure a lookup reads, and how bad a row's figure is (larger = worse).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Metric {
+    /// Mean KL divergence to the baseline (the floors' scale).
+    Kld,
+    /// Benchmark score as a percentage of the baseline's.
+    Recovery,
+    /// Perplexity minus the baseline's, on the row's text and context.
+    DeltaPpl,
+}
+
+/// The order figures are read in, for a figure measured on the model and for one carried over.
+const METRIC_ORDER: [Metric; 3] = [Metric::Kld, Metric::Recovery, Metric::DeltaPpl];
+
 impl Metric {
-    /// The row's figure as a badness: its KLD, or the share of the score it lost.
-    fn badness(self, r: &QualityRow) -> Option<f64> {
+    /// The JSON `metric` value: "kld", "accuracy_recovery", "delta_ppl".
+    pub const fn key(self) -> &'static str {
+        match self {
+            Metric::Kld => "kld",
+            Metric::Recovery => "accuracy_recovery",
+            Metric::DeltaPpl => "delta_ppl",
+        }
+    }
+    /// The row's figure in this metric.
+    fn value(self, r: &QualityRow) -> Option<f64> {
         match self {
             Metric::Kld => r.kld,
+            Metric::Recovery => r.recovery_pct,
+            Metric::DeltaPpl => r.delta_ppl,
+        }
+    }
+    /// The row's figure as a badness: its KLD, the share of the score it lost, its ΔPPL.
+    fn badness(self, r: &QualityRow) -> Option<f64> {
+        match self {
             Metric::Recovery => r.recovery_pct.map(|p| -p),
+            m => m.value(r),
         }
     }
 }
 
 impl QualityTable {
-    /// The figure for `name` on `model` (preset id, if any) of `params` parameters: by KLD, and
-    /// by accuracy recovery only where no model has a KLD for it.
+    /// The figure for `name` on `model` (preset id, if any) of `params` parameters: one measured
+    /// on the model in any metric (KLD, recovery, ΔPPL), else one carried over (same order).
     fn lookup(
         &self,
         kind: QualityKind,
@@ -277,24 +375,30 @@ impl QualityTable {
         model: Option<&str>,
         params: u64,
     ) -> Quality<'_> {
-        match self.lookup_by(Metric::Kld, kind, name, model, params) {
-            Quality::Unmeasured => self.lookup_by(Metric::Recovery, kind, name, model, params),
-            q => q,
+        let per_metric = METRIC_ORDER.map(|m| (m, self.per_model(m, kind, name)));
+        let measured = per_metric.iter().find_map(|(_, rows)| {
+            model.and_then(|id| rows.iter().find(|r| r.model == id && !r.no_preset))
+        });
+        if let Some(r) = measured {
+            return Quality::Figure {
+                row: r,
+                basis: Basis::Measured,
+            };
         }
+        per_metric
+            .iter()
+            .find_map(|(m, rows)| carried_over(*m, rows, params))
+            .map_or(Quality::Unmeasured, |r| Quality::Figure {
+                row: r,
+                basis: Basis::CarriedOver(r.model_name.clone()),
+            })
     }
 
-    fn lookup_by(
-        &self,
-        metric: Metric,
-        kind: QualityKind,
-        name: &str,
-        model: Option<&str>,
-        params: u64,
-    ) -> Quality<'_> {
+    /// One row per measured model with a figure in `metric`: without an importance matrix when
+    /// there is one (the default of llama-quantize, and the conservative figure), else the
+    /// imatrix row; of several (benchmark suites), the worst.
+    fn per_model(&self, metric: Metric, kind: QualityKind, name: &str) -> Vec<&QualityRow> {
         let bad = |r: &QualityRow| metric.badness(r).unwrap_or(f64::NEG_INFINITY);
-        // One row per measured model: without an importance matrix when there is one (the
-        // default of llama-quantize, and the conservative figure), else the imatrix row; of
-        // several (benchmark suites), the worst.
         let mut per_model: Vec<&QualityRow> = Vec::new();
         let rows = self
             .quality
@@ -308,28 +412,7 @@ impl QualityTable {
                 None => per_model.push(r),
             }
         }
-        if let Some(r) = model.and_then(|id| per_model.iter().find(|r| r.model == id)) {
-            return Quality::Figure {
-                row: r,
-                basis: Basis::Measured,
-            };
-        }
-        let large = params as f64 / 1e9 >= LARGE_B;
-        let worst = |class: Option<bool>| -> Option<&QualityRow> {
-            per_model
-                .iter()
-                .filter(|r| class.is_none_or(|c| (r.params_b >= LARGE_B) == c))
-                .max_by(|a, b| bad(a).total_cmp(&bad(b)))
-                .copied()
-        };
-        let pick = worst(Some(large)).or_else(|| worst(None));
-        match pick {
-            Some(r) => Quality::Figure {
-                row: r,
-                basis: Basis::CarriedOver(r.model_name.clone()),
-            },
-            None => Quality::Unmeasured,
-        }
+        per_model
     }
 
     /// The quality of weights at `p` on a model (its preset id, if any, and parameter count).
@@ -551,6 +634,7 @@ mod tests {
             precision: p.into(),
             imatrix: imatrix.map(str::to_string),
             model: model.into(),
+            no_preset: false,
             model_name: model.to_uppercase(),
             params_b,
             baseline: "FP16".into(),
@@ -596,6 +680,38 @@ mod tests {
         );
         assert!(!Quality::Unmeasured.within(Some(1.0)));
         assert!(Quality::Unmeasured.within(None));
+    }
+
+    #[test]
+    fn a_measured_figure_of_any_metric_comes_before_one_carried_over() {
+        let mut rec = row("gptq-4bit", "b-8b", 8.0, 0.0, None);
+        (rec.kld, rec.recovery_pct) = (None, Some(93.0));
+        let mut dppl = row("gptq-4bit", "c-7b", 7.0, 0.0, None);
+        (dppl.kld, dppl.delta_ppl) = (None, Some(0.22));
+        let t = QualityTable {
+            quality: vec![rec, dppl],
+        };
+        let w = WeightPrecision::Gptq4;
+        // Measured ΔPPL on c-7b, measured recovery on b-8b.
+        let on_c = t.weights(w, Some("c-7b"), 7_000_000_000);
+        assert_eq!(
+            (on_c.metric(), on_c.delta_ppl()),
+            (Some(Metric::DeltaPpl), Some(0.22))
+        );
+        assert_eq!(
+            t.weights(w, Some("b-8b"), 1).metric(),
+            Some(Metric::Recovery)
+        );
+        // Elsewhere the recovery is carried over before the ΔPPL.
+        let q = t.weights(w, None, 9_000_000_000);
+        assert_eq!(q.recovery(), Some(93.0));
+        assert!(
+            matches!(q, Quality::Figure { basis: Basis::CarriedOver(ref f), .. } if f == "B-8B")
+        );
+        // A ΔPPL-only or recovery-only figure is outside every floor.
+        assert!(!on_c.within(Some(100.0)));
+        assert_eq!(Quality::Reference.metric(), Some(Metric::Kld));
+        assert_eq!(Quality::Unmeasured.metric(), None);
     }
 
     #[test]

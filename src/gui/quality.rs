@@ -2,7 +2,7 @@
 //! with a published figure at its weights' size (x, GiB) and mean KL divergence to the 16-bit
 //! model (y, log axis). Measured figures are filled dots, figures carried over from another
 //! model hollow ones, the chosen precision a ringed diamond; the 16-bit reference (KLD 0, off a
-//! log axis), the precisions published only as benchmark accuracy (no KLD to place them) and
+//! log axis), the precisions published only as benchmark accuracy or ΔPPL (no KLD to place them) and
 //! the unmeasured precisions are named under the chart. The points come from
 //! `Derived::precision_costs` (cached with the estimate), so drawing asks the core nothing.
 
@@ -34,7 +34,8 @@ pub(crate) struct ChartData {
     pub reference: Vec<WeightPrecision>,
     /// The precisions without a published figure.
     pub unmeasured: Vec<WeightPrecision>,
-    /// The precisions published as accuracy recovery only (no KLD to place them on this axis).
+    /// The precisions published as accuracy recovery or ΔPPL only (no KLD to place them on this
+    /// axis).
     pub accuracy_only: Vec<WeightPrecision>,
 }
 
@@ -57,9 +58,8 @@ pub(crate) fn chart_data(costs: &[PrecisionCost<'_>]) -> ChartData {
             }),
             // A figure of 0 (none published so far) would sit at −∞: named with the reference.
             (Quality::Figure { .. }, Some(_)) => d.reference.push(c.precision),
-            (Quality::Figure { .. }, None) if c.quality.recovery().is_some() => {
-                d.accuracy_only.push(c.precision)
-            }
+            // Accuracy recovery or ΔPPL only: no KLD to place it on this axis.
+            (Quality::Figure { .. }, None) => d.accuracy_only.push(c.precision),
             _ => d.unmeasured.push(c.precision),
         }
     }
@@ -187,7 +187,7 @@ pub(crate) fn chart(ui: &mut Ui, costs: &[PrecisionCost<'_>], chosen: WeightPrec
         hint(
             ui,
             format!(
-                "Published as benchmark accuracy, not KLD (off this axis): {}",
+                "Published as benchmark accuracy or ΔPPL, not KLD (off this axis): {}",
                 lines.join("; ")
             ),
         );

@@ -112,8 +112,16 @@ pub fn check_quality(t: &QualityTable, cat: &Catalog) -> Vec<(String, String)> {
         if !known {
             e(format!("unknown precision '{}'", r.precision));
         }
-        if cat.model(&r.model).is_none() {
-            e(format!("model '{}' is not a catalog preset", r.model));
+        match (r.no_preset, cat.model(&r.model).is_some()) {
+            (false, false) => e(format!(
+                "model '{}' is not a catalog preset (set no_preset: true for a model without one)",
+                r.model
+            )),
+            (true, true) => e(format!(
+                "model '{}' is a catalog preset, but no_preset is set",
+                r.model
+            )),
+            _ => {}
         }
         for (field, v) in [
             ("source", &r.source),

@@ -54,8 +54,9 @@ pub fn estimate_json(e: &Estimate) -> Value {
 /// One precision's quality: `{"precision", "status": "reference" | "measured" | "carried_over" |
 /// "unmeasured", "kld", "delta_ppl", "ppl", "same_top_pct", "baseline", "measured_on" (the
 /// source's model name), "measured_on_id" (its preset), "imatrix", "dataset", "context",
-/// "source", "row", "metric": "kld" | "accuracy_recovery" | null (which figure the status
-/// rests on), "recovery_pct" (benchmark score as % of the baseline's: `dataset` names the
+/// "source", "row", "metric": "kld" | "accuracy_recovery" | "delta_ppl" | null (which figure
+/// the status rests on: a "delta_ppl" figure is a perplexity difference on `dataset` at
+/// `context`, not a KLD), "recovery_pct" (benchmark score as % of the baseline's: `dataset` names the
 /// suite), "method"}`; figures `null` when not published.
 pub fn quality_json(precision: &str, q: &crate::core::quality::Quality) -> Value {
     use crate::core::quality::Quality;
@@ -72,8 +73,7 @@ pub fn quality_json(precision: &str, q: &crate::core::quality::Quality) -> Value
             "baseline": row.baseline, "measured_on": row.model_name, "measured_on_id": row.model,
             "imatrix": row.imatrix, "dataset": row.dataset, "context": row.context,
             "source": row.source, "row": row.id,
-            "metric": if row.kld.is_some() { "kld" } else if row.recovery_pct.is_some() {
-                "accuracy_recovery" } else { "kld" },
+            "metric": q.metric().map(|m| m.key()),
             "recovery_pct": row.recovery_pct, "method": row.method,
         }),
         Quality::Unmeasured => json!({
