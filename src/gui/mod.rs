@@ -23,7 +23,8 @@
 //! `HEADROOM_TAB=machines` (or `breakdown`, `serving`, `cluster`, `cpu-vs-gpu`, `report`) opens on that tab;
 //! `HEADROOM_WINDOW_SIZE=1920x1080` opens the window at that inner size (scripted screenshots);
 //! `HEADROOM_SCENARIO=FILE` opens a saved scenario and `HEADROOM_FOCUS=MACHINE` focuses a machine
-//! (the CPU-vs-GPU tab's) at start.
+//! (the CPU-vs-GPU tab's) at start. `HEADROOM_RENDERER=wgpu` draws with wgpu instead of OpenGL
+//! (glow), see [`renderer`].
 
 pub mod app;
 mod breakdown;
@@ -60,6 +61,23 @@ pub fn load_catalog() -> (Catalog, Vec<String>) {
     crate::io::catalog::load_default()
 }
 
+/// The window's renderer: OpenGL through glow, or wgpu when `HEADROOM_RENDERER=wgpu`.
+///
+/// Under software rendering (Mesa's llvmpipe: a machine or VM without a GPU driver, remote
+/// desktops) a glow frame of this window costs about a fifth of the CPU time of a wgpu frame —
+/// 21 against 103 ms at 1920×1080 under Xvfb (`HEADROOM_QUIT_AFTER_FRAMES` runs, user + system
+/// time per frame) — and that is what a dragged slider waits for: the input-to-frame latency of
+/// `benches/drag_latency.sh` falls from a median of 106 to 28–36 ms. wgpu's GL backend draws into
+/// its own texture and copies it to the window, and its surface queues two frames by default
+/// (egui-wgpu `SurfaceConfig::HIGH_THROUGHPUT`). On a GPU both renderers take well under a
+/// millisecond.
+fn renderer() -> eframe::Renderer {
+    match std::env::var("HEADROOM_RENDERER") {
+        Ok(v) if v.trim().eq_ignore_ascii_case("wgpu") => eframe::Renderer::Wgpu,
+        _ => eframe::Renderer::Glow,
+    }
+}
+
 /// Opens the window and runs the app until it is closed.
 pub fn run_app() -> eframe::Result<()> {
     let size = std::env::var("HEADROOM_WINDOW_SIZE")
@@ -77,6 +95,7 @@ pub fn run_app() -> eframe::Result<()> {
             .with_icon(icon::window_icon())
             .with_inner_size(size)
             .with_min_inner_size([960.0, 600.0]),
+        renderer: renderer(),
         ..Default::default()
     };
     eframe::run_native(
