@@ -113,9 +113,25 @@ pub fn fp8_tensor_cores(a: &Accelerator) -> bool {
 
 impl GpuDevice {
     pub fn from_accelerator(a: &Accelerator) -> GpuDevice {
-        let acc16 = a.fp16_acc16_tflops.unwrap_or(a.fp16_tflops);
         GpuDevice {
             fp8: fp8_tensor_cores(a),
+            ..GpuDevice::without_fp8_check(a)
+        }
+    }
+    /// [`Self::from_accelerator`] for a model stored at `w`: whether the part has FP8 tensor
+    /// cores is read only for FP8 weights, the one case it changes ([`step::Kernel::for_weights`]),
+    /// so the per-placement speed query skips the id check otherwise (`fp8` is then `false`).
+    pub fn for_weights(a: &Accelerator, w: WeightPrecision) -> GpuDevice {
+        if matches!(w, WeightPrecision::Fp8 | WeightPrecision::Fp8Block) {
+            GpuDevice::from_accelerator(a)
+        } else {
+            GpuDevice::without_fp8_check(a)
+        }
+    }
+    fn without_fp8_check(a: &Accelerator) -> GpuDevice {
+        let acc16 = a.fp16_acc16_tflops.unwrap_or(a.fp16_tflops);
+        GpuDevice {
+            fp8: false,
             fp4_tflops: a.fp4_tflops.unwrap_or(0.0).max(0.0),
             bandwidth: a.bandwidth,
             fp16_tflops: a.fp16_tflops,
@@ -255,7 +271,7 @@ impl<'a> SpeedQuery<'a> {
         k: &SpeedConstants,
     ) -> SpeedQuery<'a> {
         let backend = backend_for(s.runtime, acc);
-        let gpu = acc.map(GpuDevice::from_accelerator);
+        let gpu = acc.map(|a| GpuDevice::for_weights(a, s.weights));
         let unified = acc.is_some_and(|a| a.memory_kind == MemoryKind::Unified);
         let gpus = match acc {
             None => 0,
