@@ -830,7 +830,8 @@ pub fn image_estimate_json(
 }
 
 /// `fit --mode image --json`, one object per machine: `{"machine", "name", "verdict",
-/// "gpu_capacity", "gpu_needed", "ram_needed", "ram_capacity", "image": {...}, "speed":
+/// "gpu_capacity", "gpu_needed", "ram_needed" (one pipeline), "machine_ram_needed" (every
+/// pipeline the machine runs), "ram_capacity", "image": {...}, "speed":
 /// {"seconds_per_image", "images_per_hour", "text_encode_s", "step_s", "denoise_s",
 /// "vae_decode_s", "transfer_s", "call_s"} | null, "usd_per_hour", "pipelines",
 /// "machine_images_per_hour", "usd_per_1000_images"}`.
@@ -857,6 +858,7 @@ pub fn image_fit_json(
         "gpu_capacity": r.gpu_capacity.0,
         "gpu_needed": r.gpu_needed.0,
         "ram_needed": r.ram_needed.0,
+        "machine_ram_needed": r.machine_ram_needed.0,
         "ram_capacity": r.ram_capacity.0,
         "image": image_scenario_json(i),
         "speed": speed,

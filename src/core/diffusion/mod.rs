@@ -8,9 +8,11 @@
 //! - `shapes.rs`: each component walked module by module from its `config.json` fields.
 //! - `presets.rs`: SD 1.5, SDXL, SD3 Medium, SD3.5 Medium/Large, FLUX.1 dev/schnell.
 //! - `memory.rs`: the estimate per component and the placements.
-//! - `speed.rs`: seconds per image and the fit on each machine.
+//! - `speed.rs`: seconds per image and the fit on each machine (one pipeline per GPU).
+//! - `picks.rs`: the cheapest and the fastest machine per group (`recommend --mode image`).
 
 pub mod memory;
+pub mod picks;
 pub mod presets;
 pub mod shapes;
 pub mod speed;
@@ -311,6 +313,114 @@ impl ImageInputs {
     /// Denoiser samples per step: the images, twice with classifier-free guidance.
     pub fn denoiser_batch(&self) -> u64 {
         self.images as u64 * if self.pipeline.cfg { 2 } else { 1 }
+    }
+}
+
+/// The weight precisions an image pipeline takes (what `ImageInputs::problem` accepts): the
+/// window's Weights picker in image mode lists these.
+pub const IMAGE_WEIGHTS: [WeightPrecision; 25] = {
+    use WeightPrecision as W;
+    [
+        W::Fp32,
+        W::Fp16,
+        W::Bf16,
+        W::Fp8,
+        W::Int8,
+        W::Int4,
+        W::Nf4,
+        W::Nf4DoubleQuant,
+        W::Q8_0,
+        W::Q6K,
+        W::Q5KM,
+        W::Q5_0,
+        W::Q4KM,
+        W::Q4_0,
+        W::Q3KM,
+        W::Q2K,
+        W::Iq4Xs,
+        W::Iq4Nl,
+        W::Iq3M,
+        W::Iq3Xxs,
+        W::Iq2M,
+        W::Iq2Xs,
+        W::Iq2Xxs,
+        W::Fp8Block,
+        W::Nvfp4,
+    ]
+};
+
+/// The image choices a scenario keeps (the window's image inputs, a scenario file's `image`):
+/// the pipeline preset by id and the inputs of one call. The weight precision and
+/// memory-efficient attention are the scenario's own `weights` and `flash_attention`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ImageSettings {
+    /// A preset id ([`presets::ids`]).
+    pub pipeline: String,
+    pub width: u32,
+    pub height: u32,
+    pub steps: u32,
+    pub images: u32,
+    pub offload: PipelineOffload,
+    pub vae_tiling: bool,
+}
+
+impl Default for ImageSettings {
+    /// SDXL base at its pipeline defaults (1024², 50 steps: `StableDiffusionXLPipeline.__call__`).
+    fn default() -> Self {
+        ImageSettings {
+            pipeline: "sdxl".into(),
+            width: 1024,
+            height: 1024,
+            steps: 50,
+            images: 1,
+            offload: PipelineOffload::Auto,
+            vae_tiling: false,
+        }
+    }
+}
+
+impl ImageSettings {
+    /// The settings of `p` at its own defaults.
+    pub fn of(p: &Pipeline) -> ImageSettings {
+        ImageSettings {
+            pipeline: p.id.to_string(),
+            width: p.default_size,
+            height: p.default_size,
+            steps: p.default_steps,
+            ..ImageSettings::default()
+        }
+    }
+    /// The image scenario: these settings with the scenario's precision and attention; the
+    /// one-line reason when they cannot be sized (an unknown pipeline, a resolution off the
+    /// pipeline's grid, a precision no image runtime takes).
+    pub fn inputs(
+        &self,
+        weights: WeightPrecision,
+        memory_efficient_attention: bool,
+    ) -> Result<ImageInputs, String> {
+        let p = presets::find(&self.pipeline).ok_or_else(|| {
+            format!(
+                "image.pipeline {}: not an image pipeline; one of: {}",
+                self.pipeline,
+                presets::ids()
+            )
+        })?;
+        let i = ImageInputs {
+            width: self.width,
+            height: self.height,
+            steps: self.steps,
+            images: self.images,
+            weights,
+            offload: self.offload,
+            vae_tiling: self.vae_tiling,
+            memory_efficient_attention,
+            pipeline: p,
+        };
+        match i.problem() {
+            Some(why) => Err(why),
+            None => Ok(i),
+        }
     }
 }
 

@@ -36,8 +36,8 @@ impl Mode {
         Mode::Lora,
         Mode::Qlora,
     ];
-    /// What `--mode` accepts: every mode of [`Mode::ALL`] and image generation, which the
-    /// window does not offer yet.
+    /// What `--mode` accepts and the window's Mode picker offers: every mode of [`Mode::ALL`]
+    /// and image generation.
     pub const CLI: [Mode; 6] = [
         Mode::Inference,
         Mode::Embed,
@@ -346,6 +346,9 @@ pub struct Scenario {
     /// A vision-language model's encoder and the images per request (`core::vision`).
     /// Inference only.
     pub vision: Option<crate::core::vision::VisionInputs>,
+    /// Image generation (`Mode::Image`): the pipeline preset, resolution, steps, images per
+    /// call, offload and VAE tiling (`core::diffusion`); the precision is `weights`.
+    pub image: crate::core::diffusion::ImageSettings,
 }
 
 /// The user's own launch settings that fix where the layers go.
@@ -437,6 +440,7 @@ impl Default for Scenario {
             launch: LaunchInputs::default(),
             speculative: None,
             vision: None,
+            image: crate::core::diffusion::ImageSettings::default(),
         }
     }
 }
@@ -509,7 +513,8 @@ impl Scenario {
         match mode {
             Mode::Qlora => &[W::Nf4, W::Nf4DoubleQuant],
             Mode::Full => &[W::Fp32, W::Fp16, W::Bf16],
-            Mode::Inference | Mode::Embed | Mode::Image | Mode::Lora => &W::ALL,
+            Mode::Image => &crate::core::diffusion::IMAGE_WEIGHTS,
+            Mode::Inference | Mode::Embed | Mode::Lora => &W::ALL,
         }
     }
 
