@@ -206,6 +206,12 @@ impl HeadroomApp {
         self.data.derived.fit(id).cloned()
     }
 
+    /// The image pipeline's fit on machine `id` (image mode), as the Machines tab shows it.
+    pub fn image_fit_of(&mut self, id: &str) -> Option<crate::core::diffusion::ImageFit> {
+        self.refresh();
+        self.data.derived.image.as_ref()?.fit(id).cloned()
+    }
+
     /// The serving plan of machine `id` in the current scenario, as the Serving tab draws it.
     pub fn serving_plan(&mut self, id: &str) -> Option<crate::core::serving::ServingPlan> {
         self.refresh();
@@ -1035,6 +1041,10 @@ impl HeadroomApp {
             data: &mut self.data,
             cmds,
         };
+        if v.state.scenario.mode == crate::core::scenario::Mode::Image {
+            super::image::central(ui, &mut v);
+            return;
+        }
         self.recommend.ui(ui, &mut v);
         self.summary_strip(ui);
         ui.add_space(4.0);

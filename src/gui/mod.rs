@@ -34,6 +34,7 @@ mod derived;
 mod frame_stats;
 pub mod hub_dialog;
 mod icon;
+mod image;
 mod inputs;
 pub mod jobs;
 mod machines;

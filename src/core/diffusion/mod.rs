@@ -22,7 +22,10 @@ use serde::{Deserialize, Serialize};
 use shapes::{ClipTextShape, FluxShape, Sd3Shape, T5Shape, UNetShape, VaeShape, Walk};
 
 pub use memory::{ImageEstimate, Part, PartKind, estimate};
-pub use speed::{ImageFit, ImageSpeed, ImageVerdict, fit_all, fit_machine, seconds_per_image};
+pub use speed::{
+    ImageFit, ImageSpeed, ImageVerdict, PlacementCost, fit_all, fit_machine, placement_costs,
+    seconds_per_image,
+};
 
 /// The denoising network.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -338,6 +338,64 @@ pub fn fit_machine(i: &ImageInputs, m: &Machine, cat: &Catalog, st: &FitSettings
     }
 }
 
+/// One way to run the pipeline on a machine, fitting or not.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlacementCost {
+    /// `Gpu(placement)`, or `Cpu` for everything in RAM run by the CPU.
+    pub verdict: ImageVerdict,
+    pub gpu_needed: Bytes,
+    pub ram_needed: Bytes,
+    /// Whether the machine holds it (one GPU's usable memory and the RAM).
+    pub fits: bool,
+    pub speed: ImageSpeed,
+}
+
+/// What offload costs per image on machine `m`: every placement its runtime offers on the GPU
+/// (the order `auto` tries them) and then the CPU path, each with its memory and its time
+/// whether it fits or not — the image counterpart of the CPU-vs-GPU curves.
+pub fn placement_costs(
+    i: &ImageInputs,
+    m: &Machine,
+    cat: &Catalog,
+    st: &FitSettings,
+) -> Vec<PlacementCost> {
+    let acc = m.gpu.as_deref().and_then(|g| cat.accelerator(g));
+    let cap = gpu_capacity(m, acc, &Scenario::default(), st);
+    let (ram, _) = ram_capacity(m, st);
+    let unified = is_unified(acc);
+    let auto = ImageInputs {
+        offload: PipelineOffload::Auto,
+        ..i.clone()
+    };
+    let mut out = Vec::new();
+    if acc.is_some() {
+        for place in placements(&auto, acc) {
+            let e = estimate(i, place);
+            let host_ok = if unified {
+                e.gpu_peak + e.host <= ram
+            } else {
+                e.host <= ram
+            };
+            out.push(PlacementCost {
+                verdict: ImageVerdict::Gpu(place),
+                gpu_needed: e.gpu_peak,
+                ram_needed: e.host,
+                fits: e.gpu_peak <= cap && host_ok,
+                speed: seconds_per_image(i, &e, m, acc, st),
+            });
+        }
+    }
+    let e = estimate(i, PipelineOffload::None);
+    out.push(PlacementCost {
+        verdict: ImageVerdict::Cpu,
+        gpu_needed: Bytes::ZERO,
+        ram_needed: cpu_bytes(&e),
+        fits: cpu_bytes(&e) <= ram,
+        speed: seconds_per_image(i, &e, m, None, st),
+    });
+    out
+}
+
 /// Pipelines a machine with `gpus` GPUs runs at once. Diffusers has no tensor or pipeline
 /// parallelism for these pipelines (`DiffusionPipeline.to` moves every component to one
 /// device), so each GPU runs a pipeline of its own on its own images, as its multi-GPU guide
