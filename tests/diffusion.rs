@@ -591,3 +591,122 @@ fn the_command_line_sizes_and_refuses() {
         );
     }
 }
+
+/// One pipeline per GPU (Diffusers runs a pipeline on one device): an 8-GPU cloud instance runs
+/// eight, and its images per hour are eight times one pipeline's; under offload only as many
+/// run as the RAM holds copies of the offloaded weights.
+#[test]
+fn a_multi_gpu_machine_runs_one_pipeline_per_gpu() {
+    let cat = builtin();
+    let st = FitSettings::default();
+    let i = ImageInputs::new(find("sdxl").unwrap());
+    let p5 = cat.machine("aws-p5-48xlarge").unwrap();
+    assert_eq!(p5.gpu_count, 8);
+    let f = fit_machine(&i, p5, cat, &st);
+    assert_eq!(f.verdict, ImageVerdict::Gpu(PipelineOffload::None));
+    assert_eq!(f.pipelines, 8);
+    let one = f.speed.as_ref().unwrap().images_per_hour;
+    assert!((f.machine_images_per_hour / one - 8.0).abs() < 1e-9);
+    // $ per 1000 images = $/h ÷ (8 × images per hour) × 1000.
+    let usd = f.usd_per_hour.unwrap() / (8.0 * one) * 1000.0;
+    assert!((f.usd_per_1000_images.unwrap() / usd - 1.0).abs() < 1e-9);
+    // Nothing offloaded: no RAM per pipeline.
+    assert_eq!(f.machine_ram_needed.0, 0);
+    // A two-4090 machine under model offload with FLUX.1-dev (31.4 GiB of weights in RAM per
+    // pipeline): as many pipelines as its RAM holds copies, at most 2.
+    let flux = ImageInputs::new(find("flux.1-dev").unwrap());
+    let two = cat
+        .machines
+        .iter()
+        .find(|m| m.gpu.as_deref() == Some("rtx-4090") && m.gpu_count == 2)
+        .expect("a 2x RTX 4090 machine");
+    let f = fit_machine(&flux, two, cat, &st);
+    assert_eq!(
+        f.verdict,
+        ImageVerdict::Gpu(PipelineOffload::Model),
+        "{f:?}"
+    );
+    let copies = f.ram_capacity.0 / f.ram_needed.0;
+    assert_eq!(f.pipelines, copies.clamp(1, 2));
+    assert_eq!(f.machine_ram_needed.0, f.ram_needed.0 * f.pipelines);
+}
+
+/// `recommend --mode image` and `report --mode image`: the picks are the fits' own figures, a
+/// budget is respected, and a text-only constraint is refused in one line.
+#[test]
+fn recommend_and_report_for_a_pipeline() {
+    let o = headroom(&[
+        "recommend",
+        "--mode",
+        "image",
+        "--model",
+        "sdxl",
+        "--kind",
+        "desktop",
+        "--budget",
+        "2000",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let groups = v["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 1);
+    assert_eq!(groups[0]["group"], "desktop");
+    let picks = groups[0]["picks"].as_array().unwrap();
+    assert!(!picks.is_empty());
+    for p in picks {
+        assert!(p["price_usd"].as_f64().unwrap() <= 2000.0, "{p}");
+        assert!(p["verdict"].as_str().unwrap().starts_with("gpu"));
+    }
+    // The cheapest is no dearer than the one with the most images per hour.
+    let price = |r: &str| {
+        picks.iter().find(|p| p["role"] == r).unwrap()["price_usd"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(price("cheapest") <= price("fastest"));
+    // The report lists the named machine with the fit's numbers.
+    let o = headroom(&[
+        "report",
+        "--mode",
+        "image",
+        "--model",
+        "flux.1-dev",
+        "--machine",
+        "aws-p5-48xlarge",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["fits"][0]["pipelines"], 8);
+    assert_eq!(r["components"][0]["params"], 11_901_408_320u64);
+    let o = headroom(&[
+        "report",
+        "--mode",
+        "image",
+        "--model",
+        "sdxl",
+        "--machine",
+        "aws-p5-48xlarge",
+    ]);
+    let md = String::from_utf8_lossy(&o.stdout);
+    assert!(md.contains("## Memory by component"), "{md}");
+    assert!(md.contains("| UNet | 2,567,463,684 |"), "{md}");
+    let o = headroom(&[
+        "recommend",
+        "--mode",
+        "image",
+        "--model",
+        "sdxl",
+        "--min-tokens-per-s",
+        "5",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.starts_with("headroom: --min-tokens-per-s") || err.contains("--min-tokens-per-s:"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1);
+}

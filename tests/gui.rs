@@ -2598,6 +2598,31 @@ fn image_mode_sizes_the_pipeline_per_component_and_per_machine() {
             .count()
             >= 1
     );
+    // The Report tab and the export write the image report, the scenario file keeps the image
+    // inputs.
+    h.state_mut().state.tab = Tab::Report;
+    h.run();
+    assert!(h.query_all_by_label("Copy report").count() == 1);
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("flux.json");
+    run_command(
+        &mut h,
+        Command::AtPath(FileAction::ExportReport, report.clone()),
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(v["image"]["pipeline"], "flux.1-dev");
+    assert_eq!(v["image"]["images_per_batch"], 4);
+    assert_eq!(v["components"][0]["params"], 11_901_408_320u64);
+    let file = dir.path().join("image.ron");
+    run_command(
+        &mut h,
+        Command::AtPath(FileAction::SaveScenario, file.clone()),
+    );
+    h.state_mut().state.scenario.image.steps = 7;
+    run_command(&mut h, Command::AtPath(FileAction::OpenScenario, file));
+    assert_eq!(h.state().state.scenario.image.steps, 50);
+    assert_eq!(h.state().state.scenario.mode, Mode::Image);
     // Back to text: the text inputs return.
     pick(&mut h, "Mode", "Inference");
     h.get_by_role_and_label(Role::Slider, "Context");

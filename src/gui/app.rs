@@ -550,6 +550,8 @@ impl HeadroomApp {
         let (scenario, estimate, fits, catalog) = self.report_input_owned();
         let settings = self.state.fit_settings();
         let fallback = self.report.format;
+        // Image generation has a report of its own (`io::export::report_image`).
+        let image = super::image::ImageReportOwned::of(&self.state, &self.data);
         self.jobs.spawn("export", move || {
             let ext = fallback.extension();
             let Some(mut p) = path.or_else(|| {
@@ -569,6 +571,9 @@ impl HeadroomApp {
                     fallback
                 }
             };
+            if let Some(r) = image {
+                return written("Report", p, &r.render(format));
+            }
             let input = ReportInput {
                 scenario: &scenario,
                 estimate: &estimate,

@@ -237,11 +237,7 @@ pub(super) fn central(ui: &mut Ui, v: &mut View<'_>) {
         Tab::Breakdown => breakdown(ui, v, &d, e),
         Tab::Machines => machines(ui, v, &d),
         Tab::CpuVsGpu => offload_costs(ui, v, i),
-        Tab::Report => empty_state(
-            ui,
-            "Report",
-            "headroom report --mode image writes this pipeline's report.",
-        ),
+        Tab::Report => report(ui, v),
         Tab::Serving | Tab::Cluster => empty_state(
             ui,
             "Text models only",
@@ -678,4 +674,87 @@ fn offload_costs(ui: &mut Ui, v: &mut View<'_>, i: &crate::core::diffusion::Imag
                 ui.end_row();
             }
         });
+}
+
+// ---- The report ----
+
+/// What an image report shows, owned (the export renders it on a job thread): the compared
+/// machines' fits and the picks over the whole catalog.
+#[derive(Clone)]
+pub(crate) struct ImageReportOwned {
+    inputs: crate::core::diffusion::ImageInputs,
+    estimate: ImageEstimate,
+    fits: Vec<ImageFit>,
+    picks: Vec<ImageGroupPicks>,
+}
+
+impl ImageReportOwned {
+    /// The report of the current image scenario (`None` outside image mode or when it cannot
+    /// be sized).
+    pub(crate) fn of(state: &super::state::State, data: &super::data::Data) -> Option<Self> {
+        let d = data.derived.image.as_ref()?;
+        let (Ok(i), Some(e)) = (&d.inputs, &d.estimate) else {
+            return None;
+        };
+        let ms: Vec<&Machine> = data.machines.iter().collect();
+        let fits = data
+            .compared_ids(state)
+            .iter()
+            .filter_map(|id| d.fit(id).cloned())
+            .collect();
+        Some(ImageReportOwned {
+            inputs: i.clone(),
+            estimate: e.clone(),
+            fits,
+            picks: picks(&d.fits, &ms, &data.catalog, &state.constraints),
+        })
+    }
+
+    pub(crate) fn render(&self, format: crate::io::export::ReportFormat) -> String {
+        let input = crate::io::export::ImageReportInput {
+            inputs: &self.inputs,
+            estimate: &self.estimate,
+            fits: &self.fits,
+            picks: &self.picks,
+            generated: crate::io::clock::now_utc(),
+            version: env!("CARGO_PKG_VERSION"),
+        };
+        crate::io::export::render_image(&input, format)
+    }
+}
+
+/// The Report tab in image mode: the Markdown report of the compared machines, to copy or
+/// export.
+fn report(ui: &mut Ui, v: &mut View<'_>) {
+    let Some(r) = ImageReportOwned::of(v.state, v.data) else {
+        return;
+    };
+    let text = r.render(crate::io::export::ReportFormat::Markdown);
+    ui.horizontal(|ui| {
+        if ui.button("Export report...").clicked() {
+            v.cmds.push(super::command::Command::Dialog(
+                super::jobs::FileAction::ExportReport,
+            ));
+        }
+        if ui.button("Copy report").clicked() {
+            v.cmds.push(super::command::Command::Copy(text.clone()));
+        }
+    });
+    hint(
+        ui,
+        "The report lists this machine and the machines ticked in the Machines tab, with the picks over the whole catalog.",
+    );
+    let preview = text.replace(":\\/\\/", "://");
+    egui::Frame::group(ui.style()).show(ui, |ui| {
+        egui::ScrollArea::both()
+            .id_salt("image-report-preview")
+            .auto_shrink([false, false])
+            .show(ui, |ui| {
+                ui.add(
+                    egui::Label::new(RichText::new(preview).monospace().size(12.0))
+                        .selectable(true)
+                        .extend(),
+                );
+            });
+    });
 }

@@ -40,7 +40,7 @@ impl ImageRole {
         match (self, group) {
             (ImageRole::Cheapest, Group::Cloud) => "Lowest $ per 1000 images",
             (ImageRole::Cheapest, _) => "Cheapest on the GPU",
-            (ImageRole::Fastest, _) => "Fastest",
+            (ImageRole::Fastest, _) => "Most images per hour",
         }
     }
 }
