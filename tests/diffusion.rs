@@ -710,3 +710,158 @@ fn recommend_and_report_for_a_pipeline() {
     );
     assert_eq!(err.lines().count(), 1);
 }
+
+/// Copies the fixture folder `name` (tests/fixtures/diffusers, configs only) into a temporary
+/// folder the test may add files to.
+fn fixture_copy(name: &str) -> tempfile::TempDir {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/diffusers")
+        .join(name);
+    let dst = tempfile::tempdir().unwrap();
+    for e in walk(&src) {
+        let rel = e.strip_prefix(&src).unwrap();
+        let to = dst.path().join(rel);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(&e, &to).unwrap();
+    }
+    dst
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// A safetensors file holding one F16 tensor of `shape` (zeros): a header and its data.
+fn write_safetensors(path: &std::path::Path, shape: &[u64]) {
+    let n: u64 = shape.iter().product();
+    let header = serde_json::json!({
+        "w": {"dtype": "F16", "shape": shape, "data_offsets": [0, n * 2]}
+    })
+    .to_string();
+    let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+    bytes.extend_from_slice(header.as_bytes());
+    bytes.extend(std::iter::repeat_n(0u8, (n * 2) as usize));
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// `--diffusers DIR`: a Diffusers folder's configs give the same pipeline as the preset (SDXL
+/// base's architecture: the same exact counts), the folder's stored precision is the default,
+/// its safetensors headers give exact parameters, and a bad folder is one line naming the file
+/// and the key.
+#[test]
+fn a_diffusers_folder_is_read_from_its_configs_and_headers() {
+    let fixtures =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/diffusers");
+    let json = |args: &[&str]| -> serde_json::Value {
+        let o = headroom(args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let sdxl = fixtures.join("sdxl");
+    let folder = json(&[
+        "estimate",
+        "--mode",
+        "image",
+        "--diffusers",
+        sdxl.to_str().unwrap(),
+        "--json",
+    ]);
+    let preset = json(&["estimate", "--mode", "image", "--model", "sdxl", "--json"]);
+    for k in [
+        "weights",
+        "gpu_peak",
+        "denoiser_flops_per_sample_step",
+        "vae_decode_flops_per_image",
+    ] {
+        assert_eq!(folder[k], preset[k], "{k}");
+    }
+    // StableDiffusionXLPipeline: 50 steps at the UNet's sample_size 128 × 8 = 1024.
+    assert_eq!(folder["image"]["steps"], 50);
+    assert_eq!(folder["image"]["width"], 1024);
+    // FLUX.1-schnell saved in NF4 (bitsandbytes): the transformer is schnell's 11,891,178,560
+    // parameters, sized at 4.5 bits (NF4 with its block scales) unless --weights says otherwise;
+    // FluxPipeline's 28 steps.
+    let flux = fixtures.join("flux-schnell-nf4");
+    let f = json(&[
+        "estimate",
+        "--mode",
+        "image",
+        "--diffusers",
+        flux.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(f["components"][0]["params"], 11_891_178_560u64);
+    assert_eq!(f["image"]["weights"], "nf4");
+    assert_eq!(f["image"]["steps"], 28);
+    assert_eq!(f["image"]["classifier_free_guidance"], false);
+    let f16 = json(&[
+        "estimate",
+        "--mode",
+        "image",
+        "--diffusers",
+        flux.to_str().unwrap(),
+        "--weights",
+        "bf16",
+        "--json",
+    ]);
+    assert_eq!(f16["components"][0]["bytes"], 11_891_178_560u64 * 2);
+    // Weights files: the VAE's header says 3 × 5 = 15 parameters (a variant file beside it is
+    // not loaded by from_pretrained and not counted).
+    let dir = fixture_copy("sdxl");
+    write_safetensors(
+        &dir.path().join("vae/diffusion_pytorch_model.safetensors"),
+        &[3, 5],
+    );
+    write_safetensors(
+        &dir.path()
+            .join("vae/diffusion_pytorch_model.fp16.safetensors"),
+        &[7, 7],
+    );
+    let d = dir.path().to_str().unwrap();
+    let v = json(&["estimate", "--mode", "image", "--diffusers", d, "--json"]);
+    let vae = v["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["kind"] == "vae")
+        .unwrap();
+    assert_eq!(vae["params"], 15);
+    assert_eq!(vae["bytes"], 30);
+    // Bad folders: one line naming the file and the key (or line:column), exit 2.
+    let unet = dir.path().join("unet/config.json");
+    let text = std::fs::read_to_string(&unet).unwrap();
+    std::fs::write(
+        &unet,
+        text.replace("\"block_out_channels\"", "\"block_out_channelz\""),
+    )
+    .unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    let broken = fixture_copy("flux-schnell-nf4");
+    std::fs::write(
+        broken.path().join("vae/config.json"),
+        "{\n  \"block_out_channels\": [128,\n",
+    )
+    .unwrap();
+    for (folder, needle) in [
+        (d, "unet/config.json: block_out_channels: missing"),
+        (empty.path().to_str().unwrap(), "no model_index.json"),
+        (broken.path().to_str().unwrap(), "vae/config.json: line 3:"),
+    ] {
+        let o = headroom(&["estimate", "--mode", "image", "--diffusers", folder]);
+        assert_eq!(o.status.code(), Some(2), "{folder}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(needle) && err.lines().count() == 1, "{err}");
+    }
+    let o = headroom(&["estimate", "--diffusers", d]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--diffusers needs --mode image"));
+}

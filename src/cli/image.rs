@@ -29,6 +29,7 @@ pub fn refuse_elsewhere(a: &ScenarioArgs) -> Result<(), CliError> {
         (a.images_per_batch.is_some(), "--images-per-batch"),
         (a.pipeline_offload.is_some(), "--pipeline-offload"),
         (a.vae_tiling, "--vae-tiling"),
+        (a.diffusers.is_some(), "--diffusers"),
     ]
     .into_iter()
     .find(|(given, _)| *given);
@@ -53,23 +54,15 @@ pub fn inputs(a: &ScenarioArgs) -> Result<ImageInputs, CliError> {
     ];
     if let Some((_, f)) = others.into_iter().find(|(given, _)| *given) {
         return Err(CliError::usage(format!(
-            "{f}: --mode image takes a pipeline preset with --model ({})",
+            "{f}: --mode image takes a pipeline preset with --model ({}) or a folder with --diffusers",
             presets::ids()
         )));
     }
-    let id = a.model.as_deref().ok_or_else(|| {
-        CliError::usage(format!(
-            "--mode image needs --model, one of: {}",
-            presets::ids()
-        ))
-    })?;
-    let p = presets::find(id).ok_or_else(|| {
-        CliError::usage(format!(
-            "--model {id}: not an image pipeline; one of: {}",
-            presets::ids()
-        ))
-    })?;
+    let (p, stored) = pipeline(a)?;
     let mut i = ImageInputs::new(p);
+    if let Some(w) = stored {
+        i.weights = w;
+    }
     if let Some((w, h)) = a.resolution {
         i.width = w;
         i.height = h;
@@ -94,6 +87,40 @@ pub fn inputs(a: &ScenarioArgs) -> Result<ImageInputs, CliError> {
         return Err(CliError::usage(why));
     }
     Ok(i)
+}
+
+/// The pipeline of `--model` (a preset) or `--diffusers DIR` (a folder), with the folder's
+/// stored precision (used when `--weights` is not given); its notes go to stderr.
+fn pipeline(
+    a: &ScenarioArgs,
+) -> Result<
+    (
+        crate::core::diffusion::Pipeline,
+        Option<crate::core::precision::WeightPrecision>,
+    ),
+    CliError,
+> {
+    if let Some(dir) = &a.diffusers {
+        let f = crate::io::import::diffusers::read_folder(dir)
+            .map_err(|e| CliError::usage(format!("--diffusers: {e}")))?;
+        for n in &f.notes {
+            eprintln!("headroom: {n}");
+        }
+        return Ok((f.pipeline, f.stored));
+    }
+    let id = a.model.as_deref().ok_or_else(|| {
+        CliError::usage(format!(
+            "--mode image needs --model (one of: {}) or --diffusers DIR",
+            presets::ids()
+        ))
+    })?;
+    let p = presets::find(id).ok_or_else(|| {
+        CliError::usage(format!(
+            "--model {id}: not an image pipeline; one of: {}",
+            presets::ids()
+        ))
+    })?;
+    Ok((p, None))
 }
 
 /// `headroom estimate --mode image`.

@@ -323,7 +323,7 @@ fn summary(ui: &mut Ui, v: &View<'_>, d: &ImageDerived, e: &ImageEstimate) {
     };
     ui.horizontal_wrapped(|ui| {
         ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
-        ui.label(RichText::new(i.pipeline.name).strong());
+        ui.label(RichText::new(&*i.pipeline.name).strong());
         ui.label(format!(
             "{}×{}, {} steps, {}",
             i.width,

@@ -6,11 +6,13 @@
 //! timed as steps × the denoiser's FLOPs per step on each machine (docs/diffusion.md).
 //!
 //! - `shapes.rs`: each component walked module by module from its `config.json` fields.
+//! - `folder.rs`: a Diffusers folder's `model_index.json` and component configs → a pipeline.
 //! - `presets.rs`: SD 1.5, SDXL, SD3 Medium, SD3.5 Medium/Large, FLUX.1 dev/schnell.
 //! - `memory.rs`: the estimate per component and the placements.
 //! - `speed.rs`: seconds per image and the fit on each machine (one pipeline per GPU).
 //! - `picks.rs`: the cheapest and the fastest machine per group (`recommend --mode image`).
 
+pub mod folder;
 pub mod memory;
 pub mod picks;
 pub mod presets;
@@ -20,6 +22,7 @@ pub mod speed;
 use crate::core::precision::WeightPrecision;
 use serde::{Deserialize, Serialize};
 use shapes::{ClipTextShape, FluxShape, Sd3Shape, T5Shape, UNetShape, VaeShape, Walk};
+use std::borrow::Cow;
 
 pub use memory::{ImageEstimate, Part, PartKind, estimate};
 pub use speed::{
@@ -38,9 +41,11 @@ pub enum Denoiser {
 /// A text encoder and the tokens it reads per prompt.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TextEncoder {
-    pub name: &'static str,
+    pub name: Cow<'static, str>,
     pub shape: TextShape,
     pub tokens: u64,
+    /// Exact parameters from the encoder's safetensors headers, when a folder had them.
+    pub file_params: Option<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -51,18 +56,20 @@ pub enum TextShape {
 
 impl TextEncoder {
     /// A CLIP tower reads 77 tokens (its `max_position_embeddings`; the tokenizer pads to it).
-    pub fn clip(name: &'static str, shape: ClipTextShape) -> TextEncoder {
+    pub fn clip(name: impl Into<Cow<'static, str>>, shape: ClipTextShape) -> TextEncoder {
         TextEncoder {
-            name,
+            name: name.into(),
             tokens: shape.max_positions,
             shape: TextShape::Clip(shape),
+            file_params: None,
         }
     }
-    pub fn t5(name: &'static str, shape: T5Shape, tokens: u64) -> TextEncoder {
+    pub fn t5(name: impl Into<Cow<'static, str>>, shape: T5Shape, tokens: u64) -> TextEncoder {
         TextEncoder {
-            name,
+            name: name.into(),
             shape: TextShape::T5(shape),
             tokens,
+            file_params: None,
         }
     }
     pub fn walk(&self) -> Walk {
@@ -82,8 +89,9 @@ impl TextEncoder {
 /// An image pipeline.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Pipeline {
-    pub id: &'static str,
-    pub name: &'static str,
+    /// The preset id, or the folder a Diffusers pipeline was read from.
+    pub id: Cow<'static, str>,
+    pub name: Cow<'static, str>,
     pub denoiser: Denoiser,
     /// The denoiser's size as its paper or model card rounds it (the test's reference).
     pub published_denoiser_params: u64,
@@ -101,7 +109,11 @@ pub struct Pipeline {
     /// The VAE config's `sample_size`: Diffusers' tile side under `enable_vae_tiling`
     /// (`AutoencoderKL.tile_sample_min_size`).
     pub vae_sample_size: u32,
-    pub source: &'static str,
+    pub source: Cow<'static, str>,
+    /// The denoiser's and the VAE's exact parameters read from their safetensors headers (a
+    /// Diffusers folder with its weights); `None` for a preset or a folder of configs only.
+    pub denoiser_file_params: Option<u64>,
+    pub vae_file_params: Option<u64>,
 }
 
 impl Pipeline {
