@@ -836,6 +836,23 @@ fn a_diffusers_folder_is_read_from_its_configs_and_headers() {
         .unwrap();
     assert_eq!(vae["params"], 15);
     assert_eq!(vae["bytes"], 30);
+    // A bitsandbytes-quantized transformer's packed tensors are not its parameters: the config's
+    // count stands.
+    let nf4 = fixture_copy("flux-schnell-nf4");
+    write_safetensors(
+        &nf4.path()
+            .join("transformer/diffusion_pytorch_model.safetensors"),
+        &[4, 4],
+    );
+    let q = json(&[
+        "estimate",
+        "--mode",
+        "image",
+        "--diffusers",
+        nf4.path().to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(q["components"][0]["params"], 11_891_178_560u64);
     // Bad folders: one line naming the file and the key (or line:column), exit 2.
     let unet = dir.path().join("unet/config.json");
     let text = std::fs::read_to_string(&unet).unwrap();

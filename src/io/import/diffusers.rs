@@ -146,14 +146,22 @@ pub fn read_folder(dir: &Path) -> Result<DiffusersFolder, ImportError> {
     let mut text_i = 0;
     for (e, v) in &components {
         let found = header_params(&dir.join(&e.folder))?;
-        if let Some((n, _)) = found {
-            notes.push(format!(
+        // bitsandbytes packs two 4-bit values per byte and stores its scales beside them: the
+        // element counts of a quantized component are not its parameters.
+        let packed = v.get("quantization_config").is_some();
+        match found {
+            Some(_) if packed => notes.push(format!(
+                "{}: quantized weights (quantization_config): parameters from its config.json, not the packed tensors",
+                e.folder
+            )),
+            Some((n, _)) => notes.push(format!(
                 "{}: {} parameters from its safetensors headers",
                 e.folder,
                 crate::core::format::group_digits(n)
-            ));
+            )),
+            None => {}
         }
-        let n = found.map(|(n, _)| n);
+        let n = found.filter(|_| !packed).map(|(n, _)| n);
         match e.class.as_str() {
             c if folder::DENOISERS.contains(&c) => {
                 p.denoiser_file_params = n;
