@@ -128,6 +128,17 @@ fn pipeline_rows(ui: &mut Ui, v: &mut View<'_>) {
     }
 }
 
+/// A number input of the image workload: label, help, the value, the slider's and the typed
+/// field's ranges, and how it steps.
+type NumberRow<'a> = (
+    &'static str,
+    &'static str,
+    &'a mut u32,
+    (u64, u64),
+    (u64, u64),
+    Step,
+);
+
 /// Mode, resolution, steps and images per call.
 fn workload_rows(ui: &mut Ui, v: &mut View<'_>) {
     let s = &mut v.state.scenario;
@@ -142,7 +153,7 @@ fn workload_rows(ui: &mut Ui, v: &mut View<'_>) {
     );
     let grid = presets::find(&s.image.pipeline).map_or(8, |p| u64::from(p.size_multiple()));
     let im = &mut s.image;
-    let mut rows: [(&str, &str, &mut u32, (u64, u64), (u64, u64), Step); 4] = [
+    let mut rows: [NumberRow<'_>; 4] = [
         (
             "Width",
             "Image width in pixels (a multiple of the pipeline's latent grid)",

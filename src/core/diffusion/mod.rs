@@ -396,6 +396,10 @@ impl Default for ImageSettings {
 }
 
 impl ImageSettings {
+    /// Whether these are the defaults (a scenario leaves them out of its file then).
+    pub fn is_default(&self) -> bool {
+        *self == ImageSettings::default()
+    }
     /// The settings of `p` at its own defaults.
     pub fn of(p: &Pipeline) -> ImageSettings {
         ImageSettings {

@@ -347,7 +347,9 @@ pub struct Scenario {
     /// Inference only.
     pub vision: Option<crate::core::vision::VisionInputs>,
     /// Image generation (`Mode::Image`): the pipeline preset, resolution, steps, images per
-    /// call, offload and VAE tiling (`core::diffusion`); the precision is `weights`.
+    /// call, offload and VAE tiling (`core::diffusion`); the precision is `weights`. Left out of
+    /// a saved scenario while it holds the defaults.
+    #[serde(skip_serializing_if = "crate::core::diffusion::ImageSettings::is_default")]
     pub image: crate::core::diffusion::ImageSettings,
 }
 
