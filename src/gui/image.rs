@@ -552,11 +552,11 @@ fn machines(ui: &mut Ui, v: &mut View<'_>, d: &ImageDerived) {
         .resizable(true)
         .cell_layout(Layout::left_to_right(Align::Center))
         .column(Column::exact(22.0))
-        .column(Column::initial(260.0).at_least(120.0).clip(true))
-        .column(Column::initial(170.0).at_least(80.0))
-        .column(Column::initial(150.0).at_least(80.0))
-        .columns(Column::initial(84.0).at_least(50.0), 3)
-        .column(Column::remainder().at_least(60.0).clip(true))
+        .column(Column::initial(230.0).at_least(120.0).clip(true))
+        .column(Column::initial(160.0).at_least(80.0))
+        .column(Column::initial(140.0).at_least(80.0))
+        .columns(Column::initial(76.0).at_least(50.0), 3)
+        .column(Column::remainder().at_least(70.0).clip(true))
         .header(24.0, |mut h| {
             for t in [
                 "",
@@ -609,11 +609,15 @@ fn machine_row(
         style::badge(ui, f.verdict.label(), verdict_color(f.verdict));
     });
     row.col(|ui| {
-        ui.label(format!(
-            "{} / {}",
-            format::bytes(f.gpu_needed),
-            format::bytes(f.gpu_capacity)
-        ));
+        ui.label(if f.verdict == ImageVerdict::Cpu || f.gpu_capacity.0 == 0 {
+            format::MISSING.to_string()
+        } else {
+            format!(
+                "{} / {}",
+                format::bytes(f.gpu_needed),
+                format::bytes(f.gpu_capacity)
+            )
+        });
     });
     let (per, hour) = match &f.speed {
         Some(s) => (
@@ -667,7 +671,14 @@ fn offload_costs(ui: &mut Ui, v: &mut View<'_>, i: &crate::core::diffusion::Imag
         .striped(true)
         .num_columns(6)
         .show(ui, |ui| {
-            for h in ["Placement", "GPU", "RAM", "Fits", "s/image", "vs fastest"] {
+            for h in [
+                "Placement",
+                "GPU",
+                "RAM",
+                "Fits",
+                "s/image",
+                "vs the fastest that fits",
+            ] {
                 ui.label(RichText::new(h).strong());
             }
             ui.end_row();
