@@ -882,3 +882,47 @@ fn a_diffusers_folder_is_read_from_its_configs_and_headers() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--diffusers needs --mode image"));
 }
+
+/// A scenario the window saved in image mode runs on the command line as saved (its pipeline,
+/// size, steps, images, offload and precision), the flags over it; `--mode inference` makes it
+/// a text scenario again.
+#[test]
+fn a_saved_image_scenario_runs_on_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("image.ron");
+    std::fs::write(
+        &file,
+        "(mode: Image, weights: Fp16, image: (pipeline: \"flux.1-schnell\", width: 768, height: 512, steps: 4, images: 2, offload: Model, vae_tiling: true))",
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    let o = headroom(&["estimate", "--scenario", f, "--steps", "8", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let im = &v["image"];
+    assert_eq!(im["pipeline"], "flux.1-schnell");
+    assert_eq!(
+        (im["width"].as_u64(), im["height"].as_u64()),
+        (Some(768), Some(512))
+    );
+    assert_eq!(
+        (im["steps"].as_u64(), im["images_per_batch"].as_u64()),
+        (Some(8), Some(2))
+    );
+    assert_eq!(im["weights"], "fp16");
+    assert_eq!(v["placement"], "model");
+    let o = headroom(&["estimate", "--scenario", f, "--mode", "inference", "--json"]);
+    assert!(o.status.success());
+    let t: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(t.get("image").is_none() && t["params"].as_u64().is_some());
+    // A file whose image inputs are out of range is refused naming the field (exit 3: a file
+    // refused, as for every scenario file).
+    std::fs::write(&file, "(mode: Image, image: (width: 20000))").unwrap();
+    let o = headroom(&["estimate", "--scenario", f]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("image.width 20,000 is outside 64"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

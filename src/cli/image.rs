@@ -10,9 +10,16 @@ use crate::core::diffusion::{
 use crate::core::format;
 use crate::core::scenario::Mode;
 
-/// Whether these options ask for image generation.
+/// Whether these options ask for image generation: `--mode image`, or a saved scenario
+/// (`--scenario FILE`, as the window saves one) in image mode without another `--mode`.
 pub fn asked(a: &ScenarioArgs) -> bool {
-    a.mode == Some(Mode::Image)
+    match a.mode {
+        Some(m) => m == Mode::Image,
+        None => {
+            a.scenario.is_some()
+                && super::scenario::saved_or_default(a).is_ok_and(|s| s.mode == Mode::Image)
+        }
+    }
 }
 
 /// The image flags given without `--mode image`, or `--mode image` under a command that plans
@@ -49,7 +56,6 @@ pub fn inputs(a: &ScenarioArgs) -> Result<ImageInputs, CliError> {
         (a.hf.is_some(), "--hf"),
         (a.url.is_some(), "--url"),
         (a.command.is_some(), "--command"),
-        (a.scenario.is_some(), "--scenario"),
         (a.mmproj.is_some(), "--mmproj"),
     ];
     if let Some((_, f)) = others.into_iter().find(|(given, _)| *given) {
@@ -58,8 +64,33 @@ pub fn inputs(a: &ScenarioArgs) -> Result<ImageInputs, CliError> {
             presets::ids()
         )));
     }
-    let (p, stored) = pipeline(a)?;
+    // A saved scenario's image settings first (its pipeline unless --model or --diffusers
+    // names another), the folder's stored precision over them, the flags over both.
+    let saved = match &a.scenario {
+        Some(_) => Some(super::scenario::saved_or_default(a)?),
+        None => None,
+    };
+    let (p, stored) = match &saved {
+        Some(s) if a.model.is_none() && a.diffusers.is_none() => {
+            let p = presets::find(&s.image.pipeline).ok_or_else(|| {
+                CliError::input(format!(
+                    "--scenario: image.pipeline {}: not an image pipeline; one of: {}",
+                    s.image.pipeline,
+                    presets::ids()
+                ))
+            })?;
+            (p, None)
+        }
+        _ => pipeline(a)?,
+    };
     let mut i = ImageInputs::new(p);
+    if let Some(s) = &saved {
+        let im = &s.image;
+        (i.width, i.height, i.steps, i.images) = (im.width, im.height, im.steps, im.images);
+        (i.offload, i.vae_tiling) = (im.offload, im.vae_tiling);
+        i.weights = s.weights;
+        i.memory_efficient_attention = s.flash_attention;
+    }
     if let Some(w) = stored {
         i.weights = w;
     }
@@ -82,7 +113,9 @@ pub fn inputs(a: &ScenarioArgs) -> Result<ImageInputs, CliError> {
     if let Some(fa) = a.flash_attention {
         i.memory_efficient_attention = fa;
     }
-    i.vae_tiling = a.vae_tiling;
+    if a.vae_tiling {
+        i.vae_tiling = true;
+    }
     if let Some(why) = i.problem() {
         return Err(CliError::usage(why));
     }
