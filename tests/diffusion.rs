@@ -926,3 +926,44 @@ fn a_saved_image_scenario_runs_on_the_command_line() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// The picks are the fit rows' own extremes: the cloud group's "cheapest" has the lowest $ per
+/// 1000 images of every cloud instance that runs the pipeline on its GPU, "fastest" the most
+/// images per hour, and no machine that only runs it on its CPU is ever picked.
+#[test]
+fn the_picks_are_the_extremes_of_the_fit_rows() {
+    use headroom::core::diffusion::fit_all;
+    use headroom::core::diffusion::picks::{ImageRole, picks};
+    use headroom::core::recommend::{Constraints, Group};
+    let cat = builtin();
+    let st = FitSettings::default();
+    let i = ImageInputs::new(find("flux.1-dev").unwrap());
+    let all: Vec<_> = cat.machines.iter().collect();
+    let fits = fit_all(&i, &all, cat, &st);
+    let groups = picks(&fits, &all, cat, &Constraints::default());
+    assert_eq!(groups.len(), 4);
+    let cloud_gpu: Vec<_> = fits
+        .iter()
+        .filter(|f| {
+            matches!(f.verdict, ImageVerdict::Gpu(_))
+                && cat.machine(&f.machine).unwrap().kind == MachineKind::Cloud
+        })
+        .collect();
+    let min_usd = cloud_gpu
+        .iter()
+        .filter_map(|f| f.usd_per_1000_images)
+        .fold(f64::INFINITY, f64::min);
+    let max_rate = cloud_gpu
+        .iter()
+        .map(|f| f.machine_images_per_hour)
+        .fold(0.0, f64::max);
+    let cloud = groups.iter().find(|g| g.group == Group::Cloud).unwrap();
+    let of = |r: ImageRole| cloud.picks.iter().find(|p| p.role == r).unwrap();
+    assert_eq!(of(ImageRole::Cheapest).usd_per_1000_images, Some(min_usd));
+    assert_eq!(of(ImageRole::Fastest).machine_images_per_hour, max_rate);
+    for g in &groups {
+        for p in &g.picks {
+            assert!(matches!(p.verdict, ImageVerdict::Gpu(_)), "{p:?}");
+        }
+    }
+}
