@@ -2651,3 +2651,25 @@ fn image_mode_snapshot() {
         &SnapshotOptions::new().threshold(2.0).max_failed_pixels(20),
     );
 }
+
+/// A text-only precision (GPTQ) has no image runtime: image mode holds BF16 and says so, and
+/// the user's GPTQ comes back with Inference.
+#[test]
+fn image_mode_holds_an_image_precision_and_gives_the_text_one_back() {
+    let mut h = harness(State {
+        scenario: Scenario {
+            weights: WeightPrecision::Gptq4,
+            ..Scenario::default()
+        },
+        ..State::default()
+    });
+    pick(&mut h, "Mode", "Image generation");
+    assert_eq!(h.state().state.scenario.weights, WeightPrecision::Bf16);
+    assert!(
+        h.query_all_by_label_contains("No image runtime loads GPTQ")
+            .count()
+            >= 1
+    );
+    pick(&mut h, "Mode", "Inference");
+    assert_eq!(h.state().state.scenario.weights, WeightPrecision::Gptq4);
+}

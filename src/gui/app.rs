@@ -356,17 +356,26 @@ impl HeadroomApp {
                 _ => s.weights,
             };
             n.weights_before_training = Some((was, held));
-            n.weights_note = Some(format!(
-                "{} trains on {} weights: Weights set to {} (your {} comes back with Inference).",
-                s.mode.label(),
-                if s.mode == crate::core::scenario::Mode::Qlora {
-                    "4-bit NF4"
-                } else {
-                    "16-bit"
-                },
-                held.label(),
-                was.label()
-            ));
+            n.weights_note = Some(if s.mode == crate::core::scenario::Mode::Image {
+                format!(
+                    "No image runtime loads {} weights: Weights set to {} (your {} comes back with Inference).",
+                    was.label(),
+                    held.label(),
+                    was.label()
+                )
+            } else {
+                format!(
+                    "{} trains on {} weights: Weights set to {} (your {} comes back with Inference).",
+                    s.mode.label(),
+                    if s.mode == crate::core::scenario::Mode::Qlora {
+                        "4-bit NF4"
+                    } else {
+                        "16-bit"
+                    },
+                    held.label(),
+                    was.label()
+                )
+            });
             s.weights = held;
         } else if s.mode == crate::core::scenario::Mode::Inference
             && let Some((was, set)) = n.weights_before_training.take()

@@ -104,14 +104,19 @@ fn pipeline_rows(ui: &mut Ui, v: &mut View<'_>) {
             ..ImageSettings::of(&all[idx])
         };
     }
-    combo(
+    if combo(
         ui,
         "Weights",
         "Storage format of the denoiser and T5-XXL weights (the CLIP towers and the VAE stay 16-bit). A GGUF type means stable-diffusion.cpp; the others Diffusers",
         &mut s.weights,
         &IMAGE_WEIGHTS,
         |w| w.label().to_string(),
-    );
+    ) {
+        v.data.notices.weights_note = None;
+    }
+    if let Some(n) = &v.data.notices.weights_note {
+        hint(ui, n.clone());
+    }
     if let Some(Ok(i)) = v.data.derived.image.as_ref().map(|d| &d.inputs) {
         hint(
             ui,

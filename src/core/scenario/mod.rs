@@ -499,12 +499,17 @@ impl Scenario {
 
     /// The precision the weights are held at: the scenario's, except where the mode trains
     /// another. QLoRA keeps the frozen base in NF4 (with double quantisation unless plain NF4 is
-    /// chosen); a full fine-tune trains 16-bit weights (BF16 unless FP32 or FP16 is chosen).
+    /// chosen); a full fine-tune trains 16-bit weights (BF16 unless FP32 or FP16 is chosen);
+    /// image generation takes BF16 for a text-only format (GPTQ, AWQ, MXFP4).
     pub fn held_weights(&self) -> WeightPrecision {
         use WeightPrecision as W;
         match self.mode {
             Mode::Qlora if !matches!(self.weights, W::Nf4 | W::Nf4DoubleQuant) => W::Nf4DoubleQuant,
             Mode::Full if !matches!(self.weights, W::Fp32 | W::Fp16 | W::Bf16) => W::Bf16,
+            // GPTQ, AWQ and MXFP4 are text-model formats no image runtime loads.
+            Mode::Image if !crate::core::diffusion::IMAGE_WEIGHTS.contains(&self.weights) => {
+                W::Bf16
+            }
             _ => self.weights,
         }
     }
