@@ -29,6 +29,7 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// The modes that size a text model (image generation is sized by `core::diffusion`).
     pub const ALL: [Mode; 5] = [
         Mode::Inference,
         Mode::Embed,
