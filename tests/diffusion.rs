@@ -591,3 +591,379 @@ fn the_command_line_sizes_and_refuses() {
         );
     }
 }
+
+/// One pipeline per GPU (Diffusers runs a pipeline on one device): an 8-GPU cloud instance runs
+/// eight, and its images per hour are eight times one pipeline's; under offload only as many
+/// run as the RAM holds copies of the offloaded weights.
+#[test]
+fn a_multi_gpu_machine_runs_one_pipeline_per_gpu() {
+    let cat = builtin();
+    let st = FitSettings::default();
+    let i = ImageInputs::new(find("sdxl").unwrap());
+    let p5 = cat.machine("aws-p5-48xlarge").unwrap();
+    assert_eq!(p5.gpu_count, 8);
+    let f = fit_machine(&i, p5, cat, &st);
+    assert_eq!(f.verdict, ImageVerdict::Gpu(PipelineOffload::None));
+    assert_eq!(f.pipelines, 8);
+    let one = f.speed.as_ref().unwrap().images_per_hour;
+    assert!((f.machine_images_per_hour / one - 8.0).abs() < 1e-9);
+    // $ per 1000 images = $/h ÷ (8 × images per hour) × 1000.
+    let usd = f.usd_per_hour.unwrap() / (8.0 * one) * 1000.0;
+    assert!((f.usd_per_1000_images.unwrap() / usd - 1.0).abs() < 1e-9);
+    // Nothing offloaded: no RAM per pipeline.
+    assert_eq!(f.machine_ram_needed.0, 0);
+    // A two-4090 machine under model offload with FLUX.1-dev (31.4 GiB of weights in RAM per
+    // pipeline): as many pipelines as its RAM holds copies, at most 2.
+    let flux = ImageInputs::new(find("flux.1-dev").unwrap());
+    let two = cat
+        .machines
+        .iter()
+        .find(|m| m.gpu.as_deref() == Some("rtx-4090") && m.gpu_count == 2)
+        .expect("a 2x RTX 4090 machine");
+    let f = fit_machine(&flux, two, cat, &st);
+    assert_eq!(
+        f.verdict,
+        ImageVerdict::Gpu(PipelineOffload::Model),
+        "{f:?}"
+    );
+    let copies = f.ram_capacity.0 / f.ram_needed.0;
+    assert_eq!(f.pipelines, copies.clamp(1, 2));
+    assert_eq!(f.machine_ram_needed.0, f.ram_needed.0 * f.pipelines);
+}
+
+/// `recommend --mode image` and `report --mode image`: the picks are the fits' own figures, a
+/// budget is respected, and a text-only constraint is refused in one line.
+#[test]
+fn recommend_and_report_for_a_pipeline() {
+    let o = headroom(&[
+        "recommend",
+        "--mode",
+        "image",
+        "--model",
+        "sdxl",
+        "--kind",
+        "desktop",
+        "--budget",
+        "2000",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let groups = v["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 1);
+    assert_eq!(groups[0]["group"], "desktop");
+    let picks = groups[0]["picks"].as_array().unwrap();
+    assert!(!picks.is_empty());
+    for p in picks {
+        assert!(p["price_usd"].as_f64().unwrap() <= 2000.0, "{p}");
+        assert!(p["verdict"].as_str().unwrap().starts_with("gpu"));
+    }
+    // The cheapest is no dearer than the one with the most images per hour.
+    let price = |r: &str| {
+        picks.iter().find(|p| p["role"] == r).unwrap()["price_usd"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(price("cheapest") <= price("fastest"));
+    // The report lists the named machine with the fit's numbers.
+    let o = headroom(&[
+        "report",
+        "--mode",
+        "image",
+        "--model",
+        "flux.1-dev",
+        "--machine",
+        "aws-p5-48xlarge",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["fits"][0]["pipelines"], 8);
+    assert_eq!(r["components"][0]["params"], 11_901_408_320u64);
+    let o = headroom(&[
+        "report",
+        "--mode",
+        "image",
+        "--model",
+        "sdxl",
+        "--machine",
+        "aws-p5-48xlarge",
+    ]);
+    let md = String::from_utf8_lossy(&o.stdout);
+    assert!(md.contains("## Memory by component"), "{md}");
+    assert!(md.contains("| UNet | 2,567,463,684 |"), "{md}");
+    let o = headroom(&[
+        "recommend",
+        "--mode",
+        "image",
+        "--model",
+        "sdxl",
+        "--min-tokens-per-s",
+        "5",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.starts_with("headroom: --min-tokens-per-s") || err.contains("--min-tokens-per-s:"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1);
+}
+
+/// Copies the fixture folder `name` (tests/fixtures/diffusers, configs only) into a temporary
+/// folder the test may add files to.
+fn fixture_copy(name: &str) -> tempfile::TempDir {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/diffusers")
+        .join(name);
+    let dst = tempfile::tempdir().unwrap();
+    for e in walk(&src) {
+        let rel = e.strip_prefix(&src).unwrap();
+        let to = dst.path().join(rel);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(&e, &to).unwrap();
+    }
+    dst
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// A safetensors file holding one F16 tensor of `shape` (zeros): a header and its data.
+fn write_safetensors(path: &std::path::Path, shape: &[u64]) {
+    let n: u64 = shape.iter().product();
+    let header = serde_json::json!({
+        "w": {"dtype": "F16", "shape": shape, "data_offsets": [0, n * 2]}
+    })
+    .to_string();
+    let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+    bytes.extend_from_slice(header.as_bytes());
+    bytes.extend(std::iter::repeat_n(0u8, (n * 2) as usize));
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// `--diffusers DIR`: a Diffusers folder's configs give the same pipeline as the preset (SDXL
+/// base's architecture: the same exact counts), the folder's stored precision is the default,
+/// its safetensors headers give exact parameters, and a bad folder is one line naming the file
+/// and the key.
+#[test]
+fn a_diffusers_folder_is_read_from_its_configs_and_headers() {
+    let fixtures =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/diffusers");
+    let json = |args: &[&str]| -> serde_json::Value {
+        let o = headroom(args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let sdxl = fixtures.join("sdxl");
+    let folder = json(&[
+        "estimate",
+        "--mode",
+        "image",
+        "--diffusers",
+        sdxl.to_str().unwrap(),
+        "--json",
+    ]);
+    let preset = json(&["estimate", "--mode", "image", "--model", "sdxl", "--json"]);
+    for k in [
+        "weights",
+        "gpu_peak",
+        "denoiser_flops_per_sample_step",
+        "vae_decode_flops_per_image",
+    ] {
+        assert_eq!(folder[k], preset[k], "{k}");
+    }
+    // StableDiffusionXLPipeline: 50 steps at the UNet's sample_size 128 × 8 = 1024.
+    assert_eq!(folder["image"]["steps"], 50);
+    assert_eq!(folder["image"]["width"], 1024);
+    // FLUX.1-schnell saved in NF4 (bitsandbytes): the transformer is schnell's 11,891,178,560
+    // parameters, sized at 4.5 bits (NF4 with its block scales) unless --weights says otherwise;
+    // FluxPipeline's 28 steps.
+    let flux = fixtures.join("flux-schnell-nf4");
+    let f = json(&[
+        "estimate",
+        "--mode",
+        "image",
+        "--diffusers",
+        flux.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(f["components"][0]["params"], 11_891_178_560u64);
+    assert_eq!(f["image"]["weights"], "nf4");
+    assert_eq!(f["image"]["steps"], 28);
+    assert_eq!(f["image"]["classifier_free_guidance"], false);
+    let f16 = json(&[
+        "estimate",
+        "--mode",
+        "image",
+        "--diffusers",
+        flux.to_str().unwrap(),
+        "--weights",
+        "bf16",
+        "--json",
+    ]);
+    assert_eq!(f16["components"][0]["bytes"], 11_891_178_560u64 * 2);
+    // Weights files: the VAE's header says 3 × 5 = 15 parameters (a variant file beside it is
+    // not loaded by from_pretrained and not counted).
+    let dir = fixture_copy("sdxl");
+    write_safetensors(
+        &dir.path().join("vae/diffusion_pytorch_model.safetensors"),
+        &[3, 5],
+    );
+    write_safetensors(
+        &dir.path()
+            .join("vae/diffusion_pytorch_model.fp16.safetensors"),
+        &[7, 7],
+    );
+    let d = dir.path().to_str().unwrap();
+    let v = json(&["estimate", "--mode", "image", "--diffusers", d, "--json"]);
+    let vae = v["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["kind"] == "vae")
+        .unwrap();
+    assert_eq!(vae["params"], 15);
+    assert_eq!(vae["bytes"], 30);
+    // A bitsandbytes-quantized transformer's packed tensors are not its parameters: the config's
+    // count stands.
+    let nf4 = fixture_copy("flux-schnell-nf4");
+    write_safetensors(
+        &nf4.path()
+            .join("transformer/diffusion_pytorch_model.safetensors"),
+        &[4, 4],
+    );
+    let q = json(&[
+        "estimate",
+        "--mode",
+        "image",
+        "--diffusers",
+        nf4.path().to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(q["components"][0]["params"], 11_891_178_560u64);
+    // Bad folders: one line naming the file and the key (or line:column), exit 2.
+    let unet = dir.path().join("unet/config.json");
+    let text = std::fs::read_to_string(&unet).unwrap();
+    std::fs::write(
+        &unet,
+        text.replace("\"block_out_channels\"", "\"block_out_channelz\""),
+    )
+    .unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    let broken = fixture_copy("flux-schnell-nf4");
+    std::fs::write(
+        broken.path().join("vae/config.json"),
+        "{\n  \"block_out_channels\": [128,\n",
+    )
+    .unwrap();
+    for (folder, needle) in [
+        (d, "unet/config.json: block_out_channels: missing"),
+        (empty.path().to_str().unwrap(), "no model_index.json"),
+        (broken.path().to_str().unwrap(), "vae/config.json: line 3:"),
+    ] {
+        let o = headroom(&["estimate", "--mode", "image", "--diffusers", folder]);
+        assert_eq!(o.status.code(), Some(2), "{folder}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(needle) && err.lines().count() == 1, "{err}");
+    }
+    let o = headroom(&["estimate", "--diffusers", d]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--diffusers needs --mode image"));
+}
+
+/// A scenario the window saved in image mode runs on the command line as saved (its pipeline,
+/// size, steps, images, offload and precision), the flags over it; `--mode inference` makes it
+/// a text scenario again.
+#[test]
+fn a_saved_image_scenario_runs_on_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("image.ron");
+    std::fs::write(
+        &file,
+        "(mode: Image, weights: Fp16, image: (pipeline: \"flux.1-schnell\", width: 768, height: 512, steps: 4, images: 2, offload: Model, vae_tiling: true))",
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    let o = headroom(&["estimate", "--scenario", f, "--steps", "8", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let im = &v["image"];
+    assert_eq!(im["pipeline"], "flux.1-schnell");
+    assert_eq!(
+        (im["width"].as_u64(), im["height"].as_u64()),
+        (Some(768), Some(512))
+    );
+    assert_eq!(
+        (im["steps"].as_u64(), im["images_per_batch"].as_u64()),
+        (Some(8), Some(2))
+    );
+    assert_eq!(im["weights"], "fp16");
+    assert_eq!(v["placement"], "model");
+    let o = headroom(&["estimate", "--scenario", f, "--mode", "inference", "--json"]);
+    assert!(o.status.success());
+    let t: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(t.get("image").is_none() && t["params"].as_u64().is_some());
+    // A file whose image inputs are out of range is refused naming the field (exit 3: a file
+    // refused, as for every scenario file).
+    std::fs::write(&file, "(mode: Image, image: (width: 20000))").unwrap();
+    let o = headroom(&["estimate", "--scenario", f]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("image.width 20,000 is outside 64"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// The picks are the fit rows' own extremes: the cloud group's "cheapest" has the lowest $ per
+/// 1000 images of every cloud instance that runs the pipeline on its GPU, "fastest" the most
+/// images per hour, and no machine that only runs it on its CPU is ever picked.
+#[test]
+fn the_picks_are_the_extremes_of_the_fit_rows() {
+    use headroom::core::diffusion::fit_all;
+    use headroom::core::diffusion::picks::{ImageRole, picks};
+    use headroom::core::recommend::{Constraints, Group};
+    let cat = builtin();
+    let st = FitSettings::default();
+    let i = ImageInputs::new(find("flux.1-dev").unwrap());
+    let all: Vec<_> = cat.machines.iter().collect();
+    let fits = fit_all(&i, &all, cat, &st);
+    let groups = picks(&fits, &all, cat, &Constraints::default());
+    assert_eq!(groups.len(), 4);
+    let cloud_gpu: Vec<_> = fits
+        .iter()
+        .filter(|f| {
+            matches!(f.verdict, ImageVerdict::Gpu(_))
+                && cat.machine(&f.machine).unwrap().kind == MachineKind::Cloud
+        })
+        .collect();
+    let min_usd = cloud_gpu
+        .iter()
+        .filter_map(|f| f.usd_per_1000_images)
+        .fold(f64::INFINITY, f64::min);
+    let max_rate = cloud_gpu
+        .iter()
+        .map(|f| f.machine_images_per_hour)
+        .fold(0.0, f64::max);
+    let cloud = groups.iter().find(|g| g.group == Group::Cloud).unwrap();
+    let of = |r: ImageRole| cloud.picks.iter().find(|p| p.role == r).unwrap();
+    assert_eq!(of(ImageRole::Cheapest).usd_per_1000_images, Some(min_usd));
+    assert_eq!(of(ImageRole::Fastest).machine_images_per_hour, max_rate);
+    for g in &groups {
+        for p in &g.picks {
+            assert!(matches!(p.verdict, ImageVerdict::Gpu(_)), "{p:?}");
+        }
+    }
+}

@@ -2555,3 +2555,142 @@ fn a_pasted_command_sets_the_scenario() {
     bad.get_by_label_contains("Cannot apply the command: --frobnicate: not a llama.cpp flag");
     assert_eq!(bad.state().state.scenario, before);
 }
+
+/// Image generation in the window: the Mode picker switches to the pipeline inputs, the
+/// Breakdown lists the components with the core's sizes, and the Machines tab and the summary
+/// give each machine's verdict and seconds per image as `core::diffusion` computes them.
+#[test]
+fn image_mode_sizes_the_pipeline_per_component_and_per_machine() {
+    use headroom::core::diffusion::{ImageVerdict, PipelineOffload};
+    let mut h = harness(State::default());
+    pick(&mut h, "Mode", "Image generation");
+    assert_eq!(h.state().state.scenario.mode, Mode::Image);
+    // SDXL base at 1024², BF16: the UNet is 2,567,463,684 params × 2 B = 5,134,927,368 B
+    // = 4.78 GiB (docs/diffusion.md, hand checks).
+    h.get_by_label("UNet");
+    assert!(h.query_all_by_label("4.78 GiB").count() >= 1);
+    pick(&mut h, "Image pipeline", "FLUX.1 [dev]");
+    {
+        let im = &h.state().state.scenario.image;
+        assert_eq!(
+            (im.pipeline.as_str(), im.width, im.steps),
+            ("flux.1-dev", 1024, 50)
+        );
+    }
+    // The transformer: 11,901,408,320 × 2 B = 23,802,816,640 B = 22.2 GiB; T5-XXL
+    // 4,762,310,656 × 2 B = 9,524,621,312 B = 8.87 GiB.
+    h.get_by_label("Flux transformer (DiT)");
+    assert!(h.query_all_by_label("22.2 GiB").count() >= 1);
+    assert!(h.query_all_by_label("8.87 GiB").count() >= 1);
+    // 33.9 GiB with everything on the GPU does not fit a 24 GiB RTX 4090: this machine runs it
+    // with offload, and the summary says which, as the core's fit does.
+    let local = h
+        .state_mut()
+        .image_fit_of("local")
+        .expect("this machine's fit");
+    assert!(
+        matches!(
+            local.verdict,
+            ImageVerdict::Gpu(PipelineOffload::Model | PipelineOffload::Sequential)
+        ),
+        "{:?}",
+        local.verdict
+    );
+    assert!(h.query_all_by_label(local.verdict.label()).count() >= 1);
+    // A width off Flux's 16-pixel grid, typed, is brought to the nearest multiple with a note.
+    type_into(&mut h, "Width", "1000", true);
+    assert_eq!(h.state().state.scenario.image.width, 1008);
+    // Four images per call: the denoiser's activations and the fit follow.
+    slide(&mut h, "Images per batch", 4.0);
+    assert_eq!(h.state().state.scenario.image.images, 4);
+    h.get_by_label("4 samples at 1008×1024");
+    // The Machines tab: every machine's s/image as the core computes it.
+    h.state_mut().state.tab = Tab::Machines;
+    h.run();
+    let f = h
+        .state_mut()
+        .image_fit_of("aws-p5-48xlarge")
+        .expect("an 8x H100 fit");
+    assert!(f.verdict.runs());
+    assert_eq!(f.pipelines, 8, "one pipeline per GPU");
+    let s = f.speed.expect("a speed");
+    assert!(
+        h.query_all_by_label(&headroom::core::format::duration(s.seconds_per_image))
+            .count()
+            >= 1
+    );
+    // The Report tab and the export write the image report, the scenario file keeps the image
+    // inputs.
+    h.state_mut().state.tab = Tab::Report;
+    h.run();
+    assert!(h.query_all_by_label("Copy report").count() == 1);
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("flux.json");
+    run_command(
+        &mut h,
+        Command::AtPath(FileAction::ExportReport, report.clone()),
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(v["image"]["pipeline"], "flux.1-dev");
+    assert_eq!(v["image"]["images_per_batch"], 4);
+    assert_eq!(v["components"][0]["params"], 11_901_408_320u64);
+    let file = dir.path().join("image.ron");
+    run_command(
+        &mut h,
+        Command::AtPath(FileAction::SaveScenario, file.clone()),
+    );
+    h.state_mut().state.scenario.image.steps = 7;
+    run_command(&mut h, Command::AtPath(FileAction::OpenScenario, file));
+    assert_eq!(h.state().state.scenario.image.steps, 50);
+    assert_eq!(h.state().state.scenario.mode, Mode::Image);
+    // Back to text: the text inputs return.
+    pick(&mut h, "Mode", "Inference");
+    h.get_by_role_and_label(Role::Slider, "Context");
+}
+
+/// The window in image mode at 1280×800: SDXL on the fixture catalog, the Breakdown tab with
+/// three machines compared.
+#[test]
+fn image_mode_snapshot() {
+    let s = State {
+        scenario: Scenario {
+            mode: Mode::Image,
+            ..Scenario::default()
+        },
+        selected: vec![
+            "laptop-4060".into(),
+            "desktop-2x4090".into(),
+            "macbook-m2-max-64".into(),
+        ],
+        ..State::default()
+    };
+    let mut h = snapshot_harness(s);
+    h.get_by_label("UNet");
+    h.snapshot_options(
+        "image_mode",
+        &SnapshotOptions::new().threshold(2.0).max_failed_pixels(20),
+    );
+}
+
+/// A text-only precision (GPTQ) has no image runtime: image mode holds BF16 and says so, and
+/// the user's GPTQ comes back with Inference.
+#[test]
+fn image_mode_holds_an_image_precision_and_gives_the_text_one_back() {
+    let mut h = harness(State {
+        scenario: Scenario {
+            weights: WeightPrecision::Gptq4,
+            ..Scenario::default()
+        },
+        ..State::default()
+    });
+    pick(&mut h, "Mode", "Image generation");
+    assert_eq!(h.state().state.scenario.weights, WeightPrecision::Bf16);
+    assert!(
+        h.query_all_by_label_contains("No image runtime loads GPTQ")
+            .count()
+            >= 1
+    );
+    pick(&mut h, "Mode", "Inference");
+    assert_eq!(h.state().state.scenario.weights, WeightPrecision::Gptq4);
+}

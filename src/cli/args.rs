@@ -121,6 +121,10 @@ pub struct ScenarioArgs {
     /// A safetensors file or a folder of shards (headers only).
     #[arg(long, group = "source", value_name = "PATH", help_heading = "Model")]
     pub safetensors: Option<PathBuf>,
+    /// A Diffusers pipeline folder (with --mode image): model_index.json, each component's
+    /// config.json and, where present, its safetensors headers.
+    #[arg(long, group = "source", value_name = "DIR", help_heading = "Model")]
+    pub diffusers: Option<PathBuf>,
     /// A Hugging Face Hub repo, ORG/NAME[@REVISION]: headers only are read over the network.
     #[arg(long, group = "source", value_name = "REPO", help_heading = "Model")]
     pub hf: Option<String>,

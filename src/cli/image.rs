@@ -10,9 +10,16 @@ use crate::core::diffusion::{
 use crate::core::format;
 use crate::core::scenario::Mode;
 
-/// Whether these options ask for image generation.
+/// Whether these options ask for image generation: `--mode image`, or a saved scenario
+/// (`--scenario FILE`, as the window saves one) in image mode without another `--mode`.
 pub fn asked(a: &ScenarioArgs) -> bool {
-    a.mode == Some(Mode::Image)
+    match a.mode {
+        Some(m) => m == Mode::Image,
+        None => {
+            a.scenario.is_some()
+                && super::scenario::saved_or_default(a).is_ok_and(|s| s.mode == Mode::Image)
+        }
+    }
 }
 
 /// The image flags given without `--mode image`, or `--mode image` under a command that plans
@@ -20,7 +27,7 @@ pub fn asked(a: &ScenarioArgs) -> bool {
 pub fn refuse_elsewhere(a: &ScenarioArgs) -> Result<(), CliError> {
     if asked(a) {
         return Err(CliError::usage(
-            "--mode image: this command plans text models; size an image pipeline with `headroom estimate --mode image` or `headroom fit --mode image`",
+            "--mode image: this command plans text models; size an image pipeline with `headroom estimate`, `fit`, `report` or `recommend` --mode image",
         ));
     }
     let flag = [
@@ -29,6 +36,7 @@ pub fn refuse_elsewhere(a: &ScenarioArgs) -> Result<(), CliError> {
         (a.images_per_batch.is_some(), "--images-per-batch"),
         (a.pipeline_offload.is_some(), "--pipeline-offload"),
         (a.vae_tiling, "--vae-tiling"),
+        (a.diffusers.is_some(), "--diffusers"),
     ]
     .into_iter()
     .find(|(given, _)| *given);
@@ -48,28 +56,44 @@ pub fn inputs(a: &ScenarioArgs) -> Result<ImageInputs, CliError> {
         (a.hf.is_some(), "--hf"),
         (a.url.is_some(), "--url"),
         (a.command.is_some(), "--command"),
-        (a.scenario.is_some(), "--scenario"),
         (a.mmproj.is_some(), "--mmproj"),
     ];
     if let Some((_, f)) = others.into_iter().find(|(given, _)| *given) {
         return Err(CliError::usage(format!(
-            "{f}: --mode image takes a pipeline preset with --model ({})",
+            "{f}: --mode image takes a pipeline preset with --model ({}) or a folder with --diffusers",
             presets::ids()
         )));
     }
-    let id = a.model.as_deref().ok_or_else(|| {
-        CliError::usage(format!(
-            "--mode image needs --model, one of: {}",
-            presets::ids()
-        ))
-    })?;
-    let p = presets::find(id).ok_or_else(|| {
-        CliError::usage(format!(
-            "--model {id}: not an image pipeline; one of: {}",
-            presets::ids()
-        ))
-    })?;
+    // A saved scenario's image settings first (its pipeline unless --model or --diffusers
+    // names another), the folder's stored precision over them, the flags over both.
+    let saved = match &a.scenario {
+        Some(_) => Some(super::scenario::saved_or_default(a)?),
+        None => None,
+    };
+    let (p, stored) = match &saved {
+        Some(s) if a.model.is_none() && a.diffusers.is_none() => {
+            let p = presets::find(&s.image.pipeline).ok_or_else(|| {
+                CliError::input(format!(
+                    "--scenario: image.pipeline {}: not an image pipeline; one of: {}",
+                    s.image.pipeline,
+                    presets::ids()
+                ))
+            })?;
+            (p, None)
+        }
+        _ => pipeline(a)?,
+    };
     let mut i = ImageInputs::new(p);
+    if let Some(s) = &saved {
+        let im = &s.image;
+        (i.width, i.height, i.steps, i.images) = (im.width, im.height, im.steps, im.images);
+        (i.offload, i.vae_tiling) = (im.offload, im.vae_tiling);
+        i.weights = s.weights;
+        i.memory_efficient_attention = s.flash_attention;
+    }
+    if let Some(w) = stored {
+        i.weights = w;
+    }
     if let Some((w, h)) = a.resolution {
         i.width = w;
         i.height = h;
@@ -89,22 +113,54 @@ pub fn inputs(a: &ScenarioArgs) -> Result<ImageInputs, CliError> {
     if let Some(fa) = a.flash_attention {
         i.memory_efficient_attention = fa;
     }
-    i.vae_tiling = a.vae_tiling;
+    if a.vae_tiling {
+        i.vae_tiling = true;
+    }
     if let Some(why) = i.problem() {
         return Err(CliError::usage(why));
     }
     Ok(i)
 }
 
+/// The pipeline of `--model` (a preset) or `--diffusers DIR` (a folder), with the folder's
+/// stored precision (used when `--weights` is not given); its notes go to stderr.
+fn pipeline(
+    a: &ScenarioArgs,
+) -> Result<
+    (
+        crate::core::diffusion::Pipeline,
+        Option<crate::core::precision::WeightPrecision>,
+    ),
+    CliError,
+> {
+    if let Some(dir) = &a.diffusers {
+        let f = crate::io::import::diffusers::read_folder(dir)
+            .map_err(|e| CliError::usage(format!("--diffusers: {e}")))?;
+        for n in &f.notes {
+            eprintln!("headroom: {n}");
+        }
+        return Ok((f.pipeline, f.stored));
+    }
+    let id = a.model.as_deref().ok_or_else(|| {
+        CliError::usage(format!(
+            "--mode image needs --model (one of: {}) or --diffusers DIR",
+            presets::ids()
+        ))
+    })?;
+    let p = presets::find(id).ok_or_else(|| {
+        CliError::usage(format!(
+            "--model {id}: not an image pipeline; one of: {}",
+            presets::ids()
+        ))
+    })?;
+    Ok((p, None))
+}
+
 /// `headroom estimate --mode image`.
 pub fn run_estimate(a: &EstimateArgs) -> Result<String, CliError> {
     let i = inputs(&a.scenario)?;
     // Sized as asked; `auto` is sized with everything on the GPU (the fit picks per machine).
-    let place = match i.offload {
-        PipelineOffload::Auto => PipelineOffload::None,
-        p => p,
-    };
-    let e = estimate(&i, place);
+    let e = estimate(&i, sized_placement(&i));
     if a.json {
         Ok(super::app::json_text(
             &crate::io::json::image_estimate_json(&i, &e),
@@ -250,4 +306,129 @@ pub fn fit_table(rs: &[ImageFit]) -> String {
         );
     }
     o
+}
+
+/// The image scenario's fit over the whole catalog and its picks under `k`.
+fn catalog_picks(
+    i: &ImageInputs,
+    cat: &Catalog,
+    st: &crate::core::fit::FitSettings,
+    k: &crate::core::recommend::Constraints,
+) -> Vec<crate::core::diffusion::picks::ImageGroupPicks> {
+    let all: Vec<_> = cat.machines.iter().collect();
+    let fits = fit_all(i, &all, cat, st);
+    crate::core::diffusion::picks::picks(&fits, &all, cat, k)
+}
+
+/// `headroom report --mode image`: the components, the picks and the listed machines (the
+/// picks' machines when none are named).
+pub fn run_report(a: &super::args::ReportArgs, cat: &mut Catalog) -> Result<String, CliError> {
+    use crate::io::export::{ImageReportInput, render_image};
+    let format = super::report::format_for(a.format.as_deref(), &a.output)
+        .map_err(|e| CliError::usage(format!("--output: {e}")))?;
+    if a.output != "-" {
+        crate::io::export::atomic::check_target(std::path::Path::new(&a.output))
+            .map_err(|e| CliError::output(e.to_string()))?;
+    }
+    let i = inputs(&a.scenario)?;
+    let st = super::scenario::fit_settings(&a.scenario, None);
+    let picks = catalog_picks(&i, cat, &st, &Default::default());
+    let machines = if a.select.machines.is_empty() && a.select.kind.is_none() {
+        let mut ids: Vec<&str> = Vec::new();
+        for p in picks.iter().flat_map(|g| &g.picks) {
+            if !ids.contains(&&*p.machine) {
+                ids.push(&p.machine);
+            }
+        }
+        ids.iter()
+            .filter_map(|id| cat.machine(id).cloned())
+            .collect()
+    } else {
+        a.select.machines(cat)?
+    };
+    let refs: Vec<_> = machines.iter().collect();
+    let fits = fit_all(&i, &refs, cat, &st);
+    let e = estimate(&i, sized_placement(&i));
+    let input = ImageReportInput {
+        inputs: &i,
+        estimate: &e,
+        fits: &fits,
+        picks: &picks,
+        generated: crate::io::clock::today_utc(),
+        version: env!("CARGO_PKG_VERSION"),
+    };
+    let text = render_image(&input, format);
+    if a.output == "-" {
+        return Ok(text);
+    }
+    crate::io::export::write_atomic(std::path::Path::new(&a.output), text.as_bytes())
+        .map_err(|e| CliError::output(e.to_string()))?;
+    eprintln!(
+        "headroom: Wrote the {} report to {} ({} bytes).",
+        format.label(),
+        a.output,
+        text.len()
+    );
+    Ok(String::new())
+}
+
+/// The placement `estimate` and `report` size: the asked one, everything on the GPU for `auto`
+/// (the fit picks per machine).
+fn sized_placement(i: &ImageInputs) -> PipelineOffload {
+    match i.offload {
+        PipelineOffload::Auto => PipelineOffload::None,
+        p => p,
+    }
+}
+
+/// `headroom recommend --mode image`: the cheapest and fastest machine per group.
+pub fn run_recommend(
+    a: &super::recommend::RecommendArgs,
+    cat: &mut Catalog,
+) -> Result<String, CliError> {
+    let refused = [
+        (a.min_tokens_per_s.is_some(), "--min-tokens-per-s"),
+        (a.min_context.is_some(), "--min-context"),
+        (a.max_kld.is_some(), "--max-kld"),
+    ];
+    if let Some((_, f)) = refused.into_iter().find(|(given, _)| *given) {
+        return Err(CliError::usage(format!(
+            "{f}: a text-model constraint; --mode image takes --budget, --max-usd-per-hour and --kind"
+        )));
+    }
+    let i = inputs(&a.scenario)?;
+    let st = super::scenario::fit_settings(&a.scenario, a.electricity);
+    let picks = catalog_picks(&i, cat, &st, &a.constraints());
+    if a.json {
+        return Ok(super::app::json_text(
+            &crate::io::json::image_recommend_json(&i, &picks),
+        ));
+    }
+    use std::fmt::Write;
+    let mut o = heading(&i);
+    o.push('\n');
+    for g in &picks {
+        let _ = writeln!(o, "\n{}", g.group.label());
+        if g.picks.is_empty() {
+            let _ = writeln!(o, "  nothing runs it on the GPU within the constraints");
+        }
+        for p in &g.picks {
+            let _ = writeln!(
+                o,
+                "  {:<26} {} · {} · {} · {} per image · {} per 1000 images{}",
+                p.role.label(g.group),
+                p.name,
+                p.price,
+                p.verdict.label(),
+                format::duration(p.seconds_per_image),
+                format::usd(p.usd_per_1000_images),
+                if p.pipelines > 1 {
+                    format!(" · {}", format::count(p.pipelines, "pipeline", "pipelines"))
+                } else {
+                    String::new()
+                }
+            );
+        }
+    }
+    Ok(o)
 }

@@ -123,6 +123,9 @@ pub fn report_machines(s: &Scenario, cat: &mut Catalog, st: &FitSettings) -> Vec
 
 /// Run `headroom recommend`.
 pub fn run(a: &RecommendArgs, cat: &mut Catalog) -> Result<String, CliError> {
+    if super::image::asked(&a.scenario) {
+        return super::image::run_recommend(a, cat);
+    }
     super::scenario::refuse_gpus(&a.scenario, "recommend")?;
     let s = build_scenario(&a.scenario, cat)?;
     let st = super::scenario::fit_settings(&a.scenario, a.electricity);

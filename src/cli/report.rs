@@ -14,6 +14,9 @@ use std::path::Path;
 /// Runs `headroom report`. The format and the output path are checked before the work (and
 /// before any network request); "Wrote …" goes to stderr, the report to the file.
 pub fn command(a: &ReportArgs, cat: &mut Catalog) -> Result<String, CliError> {
+    if super::image::asked(&a.scenario) {
+        return super::image::run_report(a, cat);
+    }
     let format = format_for(a.format.as_deref(), &a.output)
         .map_err(|e| CliError::usage(format!("--output: {e}")))?;
     if a.output != "-" {

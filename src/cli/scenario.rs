@@ -82,7 +82,7 @@ pub fn build_scenario(a: &ScenarioArgs, cat: &Catalog) -> Result<Scenario, CliEr
 }
 
 /// The `--scenario` file, held to the flags' ranges, or the default scenario.
-fn saved_or_default(a: &ScenarioArgs) -> Result<Scenario, CliError> {
+pub(super) fn saved_or_default(a: &ScenarioArgs) -> Result<Scenario, CliError> {
     Ok(match &a.scenario {
         Some(p) => {
             let text = crate::io::read_text_limited(p, crate::io::limits::SCENARIO_FILE)

@@ -79,7 +79,7 @@ impl Group {
             Group::Cloud => "cloud instance",
         }
     }
-    fn contains(self, m: &Machine, apple_gpu: bool) -> bool {
+    pub(crate) fn contains(self, m: &Machine, apple_gpu: bool) -> bool {
         match self {
             Group::Laptop => m.kind == MachineKind::Laptop,
             Group::Apple => apple_gpu || m.kind == MachineKind::Apple,
@@ -131,7 +131,7 @@ impl KindFilter {
         let t = s.trim().to_ascii_lowercase();
         Self::ALL.into_iter().find(|k| k.cli_name() == t)
     }
-    fn group(self) -> Group {
+    pub(crate) fn group(self) -> Group {
         match self {
             KindFilter::Laptop => Group::Laptop,
             KindFilter::Apple => Group::Apple,
@@ -139,7 +139,7 @@ impl KindFilter {
             _ => Group::Desktop,
         }
     }
-    fn matches(self, m: &Machine, apple_gpu: bool) -> bool {
+    pub(crate) fn matches(self, m: &Machine, apple_gpu: bool) -> bool {
         match self {
             KindFilter::Workstation | KindFilter::MiniPc => m.kind == self.machine_kind(),
             k => k.group().contains(m, apple_gpu),
@@ -213,7 +213,7 @@ impl PickPrice {
     pub fn is_hourly(self) -> bool {
         matches!(self, PickPrice::PerHour(_))
     }
-    fn of(m: &Machine) -> PickPrice {
+    pub(crate) fn of(m: &Machine) -> PickPrice {
         let (usd, hourly) = match &m.price {
             Some(Price::Hourly { usd, .. }) => (Some(*usd), true),
             Some(Price::Purchase { usd, .. }) => (Some(*usd), false),
@@ -1128,7 +1128,7 @@ impl Recommendations {
 
 // ---- The computation ----
 
-fn is_apple_gpu(m: &Machine, cat: &Catalog) -> bool {
+pub(crate) fn is_apple_gpu(m: &Machine, cat: &Catalog) -> bool {
     m.gpu
         .as_deref()
         .and_then(|g| cat.accelerator(g))

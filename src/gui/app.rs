@@ -206,6 +206,12 @@ impl HeadroomApp {
         self.data.derived.fit(id).cloned()
     }
 
+    /// The image pipeline's fit on machine `id` (image mode), as the Machines tab shows it.
+    pub fn image_fit_of(&mut self, id: &str) -> Option<crate::core::diffusion::ImageFit> {
+        self.refresh();
+        self.data.derived.image.as_ref()?.fit(id).cloned()
+    }
+
     /// The serving plan of machine `id` in the current scenario, as the Serving tab draws it.
     pub fn serving_plan(&mut self, id: &str) -> Option<crate::core::serving::ServingPlan> {
         self.refresh();
@@ -350,17 +356,26 @@ impl HeadroomApp {
                 _ => s.weights,
             };
             n.weights_before_training = Some((was, held));
-            n.weights_note = Some(format!(
-                "{} trains on {} weights: Weights set to {} (your {} comes back with Inference).",
-                s.mode.label(),
-                if s.mode == crate::core::scenario::Mode::Qlora {
-                    "4-bit NF4"
-                } else {
-                    "16-bit"
-                },
-                held.label(),
-                was.label()
-            ));
+            n.weights_note = Some(if s.mode == crate::core::scenario::Mode::Image {
+                format!(
+                    "No image runtime loads {} weights: Weights set to {} (your {} comes back with Inference).",
+                    was.label(),
+                    held.label(),
+                    was.label()
+                )
+            } else {
+                format!(
+                    "{} trains on {} weights: Weights set to {} (your {} comes back with Inference).",
+                    s.mode.label(),
+                    if s.mode == crate::core::scenario::Mode::Qlora {
+                        "4-bit NF4"
+                    } else {
+                        "16-bit"
+                    },
+                    held.label(),
+                    was.label()
+                )
+            });
             s.weights = held;
         } else if s.mode == crate::core::scenario::Mode::Inference
             && let Some((was, set)) = n.weights_before_training.take()
@@ -544,6 +559,8 @@ impl HeadroomApp {
         let (scenario, estimate, fits, catalog) = self.report_input_owned();
         let settings = self.state.fit_settings();
         let fallback = self.report.format;
+        // Image generation has a report of its own (`io::export::report_image`).
+        let image = super::image::ImageReportOwned::of(&self.state, &self.data);
         self.jobs.spawn("export", move || {
             let ext = fallback.extension();
             let Some(mut p) = path.or_else(|| {
@@ -563,6 +580,9 @@ impl HeadroomApp {
                     fallback
                 }
             };
+            if let Some(r) = image {
+                return written("Report", p, &r.render(format));
+            }
             let input = ReportInput {
                 scenario: &scenario,
                 estimate: &estimate,
@@ -1035,6 +1055,10 @@ impl HeadroomApp {
             data: &mut self.data,
             cmds,
         };
+        if v.state.scenario.mode == crate::core::scenario::Mode::Image {
+            super::image::central(ui, &mut v);
+            return;
+        }
         self.recommend.ui(ui, &mut v);
         self.summary_strip(ui);
         ui.add_space(4.0);

@@ -8,12 +8,13 @@
 
 use super::state::{MachineFilter, SortColumn};
 use crate::core::catalog::{Catalog, Machine, MachineKind, MemoryKind};
+use crate::core::diffusion::{self, ImageEstimate, ImageFit, ImageInputs, PipelineOffload};
 use crate::core::estimate::{Estimate, estimate};
 use crate::core::fit::{self, EstimateCache, FitResult, FitSettings, fit_all};
 use crate::core::placement::explain::{MachineLoad, machine_load};
 use crate::core::precision::WeightPrecision;
 use crate::core::quality::{PrecisionCost, precision_costs};
-use crate::core::scenario::Scenario;
+use crate::core::scenario::{Mode, Scenario};
 use crate::core::serving::{ServingPlan, plan_all};
 use crate::core::teach::{Teach, teach_curves};
 use std::cmp::Ordering;
@@ -69,6 +70,58 @@ pub struct Derived {
     /// Each precision's weights size and quality for the scenario (the Weights picker's rows and
     /// the size-vs-quality chart), per generation.
     costs: Option<(u64, Vec<PrecisionCost<'static>>)>,
+    /// Image generation (`Mode::Image`): the pipeline's estimate and its fit on every machine,
+    /// rebuilt with the estimate and fits.
+    pub image: Option<ImageDerived>,
+}
+
+/// The image pipeline of an image-mode scenario, as the core sizes it.
+#[derive(Clone, Debug)]
+pub struct ImageDerived {
+    /// The image scenario, or why it cannot be sized (one line naming the input).
+    pub inputs: Result<ImageInputs, String>,
+    /// The estimate at the asked placement (`auto`: everything on the GPU, as the command line
+    /// sizes it; the fit picks per machine).
+    pub estimate: Option<ImageEstimate>,
+    /// One per machine, in the app's machine order.
+    pub fits: Vec<ImageFit>,
+}
+
+impl ImageDerived {
+    fn build(
+        scenario: &Scenario,
+        settings: &FitSettings,
+        machines: &[Machine],
+        catalog: &Catalog,
+    ) -> ImageDerived {
+        let inputs = scenario
+            .image
+            .inputs(scenario.weights, scenario.flash_attention);
+        let (estimate, fits) = match &inputs {
+            Ok(i) => {
+                let place = match i.offload {
+                    PipelineOffload::Auto => PipelineOffload::None,
+                    p => p,
+                };
+                let fits = machines
+                    .iter()
+                    .map(|m| diffusion::fit_machine(i, m, catalog, settings))
+                    .collect();
+                (Some(diffusion::estimate(i, place)), fits)
+            }
+            Err(_) => (None, Vec::new()),
+        };
+        ImageDerived {
+            inputs,
+            estimate,
+            fits,
+        }
+    }
+
+    /// The fit of machine `id`.
+    pub fn fit(&self, id: &str) -> Option<&ImageFit> {
+        self.fits.iter().find(|f| *f.machine == *id)
+    }
 }
 
 impl Derived {
@@ -90,6 +143,8 @@ impl Derived {
         }
         self.estimate = estimate(scenario);
         self.fits = fit_all(scenario, machines, catalog, settings);
+        self.image = (scenario.mode == Mode::Image)
+            .then(|| ImageDerived::build(scenario, settings, machines, catalog));
         self.key = Some(Key {
             scenario: scenario.clone(),
             settings: settings.clone(),

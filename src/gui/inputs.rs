@@ -30,7 +30,7 @@ const LABEL_W: f32 = 112.0;
 const VALUE_W: f32 = 78.0;
 
 /// The label at the start of an input row; its id names the input.
-fn row_label(ui: &mut Ui, text: &str, help: &str) -> egui::Response {
+pub(super) fn row_label(ui: &mut Ui, text: &str, help: &str) -> egui::Response {
     let h = ui.spacing().interact_size.y;
     let r = ui
         .allocate_ui_with_layout(
@@ -90,11 +90,13 @@ fn arrow_step(ui: &Ui, slider: &egui::Response) -> Option<bool> {
 
 /// How a `u64` input steps with the arrow keys.
 #[derive(Copy, Clone, PartialEq)]
-enum Step {
+pub(super) enum Step {
     /// The slider's own step.
     Plain,
     /// Doubling and halving (context lengths are powers of two).
     PowerOfTwo,
+    /// Multiples of a grid (an image pipeline's side in pixels).
+    Multiple(u64),
 }
 
 /// The next power of two above `v` (up) or below it (down).
@@ -130,7 +132,7 @@ fn slider_u64(
 /// the field's): the prompt is typed up to the longest context, and the app's normalisation
 /// cuts it to the context with a note.
 #[allow(clippy::too_many_arguments)]
-fn slider_u64_typed(
+pub(super) fn slider_u64_typed(
     ui: &mut Ui,
     notices: &mut Notices,
     label: &str,
@@ -144,14 +146,14 @@ fn slider_u64_typed(
     let changed = ui
         .horizontal(|ui| {
             let l = slider_row_label(ui, label, help);
-            let s = ui
-                .add(
-                    Slider::new(value, range.clone())
-                        .clamping(egui::SliderClamping::Edits)
-                        .logarithmic(log)
-                        .show_value(false),
-                )
-                .labelled_by(l.id);
+            let mut slider = Slider::new(value, range.clone())
+                .clamping(egui::SliderClamping::Edits)
+                .logarithmic(log)
+                .show_value(false);
+            if let Step::Multiple(m) = step {
+                slider = slider.step_by(m as f64);
+            }
+            let s = ui.add(slider).labelled_by(l.id);
             if step == Step::PowerOfTwo
                 && let Some(up) = arrow_step(ui, &s)
             {
@@ -199,7 +201,7 @@ fn slider_u64_typed(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn slider_f64(
+pub(super) fn slider_f64(
     ui: &mut Ui,
     label: &str,
     help: &str,
@@ -236,7 +238,7 @@ fn slider_f64(
 }
 
 /// A picker named by `label`; returns whether the value changed.
-fn combo<T: Copy + PartialEq>(
+pub(super) fn combo<T: Copy + PartialEq>(
     ui: &mut Ui,
     label: &str,
     help: &str,
@@ -279,7 +281,7 @@ fn combo_rows<T: Copy + PartialEq>(
 }
 
 /// A checkbox whose text names it.
-fn check(ui: &mut Ui, label: &str, help: &str, value: &mut bool) -> bool {
+pub(super) fn check(ui: &mut Ui, label: &str, help: &str, value: &mut bool) -> bool {
     ui.horizontal(|ui| {
         ui.add_space(LABEL_W + ui.spacing().item_spacing.x);
         ui.checkbox(value, label).on_hover_text(help).changed()
@@ -320,6 +322,11 @@ impl InputsPanel {
             .auto_shrink([false, false])
             .show(ui, |ui| {
                 ui.add_space(4.0);
+                if v.state.scenario.mode == Mode::Image {
+                    super::image::input_sections(ui, v);
+                    reset_row(ui, v);
+                    return;
+                }
                 egui::CollapsingHeader::new(RichText::new("Model").strong())
                     .default_open(true)
                     .show(ui, |ui| self.model_section(ui, v));
@@ -337,17 +344,7 @@ impl InputsPanel {
                     .show(ui, |ui| runtime_section(ui, v));
                 ui.add_space(4.0);
                 self.command_row(ui, v);
-                ui.add_space(6.0);
-                ui.horizontal(|ui| {
-                    if ui
-                        .button("Reset scenario")
-                        .on_hover_text("Back to Llama 3 8B, BF16, 8K context, batch 1")
-                        .clicked()
-                    {
-                        v.cmds.push(Command::ResetScenario);
-                    }
-                });
-                ui.add_space(8.0);
+                reset_row(ui, v);
             });
     }
 
@@ -562,6 +559,21 @@ impl InputsPanel {
     }
 }
 
+/// The Reset scenario button.
+fn reset_row(ui: &mut Ui, v: &mut View<'_>) {
+    ui.add_space(6.0);
+    ui.horizontal(|ui| {
+        if ui
+            .button("Reset scenario")
+            .on_hover_text("Back to Llama 3 8B, BF16, 8K context, batch 1")
+            .clicked()
+        {
+            v.cmds.push(Command::ResetScenario);
+        }
+    });
+    ui.add_space(8.0);
+}
+
 /// A quality line under a picker: "Weights quality: KLD 0.0313 (LLaMA 3 8B, measured)", with
 /// every figure, the dataset and the context on hover.
 fn quality_line(ui: &mut Ui, what: &str, q: &Quality<'_>) {
@@ -602,9 +614,9 @@ fn workload_section(ui: &mut Ui, v: &mut View<'_>) {
     combo(
         ui,
         "Mode",
-        "Serve the model, embed or rerank with it, or fine-tune it",
+        "Serve the model, embed or rerank with it, generate images, or fine-tune it",
         &mut s.mode,
-        &Mode::ALL,
+        &Mode::CLI,
         |m| m.label().into(),
     );
     if s.mode.is_embed() {

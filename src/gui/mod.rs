@@ -35,6 +35,7 @@ mod derived;
 mod frame_stats;
 pub mod hub_dialog;
 mod icon;
+mod image;
 mod inputs;
 pub mod jobs;
 mod machines;

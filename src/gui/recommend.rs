@@ -206,7 +206,12 @@ pub(crate) fn open_pick(state: &mut State, data: &mut Data, id: &str) {
 }
 
 /// A card frame; the whole card is one button whose accessible name is `label`.
-fn card(ui: &mut Ui, w: f32, label: String, add: impl FnOnce(&mut Ui)) -> egui::Response {
+pub(super) fn card(
+    ui: &mut Ui,
+    w: f32,
+    label: String,
+    add: impl FnOnce(&mut Ui),
+) -> egui::Response {
     let inner = egui::Frame::group(ui.style()).show(ui, |ui| {
         ui.set_width(w);
         ui.set_max_width(w);

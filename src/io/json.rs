@@ -829,8 +829,44 @@ pub fn image_estimate_json(
     })
 }
 
+/// `recommend --mode image --json`: `{"image": {...}, "groups": [{"group", "picks": [{"role",
+/// "machine", "name", "verdict", "price_usd", "price_per_hour", "seconds_per_image",
+/// "machine_images_per_hour", "pipelines", "usd_per_1000_images"}]}]}`; a group whose picks are
+/// empty has no machine that runs the pipeline on its GPU within the constraints.
+pub fn image_recommend_json(
+    i: &crate::core::diffusion::ImageInputs,
+    groups: &[crate::core::diffusion::picks::ImageGroupPicks],
+) -> Value {
+    let groups: Vec<Value> = groups
+        .iter()
+        .map(|g| {
+            let picks: Vec<Value> = g
+                .picks
+                .iter()
+                .map(|p| {
+                    json!({
+                        "role": p.role.cli_name(),
+                        "machine": &*p.machine,
+                        "name": &*p.name,
+                        "verdict": p.verdict.cli_name(),
+                        "price_usd": p.price.usd(),
+                        "price_per_hour": p.price.is_hourly(),
+                        "seconds_per_image": p.seconds_per_image,
+                        "machine_images_per_hour": p.machine_images_per_hour,
+                        "pipelines": p.pipelines,
+                        "usd_per_1000_images": p.usd_per_1000_images,
+                    })
+                })
+                .collect();
+            json!({ "group": g.group.cli_name(), "picks": picks })
+        })
+        .collect();
+    json!({ "image": image_scenario_json(i), "groups": groups })
+}
+
 /// `fit --mode image --json`, one object per machine: `{"machine", "name", "verdict",
-/// "gpu_capacity", "gpu_needed", "ram_needed", "ram_capacity", "image": {...}, "speed":
+/// "gpu_capacity", "gpu_needed", "ram_needed" (one pipeline), "machine_ram_needed" (every
+/// pipeline the machine runs), "ram_capacity", "image": {...}, "speed":
 /// {"seconds_per_image", "images_per_hour", "text_encode_s", "step_s", "denoise_s",
 /// "vae_decode_s", "transfer_s", "call_s"} | null, "usd_per_hour", "pipelines",
 /// "machine_images_per_hour", "usd_per_1000_images"}`.
@@ -857,6 +893,7 @@ pub fn image_fit_json(
         "gpu_capacity": r.gpu_capacity.0,
         "gpu_needed": r.gpu_needed.0,
         "ram_needed": r.ram_needed.0,
+        "machine_ram_needed": r.machine_ram_needed.0,
         "ram_capacity": r.ram_capacity.0,
         "image": image_scenario_json(i),
         "speed": speed,

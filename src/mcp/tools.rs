@@ -45,7 +45,7 @@ pub const TOOLS: &[ToolSpec] = &[
         path: &["recommend"],
         fixed: &["--json"],
         hidden: &["json"],
-        result: "The result is `headroom recommend --json`: picks per machine kind and this machine's upgrades.",
+        result: "The result is `headroom recommend --json`: picks per machine kind and this machine's upgrades; with `mode: \"image\"` and an image pipeline as `model`, the cheapest and fastest machine per group for it.",
     },
     ToolSpec {
         name: "serve",
@@ -73,7 +73,7 @@ pub const TOOLS: &[ToolSpec] = &[
         path: &["report"],
         fixed: &["--format=json", "--output=-"],
         hidden: &["format", "output"],
-        result: "The result is `headroom report --format json`: the estimate, the fits, the scenario, settings and launch lines (nothing is written to disk).",
+        result: "The result is `headroom report --format json`: the estimate, the fits, the scenario, settings and launch lines (nothing is written to disk); with `mode: \"image\"`, the image pipeline's components, picks and fits.",
     },
     ToolSpec {
         name: "detect",
@@ -330,6 +330,29 @@ mod tests {
                 "{e}"
             ),
             Outcome::Json(..) => panic!("a bad precision ran"),
+        }
+    }
+
+    /// Image generation goes through the same tools: `mode: "image"` with a pipeline preset.
+    #[test]
+    fn image_generation_through_report_and_recommend() {
+        let args =
+            obj(json!({"mode": "image", "model": "sdxl", "machine": ["desktop-rtx4090-64gb"]}));
+        match call(find("report").unwrap(), &args) {
+            // SDXL's UNet: 2,567,463,684 params × 2 B.
+            Outcome::Json(_, v) => {
+                assert_eq!(v["components"][0]["bytes"], json!(5_134_927_368_u64));
+                assert_eq!(v["fits"][0]["machine"], json!("desktop-rtx4090-64gb"));
+            }
+            Outcome::Error(e) => panic!("{e}"),
+        }
+        let args = obj(json!({"mode": "image", "model": "flux.1-dev", "kind": ["cloud"]}));
+        match call(find("recommend").unwrap(), &args) {
+            Outcome::Json(_, v) => {
+                assert_eq!(v["groups"][0]["group"], json!("cloud"));
+                assert_eq!(v["groups"][0]["picks"][0]["role"], json!("cheapest"));
+            }
+            Outcome::Error(e) => panic!("{e}"),
         }
     }
 }

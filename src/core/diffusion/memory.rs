@@ -130,6 +130,21 @@ fn vae_act_bytes(i: &ImageInputs) -> u64 {
     if upcast { 4 } else { act_bytes(i) }
 }
 
+/// "2,567,463,684 params × 16 bits", with "(safetensors headers)" when the count was read
+/// from the weights files rather than walked from the config.
+fn params_how(params: u64, p: WeightPrecision, from_file: bool) -> String {
+    format!(
+        "{} params × {} bits{}",
+        format::group_digits(params),
+        format::bits_trimmed(p.bits_per_weight()),
+        if from_file {
+            " (safetensors headers)"
+        } else {
+            ""
+        }
+    )
+}
+
 /// Activation bytes of a walk for `samples` samples.
 fn activation(w: &Walk, samples: u64, bytes: u64, mea: bool) -> Bytes {
     let scores = if mea { 0.0 } else { w.score_elements };
@@ -143,37 +158,31 @@ pub fn estimate(i: &ImageInputs, place: PipelineOffload) -> ImageEstimate {
     let denoiser = p.denoiser_walk(i.width, i.height);
     let side = side_precision(i);
     let mut parts = Vec::new();
-    let d_bytes = weight_bytes(denoiser.params, i.weights);
+    let d_params = p.denoiser_file_params.unwrap_or(denoiser.params);
+    let d_bytes = weight_bytes(d_params, i.weights);
     parts.push(Part {
         kind: PartKind::Denoiser,
         name: p.denoiser_label().to_string(),
-        params: denoiser.params,
+        params: d_params,
         bytes: d_bytes,
         resident_on_gpu: true,
-        how: format!(
-            "{} params × {} bits",
-            format::group_digits(denoiser.params),
-            format::bits_trimmed(i.weights.bits_per_weight())
-        ),
+        how: params_how(d_params, i.weights, p.denoiser_file_params.is_some()),
     });
     let mut text = Walk::default();
     let mut text_weights = Vec::new();
     for t in &p.text_encoders {
         let w = t.walk();
         let prec = if t.follows_weights() { i.weights } else { side };
-        let b = weight_bytes(w.params, prec);
+        let t_params = t.file_params.unwrap_or(w.params);
+        let b = weight_bytes(t_params, prec);
         text_weights.push(b);
         parts.push(Part {
             kind: PartKind::TextEncoder,
             name: t.name.to_string(),
-            params: w.params,
+            params: t_params,
             bytes: b,
             resident_on_gpu: true,
-            how: format!(
-                "{} params × {} bits",
-                format::group_digits(w.params),
-                format::bits_trimmed(prec.bits_per_weight())
-            ),
+            how: params_how(t_params, prec, t.file_params.is_some()),
         });
         text.params += w.params;
         text.flops += w.flops;
@@ -185,7 +194,9 @@ pub fn estimate(i: &ImageInputs, place: PipelineOffload) -> ImageEstimate {
     let (tw, th) = vae_tile(i);
     let tile = p.vae.decoder(th as u64, tw as u64);
     let decoder = p.vae.decoder(i.height as u64, i.width as u64);
-    let vae_params = decoder.params + p.vae.encoder(8, 8).params;
+    let vae_params = p
+        .vae_file_params
+        .unwrap_or(decoder.params + p.vae.encoder(8, 8).params);
     let v_bytes = weight_bytes(vae_params, side);
     parts.push(Part {
         kind: PartKind::Vae,
@@ -193,11 +204,7 @@ pub fn estimate(i: &ImageInputs, place: PipelineOffload) -> ImageEstimate {
         params: vae_params,
         bytes: v_bytes,
         resident_on_gpu: true,
-        how: format!(
-            "{} params × {} bits",
-            format::group_digits(vae_params),
-            format::bits_trimmed(side.bits_per_weight())
-        ),
+        how: params_how(vae_params, side, p.vae_file_params.is_some()),
     });
     let ab = act_bytes(i);
     let prompts = i.denoiser_batch();

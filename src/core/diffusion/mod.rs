@@ -6,11 +6,15 @@
 //! timed as steps × the denoiser's FLOPs per step on each machine (docs/diffusion.md).
 //!
 //! - `shapes.rs`: each component walked module by module from its `config.json` fields.
+//! - `folder.rs`: a Diffusers folder's `model_index.json` and component configs → a pipeline.
 //! - `presets.rs`: SD 1.5, SDXL, SD3 Medium, SD3.5 Medium/Large, FLUX.1 dev/schnell.
 //! - `memory.rs`: the estimate per component and the placements.
-//! - `speed.rs`: seconds per image and the fit on each machine.
+//! - `speed.rs`: seconds per image and the fit on each machine (one pipeline per GPU).
+//! - `picks.rs`: the cheapest and the fastest machine per group (`recommend --mode image`).
 
+pub mod folder;
 pub mod memory;
+pub mod picks;
 pub mod presets;
 pub mod shapes;
 pub mod speed;
@@ -18,9 +22,13 @@ pub mod speed;
 use crate::core::precision::WeightPrecision;
 use serde::{Deserialize, Serialize};
 use shapes::{ClipTextShape, FluxShape, Sd3Shape, T5Shape, UNetShape, VaeShape, Walk};
+use std::borrow::Cow;
 
 pub use memory::{ImageEstimate, Part, PartKind, estimate};
-pub use speed::{ImageFit, ImageSpeed, ImageVerdict, fit_all, fit_machine, seconds_per_image};
+pub use speed::{
+    ImageFit, ImageSpeed, ImageVerdict, PlacementCost, fit_all, fit_machine, placement_costs,
+    seconds_per_image,
+};
 
 /// The denoising network.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -33,9 +41,11 @@ pub enum Denoiser {
 /// A text encoder and the tokens it reads per prompt.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TextEncoder {
-    pub name: &'static str,
+    pub name: Cow<'static, str>,
     pub shape: TextShape,
     pub tokens: u64,
+    /// Exact parameters from the encoder's safetensors headers, when a folder had them.
+    pub file_params: Option<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -46,18 +56,20 @@ pub enum TextShape {
 
 impl TextEncoder {
     /// A CLIP tower reads 77 tokens (its `max_position_embeddings`; the tokenizer pads to it).
-    pub fn clip(name: &'static str, shape: ClipTextShape) -> TextEncoder {
+    pub fn clip(name: impl Into<Cow<'static, str>>, shape: ClipTextShape) -> TextEncoder {
         TextEncoder {
-            name,
+            name: name.into(),
             tokens: shape.max_positions,
             shape: TextShape::Clip(shape),
+            file_params: None,
         }
     }
-    pub fn t5(name: &'static str, shape: T5Shape, tokens: u64) -> TextEncoder {
+    pub fn t5(name: impl Into<Cow<'static, str>>, shape: T5Shape, tokens: u64) -> TextEncoder {
         TextEncoder {
-            name,
+            name: name.into(),
             shape: TextShape::T5(shape),
             tokens,
+            file_params: None,
         }
     }
     pub fn walk(&self) -> Walk {
@@ -77,8 +89,9 @@ impl TextEncoder {
 /// An image pipeline.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Pipeline {
-    pub id: &'static str,
-    pub name: &'static str,
+    /// The preset id, or the folder a Diffusers pipeline was read from.
+    pub id: Cow<'static, str>,
+    pub name: Cow<'static, str>,
     pub denoiser: Denoiser,
     /// The denoiser's size as its paper or model card rounds it (the test's reference).
     pub published_denoiser_params: u64,
@@ -96,7 +109,11 @@ pub struct Pipeline {
     /// The VAE config's `sample_size`: Diffusers' tile side under `enable_vae_tiling`
     /// (`AutoencoderKL.tile_sample_min_size`).
     pub vae_sample_size: u32,
-    pub source: &'static str,
+    pub source: Cow<'static, str>,
+    /// The denoiser's and the VAE's exact parameters read from their safetensors headers (a
+    /// Diffusers folder with its weights); `None` for a preset or a folder of configs only.
+    pub denoiser_file_params: Option<u64>,
+    pub vae_file_params: Option<u64>,
 }
 
 impl Pipeline {
@@ -311,6 +328,118 @@ impl ImageInputs {
     /// Denoiser samples per step: the images, twice with classifier-free guidance.
     pub fn denoiser_batch(&self) -> u64 {
         self.images as u64 * if self.pipeline.cfg { 2 } else { 1 }
+    }
+}
+
+/// The weight precisions an image pipeline takes (what `ImageInputs::problem` accepts): the
+/// window's Weights picker in image mode lists these.
+pub const IMAGE_WEIGHTS: [WeightPrecision; 25] = {
+    use WeightPrecision as W;
+    [
+        W::Fp32,
+        W::Fp16,
+        W::Bf16,
+        W::Fp8,
+        W::Int8,
+        W::Int4,
+        W::Nf4,
+        W::Nf4DoubleQuant,
+        W::Q8_0,
+        W::Q6K,
+        W::Q5KM,
+        W::Q5_0,
+        W::Q4KM,
+        W::Q4_0,
+        W::Q3KM,
+        W::Q2K,
+        W::Iq4Xs,
+        W::Iq4Nl,
+        W::Iq3M,
+        W::Iq3Xxs,
+        W::Iq2M,
+        W::Iq2Xs,
+        W::Iq2Xxs,
+        W::Fp8Block,
+        W::Nvfp4,
+    ]
+};
+
+/// The image choices a scenario keeps (the window's image inputs, a scenario file's `image`):
+/// the pipeline preset by id and the inputs of one call. The weight precision and
+/// memory-efficient attention are the scenario's own `weights` and `flash_attention`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ImageSettings {
+    /// A preset id ([`presets::ids`]).
+    pub pipeline: String,
+    pub width: u32,
+    pub height: u32,
+    pub steps: u32,
+    pub images: u32,
+    pub offload: PipelineOffload,
+    pub vae_tiling: bool,
+}
+
+impl Default for ImageSettings {
+    /// SDXL base at its pipeline defaults (1024², 50 steps: `StableDiffusionXLPipeline.__call__`).
+    fn default() -> Self {
+        ImageSettings {
+            pipeline: "sdxl".into(),
+            width: 1024,
+            height: 1024,
+            steps: 50,
+            images: 1,
+            offload: PipelineOffload::Auto,
+            vae_tiling: false,
+        }
+    }
+}
+
+impl ImageSettings {
+    /// Whether these are the defaults (a scenario leaves them out of its file then).
+    pub fn is_default(&self) -> bool {
+        *self == ImageSettings::default()
+    }
+    /// The settings of `p` at its own defaults.
+    pub fn of(p: &Pipeline) -> ImageSettings {
+        ImageSettings {
+            pipeline: p.id.to_string(),
+            width: p.default_size,
+            height: p.default_size,
+            steps: p.default_steps,
+            ..ImageSettings::default()
+        }
+    }
+    /// The image scenario: these settings with the scenario's precision and attention; the
+    /// one-line reason when they cannot be sized (an unknown pipeline, a resolution off the
+    /// pipeline's grid, a precision no image runtime takes).
+    pub fn inputs(
+        &self,
+        weights: WeightPrecision,
+        memory_efficient_attention: bool,
+    ) -> Result<ImageInputs, String> {
+        let p = presets::find(&self.pipeline).ok_or_else(|| {
+            format!(
+                "image.pipeline {}: not an image pipeline; one of: {}",
+                self.pipeline,
+                presets::ids()
+            )
+        })?;
+        let i = ImageInputs {
+            width: self.width,
+            height: self.height,
+            steps: self.steps,
+            images: self.images,
+            weights,
+            offload: self.offload,
+            vae_tiling: self.vae_tiling,
+            memory_efficient_attention,
+            pipeline: p,
+        };
+        match i.problem() {
+            Some(why) => Err(why),
+            None => Ok(i),
+        }
     }
 }
 

@@ -68,8 +68,8 @@ fn sd3_pipeline(
     source: &'static str,
 ) -> Pipeline {
     Pipeline {
-        id,
-        name,
+        id: id.into(),
+        name: name.into(),
         denoiser: Denoiser::Sd3(shape),
         published_denoiser_params: published,
         text_encoders: vec![
@@ -84,7 +84,11 @@ fn sd3_pipeline(
         default_size: 1024,
         vae_force_upcast: false,
         vae_sample_size: 1024,
-        source,
+        source: source.into(),
+
+        denoiser_file_params: None,
+
+        vae_file_params: None,
     }
 }
 
@@ -92,8 +96,8 @@ fn sd3_pipeline(
 pub fn all() -> Vec<Pipeline> {
     vec![
         Pipeline {
-            id: "sd-1.5",
-            name: "Stable Diffusion 1.5",
+            id: "sd-1.5".into(),
+            name: "Stable Diffusion 1.5".into(),
             // stable-diffusion-v1-5/stable-diffusion-v1-5 unet/config.json.
             denoiser: Denoiser::UNet(UNetShape {
                 in_channels: 4,
@@ -114,11 +118,15 @@ pub fn all() -> Vec<Pipeline> {
             default_size: 512,
             vae_force_upcast: false,
             vae_sample_size: 512,
-            source: "https://huggingface.co/stable-diffusion-v1-5/stable-diffusion-v1-5/blob/main/unet/config.json",
+            source: "https://huggingface.co/stable-diffusion-v1-5/stable-diffusion-v1-5/blob/main/unet/config.json".into(),
+
+            denoiser_file_params: None,
+
+            vae_file_params: None,
         },
         Pipeline {
-            id: "sdxl",
-            name: "Stable Diffusion XL base 1.0",
+            id: "sdxl".into(),
+            name: "Stable Diffusion XL base 1.0".into(),
             // stabilityai/stable-diffusion-xl-base-1.0 unet/config.json.
             denoiser: Denoiser::UNet(UNetShape {
                 in_channels: 4,
@@ -144,7 +152,11 @@ pub fn all() -> Vec<Pipeline> {
             // (pipeline_stable_diffusion_xl.py, `needs_upcasting`).
             vae_force_upcast: true,
             vae_sample_size: 1024,
-            source: "https://huggingface.co/stabilityai/stable-diffusion-xl-base-1.0/blob/main/unet/config.json",
+            source: "https://huggingface.co/stabilityai/stable-diffusion-xl-base-1.0/blob/main/unet/config.json".into(),
+
+            denoiser_file_params: None,
+
+            vae_file_params: None,
         },
         sd3_pipeline(
             "sd3-medium",
@@ -240,8 +252,8 @@ fn flux(
     source: &'static str,
 ) -> Pipeline {
     Pipeline {
-        id,
-        name,
+        id: id.into(),
+        name: name.into(),
         denoiser: Denoiser::Flux(FluxShape {
             heads: 24,
             head_dim: 128,
@@ -264,14 +276,18 @@ fn flux(
         default_size: 1024,
         vae_force_upcast: false,
         vae_sample_size: 1024,
-        source,
+        source: source.into(),
+
+        denoiser_file_params: None,
+
+        vae_file_params: None,
     }
 }
 
 /// The preset `id` (case-insensitive; "sd15", "sdxl-base", "flux-dev" … also match).
 pub fn find(id: &str) -> Option<Pipeline> {
     let want = normal(id);
-    all().into_iter().find(|p| normal(p.id) == want)
+    all().into_iter().find(|p| normal(&p.id) == want)
 }
 
 /// Lowercase, no separators, "base" and "1.0" suffixes dropped: "SDXL-base-1.0" → "sdxl".
@@ -288,7 +304,11 @@ fn normal(s: &str) -> String {
 
 /// The ids, comma-separated, for an error message.
 pub fn ids() -> String {
-    all().iter().map(|p| p.id).collect::<Vec<_>>().join(", ")
+    all()
+        .iter()
+        .map(|p| p.id.as_ref())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]

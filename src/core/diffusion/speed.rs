@@ -102,12 +102,16 @@ pub struct ImageFit {
     /// What the chosen placement needs on the GPU (or, when nothing fits, the asked or the
     /// smallest GPU placement).
     pub gpu_needed: Bytes,
-    /// RAM the placement needs.
+    /// RAM the placement needs for one pipeline.
     pub ram_needed: Bytes,
+    /// RAM of every pipeline the machine runs at once ([`ImageFit::pipelines`] × the offloaded
+    /// weights each keeps in RAM).
+    pub machine_ram_needed: Bytes,
     pub ram_capacity: Bytes,
     pub speed: Option<ImageSpeed>,
     pub usd_per_hour: Option<f64>,
-    /// Pipelines the machine runs at once: one per discrete GPU.
+    /// Pipelines the machine runs at once: one per discrete GPU, as many as the RAM holds
+    /// under offload ([`pipelines_on`]).
     pub pipelines: u64,
     /// Images per hour of the whole machine (every pipeline).
     pub machine_images_per_hour: f64,
@@ -290,9 +294,11 @@ pub fn fit_machine(i: &ImageInputs, m: &Machine, cat: &Catalog, st: &FitSettings
         .runs()
         .then(|| seconds_per_image(i, &e, m, if on_gpu { acc } else { None }, st));
     let hourly = hourly_usd(m, acc, st);
-    // A pipeline call runs on one GPU; a machine with several runs one pipeline per GPU, each on
-    // its own images, so its hour makes `pipelines` × as many.
-    let pipelines = if on_gpu { gpus_used(m, acc).max(1) } else { 1 };
+    let pipelines = if on_gpu {
+        pipelines_on(gpus_used(m, acc), e.host, ram)
+    } else {
+        1
+    };
     let machine_images_per_hour = speed
         .as_ref()
         .map_or(0.0, |s| s.images_per_hour * pipelines as f64);
@@ -317,6 +323,11 @@ pub fn fit_machine(i: &ImageInputs, m: &Machine, cat: &Catalog, st: &FitSettings
         } else {
             e.host
         },
+        machine_ram_needed: if verdict == ImageVerdict::Cpu {
+            cpu_bytes(&e)
+        } else {
+            Bytes(e.host.0.saturating_mul(pipelines))
+        },
         ram_capacity: ram,
         speed,
         usd_per_hour: hourly,
@@ -325,6 +336,80 @@ pub fn fit_machine(i: &ImageInputs, m: &Machine, cat: &Catalog, st: &FitSettings
 
         usd_per_1000_images,
     }
+}
+
+/// One way to run the pipeline on a machine, fitting or not.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlacementCost {
+    /// `Gpu(placement)`, or `Cpu` for everything in RAM run by the CPU.
+    pub verdict: ImageVerdict,
+    pub gpu_needed: Bytes,
+    pub ram_needed: Bytes,
+    /// Whether the machine holds it (one GPU's usable memory and the RAM).
+    pub fits: bool,
+    pub speed: ImageSpeed,
+}
+
+/// What offload costs per image on machine `m`: every placement its runtime offers on the GPU
+/// (the order `auto` tries them) and then the CPU path, each with its memory and its time
+/// whether it fits or not — the image counterpart of the CPU-vs-GPU curves.
+pub fn placement_costs(
+    i: &ImageInputs,
+    m: &Machine,
+    cat: &Catalog,
+    st: &FitSettings,
+) -> Vec<PlacementCost> {
+    let acc = m.gpu.as_deref().and_then(|g| cat.accelerator(g));
+    let cap = gpu_capacity(m, acc, &Scenario::default(), st);
+    let (ram, _) = ram_capacity(m, st);
+    let unified = is_unified(acc);
+    let auto = ImageInputs {
+        offload: PipelineOffload::Auto,
+        ..i.clone()
+    };
+    let mut out = Vec::new();
+    if acc.is_some() {
+        for place in placements(&auto, acc) {
+            let e = estimate(i, place);
+            let host_ok = if unified {
+                e.gpu_peak + e.host <= ram
+            } else {
+                e.host <= ram
+            };
+            out.push(PlacementCost {
+                verdict: ImageVerdict::Gpu(place),
+                gpu_needed: e.gpu_peak,
+                ram_needed: e.host,
+                fits: e.gpu_peak <= cap && host_ok,
+                speed: seconds_per_image(i, &e, m, acc, st),
+            });
+        }
+    }
+    let e = estimate(i, PipelineOffload::None);
+    out.push(PlacementCost {
+        verdict: ImageVerdict::Cpu,
+        gpu_needed: Bytes::ZERO,
+        ram_needed: cpu_bytes(&e),
+        fits: cpu_bytes(&e) <= ram,
+        speed: seconds_per_image(i, &e, m, None, st),
+    });
+    out
+}
+
+/// Pipelines a machine with `gpus` GPUs runs at once. Diffusers has no tensor or pipeline
+/// parallelism for these pipelines (`DiffusionPipeline.to` moves every component to one
+/// device), so each GPU runs a pipeline of its own on its own images, as its multi-GPU guide
+/// does with one process per GPU (accelerate `PartialState.split_between_processes`;
+/// stable-diffusion.cpp likewise runs on one backend device). Each such process keeps its own
+/// copy of the offloaded weights in RAM (`enable_model_cpu_offload` holds every component on
+/// the CPU between calls), so under offload only as many pipelines run as `ram` holds copies of
+/// `host_per_pipeline`; with everything on the GPU, one per GPU.
+pub fn pipelines_on(gpus: u64, host_per_pipeline: Bytes, ram: Bytes) -> u64 {
+    let gpus = gpus.max(1);
+    if host_per_pipeline.0 == 0 {
+        return gpus;
+    }
+    (ram.0 / host_per_pipeline.0).clamp(1, gpus)
 }
 
 /// Every machine, fastest first (those that run before those that do not).
@@ -370,5 +455,24 @@ mod tests {
         );
         let i = ImageInputs::new(p);
         assert_eq!(i.denoiser_batch(), 1);
+    }
+
+    /// One pipeline per GPU, as far as the RAM holds each pipeline's offloaded weights.
+    #[test]
+    fn each_gpu_runs_a_pipeline_while_the_ram_holds_its_copy() {
+        let gib = Bytes::gib;
+        // Everything on the GPU: nothing in RAM per pipeline, 8 GPUs → 8 pipelines.
+        assert_eq!(pipelines_on(8, Bytes::ZERO, gib(64)), 8);
+        // FLUX.1-dev under model offload keeps its 31.4 GiB of weights in RAM per process:
+        // 64 GiB holds 2 copies (64 / 31.4 = 2.04), so 2 of the 8 GPUs run.
+        let flux = estimate(
+            &ImageInputs::new(find("flux.1-dev").unwrap()),
+            PipelineOffload::Model,
+        );
+        assert_eq!(pipelines_on(8, flux.host, gib(64)), 2);
+        assert_eq!(pipelines_on(8, flux.host, gib(2048)), 8);
+        // Less RAM than one copy still reports the one pipeline the fit found room for.
+        assert_eq!(pipelines_on(2, gib(40), gib(16)), 1);
+        assert_eq!(pipelines_on(0, Bytes::ZERO, Bytes::ZERO), 1);
     }
 }

@@ -29,6 +29,7 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// The modes that size a text model (image generation is sized by `core::diffusion`).
     pub const ALL: [Mode; 5] = [
         Mode::Inference,
         Mode::Embed,
@@ -36,8 +37,8 @@ impl Mode {
         Mode::Lora,
         Mode::Qlora,
     ];
-    /// What `--mode` accepts: every mode of [`Mode::ALL`] and image generation, which the
-    /// window does not offer yet.
+    /// What `--mode` accepts and the window's Mode picker offers: every mode of [`Mode::ALL`]
+    /// and image generation.
     pub const CLI: [Mode; 6] = [
         Mode::Inference,
         Mode::Embed,
@@ -346,6 +347,11 @@ pub struct Scenario {
     /// A vision-language model's encoder and the images per request (`core::vision`).
     /// Inference only.
     pub vision: Option<crate::core::vision::VisionInputs>,
+    /// Image generation (`Mode::Image`): the pipeline preset, resolution, steps, images per
+    /// call, offload and VAE tiling (`core::diffusion`); the precision is `weights`. Left out of
+    /// a saved scenario while it holds the defaults.
+    #[serde(skip_serializing_if = "crate::core::diffusion::ImageSettings::is_default")]
+    pub image: crate::core::diffusion::ImageSettings,
 }
 
 /// The user's own launch settings that fix where the layers go.
@@ -437,6 +443,7 @@ impl Default for Scenario {
             launch: LaunchInputs::default(),
             speculative: None,
             vision: None,
+            image: crate::core::diffusion::ImageSettings::default(),
         }
     }
 }
@@ -493,12 +500,17 @@ impl Scenario {
 
     /// The precision the weights are held at: the scenario's, except where the mode trains
     /// another. QLoRA keeps the frozen base in NF4 (with double quantisation unless plain NF4 is
-    /// chosen); a full fine-tune trains 16-bit weights (BF16 unless FP32 or FP16 is chosen).
+    /// chosen); a full fine-tune trains 16-bit weights (BF16 unless FP32 or FP16 is chosen);
+    /// image generation takes BF16 for a text-only format (GPTQ, AWQ, MXFP4).
     pub fn held_weights(&self) -> WeightPrecision {
         use WeightPrecision as W;
         match self.mode {
             Mode::Qlora if !matches!(self.weights, W::Nf4 | W::Nf4DoubleQuant) => W::Nf4DoubleQuant,
             Mode::Full if !matches!(self.weights, W::Fp32 | W::Fp16 | W::Bf16) => W::Bf16,
+            // GPTQ, AWQ and MXFP4 are text-model formats no image runtime loads.
+            Mode::Image if !crate::core::diffusion::IMAGE_WEIGHTS.contains(&self.weights) => {
+                W::Bf16
+            }
             _ => self.weights,
         }
     }
@@ -509,7 +521,8 @@ impl Scenario {
         match mode {
             Mode::Qlora => &[W::Nf4, W::Nf4DoubleQuant],
             Mode::Full => &[W::Fp32, W::Fp16, W::Bf16],
-            Mode::Inference | Mode::Embed | Mode::Image | Mode::Lora => &W::ALL,
+            Mode::Image => &crate::core::diffusion::IMAGE_WEIGHTS,
+            Mode::Inference | Mode::Embed | Mode::Lora => &W::ALL,
         }
     }
 

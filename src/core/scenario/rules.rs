@@ -52,6 +52,13 @@ pub enum Input {
     TensorSplit,
     /// llama.cpp's `--threads`.
     Threads,
+    /// An image's width and height in pixels (`--resolution`).
+    ImageWidth,
+    ImageHeight,
+    /// Denoising steps per image (`--steps`).
+    Steps,
+    /// Images per pipeline call (`--images-per-batch`).
+    ImagesPerBatch,
     /// A field of the model's shape.
     Model(ModelField),
 }
@@ -82,6 +89,9 @@ impl Input {
             Input::MemFractionStatic => "serving.mem_fraction_static",
             Input::TensorSplit => "--tensor-split",
             Input::Threads => "--threads",
+            Input::ImageWidth | Input::ImageHeight => "--resolution",
+            Input::Steps => "--steps",
+            Input::ImagesPerBatch => "--images-per-batch",
             Input::Model(f) => f.label(),
         }
     }
@@ -110,6 +120,10 @@ impl Input {
             Input::MemFractionStatic => "serving.mem_fraction_static",
             Input::TensorSplit => "launch.tensor_split",
             Input::Threads => "launch.threads",
+            Input::ImageWidth => "image.width",
+            Input::ImageHeight => "image.height",
+            Input::Steps => "image.steps",
+            Input::ImagesPerBatch => "image.images",
             Input::Model(f) => model_field_name(f),
         }
     }
@@ -138,6 +152,10 @@ impl Input {
             Input::MemFractionStatic => "Static memory fraction",
             Input::TensorSplit => "Tensor split",
             Input::Threads => "Threads",
+            Input::ImageWidth => "Width",
+            Input::ImageHeight => "Height",
+            Input::Steps => "Steps",
+            Input::ImagesPerBatch => "Images per batch",
             Input::Model(f) => f.label(),
         }
     }
@@ -206,6 +224,9 @@ pub enum ClampWhy {
     LongerThanContext,
     /// Outside the input's domain (a value a slider or a file could not hold).
     Range,
+    /// An image side off the pipeline's grid: the nearest multiple of its latent (× patch)
+    /// size in pixels.
+    Grid(u32),
 }
 
 /// An input [`Scenario::normalized`] changed: from what, to what, and why.
@@ -238,6 +259,10 @@ impl fmt::Display for Clamp {
                 f,
                 "{label} {dir} from {from} to {to}, the nearest value \
                  it can take."
+            ),
+            ClampWhy::Grid(m) => write!(
+                f,
+                "{label} {dir} from {from} to {to}: the pipeline takes multiples of {m} pixels."
             ),
         }
     }
@@ -329,7 +354,70 @@ impl Scenario {
         }
         self.model_problems(p);
         self.serving_problems(p);
+        if self.mode == super::Mode::Image {
+            self.image_problems(p);
+        }
         out
+    }
+
+    /// The image inputs (image generation only): each side, the steps and the images per call
+    /// within `core::diffusion::limits`.
+    fn image_problems(&self, out: &mut Vec<Problem>) {
+        use crate::core::diffusion::limits::{IMAGES, SIDE, STEPS};
+        let im = &self.image;
+        let f = f64::from;
+        check(out, Input::ImageWidth, f(im.width), f(SIDE.0), f(SIDE.1));
+        check(out, Input::ImageHeight, f(im.height), f(SIDE.0), f(SIDE.1));
+        check(out, Input::Steps, f(im.steps), f(STEPS.0), f(STEPS.1));
+        check(
+            out,
+            Input::ImagesPerBatch,
+            f(im.images),
+            f(IMAGES.0),
+            f(IMAGES.1),
+        );
+    }
+
+    /// The image inputs brought into their domain (image generation only): each side to the
+    /// nearest multiple of the pipeline's grid (`Pipeline::size_multiple`) within the side
+    /// limits, the steps and images per call into theirs.
+    fn normalize_image(&mut self, notes: &mut Vec<Clamp>) {
+        use crate::core::diffusion::limits::{IMAGES, SIDE, STEPS};
+        use crate::core::diffusion::presets;
+        let m = presets::find(&self.image.pipeline).map_or(8, |p| p.size_multiple());
+        let lo = SIDE.0.div_ceil(m) * m;
+        let hi = SIDE.1 / m * m;
+        let im = &mut self.image;
+        let mut note = |input, from: u32, to: u32, why| {
+            if from != to {
+                notes.push(Clamp {
+                    input,
+                    from: f64::from(from),
+                    to: f64::from(to),
+                    why,
+                });
+            }
+        };
+        for (input, v) in [
+            (Input::ImageWidth, &mut im.width),
+            (Input::ImageHeight, &mut im.height),
+        ] {
+            let ranged = (*v).clamp(lo, hi);
+            let gridded = ((ranged + m / 2) / m * m).clamp(lo, hi);
+            let why = if ranged != *v {
+                ClampWhy::Range
+            } else {
+                ClampWhy::Grid(m)
+            };
+            note(input, *v, gridded, why);
+            *v = gridded;
+        }
+        let steps = im.steps.clamp(STEPS.0, STEPS.1);
+        note(Input::Steps, im.steps, steps, ClampWhy::Range);
+        im.steps = steps;
+        let images = im.images.clamp(IMAGES.0, IMAGES.1);
+        note(Input::ImagesPerBatch, im.images, images, ClampWhy::Range);
+        im.images = images;
     }
 
     /// The model's shape: each count within `core::model_limits`, and the counts every
@@ -422,7 +510,7 @@ impl Scenario {
                 ClampWhy::LongerThanContext,
             );
         }
-        let ranged = s.clamped();
+        let mut ranged = s.clamped();
         for (input, from, to) in [
             (Input::Batch, s.batch, ranged.batch),
             (Input::Ubatch, s.ubatch, ranged.ubatch),
@@ -443,6 +531,9 @@ impl Scenario {
                 to: ranged.gpu_memory_utilization,
                 why: ClampWhy::Range,
             });
+        }
+        if ranged.mode == super::Mode::Image {
+            ranged.normalize_image(&mut notes);
         }
         (ranged, notes)
     }
@@ -522,5 +613,43 @@ mod tests {
         // Normalizing twice changes nothing more.
         let (again, none) = n.normalized();
         assert_eq!((again, none.len()), (n, 0));
+    }
+
+    #[test]
+    fn image_inputs_are_checked_and_brought_to_the_pipeline_grid() {
+        use crate::core::scenario::Mode;
+        let mut s = Scenario {
+            mode: Mode::Image,
+            ..Scenario::default()
+        };
+        s.image.pipeline = "flux.1-dev".into();
+        // Flux packs 2 × 2 latents of 8 pixels per token: sides are multiples of 16.
+        s.image.width = 1000;
+        s.image.height = 20_000;
+        s.image.steps = 0;
+        s.image.images = 3;
+        let fields: Vec<_> = s.problems().iter().map(|p| p.input.field()).collect();
+        assert_eq!(fields, ["image.height", "image.steps"]);
+        let (n, notes) = s.normalized();
+        // 1000 / 16 = 62.5 → 63 × 16 = 1008 (the nearest multiple); 20,000 → 8192 (the top,
+        // a multiple of 16); 0 steps → 1.
+        assert_eq!(
+            (n.image.width, n.image.height, n.image.steps),
+            (1008, 8192, 1)
+        );
+        assert_eq!(n.image.images, 3);
+        assert_eq!(
+            notes[0].to_string(),
+            "Width raised from 1,000 to 1,008: the pipeline takes multiples of 16 pixels."
+        );
+        assert_eq!(notes.len(), 3, "{notes:?}");
+        assert!(n.problems().is_empty());
+        // Text modes leave the image inputs alone.
+        let t = Scenario {
+            mode: Mode::Inference,
+            ..s.clone()
+        };
+        assert!(t.problems().is_empty());
+        assert_eq!(t.normalized().0.image, s.image);
     }
 }

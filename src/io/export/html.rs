@@ -14,7 +14,7 @@ use crate::core::format::group_digits;
 use crate::core::units::display_signed_gib;
 use std::fmt::Write as _;
 
-const CSS: &str = r#"
+pub(super) const CSS: &str = r#"
 :root { color-scheme: light; --fg: #1d1d1f; --muted: #5f6368; --line: #e2e4e8; --bg: #ffffff; --panel: #f6f7f9; --accent: #2f5d8a; }
 * { box-sizing: border-box; }
 body { margin: 0; background: var(--bg); color: var(--fg); font: 14px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }

@@ -14,6 +14,7 @@ mod markdown;
 pub mod report;
 pub mod report_cluster;
 mod report_fits;
+pub mod report_image;
 mod report_scenario;
 pub mod report_serving;
 pub mod scenario_file;
@@ -22,6 +23,7 @@ mod text;
 pub use atomic::write_atomic;
 pub use launch::{LaunchSetting, Launcher, launch_settings};
 pub use report::{ReportFormat, ReportInput, render};
+pub use report_image::{ImageReportInput, render_image};
 pub use scenario_file::{load_scenario, read_scenario, save_scenario, write_scenario};
 
 /// Everything that can go wrong while exporting, phrased for the user.

@@ -101,12 +101,24 @@ fn unknown_field(text: &str) -> Option<(String, Vec<String>)> {
             _ => None,
         })
     };
-    if let Some(u) = check(&top, field_names(&Scenario::default())) {
+    if let Some(u) = check(&top, field_names(&every_scenario_field())) {
         return Some(u);
     }
     match top.get(&ron::Value::String("model".into())) {
         Some(ron::Value::Map(m)) => check(m, field_names(&every_model_field())),
         _ => None,
+    }
+}
+
+/// A scenario with every field that is left out of a saved file at its default (the image
+/// settings) set, so that each is a known field.
+fn every_scenario_field() -> Scenario {
+    Scenario {
+        image: crate::core::diffusion::ImageSettings {
+            steps: 1,
+            ..Default::default()
+        },
+        ..Scenario::default()
     }
 }
 

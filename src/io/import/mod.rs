@@ -7,6 +7,7 @@
 //! line:column (JSON).
 
 pub mod bounded_json;
+pub mod diffusers;
 mod error;
 pub mod gguf;
 pub mod hf;
