@@ -46,6 +46,24 @@ use serde::{Deserialize, Serialize};
 /// BF16 GEMMs at 70–80 % of an A100's 312 TFLOP/s; Megatron-LM's 52 % end-to-end MFU at 1T
 /// parameters leaves the rest to attention, element-wise work and communication).
 pub const GEMM_EFFICIENCY: f64 = 0.75;
+/// The A100 SXM's maximum achievable matmul throughput over its peak, 267.9 of 312 TFLOP/s
+/// (ml-engineering `compute/accelerator/README.md`, "Maximum Achievable Matmul FLOPS comparison
+/// table"; the same figure as the catalog's `mamf_tflops`).
+pub const A100_MAMF_SHARE: f64 = 267.9 / 312.0;
+
+/// Fraction of `a`'s dense peak its training GEMMs reach: [`GEMM_EFFICIENCY`] is stated for
+/// the A100, whose best `matmul` reaches [`A100_MAMF_SHARE`] of its peak; a part with a
+/// measured ceiling (`mamf_tflops`) reaches the same share of *its* ceiling — an H100 SXM's best
+/// `matmul` is 792.1 of 989 TFLOP/s (80.1 %), so its GEMMs reach 0.75 × 80.1 / 85.9 = 70 % of its
+/// peak. Parts without a measurement keep [`GEMM_EFFICIENCY`].
+pub fn gemm_efficiency(a: &Accelerator) -> f64 {
+    match a.mamf_tflops {
+        Some(m) if m > 0.0 && a.fp16_tflops > 0.0 => {
+            GEMM_EFFICIENCY * (m / a.fp16_tflops).min(1.0) / A100_MAMF_SHARE
+        }
+        _ => GEMM_EFFICIENCY,
+    }
+}
 /// Fraction of the peak FlashAttention-2 reaches forward and backward: 50–73 % of the
 /// theoretical maximum on an A100 (Dao 2023, "FlashAttention-2", §4.1), "only 35 % utilization
 /// on the H100" whose tensor cores it does not drive asynchronously (Shah et al. 2024,
@@ -490,7 +508,7 @@ fn micro_batch_compute(
         }
         _ => peak,
     };
-    let gemm = p * matmul * t / (gemm_peak * GEMM_EFFICIENCY);
+    let gemm = p * matmul * t / (gemm_peak * gemm_efficiency(a));
     let layers = (sh.layers / pp).ceil();
     let attn_fwd = 2.0 * seq * sh.d_attn * layers / tp * t;
     let bw = a.bandwidth.0 * 1e9 * st.speed.profiles.transformers.bandwidth_efficiency;
@@ -506,7 +524,7 @@ fn micro_batch_compute(
         )
     } else {
         (
-            2.0 * attn_fwd * (1.0 + recompute + 2.0) / (peak * GEMM_EFFICIENCY),
+            2.0 * attn_fwd * (1.0 + recompute + 2.0) / (peak * gemm_efficiency(a)),
             5.0 * sh.heads * seq * t * layers / tp,
         )
     };
@@ -558,11 +576,11 @@ fn step_time(
     } else {
         0.0
     };
-    let (gather_mb, dp_step) = data_parallel(c, l, sh, compute_mb);
+    let (gather_mb, dp_step, param_gather) = data_parallel(c, l, sh, compute_mb);
     let slot = compute_mb + tp_mb + send_mb + gather_mb;
     let slots = (m + l.pp - 1) as f64;
-    // The gradient reduction hides behind the last micro-batch's backward (⅔ of its compute).
-    let dp_exposed = (dp_step - compute_mb * 2.0 / 3.0).max(0.0) + dp_step / sh.layers.max(1.0);
+    let dp_exposed =
+        dp_step_exposed(l, dp_step, param_gather, compute_mb) + dp_step / sh.layers.max(1.0);
     let updated = sh.trainable * stage_share(sh, l.pp)
         / l.tp as f64
         / if l.sharding.zero_stage() >= 1 {
@@ -591,11 +609,31 @@ fn step_time(
     }
 }
 
+/// The part of the once-a-step data-parallel communication `dp_step` (of which `param_gather`
+/// is ZeRO-1/2's all-gather of the updated parameters) that no compute hides, seconds. The
+/// gradient reduction hides behind the last micro-batch's backward (⅔ of its compute; PyTorch
+/// DDP buckets, DeepSpeed `overlap_comm`). Tensor- and pipeline-parallel layouts run on
+/// Megatron-LM (`io::export::launch_cluster` launches them with `--use-distributed-optimizer
+/// --overlap-grad-reduce --overlap-param-gather`), whose distributed optimizer gathers each
+/// bucket of updated parameters while the next step's first forward pass runs (⅓ of a
+/// micro-batch's compute; Megatron-LM `megatron/core/distributed/distributed_data_parallel.py`,
+/// `overlap_param_gather`); DeepSpeed gathers them after the optimizer step, in the reduction's
+/// window.
+fn dp_step_exposed(l: &Layout, dp_step: f64, param_gather: f64, compute_mb: f64) -> f64 {
+    let megatron = l.tp > 1 || l.pp > 1;
+    if megatron && param_gather > 0.0 {
+        (dp_step - param_gather - compute_mb * 2.0 / 3.0).max(0.0)
+            + (param_gather - compute_mb / 3.0).max(0.0)
+    } else {
+        (dp_step - compute_mb * 2.0 / 3.0).max(0.0)
+    }
+}
+
 /// Data-parallel communication: (exposed ZeRO-3/FSDP gather time per micro-batch, gradient
-/// reduction per step), seconds.
-fn data_parallel(c: &Cluster, l: &Layout, sh: &Shape, compute_mb: f64) -> (f64, f64) {
+/// reduction per step, the ZeRO-1/2 parameter all-gather within it), seconds.
+fn data_parallel(c: &Cluster, l: &Layout, sh: &Shape, compute_mb: f64) -> (f64, f64, f64) {
     if l.dp <= 1 {
-        return (0.0, 0.0);
+        return (0.0, 0.0, 0.0);
     }
     let share = stage_share(sh, l.pp) / l.tp as f64;
     let params = sh.total * share;
@@ -606,17 +644,24 @@ fn data_parallel(c: &Cluster, l: &Layout, sh: &Shape, compute_mb: f64) -> (f64, 
     let dp_link = if spans { c.inter(per_node) } else { c.intra() };
     let grad_bytes = grads * GRAD_REDUCE_BYTES;
     match l.sharding {
-        Sharding::None => (0.0, time(Collective::AllReduce, grad_bytes, l.dp, dp_link)),
-        Sharding::Zero1 | Sharding::Zero2 => (
+        Sharding::None => (
             0.0,
-            time(Collective::ReduceScatter, grad_bytes, l.dp, dp_link)
-                + time(
-                    Collective::AllGather,
-                    grads * PARAM_GATHER_BYTES,
-                    l.dp,
-                    dp_link,
-                ),
+            time(Collective::AllReduce, grad_bytes, l.dp, dp_link),
+            0.0,
         ),
+        Sharding::Zero1 | Sharding::Zero2 => {
+            let gather = time(
+                Collective::AllGather,
+                grads * PARAM_GATHER_BYTES,
+                l.dp,
+                dp_link,
+            );
+            (
+                0.0,
+                time(Collective::ReduceScatter, grad_bytes, l.dp, dp_link) + gather,
+                gather,
+            )
+        }
         Sharding::Zero3 | Sharding::Fsdp => {
             let gathers = 2.0
                 * time(
@@ -630,11 +675,12 @@ fn data_parallel(c: &Cluster, l: &Layout, sh: &Shape, compute_mb: f64) -> (f64, 
                 // Under pipeline parallelism the parameters stay gathered across the
                 // micro-batches (torchtitan sets `reshard_after_forward = False` with PP; Llama 3
                 // paper §3.3.2): one gather and one reduce-scatter per step.
-                return (0.0, gathers / 2.0 + rs);
+                return (0.0, gathers / 2.0 + rs, 0.0);
             }
             let comm = gathers + rs;
             (
                 (comm - compute_mb).max(0.0) + comm / sh.layers.max(1.0),
+                0.0,
                 0.0,
             )
         }
@@ -653,6 +699,7 @@ fn data_parallel(c: &Cluster, l: &Layout, sh: &Shape, compute_mb: f64) -> (f64, 
                     replicas,
                     c.inter(n),
                 ),
+                0.0,
             )
         }
     }
