@@ -34,6 +34,7 @@ use crate::core::estimate::{
     CUDA_CONTEXT, ComponentKind, Estimate, estimate_owned, estimate_with, trainable_params,
 };
 use crate::core::fit::FitSettings;
+use crate::core::model::MlpKind;
 use crate::core::placement::capacity::{gpu_capacity, host_link};
 use crate::core::placement::cost::hourly_usd;
 use crate::core::precision::WeightPrecision;
@@ -89,13 +90,17 @@ fn attention_efficiency(a: &Accelerator) -> f64 {
 pub const ACTIVATION_BYTES_PER_TOKEN_HIDDEN: f64 = 34.0;
 /// Memory passes over those activations per step: written forward, read backward, gradients
 /// written (heuristic: one pass each).
-pub const ELEMENTWISE_PASSES: f64 = 3.0;
+pub const ELEMENTWISE_PASSES: f64 = 5.0;
 /// GPU time lost per kernel between back-to-back launches from eager PyTorch, µs (heuristic: a
 /// CUDA kernel launch costs ~5 µs, NVIDIA's "CUDA C++ Best Practices Guide", §"Kernel launch
 /// overhead"), and the kernels a transformer layer runs forward (norms, projections, rotary,
 /// attention, activation, residuals, casts: ~20; twice that backward).
 pub const KERNEL_GAP_US: f64 = 5.0;
 pub const KERNELS_PER_LAYER_FORWARD: f64 = 20.0;
+/// Bytes per element to cast a BF16 activation to FP8 with dynamic scaling: read for its
+/// absolute maximum (2), read and written as FP8 (2 + 1) — torchao `float8` (`tensor_to_amax`,
+/// then `hp_tensor_to_float8_dynamic`), Transformer Engine's current scaling.
+pub const FP8_CAST_BYTES: f64 = 5.0;
 /// Bytes per gradient element in the data-parallel reduction: FP32 (torchtitan's default
 /// `mixed_precision_reduce = "float32"`; Llama 3 paper, arXiv 2407.21783, §3.3.2: "we … perform
 /// reduce-scatter in FP32").
@@ -528,8 +533,9 @@ fn micro_batch_compute(
             5.0 * sh.heads * seq * t * layers / tp,
         )
     };
-    let elem = (ACTIVATION_BYTES_PER_TOKEN_HIDDEN * t * sh.hidden * layers / tp + scores)
+    let elem = ((ACTIVATION_BYTES_PER_TOKEN_HIDDEN * t * sh.hidden * layers / tp + scores)
         * elem_passes
+        + fp8_cast_bytes(s, a, t, layers / tp, recompute))
         / bw.max(1.0);
     // QLoRA dequantises each 4-bit base weight to BF16 for every GEMM pass.
     let dequant = if s.mode == Mode::Qlora {
@@ -540,6 +546,34 @@ fn micro_batch_compute(
     let launches =
         KERNELS_PER_LAYER_FORWARD * (1.0 + recompute + 2.0) * layers * KERNEL_GAP_US * 1e-6;
     gemm + attn + elem + dequant + launches
+}
+
+/// Bytes FP8 training moves to cast the activation operands of its GEMMs, for `t` tokens
+/// through `layers` layers (already ÷ TP): each linear layer's input forward and its output
+/// gradient backward are read for their absolute maximum, read again and written as FP8
+/// ([`FP8_CAST_BYTES`] per element). Per token and layer the operands are the attention input
+/// (hidden), the attention output (heads × head_dim), the MLP input (hidden) and the MLP's inner
+/// activation (ffn) forward; the gradients of Q, K, V, the attention output, the up (and gate)
+/// projection and the MLP output backward — the fused projections of Megatron-Core and
+/// Transformer Engine (a framework that casts one input per separate linear casts more). Full
+/// recomputation casts the forward operands again. 0 outside FP8 training.
+fn fp8_cast_bytes(s: &Scenario, a: &Accelerator, t: f64, layers: f64, recompute: f64) -> f64 {
+    let fp8 = matches!(s.weights, WeightPrecision::Fp8 | WeightPrecision::Fp8Block)
+        && a.int8_tops.is_some_and(|x| x > 0.0);
+    if !fp8 {
+        return 0.0;
+    }
+    let m = &s.model;
+    let (h, d, kv, ffn) = (
+        m.hidden as f64,
+        (m.heads * m.head_dim) as f64,
+        (m.kv_heads.max(1) * m.head_dim) as f64,
+        m.intermediate as f64,
+    );
+    let up = if m.mlp == MlpKind::Gated { 2.0 } else { 1.0 };
+    let forward = h + d + h + ffn;
+    let backward = (d + 2.0 * kv) + h + up * ffn + h;
+    FP8_CAST_BYTES * (forward * (1.0 + recompute) + backward) * t * layers
 }
 
 /// One step's time of micro-batches `(b sequences, m of them)`; `offloaded`: ZeRO-Offload
