@@ -97,6 +97,13 @@ pub const ELEMENTWISE_PASSES: f64 = 5.0;
 /// attention, activation, residuals, casts: ~20; twice that backward).
 pub const KERNEL_GAP_US: f64 = 5.0;
 pub const KERNELS_PER_LAYER_FORWARD: f64 = 20.0;
+/// Bytes the loss moves per logit (vocabulary entry per token) on the stage with the output
+/// head: the BF16 logits read and cast to FP32 (2 + 4), the softmax's max and exp-sum passes
+/// read them (4 + 4) and write the FP32 probabilities kept for backward (4); backward reads them
+/// (4), writes the FP32 gradient (4), and casts it to BF16 (4 + 2) — torchtitan's `loss_fn`
+/// (`cross_entropy(pred.float(), …)`, train.py), Megatron-LM's FP32 vocab-parallel cross
+/// entropy (`megatron/core/tensor_parallel/cross_entropy.py`). Split over the TP ranks.
+pub const LOSS_BYTES_PER_LOGIT: f64 = 32.0;
 /// Bytes per element to cast a BF16 activation to FP8 with dynamic scaling: read for its
 /// absolute maximum (2), read and written as FP8 (2 + 1) — torchao `float8` (`tensor_to_amax`,
 /// then `hp_tensor_to_float8_dynamic`), Transformer Engine's current scaling.
@@ -426,11 +433,15 @@ fn plan_with(
     let per_gpu = stages[0];
     let usable = gpu_capacity(c.machine, Some(c.acc), s, st);
     let sh = shape(s, est);
-    // Under pipeline parallelism each rank's batch runs through the stages one sequence at a
-    // time (torchtitan's default `pipeline_parallel_microbatch_size = 1`; Megatron-LM's
-    // `--micro-batch-size` is usually 1 with PP).
+    // Under pipeline parallelism each rank's batch runs through the stages in micro-batches of
+    // `--pp-micro-batch` sequences, one by default (Megatron-LM's `--micro-batch-size` is
+    // usually 1 with PP).
     let local = s.batch.max(1);
-    let micro_batch = if layout.pp > 1 { 1 } else { local };
+    let micro_batch = if layout.pp > 1 {
+        inputs.pp_micro_batch.unwrap_or(1).max(1)
+    } else {
+        local
+    };
     let per_rank = micro_batch * layout.dp;
     let asked = inputs
         .global_batch
@@ -533,9 +544,11 @@ fn micro_batch_compute(
             5.0 * sh.heads * seq * t * layers / tp,
         )
     };
+    let loss = LOSS_BYTES_PER_LOGIT * s.model.vocab as f64 * t / tp;
     let elem = ((ACTIVATION_BYTES_PER_TOKEN_HIDDEN * t * sh.hidden * layers / tp + scores)
         * elem_passes
-        + fp8_cast_bytes(s, a, t, layers / tp, recompute))
+        + fp8_cast_bytes(s, a, t, layers / tp, recompute)
+        + loss)
         / bw.max(1.0);
     // QLoRA dequantises each 4-bit base weight to BF16 for every GEMM pass.
     let dequant = if s.mode == Mode::Qlora {
