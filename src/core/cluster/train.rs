@@ -843,3 +843,67 @@ pub fn best_layout(
     }
     best
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::catalog::{MemoryKind, Segment, Vendor};
+    use crate::core::model::ModelSpec;
+
+    /// Llama 3.1 8B's layer (hidden 4,096, 32 heads and 8 KV heads of 128, SwiGLU ffn 14,336)
+    /// in FP8: per token, forward operands 4,096 (attention input), 4,096 (attention output),
+    /// 4,096 (MLP input) and 14,336 (MLP inner): 26,624; backward gradients 4,096 + 2 × 1,024
+    /// (QKV), 4,096 (output projection), 2 × 14,336 (gate and up) and 4,096 (down): 43,008;
+    /// 69,632 elements × 5 B = 348,160 B per token and layer. Full recomputation casts the
+    /// forward operands again: 26,624 × 5 = 133,120 B more. BF16 training casts nothing.
+    #[test]
+    fn fp8_casts_by_hand() {
+        let mut s = Scenario {
+            model: ModelSpec {
+                hidden: 4096,
+                heads: 32,
+                kv_heads: 8,
+                head_dim: 128,
+                intermediate: 14336,
+                mlp: MlpKind::Gated,
+                ..ModelSpec::default()
+            },
+            weights: WeightPrecision::Fp8,
+            ..Scenario::default()
+        };
+        let a = Accelerator {
+            int8_tops: Some(1979.0),
+            ..Accelerator::new(
+                "h",
+                "H",
+                Vendor::Nvidia,
+                Segment::Datacenter,
+                MemoryKind::Discrete,
+            )
+        };
+        assert_eq!(fp8_cast_bytes(&s, &a, 1.0, 1.0, 0.0), 348_160.0);
+        assert_eq!(fp8_cast_bytes(&s, &a, 1.0, 1.0, 1.0), 348_160.0 + 133_120.0);
+        assert_eq!(fp8_cast_bytes(&s, &a, 10.0, 2.0, 0.0), 20.0 * 348_160.0);
+        s.weights = WeightPrecision::Bf16;
+        assert_eq!(fp8_cast_bytes(&s, &a, 1.0, 1.0, 0.0), 0.0);
+    }
+
+    /// A step's reduction of 1.0 s of which 0.4 s is the ZeRO-1 parameter all-gather, behind a
+    /// micro-batch of 0.6 s: DeepSpeed hides 0.4 s (⅔ of the micro-batch) of the whole, 0.6 s
+    /// exposed; Megatron-LM (a TP/PP layout) hides the reduce-scatter's 0.6 s behind 0.4 s of
+    /// backward (0.2 s exposed) and the gather's 0.4 s behind the next forward's 0.2 s (0.2 s
+    /// exposed): 0.4 s.
+    #[test]
+    fn megatron_overlaps_the_parameter_gather() {
+        let l = |tp: u64| Layout {
+            tp,
+            pp: 1,
+            dp: 8,
+            sharding: Sharding::Zero1,
+        };
+        assert!((dp_step_exposed(&l(1), 1.0, 0.4, 0.6) - 0.6).abs() < 1e-12);
+        assert!((dp_step_exposed(&l(2), 1.0, 0.4, 0.6) - 0.4).abs() < 1e-12);
+        // Nothing to overlap: no exposure.
+        assert_eq!(dp_step_exposed(&l(2), 0.3, 0.1, 0.6), 0.0);
+    }
+}
