@@ -790,6 +790,14 @@ struct TrainingRow {
     value: f64,
     flops_formula: String,
     notes: String,
+    /// Where the source's GPU differs from the catalog part (tests/cluster_published.rs).
+    #[serde(default)]
+    gpu_peak_tflops: Option<f64>,
+    #[serde(default)]
+    gpu_bandwidth_gbs: Option<f64>,
+    /// Sequences per pipeline micro-batch where the source's engine sets it.
+    #[serde(default)]
+    pp_micro_batch: Option<u32>,
 }
 
 #[test]

@@ -1,12 +1,13 @@
 //! The cluster training model against published training throughput with the exact setup
 //! (tests/data/training_throughput.ron; every row cites its source, listed with what was taken
 //! from it in tests/data/SOURCES-training.md): predicted tokens/s per GPU within ±25 %. The
-//! goal is 75 % of the rows; the model reaches 55 % today (A100 rows and large tensor-parallel
-//! H100 rows hold; single-GPU-layer H100 rows of llm-foundry and torchtitan are over-predicted
-//! by 30–100 %), and this test holds that level so it cannot slip. Rows with context or expert
-//! parallelism (which headroom does not model) are listed as not modelled, not counted.
+//! issue's bar is 75 % of the rows; the model reaches 36 of 47 (76 %; the A100 rows, Megatron's
+//! H100 rows and torchtitan's 70B/405B rows hold; llm-foundry's smaller H100 rows and
+//! torchtitan's 8B rows are still over-predicted by 25–58 %), and this test holds that level
+//! so it cannot slip. Rows with context or expert parallelism (which headroom does not model)
+//! are listed as not modelled, not counted.
 
-use headroom::core::catalog::{Machine, MachineKind, Network, NetworkKind};
+use headroom::core::catalog::{Accelerator, Machine, MachineKind, Network, NetworkKind};
 use headroom::core::cluster::{Cluster, ClusterInputs, Layout, Sharding, train_plan};
 use headroom::core::fit::FitSettings;
 use headroom::core::model::{MlpKind, ModelSpec};
@@ -49,6 +50,17 @@ struct Row {
     value: f64,
     flops_formula: String,
     notes: String,
+    /// The part's dense BF16 peak where the source's GPU differs from the catalog part `gpu`
+    /// (torchtitan's 500 W H100s: "between SXM and NVL"), TFLOP/s.
+    #[serde(default)]
+    gpu_peak_tflops: Option<f64>,
+    /// The part's memory bandwidth where the source states one the catalog part lacks, GB/s.
+    #[serde(default)]
+    gpu_bandwidth_gbs: Option<f64>,
+    /// Sequences per pipeline micro-batch where the source's engine sets it (torchtitan: its
+    /// rank's batch over as many micro-batches as stages); `None`: the planner's 1.
+    #[serde(default)]
+    pp_micro_batch: Option<u64>,
 }
 
 fn rows() -> Vec<Row> {
@@ -113,6 +125,23 @@ fn sharding(s: &str) -> Sharding {
     }
 }
 
+/// The catalog part `a` as the row's source ran it: its stated peak (the FP8 peak, twice the
+/// BF16 one on Hopper, and the measured matmul ceiling scaled with it: the same chip at a lower
+/// clock) and memory bandwidth where the row overrides them.
+fn as_published(a: &Accelerator, r: &Row) -> Accelerator {
+    let mut a = a.clone();
+    if let Some(peak) = r.gpu_peak_tflops {
+        let scale = peak / a.fp16_tflops;
+        a.fp16_tflops = peak;
+        a.int8_tops = a.int8_tops.map(|x| x * scale);
+        a.mamf_tflops = a.mamf_tflops.map(|x| x * scale);
+    }
+    if let Some(bw) = r.gpu_bandwidth_gbs {
+        a.bandwidth = GbPerSec(bw);
+    }
+    a
+}
+
 /// Published tokens/s per GPU: given, or from TFLOP/s per GPU or MFU by the publisher's FLOP
 /// count per token (Megatron-LM's `96·l·h²·(1 + s/6h + V/16lh)`, which counts the recompute;
 /// otherwise PaLM's `6N + 12·l·h·s`).
@@ -154,9 +183,11 @@ fn training_throughput_matches_published_rows() {
             ));
             continue;
         }
-        let acc = cat
-            .accelerator(&r.gpu)
-            .unwrap_or_else(|| panic!("gpu {}", r.gpu));
+        let acc = &as_published(
+            cat.accelerator(&r.gpu)
+                .unwrap_or_else(|| panic!("gpu {}", r.gpu)),
+            r,
+        );
         let s = Scenario {
             model: spec(r),
             model_id: None,
@@ -193,6 +224,7 @@ fn training_throughput_matches_published_rows() {
         assert_eq!(layout.gpus(), c.gpus(), "{}: layout × = GPUs", r.source);
         let inputs = ClusterInputs {
             global_batch: Some(r.global_batch),
+            pp_micro_batch: r.pp_micro_batch,
             ..ClusterInputs::default()
         };
         let p = train_plan(&s, &c, layout, &inputs, &st);
@@ -203,7 +235,7 @@ fn training_throughput_matches_published_rows() {
         let ok = err.abs() <= 0.25;
         within += ok as usize;
         table.push_str(&format!(
-            "  {} {:<14} {:>4} × {:<14} {:<28} predicted {:>9.0} published {:>9.0} tok/s/GPU  {:+5.0} %  (MFU {:.2}; step {:.0} % compute, {:.0} % TP, {:.0} % PP, {:.0} % DP, {:.0} % optimizer)\n",
+            "  {} {:<14} {:>4} × {:<14} {:<28} predicted {:>9.0} published {:>9.0} tok/s/GPU  {:+6.1} %  (MFU {:.2}; step {:.0} % compute, {:.0} % TP, {:.0} % PP, {:.0} % DP, {:.0} % optimizer)\n",
             if ok { "✓" } else { "✗" },
             r.model,
             c.gpus(),
@@ -223,7 +255,7 @@ fn training_throughput_matches_published_rows() {
     eprintln!("{table}within ±25 %: {within} of {modelled}");
     assert!(modelled >= 24, "{modelled} rows modelled");
     assert!(
-        within * 100 >= modelled * 55,
-        "within ±25 % on {within} of {modelled} rows (need 55 %)\n{table}"
+        within * 100 >= modelled * 76,
+        "within ±25 % on {within} of {modelled} rows (need 76 %)\n{table}"
     );
 }

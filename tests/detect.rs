@@ -50,6 +50,7 @@ fn acc(
         vector_tflops: None,
         compute_units: None,
         int8_tops: None,
+        mamf_tflops: None,
         fp4_tflops: None,
         tdp_w: None,
         pcie: Some(PcieLink {

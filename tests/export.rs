@@ -52,6 +52,7 @@ fn acc(
         vector_tflops: None,
         compute_units: None,
         int8_tops: None,
+        mamf_tflops: None,
         fp4_tflops: None,
         tdp_w: Some(350.0),
         pcie: pcie.map(|(generation, lanes)| PcieLink { generation, lanes }),

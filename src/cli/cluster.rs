@@ -1,6 +1,6 @@
 //! `headroom cluster [scenario flags] [--machine ID]... [--nodes N] [--link L] [--tp N] [--pp N]
 //! (`--tp` is the scenario's tensor-parallel size, inside a node)
-//! [--sharding S] [--global-batch N] [--launch] [--json]`: when one machine is not enough, how
+//! [--sharding S] [--global-batch N] [--pp-micro-batch N] [--launch] [--json]`: when one machine is not enough, how
 //! many of a machine a training run or a served model needs, in which parallel layout, how fast
 //! and at what cost — and, for one machine, the curve against node count. The plans come from
 //! `core::cluster`; this file parses the flags and lays the answer out.
@@ -42,6 +42,10 @@ pub struct ClusterArgs {
     /// with more data-parallel ranks × --batch than this does not run.
     #[arg(long, value_name = "N", value_parser = parse_global_batch)]
     pub global_batch: Option<u64>,
+    /// Sequences per pipeline micro-batch under pipeline parallelism (Megatron-LM's
+    /// --micro-batch-size) [default: 1].
+    #[arg(long, value_name = "N", value_parser = parse_global_batch)]
+    pub pp_micro_batch: Option<u64>,
     /// Print the launch files (torchrun + DeepSpeed/FSDP config, ray + vllm serve, rpc-server
     /// + llama-server) for the first machine's plan.
     #[arg(long)]
@@ -79,6 +83,7 @@ pub fn inputs(a: &ClusterArgs) -> ClusterInputs {
         pp: a.pp,
         sharding: a.sharding,
         global_batch: a.global_batch,
+        pp_micro_batch: a.pp_micro_batch,
     }
 }
 

@@ -105,6 +105,13 @@ pub struct Accelerator {
     pub compute_units: Option<u32>,
     #[serde(default)]
     pub int8_tops: Option<f64>,
+    /// Maximum achievable matmul TFLOPS, dense BF16: the best `matmul` measured on the part over
+    /// a sweep of shapes (Stas Bekman's MAMF finder; ml-engineering
+    /// `compute/accelerator/README.md`, "Maximum Achievable Matmul FLOPS comparison table"), what
+    /// its tensor cores really sustain next to the `fp16_tflops` on the datasheet. `None` = not
+    /// measured (the training model then assumes the A100's share of its peak).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mamf_tflops: Option<f64>,
     /// Dense FP4 tensor TFLOPS where the part multiplies NVFP4 natively (NVIDIA Blackwell's
     /// fifth-generation tensor cores: block-scaled E2M1 with an E4M3 scale per 16 values).
     /// Vendors print FP4 "AI TOPS" with 2:4 sparsity; this is the dense figure, half of that.
@@ -152,6 +159,7 @@ impl Accelerator {
             vector_tflops: None,
             compute_units: None,
             int8_tops: None,
+            mamf_tflops: None,
             fp4_tflops: None,
             tdp_w: None,
             pcie: None,

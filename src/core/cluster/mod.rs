@@ -39,7 +39,7 @@ const NVLINK_STEP_US: f64 = 1.0;
 const PCIE_STEP_US: f64 = 3.0;
 
 /// What the user asks of a cluster (`--nodes`, `--link`, `--tp`, `--pp`, `--sharding`,
-/// `--global-batch`); `None` lets the planner choose.
+/// `--global-batch`, `--pp-micro-batch`); `None` lets the planner choose.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ClusterInputs {
@@ -56,6 +56,11 @@ pub struct ClusterInputs {
     /// Sequences per optimizer step (training); `None`: 4M tokens of the context
     /// ([`train::DEFAULT_BATCH_TOKENS`]).
     pub global_batch: Option<u64>,
+    /// Sequences per pipeline micro-batch under pipeline parallelism (Megatron-LM's
+    /// `--micro-batch-size`; torchtitan splits a rank's batch into as many micro-batches as there
+    /// are stages); `None`: 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pp_micro_batch: Option<u64>,
 }
 
 /// N identical machines.

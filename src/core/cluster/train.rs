@@ -34,6 +34,7 @@ use crate::core::estimate::{
     CUDA_CONTEXT, ComponentKind, Estimate, estimate_owned, estimate_with, trainable_params,
 };
 use crate::core::fit::FitSettings;
+use crate::core::model::MlpKind;
 use crate::core::placement::capacity::{gpu_capacity, host_link};
 use crate::core::placement::cost::hourly_usd;
 use crate::core::precision::WeightPrecision;
@@ -46,6 +47,24 @@ use serde::{Deserialize, Serialize};
 /// BF16 GEMMs at 70–80 % of an A100's 312 TFLOP/s; Megatron-LM's 52 % end-to-end MFU at 1T
 /// parameters leaves the rest to attention, element-wise work and communication).
 pub const GEMM_EFFICIENCY: f64 = 0.75;
+/// The A100 SXM's maximum achievable matmul throughput over its peak, 267.9 of 312 TFLOP/s
+/// (ml-engineering `compute/accelerator/README.md`, "Maximum Achievable Matmul FLOPS comparison
+/// table"; the same figure as the catalog's `mamf_tflops`).
+pub const A100_MAMF_SHARE: f64 = 267.9 / 312.0;
+
+/// Fraction of `a`'s dense peak its training GEMMs reach: [`GEMM_EFFICIENCY`] is stated for
+/// the A100, whose best `matmul` reaches [`A100_MAMF_SHARE`] of its peak; a part with a
+/// measured ceiling (`mamf_tflops`) reaches the same share of *its* ceiling — an H100 SXM's best
+/// `matmul` is 792.1 of 989 TFLOP/s (80.1 %), so its GEMMs reach 0.75 × 80.1 / 85.9 = 70 % of its
+/// peak. Parts without a measurement keep [`GEMM_EFFICIENCY`].
+pub fn gemm_efficiency(a: &Accelerator) -> f64 {
+    match a.mamf_tflops {
+        Some(m) if m > 0.0 && a.fp16_tflops > 0.0 => {
+            GEMM_EFFICIENCY * (m / a.fp16_tflops).min(1.0) / A100_MAMF_SHARE
+        }
+        _ => GEMM_EFFICIENCY,
+    }
+}
 /// Fraction of the peak FlashAttention-2 reaches forward and backward: 50–73 % of the
 /// theoretical maximum on an A100 (Dao 2023, "FlashAttention-2", §4.1), "only 35 % utilization
 /// on the H100" whose tensor cores it does not drive asynchronously (Shah et al. 2024,
@@ -71,13 +90,24 @@ fn attention_efficiency(a: &Accelerator) -> f64 {
 pub const ACTIVATION_BYTES_PER_TOKEN_HIDDEN: f64 = 34.0;
 /// Memory passes over those activations per step: written forward, read backward, gradients
 /// written (heuristic: one pass each).
-pub const ELEMENTWISE_PASSES: f64 = 3.0;
+pub const ELEMENTWISE_PASSES: f64 = 5.0;
 /// GPU time lost per kernel between back-to-back launches from eager PyTorch, µs (heuristic: a
 /// CUDA kernel launch costs ~5 µs, NVIDIA's "CUDA C++ Best Practices Guide", §"Kernel launch
 /// overhead"), and the kernels a transformer layer runs forward (norms, projections, rotary,
 /// attention, activation, residuals, casts: ~20; twice that backward).
 pub const KERNEL_GAP_US: f64 = 5.0;
 pub const KERNELS_PER_LAYER_FORWARD: f64 = 20.0;
+/// Bytes the loss moves per logit (vocabulary entry per token) on the stage with the output
+/// head: the BF16 logits read and cast to FP32 (2 + 4), the softmax's max and exp-sum passes
+/// read them (4 + 4) and write the FP32 probabilities kept for backward (4); backward reads them
+/// (4), writes the FP32 gradient (4), and casts it to BF16 (4 + 2) — torchtitan's `loss_fn`
+/// (`cross_entropy(pred.float(), …)`, train.py), Megatron-LM's FP32 vocab-parallel cross
+/// entropy (`megatron/core/tensor_parallel/cross_entropy.py`). Split over the TP ranks.
+pub const LOSS_BYTES_PER_LOGIT: f64 = 32.0;
+/// Bytes per element to cast a BF16 activation to FP8 with dynamic scaling: read for its
+/// absolute maximum (2), read and written as FP8 (2 + 1) — torchao `float8` (`tensor_to_amax`,
+/// then `hp_tensor_to_float8_dynamic`), Transformer Engine's current scaling.
+pub const FP8_CAST_BYTES: f64 = 5.0;
 /// Bytes per gradient element in the data-parallel reduction: FP32 (torchtitan's default
 /// `mixed_precision_reduce = "float32"`; Llama 3 paper, arXiv 2407.21783, §3.3.2: "we … perform
 /// reduce-scatter in FP32").
@@ -403,11 +433,15 @@ fn plan_with(
     let per_gpu = stages[0];
     let usable = gpu_capacity(c.machine, Some(c.acc), s, st);
     let sh = shape(s, est);
-    // Under pipeline parallelism each rank's batch runs through the stages one sequence at a
-    // time (torchtitan's default `pipeline_parallel_microbatch_size = 1`; Megatron-LM's
-    // `--micro-batch-size` is usually 1 with PP).
+    // Under pipeline parallelism each rank's batch runs through the stages in micro-batches of
+    // `--pp-micro-batch` sequences, one by default (Megatron-LM's `--micro-batch-size` is
+    // usually 1 with PP).
     let local = s.batch.max(1);
-    let micro_batch = if layout.pp > 1 { 1 } else { local };
+    let micro_batch = if layout.pp > 1 {
+        inputs.pp_micro_batch.unwrap_or(1).max(1)
+    } else {
+        local
+    };
     let per_rank = micro_batch * layout.dp;
     let asked = inputs
         .global_batch
@@ -490,7 +524,7 @@ fn micro_batch_compute(
         }
         _ => peak,
     };
-    let gemm = p * matmul * t / (gemm_peak * GEMM_EFFICIENCY);
+    let gemm = p * matmul * t / (gemm_peak * gemm_efficiency(a));
     let layers = (sh.layers / pp).ceil();
     let attn_fwd = 2.0 * seq * sh.d_attn * layers / tp * t;
     let bw = a.bandwidth.0 * 1e9 * st.speed.profiles.transformers.bandwidth_efficiency;
@@ -506,12 +540,15 @@ fn micro_batch_compute(
         )
     } else {
         (
-            2.0 * attn_fwd * (1.0 + recompute + 2.0) / (peak * GEMM_EFFICIENCY),
+            2.0 * attn_fwd * (1.0 + recompute + 2.0) / (peak * gemm_efficiency(a)),
             5.0 * sh.heads * seq * t * layers / tp,
         )
     };
-    let elem = (ACTIVATION_BYTES_PER_TOKEN_HIDDEN * t * sh.hidden * layers / tp + scores)
+    let loss = LOSS_BYTES_PER_LOGIT * s.model.vocab as f64 * t / tp;
+    let elem = ((ACTIVATION_BYTES_PER_TOKEN_HIDDEN * t * sh.hidden * layers / tp + scores)
         * elem_passes
+        + fp8_cast_bytes(s, a, t, layers / tp, recompute)
+        + loss)
         / bw.max(1.0);
     // QLoRA dequantises each 4-bit base weight to BF16 for every GEMM pass.
     let dequant = if s.mode == Mode::Qlora {
@@ -522,6 +559,34 @@ fn micro_batch_compute(
     let launches =
         KERNELS_PER_LAYER_FORWARD * (1.0 + recompute + 2.0) * layers * KERNEL_GAP_US * 1e-6;
     gemm + attn + elem + dequant + launches
+}
+
+/// Bytes FP8 training moves to cast the activation operands of its GEMMs, for `t` tokens
+/// through `layers` layers (already ÷ TP): each linear layer's input forward and its output
+/// gradient backward are read for their absolute maximum, read again and written as FP8
+/// ([`FP8_CAST_BYTES`] per element). Per token and layer the operands are the attention input
+/// (hidden), the attention output (heads × head_dim), the MLP input (hidden) and the MLP's inner
+/// activation (ffn) forward; the gradients of Q, K, V, the attention output, the up (and gate)
+/// projection and the MLP output backward — the fused projections of Megatron-Core and
+/// Transformer Engine (a framework that casts one input per separate linear casts more). Full
+/// recomputation casts the forward operands again. 0 outside FP8 training.
+fn fp8_cast_bytes(s: &Scenario, a: &Accelerator, t: f64, layers: f64, recompute: f64) -> f64 {
+    let fp8 = matches!(s.weights, WeightPrecision::Fp8 | WeightPrecision::Fp8Block)
+        && a.int8_tops.is_some_and(|x| x > 0.0);
+    if !fp8 {
+        return 0.0;
+    }
+    let m = &s.model;
+    let (h, d, kv, ffn) = (
+        m.hidden as f64,
+        (m.heads * m.head_dim) as f64,
+        (m.kv_heads.max(1) * m.head_dim) as f64,
+        m.intermediate as f64,
+    );
+    let up = if m.mlp == MlpKind::Gated { 2.0 } else { 1.0 };
+    let forward = h + d + h + ffn;
+    let backward = (d + 2.0 * kv) + h + up * ffn + h;
+    FP8_CAST_BYTES * (forward * (1.0 + recompute) + backward) * t * layers
 }
 
 /// One step's time of micro-batches `(b sequences, m of them)`; `offloaded`: ZeRO-Offload
@@ -558,11 +623,11 @@ fn step_time(
     } else {
         0.0
     };
-    let (gather_mb, dp_step) = data_parallel(c, l, sh, compute_mb);
+    let (gather_mb, dp_step, param_gather) = data_parallel(c, l, sh, compute_mb);
     let slot = compute_mb + tp_mb + send_mb + gather_mb;
     let slots = (m + l.pp - 1) as f64;
-    // The gradient reduction hides behind the last micro-batch's backward (⅔ of its compute).
-    let dp_exposed = (dp_step - compute_mb * 2.0 / 3.0).max(0.0) + dp_step / sh.layers.max(1.0);
+    let dp_exposed =
+        dp_step_exposed(l, dp_step, param_gather, compute_mb) + dp_step / sh.layers.max(1.0);
     let updated = sh.trainable * stage_share(sh, l.pp)
         / l.tp as f64
         / if l.sharding.zero_stage() >= 1 {
@@ -591,11 +656,31 @@ fn step_time(
     }
 }
 
+/// The part of the once-a-step data-parallel communication `dp_step` (of which `param_gather`
+/// is ZeRO-1/2's all-gather of the updated parameters) that no compute hides, seconds. The
+/// gradient reduction hides behind the last micro-batch's backward (⅔ of its compute; PyTorch
+/// DDP buckets, DeepSpeed `overlap_comm`). Tensor- and pipeline-parallel layouts run on
+/// Megatron-LM (`io::export::launch_cluster` launches them with `--use-distributed-optimizer
+/// --overlap-grad-reduce --overlap-param-gather`), whose distributed optimizer gathers each
+/// bucket of updated parameters while the next step's first forward pass runs (⅓ of a
+/// micro-batch's compute; Megatron-LM `megatron/core/distributed/distributed_data_parallel.py`,
+/// `overlap_param_gather`); DeepSpeed gathers them after the optimizer step, in the reduction's
+/// window.
+fn dp_step_exposed(l: &Layout, dp_step: f64, param_gather: f64, compute_mb: f64) -> f64 {
+    let megatron = l.tp > 1 || l.pp > 1;
+    if megatron && param_gather > 0.0 {
+        (dp_step - param_gather - compute_mb * 2.0 / 3.0).max(0.0)
+            + (param_gather - compute_mb / 3.0).max(0.0)
+    } else {
+        (dp_step - compute_mb * 2.0 / 3.0).max(0.0)
+    }
+}
+
 /// Data-parallel communication: (exposed ZeRO-3/FSDP gather time per micro-batch, gradient
-/// reduction per step), seconds.
-fn data_parallel(c: &Cluster, l: &Layout, sh: &Shape, compute_mb: f64) -> (f64, f64) {
+/// reduction per step, the ZeRO-1/2 parameter all-gather within it), seconds.
+fn data_parallel(c: &Cluster, l: &Layout, sh: &Shape, compute_mb: f64) -> (f64, f64, f64) {
     if l.dp <= 1 {
-        return (0.0, 0.0);
+        return (0.0, 0.0, 0.0);
     }
     let share = stage_share(sh, l.pp) / l.tp as f64;
     let params = sh.total * share;
@@ -606,17 +691,24 @@ fn data_parallel(c: &Cluster, l: &Layout, sh: &Shape, compute_mb: f64) -> (f64, 
     let dp_link = if spans { c.inter(per_node) } else { c.intra() };
     let grad_bytes = grads * GRAD_REDUCE_BYTES;
     match l.sharding {
-        Sharding::None => (0.0, time(Collective::AllReduce, grad_bytes, l.dp, dp_link)),
-        Sharding::Zero1 | Sharding::Zero2 => (
+        Sharding::None => (
             0.0,
-            time(Collective::ReduceScatter, grad_bytes, l.dp, dp_link)
-                + time(
-                    Collective::AllGather,
-                    grads * PARAM_GATHER_BYTES,
-                    l.dp,
-                    dp_link,
-                ),
+            time(Collective::AllReduce, grad_bytes, l.dp, dp_link),
+            0.0,
         ),
+        Sharding::Zero1 | Sharding::Zero2 => {
+            let gather = time(
+                Collective::AllGather,
+                grads * PARAM_GATHER_BYTES,
+                l.dp,
+                dp_link,
+            );
+            (
+                0.0,
+                time(Collective::ReduceScatter, grad_bytes, l.dp, dp_link) + gather,
+                gather,
+            )
+        }
         Sharding::Zero3 | Sharding::Fsdp => {
             let gathers = 2.0
                 * time(
@@ -630,11 +722,12 @@ fn data_parallel(c: &Cluster, l: &Layout, sh: &Shape, compute_mb: f64) -> (f64, 
                 // Under pipeline parallelism the parameters stay gathered across the
                 // micro-batches (torchtitan sets `reshard_after_forward = False` with PP; Llama 3
                 // paper §3.3.2): one gather and one reduce-scatter per step.
-                return (0.0, gathers / 2.0 + rs);
+                return (0.0, gathers / 2.0 + rs, 0.0);
             }
             let comm = gathers + rs;
             (
                 (comm - compute_mb).max(0.0) + comm / sh.layers.max(1.0),
+                0.0,
                 0.0,
             )
         }
@@ -653,6 +746,7 @@ fn data_parallel(c: &Cluster, l: &Layout, sh: &Shape, compute_mb: f64) -> (f64, 
                     replicas,
                     c.inter(n),
                 ),
+                0.0,
             )
         }
     }
@@ -748,4 +842,68 @@ pub fn best_layout(
         }
     }
     best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::catalog::{MemoryKind, Segment, Vendor};
+    use crate::core::model::ModelSpec;
+
+    /// Llama 3.1 8B's layer (hidden 4,096, 32 heads and 8 KV heads of 128, SwiGLU ffn 14,336)
+    /// in FP8: per token, forward operands 4,096 (attention input), 4,096 (attention output),
+    /// 4,096 (MLP input) and 14,336 (MLP inner): 26,624; backward gradients 4,096 + 2 × 1,024
+    /// (QKV), 4,096 (output projection), 2 × 14,336 (gate and up) and 4,096 (down): 43,008;
+    /// 69,632 elements × 5 B = 348,160 B per token and layer. Full recomputation casts the
+    /// forward operands again: 26,624 × 5 = 133,120 B more. BF16 training casts nothing.
+    #[test]
+    fn fp8_casts_by_hand() {
+        let mut s = Scenario {
+            model: ModelSpec {
+                hidden: 4096,
+                heads: 32,
+                kv_heads: 8,
+                head_dim: 128,
+                intermediate: 14336,
+                mlp: MlpKind::Gated,
+                ..ModelSpec::default()
+            },
+            weights: WeightPrecision::Fp8,
+            ..Scenario::default()
+        };
+        let a = Accelerator {
+            int8_tops: Some(1979.0),
+            ..Accelerator::new(
+                "h",
+                "H",
+                Vendor::Nvidia,
+                Segment::Datacenter,
+                MemoryKind::Discrete,
+            )
+        };
+        assert_eq!(fp8_cast_bytes(&s, &a, 1.0, 1.0, 0.0), 348_160.0);
+        assert_eq!(fp8_cast_bytes(&s, &a, 1.0, 1.0, 1.0), 348_160.0 + 133_120.0);
+        assert_eq!(fp8_cast_bytes(&s, &a, 10.0, 2.0, 0.0), 20.0 * 348_160.0);
+        s.weights = WeightPrecision::Bf16;
+        assert_eq!(fp8_cast_bytes(&s, &a, 1.0, 1.0, 0.0), 0.0);
+    }
+
+    /// A step's reduction of 1.0 s of which 0.4 s is the ZeRO-1 parameter all-gather, behind a
+    /// micro-batch of 0.6 s: DeepSpeed hides 0.4 s (⅔ of the micro-batch) of the whole, 0.6 s
+    /// exposed; Megatron-LM (a TP/PP layout) hides the reduce-scatter's 0.6 s behind 0.4 s of
+    /// backward (0.2 s exposed) and the gather's 0.4 s behind the next forward's 0.2 s (0.2 s
+    /// exposed): 0.4 s.
+    #[test]
+    fn megatron_overlaps_the_parameter_gather() {
+        let l = |tp: u64| Layout {
+            tp,
+            pp: 1,
+            dp: 8,
+            sharding: Sharding::Zero1,
+        };
+        assert!((dp_step_exposed(&l(1), 1.0, 0.4, 0.6) - 0.6).abs() < 1e-12);
+        assert!((dp_step_exposed(&l(2), 1.0, 0.4, 0.6) - 0.4).abs() < 1e-12);
+        // Nothing to overlap: no exposure.
+        assert_eq!(dp_step_exposed(&l(2), 0.3, 0.1, 0.6), 0.0);
+    }
 }

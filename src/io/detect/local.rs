@@ -406,6 +406,7 @@ mod tests {
             vector_tflops: None,
             compute_units: None,
             int8_tops: Some(660.6),
+            mamf_tflops: None,
             fp4_tflops: None,
             tdp_w: Some(450.0),
             pcie: Some(PcieLink {

@@ -273,7 +273,9 @@ fn megatron(s: &Scenario, t: &TrainPlan, gpus_per_node: u64) -> LaunchSetting {
         args.push("--sequence-parallel".into());
     }
     if l.sharding == Sharding::Zero1 {
-        args.push("--use-distributed-optimizer".into());
+        args.push(
+            "--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather".into(),
+        );
     }
     if s.checkpointing == Checkpointing::Full {
         args.push(
