@@ -6,7 +6,7 @@ use super::component::{ComponentKind, ComponentList, Provenance};
 use super::{DraftLoad, Job, estimate_with, formula, gib};
 use crate::core::format::group_digits;
 use crate::core::scenario::{Mode, Scenario};
-use crate::core::speculative::draft_spec;
+use crate::core::speculative::{SpecError, draft_spec};
 use crate::core::units::Bytes;
 
 /// The drafter's bytes on each GPU and what it reads per drafted token.
@@ -16,28 +16,41 @@ pub(super) struct DraftPlaced {
     pub(super) load: DraftLoad,
 }
 
+/// The drafter of `s` (whose model shape is `target`) as a scenario of its own — its shape, its
+/// weights, the same context, sequences and KV types, no speculation — and the parameters its
+/// shape does not carry. `None`: speculation is off; `Err`: it cannot be set up.
+pub fn draft_scenario(
+    s: &Scenario,
+    target: &crate::core::model::ModelSpec,
+) -> Option<Result<(Scenario, u64), SpecError>> {
+    let sp = s.speculative.as_ref()?;
+    Some(draft_spec(target, sp).map(|shape| {
+        let ds = Scenario {
+            model: shape.spec,
+            model_id: sp.draft_id.clone(),
+            weights: sp.weights(s.weights),
+            mode: Mode::Inference,
+            speculative: None,
+            ..s.clone()
+        };
+        (ds, shape.extra_params)
+    }))
+}
+
 pub(super) fn place(
     job: &Job,
     list: &mut ComponentList,
     notes: &mut Vec<String>,
 ) -> Option<DraftPlaced> {
     let sp = job.s.speculative.as_ref()?;
-    let shape = match draft_spec(job.spec, sp) {
+    let (ds, extra_params) = match draft_scenario(job.s, job.spec)? {
         Ok(d) => d,
         Err(e) => {
             notes.push(format!("Speculative decoding left out: {e}."));
             return None;
         }
     };
-    let w = sp.weights(job.s.weights);
-    let ds = Scenario {
-        model: shape.spec,
-        model_id: sp.draft_id.clone(),
-        weights: w,
-        mode: Mode::Inference,
-        speculative: None,
-        ..job.s.clone()
-    };
+    let w = ds.weights;
     let est = estimate_with(&ds, false);
     let per_dev = |k: ComponentKind| {
         if job.cpu_only {
@@ -46,12 +59,12 @@ pub(super) fn place(
             est.per_gpu_kind(k)
         }
     };
-    let extra = Bytes::from_f64(shape.extra_params as f64 * w.bits_per_weight() / 8.0);
+    let extra = Bytes::from_f64(extra_params as f64 * w.bits_per_weight() / 8.0);
     let weights =
         per_dev(ComponentKind::Weights).saturating_add(Bytes(extra.0.div_ceil(job.devices.max(1))));
     let kv = per_dev(ComponentKind::KvCache);
     let method = sp.method.label();
-    let params = est.params.total.saturating_add(shape.extra_params);
+    let params = est.params.total.saturating_add(extra_params);
     list.gpu(
         ComponentKind::Weights,
         &format!("Draft weights ({method})"),
@@ -62,10 +75,10 @@ pub(super) fn place(
             "{} params of the {method} ({}{}) at {} = {}",
             group_digits(params),
             ds.model.name,
-            if shape.extra_params > 0 {
+            if extra_params > 0 {
                 format!(
                     ", {} of them beyond its layer shape",
-                    group_digits(shape.extra_params)
+                    group_digits(extra_params)
                 )
             } else {
                 String::new()
