@@ -41,7 +41,13 @@ impl Family {
             "qwen2_moe" => Family::Qwen2Moe,
             "qwen3" => Family::Qwen3,
             "qwen3_moe" => Family::Qwen3Moe,
-            "qwen3_next" => Family::Qwen3Next,
+            // Qwen3.5 is Qwen3-Next's decoder: transformers `modular_qwen3_5_moe.py` builds
+            // `Qwen3_5MoeAttention` on `Qwen3NextAttention` (q/k norms, gated output) and
+            // `Qwen3_5MoeSparseMoeBlock` on `Qwen3NextSparseMoeBlock` (sigmoid-gated shared
+            // expert); the dense `qwen3_5` shares the attention and Gated DeltaNet.
+            "qwen3_next" | "qwen3_5" | "qwen3_5_text" | "qwen3_5_moe" | "qwen3_5_moe_text" => {
+                Family::Qwen3Next
+            }
             "jamba" => Family::Jamba,
             "lfm2" => Family::Lfm2,
             "gemma" => Family::Gemma,
