@@ -234,4 +234,19 @@ fn serve_speculative_fields() {
     let out = String::from_utf8_lossy(&text.stdout);
     assert!(out.contains("Speculative decoding on "), "{out}");
     assert!(out.contains("--speculative-config"), "{out}");
+    // The report's serving section says it too.
+    let r = headroom(&[
+        "report",
+        "--model",
+        "llama-3.1-8b",
+        "--machine",
+        "aws-p5-4xlarge",
+        "--speculative",
+        "eagle3",
+        "--format",
+        "markdown",
+    ]);
+    let md = String::from_utf8_lossy(&r.stdout);
+    let serving = md.split("## Serving many users").nth(1).unwrap_or("");
+    assert!(serving.contains("Speculative decoding on "), "{md}");
 }

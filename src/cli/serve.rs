@@ -173,46 +173,7 @@ pub fn serve_table(s: &Scenario, plans: &[ServingPlan]) -> String {
         "users: users in flight one machine holds at the target; GPUs: per replica × replicas per machine; $/1M out: the machine's hour over its output tokens at that load (owned: power + purchase over 3 years)."
     );
     if s.speculative.is_some() {
-        let _ = writeln!(o, "{}", speculative_line(plans));
+        let _ = writeln!(o, "{}", crate::core::serving::speculative_text(plans));
     }
     o
-}
-
-/// What speculative decoding does in the first servable plan that runs it: "Speculative
-/// decoding on AWS p5.4xlarge (EAGLE-3 head, 3 drafted, acceptance 75 %: 2.73 tokens a step):
-/// 2.37× at 1 user, 1.50× at the target's 40 users (46 without it); its 810 MiB of weights and
-/// 4.00 KiB of KV per token of each sequence come out of the KV pool."
-pub fn speculative_line(plans: &[ServingPlan]) -> String {
-    let Some((p, x)) = plans
-        .iter()
-        .find_map(|p| p.speculative.as_ref().map(|x| (p, x)))
-    else {
-        return "Speculative decoding: not run by these engines (llama-server drafts with a separate model only; transformers' assisted generation runs one sequence at a time).".into();
-    };
-    let at_best = match (x.speedup_at_best, p.best_users) {
-        (Some(r), Some(u)) => format!(
-            ", {} at the target's {} ({} without it)",
-            format::times(r),
-            format::count(u, "user", "users"),
-            x.plain_best_users
-                .map(format::group_digits)
-                .unwrap_or_else(|| "none".into())
-        ),
-        _ => String::new(),
-    };
-    format!(
-        "Speculative decoding on {} ({}, {} drafted, acceptance {}: {} tokens a step): {} at 1 user{at_best}; its {} of weights and {} of KV per token of each sequence come out of the KV pool.",
-        p.name,
-        x.method.label(),
-        x.draft_tokens,
-        format::percent(x.acceptance),
-        format::rate(x.tokens_per_step),
-        x.speedup_one_user
-            .map(format::times)
-            .unwrap_or_else(|| format::MISSING.into()),
-        format::bytes(x.draft_weights_per_gpu),
-        format::bytes(crate::core::units::Bytes::from_f64(
-            x.draft_kv_bytes_per_token
-        )),
-    )
 }
