@@ -864,6 +864,9 @@ pub fn speculative_text(plans: &[ServingPlan]) -> String {
         .iter()
         .find_map(|p| p.speculative.as_ref().map(|x| (p, x)))
     else {
+        if plans.iter().all(|p| p.blocker.is_some()) {
+            return "Speculative decoding: no machine here serves the model.".into();
+        }
         return "Speculative decoding: not run by these engines (llama-server drafts with a separate model only; transformers' assisted generation runs one sequence at a time).".into();
     };
     let at_best = match (x.speedup_at_best, p.best_users) {
