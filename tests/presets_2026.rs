@@ -327,3 +327,38 @@ fn qwen3_5_presets_are_their_configs() {
     assert_eq!(c.active, 2_946_431_616);
     assert_eq!(spec("qwen3.5-27b").param_count().total, 26_895_998_464);
 }
+
+/// Qwen3.5's MTP layer reads the model's own embedding and head (`mtp_use_dedicated_embeddings`
+/// false): as a drafter (`--speculative mtp`) it adds only its block. 35B-A3B by hand: one
+/// gated-attention layer 27,263,488 + one MoE block 808,978,432 + its 2 norms 4096 + eh_proj
+/// 2 × 2048² = 8,388,608 + enorm and hnorm 4096 = 844,638,720 parameters, 1,689,277,440 B in
+/// BF16 (with copies of the 248,320 × 2048 embedding and head it would be 1.89 GiB more).
+#[test]
+fn qwen3_5_mtp_drafter_shares_the_embedding_and_head() {
+    use headroom::core::estimate::ComponentKind;
+    use headroom::core::speculative::{SpecMethod, SpeculativeInputs};
+    let p = spec("qwen3.5-35b-a3b");
+    assert!(p.mtp_shares_embeddings);
+    let parsed = headroom::core::hf_config::parse_hf_config(include_str!(
+        "fixtures/configs/qwen3_5/Qwen3.5-35B-A3B_config.json"
+    ))
+    .unwrap();
+    assert!(parsed.mtp_shares_embeddings);
+    let e = estimate(&Scenario {
+        model: p.clone(),
+        speculative: Some(SpeculativeInputs {
+            method: SpecMethod::Mtp,
+            ..SpeculativeInputs::default()
+        }),
+        ..Scenario::default()
+    });
+    let draft: u64 = e
+        .components
+        .iter()
+        .filter(|c| c.kind == ComponentKind::Weights && c.name.starts_with("Draft weights"))
+        .map(|c| c.bytes.0)
+        .sum();
+    assert_eq!(draft, 1_689_277_440);
+    // A model whose MTP layers store their own copies (DeepSeek-V3) keeps them.
+    assert!(!spec("deepseek-v3").mtp_shares_embeddings);
+}

@@ -37,6 +37,22 @@ pub fn draft_scenario(
     }))
 }
 
+/// Bytes of the drafter's shape that the model already holds, all devices together: the token
+/// embedding and output head of MTP layers that read the model's own (Qwen3.5
+/// `mtp_use_dedicated_embeddings: false`; vLLM's MTP drafter then shares the target's
+/// `embed_tokens` and `lm_head`). They are not stored twice, and are still read per drafted token.
+pub fn shared_with_model(
+    target: &crate::core::model::ModelSpec,
+    method: crate::core::speculative::SpecMethod,
+    draft: &super::Estimate,
+) -> Bytes {
+    if method == crate::core::speculative::SpecMethod::Mtp && target.mtp_shares_embeddings {
+        draft.workload.outer_weights
+    } else {
+        Bytes::ZERO
+    }
+}
+
 pub(super) fn place(
     job: &Job,
     list: &mut ComponentList,
@@ -60,8 +76,10 @@ pub(super) fn place(
         }
     };
     let extra = Bytes::from_f64(extra_params as f64 * w.bits_per_weight() / 8.0);
-    let weights =
-        per_dev(ComponentKind::Weights).saturating_add(Bytes(extra.0.div_ceil(job.devices.max(1))));
+    let shared = shared_with_model(job.spec, sp.method, &est).div_ceil(job.devices.max(1));
+    let weights = per_dev(ComponentKind::Weights)
+        .saturating_add(Bytes(extra.0.div_ceil(job.devices.max(1))))
+        .saturating_sub(shared);
     let kv = per_dev(ComponentKind::KvCache);
     let method = sp.method.label();
     let params = est.params.total.saturating_add(extra_params);
@@ -72,7 +90,7 @@ pub(super) fn place(
         Provenance::Derived,
         formula!(
             job.explain,
-            "{} params of the {method} ({}{}) at {} = {}",
+            "{} params of the {method} ({}{}) at {}{} = {}",
             group_digits(params),
             ds.model.name,
             if extra_params > 0 {
@@ -84,6 +102,14 @@ pub(super) fn place(
                 String::new()
             },
             w.label(),
+            if shared.0 > 0 {
+                format!(
+                    ", less its embedding and output head ({}), which are the model's own",
+                    gib(shared)
+                )
+            } else {
+                String::new()
+            },
             gib(weights)
         ),
     );

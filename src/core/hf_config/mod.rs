@@ -226,6 +226,10 @@ pub fn parse_hf_config_value(root: &Value) -> Result<ModelSpec, ConfigError> {
         encoder: None,
         gemma3n: None,
         kv_shared_layers: 0,
+        // Qwen3.5: `mtp_use_dedicated_embeddings` false (its class default) = the MTP layer reads
+        // the model's embedding and head.
+        mtp_shares_embeddings: mtp_layers > 0
+            && c.flag("mtp_use_dedicated_embeddings")? == Some(false),
         source: ShapeSource::Exact,
         nominal_params: None,
         file_weights: None,

@@ -541,7 +541,11 @@ pub fn build_stages(
             tokens_per_step: e,
             draft_weights_per_gpu: dest
                 .per_gpu_kind(crate::core::estimate::ComponentKind::Weights)
-                .saturating_add(crate::core::units::Bytes::from_f64(extra_bytes)),
+                .saturating_add(crate::core::units::Bytes::from_f64(extra_bytes))
+                .saturating_sub(
+                    crate::core::estimate::shared_with_model(&es.model, sp.method, &dest)
+                        .div_ceil(est_gpus),
+                ),
             draft_kv_bytes_per_token: draft.kv_seq_bytes(1.0),
             speedup_one_user: None,
             speedup_at_best: None,
