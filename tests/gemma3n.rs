@@ -232,3 +232,84 @@ fn the_presets_are_the_config_files() {
         assert_eq!(p.published_params, Some(parsed.param_count().total), "{id}");
     }
 }
+
+/// llama.cpp keeps the per-layer embedding table in host RAM (src/llama-arch.cpp classes
+/// `per_layer_token_embd` as an input-layer tensor and `llama_model::load_tensors` keeps the
+/// input layer on the CPU); transformers keeps it on the GPU. E4B's table is 262,144 × 35 × 256
+/// = 2,348,810,240 elements, 4,697,620,480 bytes in BF16.
+#[test]
+fn llama_cpp_keeps_the_per_layer_table_in_host_ram() {
+    use headroom::core::estimate::Placement;
+    use headroom::core::precision::WeightPrecision;
+    use headroom::core::scenario::Runtime;
+    let table = 2_348_810_240_u64 * 2;
+    let at = |runtime: Runtime, gpus: u64| {
+        estimate(&Scenario {
+            model: e4b(),
+            weights: WeightPrecision::Bf16,
+            runtime,
+            gpus,
+            ..Scenario::default()
+        })
+    };
+    let host_table = |e: &Estimate| {
+        e.components
+            .iter()
+            .filter(|c| c.name.starts_with("Per-layer embedding table"))
+            .map(|c| (c.bytes.0, c.placement))
+            .next()
+    };
+    let cpp = at(Runtime::LlamaCpp, 1);
+    let hf = at(Runtime::Transformers, 1);
+    assert_eq!(host_table(&cpp), Some((table, Placement::Host)));
+    assert_eq!(host_table(&hf), None);
+    // The GPU holds the rest: 6,866,696,688 × 2 B − the table.
+    let all = 6_866_696_688_u64 * 2;
+    assert_eq!(hf.per_gpu_kind(ComponentKind::Weights).0, all);
+    assert_eq!(cpp.per_gpu_kind(ComponentKind::Weights).0, all - table);
+    assert_eq!(cpp.kind_total(ComponentKind::Weights).0, all);
+    assert!(cpp.host_total().0 >= table);
+    // Offload and layer split place the remaining outer weights only: the table is held once.
+    assert_eq!(
+        hf.workload.outer_weights.0 - cpp.workload.outer_weights.0,
+        table
+    );
+    // A CPU-only run has everything in RAM already: no separate row.
+    assert_eq!(host_table(&at(Runtime::LlamaCpp, 0)), None);
+    assert!(
+        cpp.notes
+            .iter()
+            .any(|n| n.contains("per-layer embedding table") && n.contains("host RAM"))
+    );
+}
+
+/// The fit places the table in RAM for llama.cpp: E4B in BF16 (12.8 GiB of weights) runs whole
+/// on a 16 GiB laptop RTX 4090 because 4.38 GiB of it sit in RAM; transformers must offload.
+#[test]
+fn the_fit_puts_the_table_in_ram_for_llama_cpp() {
+    use headroom::core::fit::{EstimateCache, FitSettings, Verdict, fit_machine};
+    use headroom::core::precision::WeightPrecision;
+    use headroom::core::scenario::Runtime;
+    let cat = headroom::io::catalog::builtin();
+    let m = cat
+        .machine("laptop-rtx4090-32gb")
+        .expect("16 GiB laptop RTX 4090");
+    let fit = |runtime: Runtime| {
+        let s = Scenario {
+            model: e4b(),
+            weights: WeightPrecision::Bf16,
+            runtime,
+            ..Scenario::default()
+        };
+        fit_machine(&mut EstimateCache::new(&s), m, cat, &FitSettings::default())
+    };
+    let cpp = fit(Runtime::LlamaCpp);
+    assert_eq!(cpp.verdict, Verdict::Gpu);
+    assert!(
+        cpp.ram_required.0 >= 2_348_810_240 * 2,
+        "{:?}",
+        cpp.ram_required
+    );
+    assert!(cpp.gpu_required.0 < 6_866_696_688 * 2 - 2_348_810_240 * 2 + (2 << 30));
+    assert_ne!(fit(Runtime::Transformers).verdict, Verdict::Gpu);
+}

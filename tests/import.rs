@@ -1544,3 +1544,92 @@ fn gemma3n_gguf_reads_per_layer_inputs_altup_laurel_and_shared_kv() {
     // 2 × 1 KV head × 16 × 2 B = 64 B per token per layer; 3 sliding layers × 8 tokens.
     assert_eq!(kv_of(s, 1024), 3 * 64 * 8);
 }
+
+#[test]
+fn lfm2moe_gguf_conv_layers_and_experts() {
+    // llama.cpp `src/models/lfm2moe.cpp` `load_arch_hparams`: LFM2's layers (recurrent iff
+    // head_count_kv is 0) and the MoE keys; the first leading_dense_block_count layers dense.
+    let dir = tempfile::tempdir().unwrap();
+    let p = G::default()
+        .s("general.architecture", "lfm2moe")
+        .u32("lfm2moe.block_count", 4)
+        .u32("lfm2moe.embedding_length", 64)
+        .u32("lfm2moe.context_length", 4096)
+        .u32("lfm2moe.feed_forward_length", 128)
+        .u32("lfm2moe.attention.head_count", 4)
+        .u32s("lfm2moe.attention.head_count_kv", &[0, 0, 2, 0])
+        .u32("lfm2moe.shortconv.l_cache", 3)
+        .u32("lfm2moe.expert_count", 4)
+        .u32("lfm2moe.expert_used_count", 2)
+        .u32("lfm2moe.expert_feed_forward_length", 32)
+        .u32("lfm2moe.leading_dense_block_count", 1)
+        .t("token_embd.weight", &[64, 10], 0, 2560)
+        .t("blk.0.attn_norm.weight", &[64], 0, 256)
+        .write(dir.path(), "lfm2moe.gguf");
+    let m = import_path(&p).unwrap();
+    let r = m.spec.recurrent.as_ref().expect("short-conv layers");
+    assert_eq!(r.kind, headroom::core::model::RecurrentKind::ShortConv);
+    assert_eq!(r.attention_layers, vec![2]);
+    let moe = m.spec.moe.as_ref().expect("experts");
+    assert_eq!(
+        (moe.experts, moe.active_experts, moe.expert_ffn),
+        (4, 2, 32)
+    );
+    assert_eq!(moe.first_dense_layers, 1);
+    assert_eq!(m.spec.moe_layer_count(), 3);
+    // Conv state: 3 layers × (3 − 1) × 64 × 4 B = 1536 B; KV: 1 layer × 2 × 2 × 16 × 2 B.
+    assert_eq!(m.spec.recurrent_state_bytes_per_sequence(), 1536);
+    assert_eq!(kv_of(&m.spec, 1024), 128 * 1024 + 1536);
+}
+
+#[test]
+fn nemotron_h_moe_gguf_moe_layers_from_their_expert_tensors() {
+    // Nemotron 3 (llama.cpp LLM_ARCH_NEMOTRON_H_MOE, built like nemotron_h): layer 0 Mamba-2,
+    // 1 attention, 2 an MLP, 3 a MoE block (its router ffn_gate_inp marks it, as for every MoE
+    // GGUF; ffn_*_exps the experts, one shared expert).
+    let dir = tempfile::tempdir().unwrap();
+    let p = G::default()
+        .s("general.architecture", "nemotron_h_moe")
+        .u32("nemotron_h_moe.block_count", 4)
+        .u32("nemotron_h_moe.embedding_length", 64)
+        .u32("nemotron_h_moe.context_length", 8192)
+        .u32s("nemotron_h_moe.attention.head_count", &[0, 4, 0, 0])
+        .u32s("nemotron_h_moe.attention.head_count_kv", &[0, 2, 0, 0])
+        .u32("nemotron_h_moe.attention.key_length", 16)
+        .u32s("nemotron_h_moe.feed_forward_length", &[0, 0, 128, 32])
+        .u32("nemotron_h_moe.expert_count", 4)
+        .u32("nemotron_h_moe.expert_used_count", 2)
+        .u32("nemotron_h_moe.expert_feed_forward_length", 32)
+        .u32("nemotron_h_moe.ssm.inner_size", 128)
+        .u32("nemotron_h_moe.ssm.time_step_rank", 4)
+        .u32("nemotron_h_moe.ssm.group_count", 2)
+        .u32("nemotron_h_moe.ssm.state_size", 16)
+        .u32("nemotron_h_moe.ssm.conv_kernel", 4)
+        .t("token_embd.weight", &[64, 10], 0, 2560)
+        .t("blk.3.ffn_gate_inp.weight", &[64, 4], 0, 1024)
+        .t("blk.3.ffn_up_exps.weight", &[64, 32, 4], 0, 32_768)
+        .t("blk.3.ffn_down_exps.weight", &[32, 64, 4], 0, 32_768)
+        .t("blk.3.ffn_up_shexp.weight", &[64, 48], 0, 12_288)
+        .write(dir.path(), "nemotron_h_moe.gguf");
+    let m = import_path(&p).unwrap();
+    let s = &m.spec;
+    let r = s.recurrent.as_ref().expect("Mamba-2 layers");
+    assert_eq!(r.attention_layers, vec![1]);
+    assert_eq!(r.mlp_only_layers, vec![2, 3]);
+    assert!(r.mixers_without_mlp);
+    let moe = s.moe.as_ref().expect("experts");
+    assert_eq!(
+        (moe.experts, moe.active_experts, moe.expert_ffn),
+        (4, 2, 32)
+    );
+    assert_eq!((moe.shared_experts, moe.shared_ffn), (1, 48));
+    assert!(s.is_moe_layer(3) && !s.is_moe_layer(2));
+    assert_eq!(s.moe_layer_count(), 1);
+    // One Mamba layer: conv 3 × (128 + 2·2·16) = 576, SSM 16 × 128 = 2048; × 4 B = 10,496 B.
+    assert_eq!(s.recurrent_state_bytes_per_sequence(), 10_496);
+    assert!(
+        !m.notes.iter().any(|n| n.contains("not modelled yet")),
+        "{:?}",
+        m.notes
+    );
+}

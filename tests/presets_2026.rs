@@ -262,3 +262,103 @@ fn minimax_m2() {
     // 62 × 2 × 8 × 128 × 2 B = 253,952.
     assert_eq!(kv_per_token("minimax-m2"), 253_952);
 }
+
+/// Qwen3.5 (hybrid Gated DeltaNet + gated attention, dense and MoE): the presets are their
+/// config.json files (tests/fixtures/configs/qwen3_5/, SOURCES.md there), and the cache by hand.
+///
+/// 35B-A3B: 10 of 40 layers attend (layer_types: 3 × linear, 1 × full), 2 KV heads × 256 × 2
+/// (K, V) × 2 B = 2,048 B per layer, 20,480 B per token; the 30 Gated DeltaNet layers keep
+/// a conv state of (16 × 128 × 2 + 32 × 128) × (4 − 1) = 24,576 elements and a recurrent state of
+/// 32 × 128 × 128 = 524,288 elements, × 30 layers × 4 B (F32) = 65,863,680 B per sequence.
+/// 27B: 16 of 64 layers attend, 4 × 256 × 2 × 2 B = 4,096 B per layer, 65,536 B per token; the
+/// 48 linear layers keep (16 × 128 × 2 + 48 × 128) × 3 = 30,720 and 48 × 128 × 128 = 786,432
+/// elements, × 48 × 4 B = 156,893,184 B per sequence.
+#[test]
+fn qwen3_5_presets_are_their_configs() {
+    use headroom::core::hf_config::parse_hf_config;
+    let cases = [
+        (
+            "qwen3.5-35b-a3b",
+            include_str!("fixtures/configs/qwen3_5/Qwen3.5-35B-A3B_config.json"),
+            20_480_u64,
+            65_863_680_u64,
+            10_u64,
+        ),
+        (
+            "qwen3.5-27b",
+            include_str!("fixtures/configs/qwen3_5/Qwen3.5-27B_config.json"),
+            65_536,
+            156_893_184,
+            16,
+        ),
+    ];
+    for (id, text, kv, state, attn) in cases {
+        let from_config = parse_hf_config(text).unwrap_or_else(|e| panic!("{id}: {e}"));
+        let p = spec(id);
+        assert_eq!(
+            from_config.param_count(),
+            p.param_count(),
+            "{id}: preset and config differ"
+        );
+        assert_eq!(from_config.mtp_layers, 1, "{id}");
+        assert_eq!(p.mtp_layers, 1, "{id}");
+        let r = p.recurrent.as_ref().expect("hybrid");
+        assert_eq!(r.kind, RecurrentKind::GatedDeltaNet);
+        assert_eq!(r.attention_layers.len() as u64, attn, "{id}");
+        assert_eq!(kv_per_token(id), kv, "{id}");
+        assert_eq!(p.recurrent_state_bytes_per_sequence(), state, "{id}");
+        assert_eq!(
+            from_config.recurrent_state_bytes_per_sequence(),
+            state,
+            "{id}"
+        );
+    }
+    // 35B-A3B by hand: embedding and head 2 × 248,320 × 2048 = 1,017,118,720 and the final
+    // norm 2048; 10 attention layers of q (gated) 2048 × 8192 + k, v 2 × 2048 × 512 + o
+    // 4096 × 2048 + q/k norms 512 = 27,263,488; 30 Gated DeltaNet layers of in_proj_qkvz
+    // 2048 × 12,288 + in_proj_ba 2048 × 64 + conv 8192 × 4 + dt_bias, A_log 64 + norm 128 +
+    // out_proj 4096 × 2048 = 33,718,464; 40 MoE blocks of 256 × 3 × 2048 × 512 + router
+    // 256 × 2048 + shared 3 × 2048 × 512 + its gate 2048 = 808,978,432, with 2 norms of 2048:
+    // 1,017,120,768 + 272,634,880 + 1,011,553,920 + 32,359,301,120 = 34,660,610,688, 1.0 %
+    // under the published 35B (which counts the vision encoder). Active: 8 of 256 experts,
+    // the head but not the input table: 2,946,431,616 ("A3B").
+    let c = spec("qwen3.5-35b-a3b").param_count();
+    assert_eq!(c.total, 34_660_610_688);
+    assert_eq!(c.active, 2_946_431_616);
+    assert_eq!(spec("qwen3.5-27b").param_count().total, 26_895_998_464);
+}
+
+/// Qwen3.5's MTP layer reads the model's own embedding and head (`mtp_use_dedicated_embeddings`
+/// false): as a drafter (`--speculative mtp`) it adds only its block. 35B-A3B by hand: one
+/// gated-attention layer 27,263,488 + one MoE block 808,978,432 + its 2 norms 4096 + eh_proj
+/// 2 × 2048² = 8,388,608 + enorm and hnorm 4096 = 844,638,720 parameters, 1,689,277,440 B in
+/// BF16 (with copies of the 248,320 × 2048 embedding and head it would be 1.89 GiB more).
+#[test]
+fn qwen3_5_mtp_drafter_shares_the_embedding_and_head() {
+    use headroom::core::estimate::ComponentKind;
+    use headroom::core::speculative::{SpecMethod, SpeculativeInputs};
+    let p = spec("qwen3.5-35b-a3b");
+    assert!(p.mtp_shares_embeddings);
+    let parsed = headroom::core::hf_config::parse_hf_config(include_str!(
+        "fixtures/configs/qwen3_5/Qwen3.5-35B-A3B_config.json"
+    ))
+    .unwrap();
+    assert!(parsed.mtp_shares_embeddings);
+    let e = estimate(&Scenario {
+        model: p.clone(),
+        speculative: Some(SpeculativeInputs {
+            method: SpecMethod::Mtp,
+            ..SpeculativeInputs::default()
+        }),
+        ..Scenario::default()
+    });
+    let draft: u64 = e
+        .components
+        .iter()
+        .filter(|c| c.kind == ComponentKind::Weights && c.name.starts_with("Draft weights"))
+        .map(|c| c.bytes.0)
+        .sum();
+    assert_eq!(draft, 1_689_277_440);
+    // A model whose MTP layers store their own copies (DeepSeek-V3) keeps them.
+    assert!(!spec("deepseek-v3").mtp_shares_embeddings);
+}

@@ -192,3 +192,61 @@ fn bad_serving_input_is_one_line_naming_the_flag() {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+/// `serve --speculative`: the plan's `speculative` object (added fields) and the line under the
+/// table; without speculation the field is null.
+#[test]
+fn serve_speculative_fields() {
+    let args = [
+        "serve",
+        "--model",
+        "llama-3.1-8b",
+        "--machine",
+        "aws-p5-4xlarge",
+        "--json",
+    ];
+    let v = json(&args);
+    assert!(v[0]["speculative"].is_null(), "{}", v[0]["speculative"]);
+    let mut with = args.to_vec();
+    with.extend(["--speculative", "eagle3"]);
+    let v = json(&with);
+    let x = &v[0]["speculative"];
+    assert_eq!(x["method"], "eagle3");
+    assert_eq!(x["draft_tokens"], 3);
+    assert_eq!(x["tokens_per_step"], 2.7344);
+    // The EAGLE-3 head of Llama 3.1 8B in BF16 and its one layer's KV (tests/serving_speculative.rs).
+    assert_eq!(x["draft_weights_bytes"], 849_371_136_u64);
+    assert_eq!(x["draft_kv_bytes_per_token"], 4096);
+    let one = x["speedup_one_user"].as_f64().unwrap();
+    let at = x["speedup_at_target"].as_f64().unwrap();
+    assert!(one > 2.0 && at < one, "{one} {at}");
+    assert!(x["users_at_target_without"].as_u64().unwrap() > 0);
+    let text = headroom(&[
+        "serve",
+        "--model",
+        "llama-3.1-8b",
+        "--machine",
+        "aws-p5-4xlarge",
+        "--speculative",
+        "eagle3",
+        "--launch",
+    ]);
+    let out = String::from_utf8_lossy(&text.stdout);
+    assert!(out.contains("Speculative decoding on "), "{out}");
+    assert!(out.contains("--speculative-config"), "{out}");
+    // The report's serving section says it too.
+    let r = headroom(&[
+        "report",
+        "--model",
+        "llama-3.1-8b",
+        "--machine",
+        "aws-p5-4xlarge",
+        "--speculative",
+        "eagle3",
+        "--format",
+        "markdown",
+    ]);
+    let md = String::from_utf8_lossy(&r.stdout);
+    let serving = md.split("## Serving many users").nth(1).unwrap_or("");
+    assert!(serving.contains("Speculative decoding on "), "{md}");
+}

@@ -172,5 +172,8 @@ pub fn serve_table(s: &Scenario, plans: &[ServingPlan]) -> String {
         o,
         "users: users in flight one machine holds at the target; GPUs: per replica × replicas per machine; $/1M out: the machine's hour over its output tokens at that load (owned: power + purchase over 3 years)."
     );
+    if s.speculative.is_some() {
+        let _ = writeln!(o, "{}", crate::core::serving::speculative_text(plans));
+    }
     o
 }

@@ -580,6 +580,9 @@ fn sentences(ui: &mut Ui, plans: &[ServingPlan], s: &Scenario) {
             ui.label(sentence(p, s));
         });
     }
+    if s.speculative.is_some() {
+        ui.label(crate::core::serving::speculative_text(plans));
+    }
 }
 
 /// One machine's curve on a plot: the part that meets the target, the part beyond, the largest

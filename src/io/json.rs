@@ -564,6 +564,17 @@ pub fn serving_json(p: &crate::core::serving::ServingPlan) -> Value {
         "asked": asked,
         "cost": cost,
         "curve": p.curve.iter().map(load_point_json).collect::<Vec<_>>(),
+        "speculative": p.speculative.as_ref().map(|x| json!({
+            "method": x.method.cli_name(),
+            "draft_tokens": x.draft_tokens,
+            "acceptance": round4(x.acceptance),
+            "tokens_per_step": round4(x.tokens_per_step),
+            "draft_weights_bytes": x.draft_weights_per_gpu.0,
+            "draft_kv_bytes_per_token": x.draft_kv_bytes_per_token.round() as u64,
+            "speedup_one_user": x.speedup_one_user.map(round4),
+            "speedup_at_target": x.speedup_at_best.map(round4),
+            "users_at_target_without": x.plain_best_users,
+        })),
     })
 }
 

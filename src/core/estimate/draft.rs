@@ -6,7 +6,7 @@ use super::component::{ComponentKind, ComponentList, Provenance};
 use super::{DraftLoad, Job, estimate_with, formula, gib};
 use crate::core::format::group_digits;
 use crate::core::scenario::{Mode, Scenario};
-use crate::core::speculative::draft_spec;
+use crate::core::speculative::{SpecError, draft_spec};
 use crate::core::units::Bytes;
 
 /// The drafter's bytes on each GPU and what it reads per drafted token.
@@ -16,28 +16,57 @@ pub(super) struct DraftPlaced {
     pub(super) load: DraftLoad,
 }
 
+/// The drafter of `s` (whose model shape is `target`) as a scenario of its own — its shape, its
+/// weights, the same context, sequences and KV types, no speculation — and the parameters its
+/// shape does not carry. `None`: speculation is off; `Err`: it cannot be set up.
+pub fn draft_scenario(
+    s: &Scenario,
+    target: &crate::core::model::ModelSpec,
+) -> Option<Result<(Scenario, u64), SpecError>> {
+    let sp = s.speculative.as_ref()?;
+    Some(draft_spec(target, sp).map(|shape| {
+        let ds = Scenario {
+            model: shape.spec,
+            model_id: sp.draft_id.clone(),
+            weights: sp.weights(s.weights),
+            mode: Mode::Inference,
+            speculative: None,
+            ..s.clone()
+        };
+        (ds, shape.extra_params)
+    }))
+}
+
+/// Bytes of the drafter's shape that the model already holds, all devices together: the token
+/// embedding and output head of MTP layers that read the model's own (Qwen3.5
+/// `mtp_use_dedicated_embeddings: false`; vLLM's MTP drafter then shares the target's
+/// `embed_tokens` and `lm_head`). They are not stored twice, and are still read per drafted token.
+pub fn shared_with_model(
+    target: &crate::core::model::ModelSpec,
+    method: crate::core::speculative::SpecMethod,
+    draft: &super::Estimate,
+) -> Bytes {
+    if method == crate::core::speculative::SpecMethod::Mtp && target.mtp_shares_embeddings {
+        draft.workload.outer_weights
+    } else {
+        Bytes::ZERO
+    }
+}
+
 pub(super) fn place(
     job: &Job,
     list: &mut ComponentList,
     notes: &mut Vec<String>,
 ) -> Option<DraftPlaced> {
     let sp = job.s.speculative.as_ref()?;
-    let shape = match draft_spec(job.spec, sp) {
+    let (ds, extra_params) = match draft_scenario(job.s, job.spec)? {
         Ok(d) => d,
         Err(e) => {
             notes.push(format!("Speculative decoding left out: {e}."));
             return None;
         }
     };
-    let w = sp.weights(job.s.weights);
-    let ds = Scenario {
-        model: shape.spec,
-        model_id: sp.draft_id.clone(),
-        weights: w,
-        mode: Mode::Inference,
-        speculative: None,
-        ..job.s.clone()
-    };
+    let w = ds.weights;
     let est = estimate_with(&ds, false);
     let per_dev = |k: ComponentKind| {
         if job.cpu_only {
@@ -46,12 +75,14 @@ pub(super) fn place(
             est.per_gpu_kind(k)
         }
     };
-    let extra = Bytes::from_f64(shape.extra_params as f64 * w.bits_per_weight() / 8.0);
-    let weights =
-        per_dev(ComponentKind::Weights).saturating_add(Bytes(extra.0.div_ceil(job.devices.max(1))));
+    let extra = Bytes::from_f64(extra_params as f64 * w.bits_per_weight() / 8.0);
+    let shared = shared_with_model(job.spec, sp.method, &est).div_ceil(job.devices.max(1));
+    let weights = per_dev(ComponentKind::Weights)
+        .saturating_add(Bytes(extra.0.div_ceil(job.devices.max(1))))
+        .saturating_sub(shared);
     let kv = per_dev(ComponentKind::KvCache);
     let method = sp.method.label();
-    let params = est.params.total.saturating_add(shape.extra_params);
+    let params = est.params.total.saturating_add(extra_params);
     list.gpu(
         ComponentKind::Weights,
         &format!("Draft weights ({method})"),
@@ -59,18 +90,26 @@ pub(super) fn place(
         Provenance::Derived,
         formula!(
             job.explain,
-            "{} params of the {method} ({}{}) at {} = {}",
+            "{} params of the {method} ({}{}) at {}{} = {}",
             group_digits(params),
             ds.model.name,
-            if shape.extra_params > 0 {
+            if extra_params > 0 {
                 format!(
                     ", {} of them beyond its layer shape",
-                    group_digits(shape.extra_params)
+                    group_digits(extra_params)
                 )
             } else {
                 String::new()
             },
             w.label(),
+            if shared.0 > 0 {
+                format!(
+                    ", less its embedding and output head ({}), which are the model's own",
+                    gib(shared)
+                )
+            } else {
+                String::new()
+            },
             gib(weights)
         ),
     );

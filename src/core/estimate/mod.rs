@@ -17,6 +17,7 @@
 
 mod component;
 mod draft;
+pub use draft::{draft_scenario, shared_with_model};
 mod framework;
 mod inference_workspace;
 mod kv_cache;

@@ -23,7 +23,8 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
     let (s, spec, cpu_only, n) = (job.s, job.spec, job.cpu_only, job.devices);
     let train = s.mode.is_training();
     let wprec = held_precision(job, notes);
-    let w = sum_tensors(spec, wprec, job.explain);
+    let mut w = sum_tensors(spec, wprec, job.explain);
+    let ple_host = per_layer_table_in_ram(job, wprec, &w);
 
     // How ZeRO/TP/offload split each state. Inference: tensor parallel splits weights evenly.
     let stage = job.zero_stage;
@@ -35,10 +36,11 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
         );
     }
     let shard_weights = !train || stage >= 3;
+    let gpu_total = w.total.saturating_sub(ple_host);
     let weights_per_gpu = if shard_weights {
-        w.total.div_ceil(n)
+        gpu_total.div_ceil(n)
     } else {
-        w.total
+        gpu_total
     };
     let wname = if train && s.mode != Mode::Full {
         "Weights (frozen base)"
@@ -51,12 +53,21 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
         deepspeed_zero3_weights(job, &w, wname, weights_per_gpu, list);
     } else if w.total.0 > 0 {
         let split_note = split_note(job, shard_weights, weights_per_gpu);
+        let ple_note = if ple_host.0 > 0 {
+            formula!(
+                job.explain,
+                "; less the per-layer embedding table in host RAM = {}",
+                gib(gpu_total)
+            )
+        } else {
+            String::new()
+        };
         list.gpu(
             ComponentKind::Weights,
             wname,
             weights_per_gpu,
             w.provenance,
-            formula!(job.explain, "{}{split_note}", w.formula),
+            formula!(job.explain, "{}{ple_note}{split_note}", w.formula),
         );
     }
     if train && stage >= 3 && n > 1 && job.framework.shards_with_fsdp {
@@ -68,11 +79,55 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
     {
         tied_embedding_copy(job, fw.runtime_extra_bytes, list);
     }
+    if ple_host.0 > 0 {
+        list.host(
+            ComponentKind::Weights,
+            "Per-layer embedding table (kept in host RAM by llama.cpp)",
+            ple_host,
+            w.provenance,
+            formula!(
+                job.explain,
+                "Gemma 3n's per_layer_token_embd, {} bytes at {}: an input-layer tensor llama.cpp keeps on the CPU whatever -ngl says; one row per token is copied to the GPU",
+                group_digits(ple_host.0),
+                wprec.label()
+            ),
+        );
+        notes.push(formula!(
+            job.explain,
+            "llama.cpp keeps Gemma 3n's per-layer embedding table ({}) in host RAM, not on the GPU; transformers and vLLM keep it on the GPU.",
+            gib(ple_host)
+        ));
+        // The table is held by that component: the layer split and offload tiers place the
+        // remaining outer weights only.
+        w.outer = w.outer.saturating_sub(ple_host);
+    }
 
     PlacedWeights {
         precision: wprec,
         sums: w,
     }
+}
+
+/// Bytes of Gemma 3n's per-layer embedding table that llama.cpp keeps in host RAM (0 for other
+/// models, other runtimes, training and CPU-only runs, where everything is in RAM anyway).
+///
+/// llama.cpp classes `per_layer_token_embd` as an input-layer tensor (src/llama-arch.cpp,
+/// `LLM_TENSOR_INFOS`: `LLM_TENSOR_PER_LAYER_TOKEN_EMBD` → `LLM_TENSOR_LAYER_INPUT`,
+/// `GGML_OP_GET_ROWS`), and `llama_model::load_tensors` (src/llama-model.cpp) gives the input
+/// layer the CPU's buffer types whatever `-ngl` says ("there is very little benefit to
+/// offloading the input layer, so always keep it on the CPU"). transformers' `Gemma3nTextModel`
+/// holds `embed_tokens_per_layer` as a module parameter, moved to the GPU with the rest.
+fn per_layer_table_in_ram(job: &Job, p: WeightPrecision, w: &WeightSums) -> Bytes {
+    let s = job.s;
+    if s.runtime != Runtime::LlamaCpp || s.mode.is_training() || job.cpu_only {
+        return Bytes::ZERO;
+    }
+    let Some(g) = job.spec.per_layer_embedding_table() else {
+        return Bytes::ZERO;
+    };
+    let spec = job.spec;
+    let (bytes, _) = group_bytes(p, &g, (0, spec.layers), spec.moe.is_some(), gqa_of(spec));
+    Bytes(bytes).min(w.outer)
 }
 
 /// The precision the weights are held at: the scenario's, or for training the one the mode

@@ -25,7 +25,7 @@
 //!   `NemotronHConfig` (commit 13923c63d59f73faebae79b2ee3fafc7e3a35201) reads the same keys,
 //!   accepts `layers_block_type` (a list: "mamba" / "attention" / "mlp" / "moe", or
 //!   "linear_attention" / "full_attention") in place of the pattern, and adds 'E' (MoE, the
-//!   Nemotron 3 models), which is refused here for now.
+//!   Nemotron 3 models: see [`nemotron_moe`]; the latent MoE of Nemotron 3 Super is refused).
 //! - `modeling_nemotron_h.py` (commit 008d9e9577b0eb0149aa6bb0c44da582b10e0b6e):
 //!   `NemotronHMamba2Mixer` is `mamba_num_heads × mamba_head_dim` wide (not `expand ×
 //!   hidden_size`, which Nemotron Nano 2 does not satisfy) with `in_proj` / `out_proj` bias
@@ -39,7 +39,8 @@ use super::obj::{Obj, bad, describe};
 use super::{
     ConfigError, MAX_CONTEXT, MAX_FFN, MAX_HEAD_DIM, MAX_HEADS, MAX_HIDDEN, MAX_LAYERS, MAX_VOCAB,
 };
-use crate::core::model::{MlpKind, ModelSpec, RecurrentKind, RecurrentSpec, ShapeSource};
+use crate::core::model::{MlpKind, ModelSpec, MoeSpec, RecurrentKind, RecurrentSpec, ShapeSource};
+use crate::core::model_limits::MAX_EXPERTS;
 use serde_json::Value;
 
 /// `Lfm2Config` defaults: `conv_L_cache`, `block_multiple_of`, `block_ffn_dim_multiplier`.
@@ -168,6 +169,8 @@ enum Block {
     Mamba,
     Attention,
     Mlp,
+    /// Nemotron 3's 'E': a mixture of relu² experts and one shared expert, nothing else.
+    Moe,
 }
 
 /// The key of Nemotron-H's layer layout.
@@ -176,14 +179,6 @@ const PATTERN: &str = "hybrid_override_pattern";
 /// The blocks of a Nemotron-H config, from `hybrid_override_pattern` (else
 /// `layers_block_type`), checked against `num_hidden_layers` when the config names it.
 fn nemotron_blocks(c: &Obj) -> Result<Vec<Block>, ConfigError> {
-    let moe = |k: &str, i: usize| {
-        bad(
-            c.key(k),
-            format!(
-                "layer {i} is a mixture-of-experts block (Nemotron 3), which is not modelled yet"
-            ),
-        )
-    };
     let (k, blocks) = if let Some(p) = c.text(PATTERN)? {
         if p.chars().count() as u64 > MAX_LAYERS {
             return Err(bad(
@@ -197,12 +192,12 @@ fn nemotron_blocks(c: &Obj) -> Result<Vec<Block>, ConfigError> {
                 'M' => Block::Mamba,
                 '*' => Block::Attention,
                 '-' => Block::Mlp,
-                'E' => return Err(moe(PATTERN, i)),
+                'E' => Block::Moe,
                 other => {
                     return Err(bad(
                         c.key(PATTERN),
                         format!(
-                            "layer {i} is '{}': expected 'M' (Mamba-2), '*' (attention) or '-' (MLP)",
+                            "layer {i} is '{}': expected 'M' (Mamba-2), '*' (attention), '-' (MLP) or 'E' (MoE)",
                             other.escape_default()
                         ),
                     ));
@@ -220,12 +215,12 @@ fn nemotron_blocks(c: &Obj) -> Result<Vec<Block>, ConfigError> {
                         Some("mamba" | "linear_attention") => Block::Mamba,
                         Some("attention" | "full_attention") => Block::Attention,
                         Some("mlp") => Block::Mlp,
-                        Some("moe") => return Err(moe(k, i)),
+                        Some("moe") => Block::Moe,
                         _ => {
                             return Err(bad(
                                 c.key(k),
                                 format!(
-                                    "layer {i} is {}: expected \"mamba\", \"attention\" or \"mlp\"",
+                                    "layer {i} is {}: expected \"mamba\", \"attention\", \"mlp\" or \"moe\"",
                                     describe(t)
                                 ),
                             ));
@@ -308,6 +303,45 @@ fn nemotron_mamba(c: &Obj) -> Result<RecurrentSpec, ConfigError> {
     })
 }
 
+/// The MoE block of Nemotron 3's 'E' layers (`None` without any), as transformers
+/// `modeling_nemotron_h.py` `NemotronHMOE` builds it: `n_routed_experts` relu² experts of
+/// `moe_intermediate_size` (up and down projections, `NemotronHMLP`), a router
+/// (`NemotronHTopkRouter`: `weight` E × h and `e_score_correction_bias` E) choosing
+/// `num_experts_per_tok`, and ONE shared `NemotronHMLP` of `moe_shared_expert_intermediate_size`
+/// (llama.cpp `LLM_ARCH_NEMOTRON_H_MOE`: `ffn_up_shexp` / `ffn_down_shexp`, one of each). A
+/// latent MoE (`moe_latent_size`, Nemotron 3 Super: the experts work in a narrower space behind
+/// `fc1_latent_proj` / `fc2_latent_proj`) is refused.
+fn nemotron_moe(c: &Obj, moe_layers: &[u64], layers: u64) -> Result<Option<MoeSpec>, ConfigError> {
+    if moe_layers.is_empty() {
+        return Ok(None);
+    }
+    if c.raw("moe_latent_size").is_some_and(|v| !v.is_null()) {
+        return Err(bad(
+            c.key("moe_latent_size"),
+            "a latent mixture of experts (Nemotron 3 Super) is not modelled yet",
+        ));
+    }
+    let experts = c.req("n_routed_experts", 1, MAX_EXPERTS)?;
+    let shared_ffn = c
+        .count("moe_shared_expert_intermediate_size", 0, MAX_FFN)?
+        .unwrap_or(0);
+    Ok(Some(MoeSpec {
+        experts,
+        active_experts: c.req("num_experts_per_tok", 1, experts)?,
+        expert_ffn: c.req("moe_intermediate_size", 1, MAX_FFN)?,
+        shared_experts: u64::from(shared_ffn > 0),
+        shared_ffn,
+        shared_expert_gate: false,
+        first_dense_layers: 0,
+        router_bias: true,
+        sparse_step: 0,
+        // Every layer that is not 'E' (their blocks have no MoE, or no feed-forward at all).
+        dense_layers: (0..layers)
+            .filter(|i| moe_layers.binary_search(i).is_err())
+            .collect(),
+    }))
+}
+
 /// The attention shape of Nemotron-H's '*' layers: (heads, KV heads, head_dim).
 fn nemotron_attention(c: &Obj, hidden: u64) -> Result<(u64, u64, u64), ConfigError> {
     let heads = c.req("num_attention_heads", 1, MAX_HEADS)?;
@@ -330,8 +364,8 @@ fn nemotron_attention(c: &Obj, hidden: u64) -> Result<(u64, u64, u64), ConfigErr
 }
 
 /// A Nemotron-H config (`model_type` "nemotron_h") as an exact [`ModelSpec`]: each layer ONE
-/// block after one RMSNorm, Mamba-2 ('M', a fixed state), GQA attention ('*', the KV cache) or
-/// a non-gated relu² MLP ('-'); nothing else.
+/// block after one RMSNorm, Mamba-2 ('M', a fixed state), GQA attention ('*', the KV cache),
+/// a non-gated relu² MLP ('-') or a mixture of relu² experts ('E', Nemotron 3).
 pub(super) fn parse_nemotron_h(
     c: &Obj,
     name: String,
@@ -347,6 +381,8 @@ pub(super) fn parse_nemotron_h(
             .collect()
     };
     let (mamba, attention, mlp) = (at(Block::Mamba), at(Block::Attention), at(Block::Mlp));
+    let moe_layers = at(Block::Moe);
+    let moe = nemotron_moe(c, &moe_layers, blocks.len() as u64)?;
     let mut recurrent = if mamba.is_empty() {
         RecurrentSpec {
             kind: RecurrentKind::Mamba2,
@@ -369,7 +405,11 @@ pub(super) fn parse_nemotron_h(
     };
     let attention_bias = c.flag("attention_bias")?.unwrap_or(false);
     recurrent.attention_layers = attention;
-    recurrent.mlp_only_layers = mlp;
+    // An 'E' layer is a feed-forward-only layer whose feed-forward is the MoE block.
+    let mut ffn_only = mlp;
+    ffn_only.extend(&moe_layers);
+    ffn_only.sort_unstable();
+    recurrent.mlp_only_layers = ffn_only;
     Ok(ModelSpec {
         name,
         arch,
@@ -391,7 +431,7 @@ pub(super) fn parse_nemotron_h(
         // NemotronHBlock: one RMSNorm before its one mixer.
         norms_per_layer: 1,
         mlp: MlpKind::Plain,
-        moe: None,
+        moe,
         mla: None,
         sliding: None,
         recurrent: Some(recurrent),
@@ -403,6 +443,7 @@ pub(super) fn parse_nemotron_h(
         encoder: None,
         gemma3n: None,
         kv_shared_layers: 0,
+        mtp_shares_embeddings: false,
         source: ShapeSource::Exact,
         nominal_params: None,
         file_weights: None,

@@ -178,7 +178,7 @@ pub fn parse_hf_config_value(root: &Value) -> Result<ModelSpec, ConfigError> {
     };
     let recurrent = if fam == Family::Jamba {
         Some(hybrid::parse_jamba(c, shape.layers, shape.hidden)?)
-    } else if fam == Family::Lfm2 {
+    } else if matches!(fam, Family::Lfm2 | Family::Lfm2Moe) {
         Some(hybrid_blocks::parse_short_conv(
             c,
             shape.layers,
@@ -226,6 +226,10 @@ pub fn parse_hf_config_value(root: &Value) -> Result<ModelSpec, ConfigError> {
         encoder: None,
         gemma3n: None,
         kv_shared_layers: 0,
+        // Qwen3.5: `mtp_use_dedicated_embeddings` false (its class default) = the MTP layer reads
+        // the model's embedding and head.
+        mtp_shares_embeddings: mtp_layers > 0
+            && c.flag("mtp_use_dedicated_embeddings")? == Some(false),
         source: ShapeSource::Exact,
         nominal_params: None,
         file_weights: None,
@@ -408,7 +412,7 @@ impl Shape {
 /// Embeddings: the text config's key, else the wrapper's, else the class default.
 fn tied_embeddings(c: &Obj, top: &Obj, nested: bool, fam: Family) -> Result<bool, ConfigError> {
     // Lfm2Config: `kwargs.get("tie_embedding", tie_word_embeddings)`, the original key first.
-    if fam == Family::Lfm2
+    if matches!(fam, Family::Lfm2 | Family::Lfm2Moe)
         && let Some(t) = c.flag("tie_embedding")?
     {
         return Ok(t);
@@ -464,6 +468,7 @@ impl Biases {
                     | Family::Qwen3Next
                     | Family::Gemma3
                     | Family::Lfm2
+                    | Family::Lfm2Moe
             ),
             norms_per_layer: if matches!(fam, Family::Gemma2 | Family::Gemma3) {
                 4

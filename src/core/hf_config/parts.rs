@@ -21,6 +21,9 @@ pub(super) enum Family {
     Qwen3Next,
     Jamba,
     Lfm2,
+    /// LFM2's MoE members (`lfm2_moe`, LFM2-8B-A1B): LFM2's layers, the first
+    /// `num_dense_layers` with a dense SwiGLU of `intermediate_size`, the rest MoE.
+    Lfm2Moe,
     Gemma,
     Gemma2,
     Gemma3,
@@ -41,9 +44,16 @@ impl Family {
             "qwen2_moe" => Family::Qwen2Moe,
             "qwen3" => Family::Qwen3,
             "qwen3_moe" => Family::Qwen3Moe,
-            "qwen3_next" => Family::Qwen3Next,
+            // Qwen3.5 is Qwen3-Next's decoder: transformers `modular_qwen3_5_moe.py` builds
+            // `Qwen3_5MoeAttention` on `Qwen3NextAttention` (q/k norms, gated output) and
+            // `Qwen3_5MoeSparseMoeBlock` on `Qwen3NextSparseMoeBlock` (sigmoid-gated shared
+            // expert); the dense `qwen3_5` shares the attention and Gated DeltaNet.
+            "qwen3_next" | "qwen3_5" | "qwen3_5_text" | "qwen3_5_moe" | "qwen3_5_moe_text" => {
+                Family::Qwen3Next
+            }
             "jamba" => Family::Jamba,
             "lfm2" => Family::Lfm2,
+            "lfm2_moe" => Family::Lfm2Moe,
             "gemma" => Family::Gemma,
             "gemma2" => Family::Gemma2,
             "gemma3" | "gemma3_text" => Family::Gemma3,
@@ -71,7 +81,9 @@ impl Family {
     pub(super) fn ties_by_default(self) -> bool {
         match self {
             // Lfm2Config: tie_word_embeddings=True.
-            Family::Gemma | Family::Gemma2 | Family::Gemma3 | Family::Lfm2 => true,
+            Family::Gemma | Family::Gemma2 | Family::Gemma3 | Family::Lfm2 | Family::Lfm2Moe => {
+                true
+            }
             // PretrainedConfig's default: an unknown arch's config.json without the key ties.
             Family::Other => true,
             _ => false,
@@ -107,7 +119,7 @@ pub(super) fn parse_moe(c: &Obj, fam: Family, layers: u64) -> Result<Option<MoeS
     };
     let expert_ffn = match c.count("moe_intermediate_size", 1, MAX_FFN)? {
         Some(w) => w,
-        None if fam.is_qwen() || fam.is_deepseek() => {
+        None if fam.is_qwen() || fam.is_deepseek() || fam == Family::Lfm2Moe => {
             return Err(ConfigError::MissingKey(c.key("moe_intermediate_size")));
         }
         None => c.req("intermediate_size", 1, MAX_FFN)?,
@@ -127,7 +139,14 @@ pub(super) fn parse_moe(c: &Obj, fam: Family, layers: u64) -> Result<Option<MoeS
         // Qwen3NextSparseMoeBlock keeps it (modeling_qwen3_next.py).
         shared_expert_gate = matches!(fam, Family::Qwen2Moe | Family::Qwen3Next);
     }
-    let first_dense_layers = c.count("first_k_dense_replace", 0, layers)?.unwrap_or(0);
+    // Lfm2MoeDecoderLayer: `layer_idx >= num_dense_layers` takes the MoE block
+    // (transformers `modeling_lfm2_moe.py`); DeepSeek: `first_k_dense_replace`.
+    let first_dense_key = if fam == Family::Lfm2Moe {
+        "num_dense_layers"
+    } else {
+        "first_k_dense_replace"
+    };
+    let first_dense_layers = c.count(first_dense_key, 0, layers)?.unwrap_or(0);
     let sparse_step = c.count("decoder_sparse_step", 0, layers)?.unwrap_or(1);
     let mut dense_layers = c.layer_list("mlp_only_layers", layers)?;
     if fam.is_deepseek() {
@@ -144,6 +163,9 @@ pub(super) fn parse_moe(c: &Obj, fam: Family, layers: u64) -> Result<Option<MoeS
         Family::GptOss => true,
         // DeepSeek-V3 "noaux_tc" routing keeps e_score_correction_bias (E) in the checkpoint.
         Family::DeepseekV3 => c.text("topk_method")?.unwrap_or("noaux_tc") == "noaux_tc",
+        // Lfm2MoeSparseMoeBlock: an `expert_bias` of E (fp32, in the checkpoint) when
+        // `use_expert_bias`; its gate is Linear(h, E, bias=False).
+        Family::Lfm2Moe => c.flag("use_expert_bias")?.unwrap_or(false),
         _ => false,
     };
     Ok(Some(MoeSpec {

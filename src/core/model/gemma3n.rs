@@ -86,14 +86,7 @@ impl ModelSpec {
     pub(super) fn gemma3n_outer_tensors(&self, g: &Gemma3nSpec, v: &mut Vec<TensorGroup>) {
         let h = self.hidden;
         let row = m(self.layers, g.ple_dim);
-        let table = m(g.ple_vocab, row);
-        v.push(TensorGroup {
-            class: TensorClass::TokenEmbedding,
-            elements: table,
-            active_elements: row.min(table),
-            row,
-            routed: false,
-        });
+        v.push(per_layer_table(self.layers, g));
         let altup = m(m(g.altup_inputs.saturating_sub(1), 2), m(h, h));
         v.push(whole(
             TensorClass::FfnGateUp,
@@ -103,10 +96,31 @@ impl ModelSpec {
         v.push(whole(TensorClass::Small, g.ple_dim, 0));
     }
 
+    /// The per-layer embedding table as a tensor group (`per_layer_token_embd`), `None` for
+    /// other models.
+    pub fn per_layer_embedding_table(&self) -> Option<TensorGroup> {
+        self.gemma3n
+            .as_ref()
+            .map(|g| per_layer_table(self.layers, g))
+    }
+
     /// Elements of the per-layer embedding table (`V_p × L × p`); 0 for other models.
     pub fn per_layer_embedding_elements(&self) -> u64 {
         self.gemma3n
             .as_ref()
             .map_or(0, |g| m(g.ple_vocab, m(self.layers, g.ple_dim)))
+    }
+}
+
+/// Gemma 3n's per-layer embedding table: `V_p` rows of `L × p`, one row read per token.
+fn per_layer_table(layers: u64, g: &Gemma3nSpec) -> TensorGroup {
+    let row = m(layers, g.ple_dim);
+    let table = m(g.ple_vocab, row);
+    TensorGroup {
+        class: TensorClass::TokenEmbedding,
+        elements: table,
+        active_elements: row.min(table),
+        row,
+        routed: false,
     }
 }

@@ -324,6 +324,11 @@ pub struct ModelSpec {
     /// `n_layer_kv_from_start`). 0 = every attention layer has its own cache.
     #[serde(skip_serializing_if = "is_zero")]
     pub kv_shared_layers: u64,
+    /// The MTP layers read the model's own token embedding and output head instead of storing
+    /// copies (Qwen3.5 `mtp_use_dedicated_embeddings: false`; transformers
+    /// `Qwen3_5TextConfig`): as a drafter they add no embedding or head to the weights.
+    #[serde(skip_serializing_if = "is_false")]
+    pub mtp_shares_embeddings: bool,
     pub source: ShapeSource,
     /// A parameter count given by the user (the slider); when set it is the total, and the shape is
     /// only used for the KV cache and activations.
@@ -388,6 +393,7 @@ impl Default for ModelSpec {
             encoder: None,
             gemma3n: None,
             kv_shared_layers: 0,
+            mtp_shares_embeddings: false,
             source: ShapeSource::Exact,
             nominal_params: None,
             file_weights: None,

@@ -9,7 +9,9 @@
 //! steps and a request lives `O + n` steps; then `d = A·O/(O + n)` sequences decode in a step
 //! and `p = A·P'/(O + n)` prompt tokens ride along. The step time `t(d, p)` (step.rs) closes the
 //! loop (a few fixed-point passes). Per-user speed is `1/t`, output throughput `d/t`, request
-//! rate `A/((O + n)·t)`.
+//! rate `A/((O + n)·t)`. With speculative decoding a step yields `E` tokens per decoding
+//! sequence (`StepModel::tokens_per_step`) and takes `γ + 1` of the budget per sequence: a
+//! request then needs `O/E` decode steps, and per-user speed is `E/t`.
 //!
 //! **Time to first token**: the prefill's own `n` steps, plus two waits. Prompts queue for the
 //! prefill budget (an M/M/1 queue whose server is the budget left after decodes, utilisation
@@ -82,13 +84,19 @@ impl Replica<'_> {
             return self.static_batch(a);
         }
         let a = a.clamp(1.0, self.slots.max(1.0));
-        let (o, pc) = (self.output.max(1.0), self.prompt_computed.max(1.0));
+        // With speculative decoding a step yields `e` tokens per decoding sequence and each
+        // takes `q` tokens of the step's budget (step.rs, `SpecStep`); else 1 and 1.
+        let (e, q) = (self.step.tokens_per_step(), self.step.tokens_per_decode());
+        let (o, pc) = (
+            (self.output.max(1.0) / e).max(1.0),
+            self.prompt_computed.max(1.0),
+        );
         let depth = self.prompt + self.output / 2.0;
         let cached = self.prompt - self.prompt_computed;
         let mut d = a;
         let (mut t, mut n, mut p) = (0.0, 1.0, 0.0);
         for _ in 0..6 {
-            let room = (self.budget - d).max(1.0);
+            let room = (self.budget - d * q).max(1.0);
             n = (pc / room).ceil().max(1.0);
             d = a * o / (o + n);
             p = (a * pc / (o + n)).min(room);
@@ -96,7 +104,7 @@ impl Replica<'_> {
         }
         let t_decode = self.step.time(d, depth, 0.0, 0.0);
         let rate = a / ((o + n) * t);
-        let room = (self.budget - d).max(1.0);
+        let room = (self.budget - d * q).max(1.0);
         // A prompt's own steps carry its chunks (the average step above carries the average).
         let chunk = pc.min(room);
         let t_prefill = n * self.step.time(d, depth, chunk, cached + pc / 2.0);
@@ -105,10 +113,10 @@ impl Replica<'_> {
             users: a,
             running: a,
             requests_per_s: rate,
-            output_tokens_per_s: d / t,
+            output_tokens_per_s: d * e / t,
             input_tokens_per_s: rate * self.prompt,
-            tokens_per_s_per_user: 1.0 / t,
-            tpot_s: t,
+            tokens_per_s_per_user: e / t,
+            tpot_s: t / e,
             ttft_s: t_prefill,
             ttft_p95_s: t_prefill + mm1_wait_p95(rho, 1.0 / t_prefill),
             prefill_share: ((t - t_decode) / t).clamp(0.0, 1.0),
@@ -124,15 +132,16 @@ impl Replica<'_> {
             .step
             .time(0.0, 0.0, b * self.prompt_computed.max(1.0), 0.0);
         let t_dec = self.step.time(b, self.prompt + self.output / 2.0, 0.0, 0.0);
-        let run = t_pf + self.output.max(1.0) * t_dec;
+        let e = self.step.tokens_per_step();
+        let run = t_pf + (self.output.max(1.0) / e).max(1.0) * t_dec;
         let point = LoadPoint {
             users: b,
             running: b,
             requests_per_s: b / run,
             output_tokens_per_s: b * self.output / run,
             input_tokens_per_s: b * self.prompt / run,
-            tokens_per_s_per_user: 1.0 / t_dec,
-            tpot_s: t_dec,
+            tokens_per_s_per_user: e / t_dec,
+            tpot_s: t_dec / e,
             ttft_s: t_pf,
             // A request arriving mid-batch waits for it to end (uniform arrival: p95 = 0.95 run).
             ttft_p95_s: t_pf + (1.0 - TAIL) * run,

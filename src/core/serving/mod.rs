@@ -168,6 +168,9 @@ pub struct ServingPlan {
     pub cost: Option<ServeCost>,
     /// Throughput and latency against users in flight (one replica), for the charts.
     pub curve: Vec<LoadPoint>,
+    /// Speculative decoding, when on and run by this engine.
+    #[serde(default)]
+    pub speculative: Option<ServingSpec>,
 }
 
 impl ServingPlan {
@@ -193,6 +196,7 @@ impl ServingPlan {
             asked: None,
             cost: None,
             curve: Vec::new(),
+            speculative: None,
         }
     }
     /// Users one machine holds at the target (all its replicas).
@@ -238,7 +242,7 @@ pub fn plan(
     if !matches!(fit.verdict, Verdict::Gpu | Verdict::Unified) {
         return ServingPlan::blocked(m, engine, Blocker::DoesNotFitGpu);
     }
-    let mut best: Option<ServingPlan> = None;
+    let mut best: Option<(u64, ServingPlan)> = None;
     let tps = match inputs.tensor_parallel {
         Some(tp) => vec![tp],
         None => tp_candidates(&s, m, acc, engine),
@@ -249,13 +253,47 @@ pub fn plan(
         };
         let better = match &best {
             None => true,
-            Some(b) => score(&p) > score(b),
+            Some((_, b)) => score(&p) > score(b),
         };
         if better {
-            best = Some(p);
+            best = Some((tp, p));
         }
     }
-    best.unwrap_or_else(|| ServingPlan::blocked(m, engine, Blocker::NoKvRoom))
+    match best {
+        Some((tp, mut p)) => {
+            if p.speculative.is_some() {
+                let plain = Scenario {
+                    speculative: None,
+                    ..s.clone()
+                };
+                if let Some(b) = build(&plain, fit, m, acc, st, tp) {
+                    compare_plain(&mut p, &b, &inputs.target);
+                }
+            }
+            p
+        }
+        None => ServingPlan::blocked(m, engine, Blocker::NoKvRoom),
+    }
+}
+
+/// Fill the speculative plan's speedups against `plain`, the same replica without speculation
+/// (its own pool: no drafter weights or KV): output tokens/s at one user and at the plan's most
+/// users that meet the target.
+fn compare_plain(p: &mut ServingPlan, plain: &Built, target: &Target) {
+    let r = plain.replica();
+    let ratio = |a: Option<LoadPoint>, users: f64| {
+        let b = r.at_users(users).output_tokens_per_s;
+        a.map(|x| x.output_tokens_per_s / b)
+            .filter(|x| x.is_finite())
+    };
+    let one = ratio(p.single, 1.0);
+    let at_best = p.best_users.and_then(|u| ratio(p.best, u as f64));
+    let plain_best = r.max_users(target).map(|x| x.0);
+    if let Some(sp) = p.speculative.as_mut() {
+        sp.speedup_one_user = one;
+        sp.speedup_at_best = at_best;
+        sp.plain_best_users = plain_best;
+    }
 }
 
 /// What the tensor-parallel choice maximises: users per machine at the target, then output
@@ -331,6 +369,8 @@ pub struct Built {
     pub max_seqs_at_context: u64,
     /// Pipeline stages.
     pub pp: u64,
+    /// Speculative decoding, when the scenario turns it on and the engine runs it here.
+    pub spec: Option<ServingSpec>,
 }
 
 /// Share of the weights the heaviest pipeline stage holds: `1/pp` of the layers and, past one
@@ -419,7 +459,14 @@ pub fn build_stages(
     let layer_split = engine.splits_layers();
     // Layer split pools the GPUs' memory behind one GPU's speed.
     let est_gpus = if layer_split { 1 } else { tp.max(1) };
-    let es = engine_scenario(&s, engine, est_gpus);
+    let mut es = engine_scenario(&s, engine, est_gpus);
+    if !es
+        .speculative
+        .as_ref()
+        .is_some_and(|sp| speculation_runs(engine, pp, sp.method))
+    {
+        es.speculative = None;
+    }
     let est = estimate_with(&es, false);
     let backend = backend_for(es.runtime, Some(acc));
     let profile = st.speed.profiles.get(backend);
@@ -441,9 +488,9 @@ pub fn build_stages(
         .as_ref()
         .filter(|c| c.machine.as_str() == &*m.id)
         .map_or(1.0, |c| c.tuning.bandwidth_factor);
-    let mut step = StepModel::new(&StepInputs {
-        scenario: &es,
-        est: &est,
+    let inputs_of = |scenario, est, kernel| StepInputs {
+        scenario,
+        est,
         gpu,
         profile,
         kernel,
@@ -453,7 +500,8 @@ pub fn build_stages(
         nvlink,
         consts: &st.speed,
         bandwidth_factor,
-    });
+    };
+    let mut step = StepModel::new(&inputs_of(&es, &est, kernel));
     if engine == Engine::Transformers {
         step.dispatch_bound = true;
         step.kv_passes = crate::core::speed::step::DYNAMIC_CACHE_KV_PASSES;
@@ -464,6 +512,46 @@ pub fn build_stages(
     if kernel == Kernel::Ggml {
         step.vector_s_per_token = est.params.active as f64 * profile.dot_flops_per_weight
             / (gpu.vector_tflops.max(0.01) * 1e12);
+    }
+    let mut spec = None;
+    if let Some(Ok((ds, extra))) = crate::core::estimate::draft_scenario(&es, &es.model) {
+        let dest = estimate_with(&ds, false);
+        let dkernel = if backend.is_llama_cpp() {
+            Kernel::Ggml
+        } else {
+            Kernel::for_weights(ds.weights, &gpu)
+        };
+        let mut draft = StepModel::new(&inputs_of(&ds, &dest, dkernel));
+        // EAGLE-3's wider q/k/v and fc, MTP's projection: parameters its layer shape lacks.
+        let extra_bytes = extra as f64 * ds.weights.bits_per_weight() / 8.0 / est_gpus as f64;
+        draft.dense_bytes += extra_bytes;
+        draft.active_params += extra as f64 / est_gpus as f64;
+        if dkernel == Kernel::Ggml {
+            draft.vector_s_per_token = (dest.params.active + extra) as f64
+                * profile.dot_flops_per_weight
+                / (gpu.vector_tflops.max(0.01) * 1e12);
+        }
+        let sp = es.speculative.as_ref().expect("draft_scenario needs it");
+        let (g, a) = (sp.tokens(), sp.acceptance());
+        let e = crate::core::speculative::tokens_per_step(a, g);
+        spec = Some(ServingSpec {
+            method: sp.method,
+            draft_tokens: g,
+            acceptance: a,
+            tokens_per_step: e,
+            draft_weights_per_gpu: dest
+                .per_gpu_kind(crate::core::estimate::ComponentKind::Weights)
+                .saturating_add(crate::core::units::Bytes::from_f64(extra_bytes))
+                .saturating_sub(
+                    crate::core::estimate::shared_with_model(&es.model, sp.method, &dest)
+                        .div_ceil(est_gpus),
+                ),
+            draft_kv_bytes_per_token: draft.kv_seq_bytes(1.0),
+            speedup_one_user: None,
+            speedup_at_best: None,
+            plain_best_users: None,
+        });
+        step = step.with_speculation(draft, g, e);
     }
     let gpus_in_machine = machine_gpus(m, acc);
     let (memory, usable) = if layer_split {
@@ -520,7 +608,49 @@ pub fn build_stages(
         prompt_computed: (prompt * (1.0 - prefix)).max(1.0),
         output,
         slots,
+        spec,
     })
+}
+
+/// Whether a replica runs the scenario's speculative decoding: vLLM and SGLang verify drafted
+/// tokens for every running sequence in one batched pass with any of the three drafters;
+/// llama-server drafts with a separate model only (`-md`); transformers' assisted generation
+/// runs one sequence only (`generation/utils.py`: "assisted generate is only supported for
+/// batch_size = 1"); and speculation is not modelled across pipeline stages.
+pub fn speculation_runs(
+    engine: Engine,
+    pp: u64,
+    method: crate::core::speculative::SpecMethod,
+) -> bool {
+    let by_engine = match engine {
+        Engine::Vllm | Engine::Sglang | Engine::Auto => true,
+        Engine::LlamaServer => method == crate::core::speculative::SpecMethod::DraftModel,
+        Engine::Transformers => false,
+    };
+    by_engine && pp <= 1
+}
+
+/// Speculative decoding in a serving plan: the drafter's memory in the pool and the speed it
+/// buys against the same replica without it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ServingSpec {
+    pub method: crate::core::speculative::SpecMethod,
+    /// Tokens drafted per step (γ).
+    pub draft_tokens: u64,
+    /// Per-token acceptance rate (α).
+    pub acceptance: f64,
+    /// Tokens a sequence gains per step, `(1 − α^(γ+1)) / (1 − α)`.
+    pub tokens_per_step: f64,
+    /// The drafter's weights per GPU (part of the pool's `weights_per_gpu`).
+    pub draft_weights_per_gpu: crate::core::units::Bytes,
+    /// The drafter's KV bytes per token of one sequence per GPU (in every block of the pool).
+    pub draft_kv_bytes_per_token: f64,
+    /// Output tokens/s with speculation over the same replica without it, at one user.
+    pub speedup_one_user: Option<f64>,
+    /// The same at the plan's most users that meet the target (each replica with its own pool).
+    pub speedup_at_best: Option<f64>,
+    /// The most users the replica holds at the target without speculation.
+    pub plain_best_users: Option<u64>,
 }
 
 /// The plan of replica `b` of `s` on machine `m`: the loads it holds, what they cost, and its
@@ -583,6 +713,7 @@ pub fn plan_of(
         asked,
         cost,
         curve,
+        speculative: b.spec,
     }
 }
 
@@ -724,4 +855,48 @@ pub fn load_text(s: &Scenario) -> String {
         Some(Load::RequestsPerSecond(r)) => format!("at {} requests/s ({target})", format::rate(r)),
         None => format!("at the most users that meet {target}"),
     }
+}
+
+/// What speculative decoding does in the first servable plan that runs it (for `serve`'s
+/// table, the report's serving section and the window's Serving tab): "Speculative
+/// decoding on AWS p5.4xlarge (EAGLE-3 head, 3 drafted, acceptance 75 %: 2.73 tokens a step):
+/// 2.37× at 1 user, 1.50× at the target's 40 users (46 without it); its 810 MiB of weights and
+/// 4.00 KiB of KV per token of each sequence come out of the KV pool."
+pub fn speculative_text(plans: &[ServingPlan]) -> String {
+    use crate::core::format;
+    let Some((p, x)) = plans
+        .iter()
+        .find_map(|p| p.speculative.as_ref().map(|x| (p, x)))
+    else {
+        if plans.iter().all(|p| p.blocker.is_some()) {
+            return "Speculative decoding: no machine here serves the model.".into();
+        }
+        return "Speculative decoding: not run by these engines (llama-server drafts with a separate model only; transformers' assisted generation runs one sequence at a time).".into();
+    };
+    let at_best = match (x.speedup_at_best, p.best_users) {
+        (Some(r), Some(u)) => format!(
+            ", {} at the target's {} ({} without it)",
+            format::times(r),
+            format::count(u, "user", "users"),
+            x.plain_best_users
+                .map(format::group_digits)
+                .unwrap_or_else(|| "none".into())
+        ),
+        _ => String::new(),
+    };
+    format!(
+        "Speculative decoding on {} ({}, {} drafted, acceptance {}: {} tokens a step): {} at 1 user{at_best}; its {} of weights and {} of KV per token of each sequence come out of the KV pool.",
+        p.name,
+        x.method.label(),
+        x.draft_tokens,
+        format::percent(x.acceptance),
+        format::rate(x.tokens_per_step),
+        x.speedup_one_user
+            .map(format::times)
+            .unwrap_or_else(|| format::MISSING.into()),
+        format::bytes(x.draft_weights_per_gpu),
+        format::bytes(crate::core::units::Bytes::from_f64(
+            x.draft_kv_bytes_per_token
+        )),
+    )
 }

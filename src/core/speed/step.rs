@@ -203,6 +203,31 @@ pub struct StepModel {
     /// DeepSeek Sparse Attention: what is read and computed for at most the top-k positions;
     /// `kv_per_token` and `attn_per_depth` then hold the indexer's share, paid at every position.
     pub sparse: Option<SparseStep>,
+    /// Speculative decoding in a batched step (serving only; `None` in `fit`'s single-user
+    /// speeds, which apply speculation after the fact): see [`SpecStep`].
+    pub spec: Option<Box<SpecStep>>,
+}
+
+/// Speculative decoding inside one scheduler step of a batching engine (vLLM V1
+/// `vllm/v1/spec_decode/eagle.py` `EagleProposer.propose` and `draft_model.py`, run by
+/// `gpu_model_runner.py` `execute_model` after the target's forward pass; SGLang's
+/// `EAGLEWorker.forward_batch_speculative_generation`): every decoding sequence's drafter runs
+/// `γ` passes (the first also over the step's prompt chunk: the drafter keeps its own KV of the
+/// prompt), and the target verifies `γ + 1` tokens per sequence in one pass (vLLM's scheduler
+/// counts them against `max_num_batched_tokens`: `scheduler.py` `schedule`,
+/// `num_new_tokens = num_tokens_with_spec − num_computed_tokens`). A sequence gains
+/// `tokens_per_step` tokens on average (Leviathan et al. 2023 eq. 1). The verification is a
+/// `γ + 1`-times larger GEMM over the same weights: free while the step is memory-bound, at
+/// full price once it is compute-bound, which is why the speedup falls with the batch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpecStep {
+    /// The drafter's own step model on the same GPUs (its weights, KV and launches; no engine
+    /// cost of its own).
+    pub draft: StepModel,
+    /// Tokens drafted per step (γ).
+    pub draft_tokens: f64,
+    /// Tokens a sequence gains per step on average, `(1 − α^(γ+1)) / (1 − α)`.
+    pub tokens_per_step: f64,
 }
 
 /// The top-k part of sparse attention, per GPU (see [`StepModel::sparse`]).
@@ -338,7 +363,34 @@ impl StepModel {
             stages: 1.0,
             hop_latency_s: 0.0,
             hop_bps: 1.0,
+            spec: None,
         }
+    }
+
+    /// This model with speculative decoding: `draft` is the drafter's step model on the same
+    /// GPUs, `g` the tokens it drafts per step and `e` the tokens a sequence gains per step.
+    pub fn with_speculation(mut self, mut draft: StepModel, g: u64, e: f64) -> StepModel {
+        draft.costs = StepCosts {
+            step_us: 0.0,
+            per_seq_us: 0.0,
+        };
+        draft.spec = None;
+        self.spec = Some(Box::new(SpecStep {
+            draft,
+            draft_tokens: g.max(1) as f64,
+            tokens_per_step: e.max(1.0),
+        }));
+        self
+    }
+
+    /// Tokens a decoding sequence gains per step (1 without speculation).
+    pub fn tokens_per_step(&self) -> f64 {
+        self.spec.as_ref().map_or(1.0, |x| x.tokens_per_step)
+    }
+
+    /// Tokens of the step's budget a decoding sequence takes: `γ + 1` with speculation, else 1.
+    pub fn tokens_per_decode(&self) -> f64 {
+        self.spec.as_ref().map_or(1.0, |x| x.draft_tokens + 1.0)
     }
 
     /// The same model split into `stages` pipeline stages whose hidden states cross `hop`
@@ -351,8 +403,21 @@ impl StepModel {
     }
 
     /// KV bytes per GPU of one sequence at `len` tokens (one pipeline stage's layers); the
-    /// recurrent state of a hybrid model is not in it (see [`Self::state_per_seq`]).
+    /// recurrent state of a hybrid model is not in it (see [`Self::state_per_seq`]). With
+    /// speculative decoding the drafter's KV is in it too: vLLM V1 gives the drafter's attention
+    /// layers blocks of the same pool (`gpu_model_runner.py` `get_kv_cache_spec` walks every
+    /// attention layer of the forward context, the drafter's included).
     pub fn kv_seq_bytes(&self, len: f64) -> f64 {
+        let draft = self
+            .spec
+            .as_ref()
+            .map_or(0.0, |x| x.draft.kv_seq_bytes(len));
+        self.own_kv_bytes(len) + draft
+    }
+
+    /// The target's KV bytes per GPU of one sequence at `len` tokens (the drafter's KV, held in
+    /// the same pool, is added by [`Self::kv_seq_bytes`]).
+    fn own_kv_bytes(&self, len: f64) -> f64 {
         let local = self.kv_window.map_or(0.0, |(b, w)| b * len.min(w));
         let latent = self.sparse.map_or(0.0, |x| x.kv_per_token * len);
         (self.kv_per_token * len + local + latent) / self.stages.max(1.0)
@@ -364,7 +429,7 @@ impl StepModel {
         let unread = self
             .sparse
             .map_or(0.0, |x| x.kv_per_token * (len - x.topk).max(0.0));
-        (self.kv_seq_bytes(len) - unread / self.stages.max(1.0)).max(0.0)
+        (self.own_kv_bytes(len) - unread / self.stages.max(1.0)).max(0.0)
             * self.kv_readers_per_cache
     }
 
@@ -378,7 +443,30 @@ impl StepModel {
     /// per token; vLLM's `IntermediateTensors`) between them. A prompt chunk rides whole in one
     /// micro-batch (its time to first token passes every stage). The engine's own step cost is
     /// paid once.
+    ///
+    /// With speculative decoding ([`SpecStep`]) a step is the drafter's `γ` passes over the `d`
+    /// sequences (the first also over the prompt chunk) and the target's pass over `γ + 1`
+    /// tokens per sequence; each sequence then gains [`Self::tokens_per_step`] tokens.
     pub fn time(&self, d: f64, depth: f64, p: f64, p_depth: f64) -> f64 {
+        match self.spec.as_deref() {
+            Some(sp) if self.stages <= 1.0 => {
+                let g = sp.draft_tokens;
+                let first = sp.draft.pass(d, 1.0, depth, p, p_depth);
+                let rest = if d > 0.0 {
+                    (g - 1.0).max(0.0) * sp.draft.pass(d, 1.0, depth, 0.0, 0.0)
+                } else {
+                    0.0
+                };
+                self.pass(d, g + 1.0, depth, p, p_depth) + first + rest
+            }
+            _ => self.pass(d, 1.0, depth, p, p_depth),
+        }
+    }
+
+    /// One forward pass: `d` decoding sequences with `q` query tokens each (1; `γ + 1` when
+    /// verifying drafted tokens: their KV is read once, their FLOPs are `q` times), and `p`
+    /// prefill tokens.
+    fn pass(&self, d: f64, q: f64, depth: f64, p: f64, p_depth: f64) -> f64 {
         if self.stages > 1.0 {
             let k = self.stages;
             let stage = StepModel {
@@ -412,9 +500,9 @@ impl StepModel {
             };
             let hop = self.hop_latency_s + (dd + pp).max(1.0) * self.hidden * 4.0 / self.hop_bps;
             let engine = (self.costs.step_us + self.costs.per_seq_us * dd) * 1e-6;
-            return k * stage_kv_fix.time(dd, depth, pp, p_depth) + (k - 1.0) * hop + engine;
+            return k * stage_kv_fix.pass(dd, q, depth, pp, p_depth) + (k - 1.0) * hop + engine;
         }
-        let tokens = (d + p).max(1.0);
+        let tokens = (d * q + p).max(1.0);
         let touched = match self.moe {
             Some((e, k)) => 1.0 - (1.0 - (k / e).min(1.0)).powf(tokens),
             None => 1.0,
@@ -428,9 +516,9 @@ impl StepModel {
             };
         let bytes = self.dense_bytes + self.expert_bytes * touched + kv;
         let flops = 2.0 * self.active_params * tokens
-            + self.attn_per_depth * (d * depth + p * (p_depth + p / 2.0))
+            + self.attn_per_depth * (d * q * depth + p * (p_depth + p / 2.0))
             + self.sparse.map_or(0.0, |x| {
-                x.attn_per_depth * (d * depth.min(x.topk) + p * (p_depth + p / 2.0).min(x.topk))
+                x.attn_per_depth * (d * q * depth.min(x.topk) + p * (p_depth + p / 2.0).min(x.topk))
             });
         let roof = (bytes / self.bandwidth).max(flops / self.gemm_rate);
         let comm = if self.tp > 1.0 {
@@ -441,8 +529,8 @@ impl StepModel {
             0.0
         };
         // llama.cpp runs up to 8 sequences through mat-vec kernels (mmvq), then MMQ GEMMs.
-        let mat_vec = if d <= 8.0 && p == 0.0 {
-            d.max(1.0) * self.vector_s_per_token
+        let mat_vec = if d * q <= 8.0 && p == 0.0 {
+            (d * q).max(1.0) * self.vector_s_per_token
         } else {
             0.0
         };

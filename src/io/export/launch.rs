@@ -523,7 +523,7 @@ pub fn vllm(s: &Scenario, fit: &FitResult) -> LaunchSetting {
 /// The fit ran on an Apple GPU (llama.cpp's Metal backend): vLLM and CUDA-only tools do not.
 /// llama.cpp's draft model (`-md FILE --draft-max N`, all its layers on the GPU with `-ngld`);
 /// llama-server has no EAGLE-3 or MTP drafter, which a note says.
-fn llama_cpp_draft(sc: &Scenario, notes: &mut Vec<String>) -> Option<String> {
+pub(super) fn llama_cpp_draft(sc: &Scenario, notes: &mut Vec<String>) -> Option<String> {
     let sp = sc.speculative.as_ref()?;
     if sp.method != SpecMethod::DraftModel {
         notes.push(format!(
@@ -549,7 +549,7 @@ fn llama_cpp_draft(sc: &Scenario, notes: &mut Vec<String>) -> Option<String> {
 }
 
 /// vLLM's `--speculative-config` for the drafter (docs.vllm.ai "Speculative Decoding").
-fn vllm_speculative(sc: &Scenario) -> Option<String> {
+pub(super) fn vllm_speculative(sc: &Scenario) -> Option<String> {
     let sp = sc.speculative.as_ref()?;
     let n = sp.tokens();
     let json = match sp.method {

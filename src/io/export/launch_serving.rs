@@ -1,7 +1,10 @@
 //! Launch lines from a serving plan: `vllm serve`, SGLang's `launch_server` and `llama-server`
 //! with the plan's parallelism, context, sequence limit, token budget and memory share.
 
-use super::launch::{LaunchSetting, Launcher, hub_revision, model_arg, vllm_kv_dtype};
+use super::launch::{
+    LaunchSetting, Launcher, hub_revision, llama_cpp_draft, model_arg, vllm_kv_dtype,
+    vllm_speculative,
+};
 use super::text::shell;
 use crate::core::format::group_digits;
 use crate::core::scenario::Scenario;
@@ -43,7 +46,7 @@ pub fn serving_launch(s: &Scenario, plan: &ServingPlan) -> Option<LaunchSetting>
         Engine::Sglang => ("SGLang server (serving plan)", Launcher::Vllm, l.sglang()),
         Engine::LlamaServer => {
             let slots = set.max_num_seqs.max(1);
-            let lines = [
+            let mut lines = vec![
                 format!("llama-server -m {} -ngl 99", shell(&model)),
                 format!(
                     "--parallel {slots} -c {} --kv-unified -b {} --cont-batching",
@@ -51,6 +54,14 @@ pub fn serving_launch(s: &Scenario, plan: &ServingPlan) -> Option<LaunchSetting>
                     set.max_num_batched_tokens
                 ),
             ];
+            if plan.speculative.is_some() {
+                let mut notes = Vec::new();
+                lines.extend(llama_cpp_draft(&sc, &mut notes));
+                for n in notes {
+                    note.push(' ');
+                    note.push_str(&n);
+                }
+            }
             note.push_str(&format!(
                 " -c is the whole KV pool: {slots} slots × {} tokens each.",
                 group_digits(sc.context)
@@ -126,12 +137,38 @@ impl PlanLaunch<'_> {
         if kv != "auto" {
             lines.push(format!("--kv-cache-dtype {kv}"));
         }
+        if self.plan.speculative.is_some() {
+            lines.extend(vllm_speculative(self.sc));
+        }
         lines.push(if self.set.prefix_caching {
             "--enable-prefix-caching".into()
         } else {
             "--no-enable-prefix-caching".into()
         });
         lines.join(" \\\n  ")
+    }
+
+    /// SGLang's speculative decoding flags (python/sglang/srt/server_args.py: a chain of `γ`
+    /// steps is `--speculative-eagle-topk 1` with `γ + 1` draft tokens; a separate draft model is
+    /// the `STANDALONE` algorithm, MTP layers run as `EAGLE` from the checkpoint's own NextN
+    /// layers).
+    fn sglang_speculative(&self) -> Option<String> {
+        use crate::core::speculative::SpecMethod;
+        self.plan.speculative.as_ref()?;
+        let sp = self.sc.speculative.as_ref()?;
+        let g = sp.tokens();
+        let algorithm = match sp.method {
+            SpecMethod::DraftModel => format!(
+                "STANDALONE --speculative-draft-model-path {}",
+                shell(sp.draft_id.as_deref().unwrap_or("DRAFT_MODEL"))
+            ),
+            SpecMethod::Eagle3 => "EAGLE3 --speculative-draft-model-path EAGLE3_HEAD".into(),
+            SpecMethod::Mtp => "EAGLE".into(),
+        };
+        Some(format!(
+            "--speculative-algorithm {algorithm} --speculative-num-steps {g} --speculative-eagle-topk 1 --speculative-num-draft-tokens {}",
+            g + 1
+        ))
     }
 
     /// SGLang's `launch_server` with the plan's parallelism and limits.
@@ -158,6 +195,7 @@ impl PlanLaunch<'_> {
             } else {
                 "--disable-radix-cache".into()
             },
+            self.sglang_speculative().unwrap_or_default(),
         ];
         lines
             .iter()

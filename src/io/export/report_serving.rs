@@ -94,6 +94,13 @@ pub fn markdown(input: &ReportInput) -> String {
         .map(|r| r.iter().map(|c| md(c)).collect())
         .collect();
     super::markdown::table(&mut o, &COLUMNS, &[], &cells);
+    if input.scenario.speculative.is_some() {
+        let _ = writeln!(
+            o,
+            "{}\n",
+            md(&crate::core::serving::speculative_text(&plans))
+        );
+    }
     if let Some(l) = plans.iter().find_map(|p| serving_launch(input.scenario, p)) {
         let _ = writeln!(
             o,
@@ -118,6 +125,13 @@ pub fn html(input: &ReportInput) -> String {
     let mut o = String::from("<section id=\"serving\">\n<h2>Serving many users</h2>\n");
     let _ = writeln!(o, "<p>{}</p>", text::html(&caption(input)));
     super::html::text_table(&mut o, &COLUMNS, &rows(&plans));
+    if input.scenario.speculative.is_some() {
+        let _ = writeln!(
+            o,
+            "<p>{}</p>",
+            text::html(&crate::core::serving::speculative_text(&plans))
+        );
+    }
     if let Some(l) = plans.iter().find_map(|p| serving_launch(input.scenario, p)) {
         super::html::launch_block(&mut o, &l, false);
     }

@@ -67,7 +67,7 @@ fn per_layer_values(v: Option<&Value>, layers: u64) -> Option<Vec<u64>> {
 /// Architectures whose per-layer `head_count_kv` / `feed_forward_length` of 0 mark the layers
 /// without attention / without an MLP, which [`recurrent_spec`] reads exactly.
 fn per_layer_kinds_read(arch: &str) -> bool {
-    matches!(arch, "lfm2" | "nemotron_h")
+    matches!(arch, "lfm2" | "lfm2moe" | "nemotron_h" | "nemotron_h_moe")
 }
 
 /// Layers `il` of `n` that llama.cpp's `set_swa_pattern(p)` marks as sliding: `il % p < p - 1`.
@@ -615,9 +615,11 @@ fn check_plausible(spec: &ModelSpec, meta: &Meta) -> Result<(), ImportError> {
 /// `load_hparams`). `nemotron_h` (Mamba-2 as `mamba2`): `load_hparams` makes a layer recurrent
 /// iff its `attention.head_count_kv` and `feed_forward_length` are both 0, so a layer with KV
 /// heads is attention and one with only a feed-forward length is an MLP, and no layer has
-/// both. `lfm2`: see [`short_conv_spec`]. Other architectures with recurrent layers (mamba,
-/// jamba, granitehybrid, falcon-h1, nemotron_h_moe, rwkv…) get a note and are sized as
-/// attention everywhere.
+/// both. `nemotron_h_moe` (Nemotron 3) has the same per-layer layout (llama.cpp builds both
+/// with `llm_build_nemotron_h`): its 'E' layers are feed-forward-only layers whose routed
+/// experts are their `ffn_*_exps` tensors, read by [`moe_spec`]. `lfm2`, `lfm2moe`: see
+/// [`short_conv_spec`]. Other architectures with recurrent layers (mamba, jamba,
+/// granitehybrid, falcon-h1, rwkv…) get a note and are sized as attention everywhere.
 fn recurrent_spec(
     meta: &Meta,
     stats: &TensorStats,
@@ -625,9 +627,12 @@ fn recurrent_spec(
     notes: &mut Vec<String>,
 ) -> Option<RecurrentSpec> {
     let kind = match meta.arch.as_str() {
-        "mamba2" | "nemotron_h" => RecurrentKind::Mamba2,
+        "mamba2" | "nemotron_h" | "nemotron_h_moe" => RecurrentKind::Mamba2,
         "qwen3next" | "qwen35" | "qwen35moe" => RecurrentKind::GatedDeltaNet,
-        "lfm2" => return short_conv_spec(meta, stats, (layers, hidden), notes),
+        // llama.cpp `src/models/lfm2moe.cpp` `llama_model_lfm2moe::load_arch_hparams` reads
+        // the same `shortconv.l_cache` and per-layer KV heads as LFM2, plus the MoE keys
+        // (`leading_dense_block_count`, `expert_feed_forward_length`) that [`moe_spec`] reads.
+        "lfm2" | "lfm2moe" => return short_conv_spec(meta, stats, (layers, hidden), notes),
         _ => {
             if meta.get_u("ssm.inner_size").is_some() || meta.get_u("rwkv.head_size").is_some() {
                 notes.push(format!(
@@ -657,7 +662,8 @@ fn recurrent_spec(
         return None;
     }
     let (mut attention_layers, mut mlp_only_layers) = (Vec::new(), Vec::new());
-    if meta.arch == "nemotron_h" {
+    let nemotron = matches!(meta.arch.as_str(), "nemotron_h" | "nemotron_h_moe");
+    if nemotron {
         let kv = per_layer_values(meta.get("attention.head_count_kv"), layers);
         let ff = per_layer_values(meta.get("feed_forward_length"), layers);
         let (Some(kv), Some(ff)) = (kv, ff) else {
@@ -689,7 +695,7 @@ fn recurrent_spec(
         conv_bias: stats.has("ssm_conv1d.bias"),
         proj_bias: false,
         dt_rank: 0,
-        mixers_without_mlp: meta.arch == "nemotron_h",
+        mixers_without_mlp: nemotron,
         mlp_only_layers,
     })
 }
