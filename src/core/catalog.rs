@@ -415,14 +415,18 @@ impl std::hash::Hasher for IdHash {
         self.0
     }
     fn write(&mut self, bytes: &[u8]) {
-        let word = |b: &[u8]| {
-            let mut w = [0u8; 8];
-            w[..b.len()].copy_from_slice(b);
-            u64::from_le_bytes(w)
-        };
         let n = bytes.len();
-        let head = word(&bytes[..n.min(8)]);
-        let tail = word(&bytes[n.saturating_sub(8)..]);
+        let word = |b: &[u8]| u64::from_le_bytes(<[u8; 8]>::try_from(b).unwrap_or([0; 8]));
+        let (head, tail) = if n >= 8 {
+            (word(&bytes[..8]), word(&bytes[n - 8..]))
+        } else {
+            // Shorter than a word (and `str`'s 0xff terminator): its bytes, one per byte lane.
+            let w = bytes
+                .iter()
+                .enumerate()
+                .fold(0u64, |w, (i, b)| w | u64::from(*b) << (8 * i));
+            (w, 0)
+        };
         let x = self.0 ^ head ^ tail.rotate_left(29) ^ (n as u64).rotate_left(56);
         self.0 = x.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(31);
     }
@@ -720,6 +724,27 @@ mod tests {
         let d = c.clone();
         assert_eq!(d, c, "the index takes no part in equality");
         assert_eq!(name(&d, "c").as_deref(), Some("C"));
+    }
+
+    #[test]
+    fn ids_that_hash_alike_are_both_found() {
+        // Same length, same first and last eight bytes: one hash, two ids.
+        let c = Catalog {
+            accelerators: vec![
+                part("rtx-pro-a-6000-max-q", "A"),
+                part("rtx-pro-b-6000-max-q", "B"),
+                part("h100", "short"),
+                part("", "empty"),
+            ],
+            ..Catalog::default()
+        };
+        let name = |id: &str| c.accelerator(id).map(|a| a.name.clone());
+        assert_eq!(name("rtx-pro-a-6000-max-q").as_deref(), Some("A"));
+        assert_eq!(name("rtx-pro-b-6000-max-q").as_deref(), Some("B"));
+        assert_eq!(name("rtx-pro-c-6000-max-q"), None);
+        assert_eq!(name("h100").as_deref(), Some("short"));
+        assert_eq!(name("h10"), None);
+        assert_eq!(name("").as_deref(), Some("empty"));
     }
 
     #[test]
