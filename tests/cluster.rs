@@ -99,6 +99,7 @@ fn llama_70b_full_fine_tune_zero3_over_four_nodes_by_hand() {
         pp: 1,
         dp: 32,
         sharding: Sharding::Zero3,
+        ep: 1,
     };
     let inputs = ClusterInputs {
         global_batch: Some(32),
@@ -507,6 +508,7 @@ fn pipeline_micro_batch_sets_the_bubble() {
         pp: 8,
         dp: 8,
         sharding: Sharding::Fsdp,
+        ep: 1,
     };
     let plan = |mb: Option<u64>| {
         let inputs = ClusterInputs {

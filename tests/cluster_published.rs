@@ -220,6 +220,7 @@ fn training_throughput_matches_published_rows() {
             pp: r.pp,
             dp: r.dp,
             sharding: sharding(&r.sharding),
+            ep: 1,
         };
         assert_eq!(layout.gpus(), c.gpus(), "{}: layout × = GPUs", r.source);
         let inputs = ClusterInputs {
