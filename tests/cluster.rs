@@ -566,23 +566,22 @@ fn pipeline_micro_batch_sets_the_bubble() {
 /// of 3 × 4,096 × 14,336 = 176,160,768 each: 45,097,156,608 routed, 1,605,636,096 dense) on
 /// 2 × p5.48xlarge (16 H100, NVSwitch 900 GB/s both ways, EFA 3,200 Gb/s), ZeRO-1 (the
 /// distributed optimizer), one 4,096-token sequence per micro-batch, full recompute, global
-/// batch 16 (one micro-batch per rank).
+/// batch 16.
 ///
 /// Memory by hand, TP 1 × DP 16 × EP 8: BF16 weights of the dense part and 1/8 of the experts,
 /// 2 B × (1,605,636,096 + 45,097,156,608 ÷ 8) = 2 B × 7,242,780,672 = 14,485,561,344 B, the
 /// BF16 gradients the same; the Adam moments (8 B) and FP32 master (4 B) sharded over the 16
 /// ranks (experts' over 16 ÷ 8 ranks of 1/8: the same share), 46,702,792,704 × 8 ÷ 16 =
 /// 23,351,396,352 B and 11,675,698,176 B. Without EP the weights are 93,405,585,408 B and the
-/// layout does not fit 80 GB.
+/// layout does not fit 80 GB. At TP 2 × DP 8 × EP 8 (experts whole, ETP 1): 2 B ×
+/// (1,605,636,096 ÷ 2 + 5,637,144,576) = 12,879,925,248 B.
 ///
 /// All-to-all by hand: the EP group of 8 is one node, so 7/8 of each dispatch leaves the GPU on
 /// NVSwitch (450 GB/s one way): 4,096 tokens × top-2 × 4,096 × 2 B = 67,108,864 B; 58,720,256 B
 /// ÷ 450 GB/s = 130.49 µs + 1 µs = 131.49 µs; 6 all-to-alls per layer (dispatch and combine
-/// forward, backward, and the recomputed forward) × 32 layers = 25.25 ms per micro-batch.
-/// At TP 2 × DP 8 × EP 8 the group spans both nodes (4 ranks each): 2,048 tokens per GPU,
-/// 33,554,432 B per dispatch; 3/8 on NVSwitch (27.96 µs), 4/8 = 16,777,216 B over the GPU's
-/// 1/8 of 400 GB/s EFA (50 GB/s: 335.54 µs) at the same time, + 15 µs EFA latency = 350.54 µs;
-/// × 6 × 32 = 67.30 ms per micro-batch.
+/// forward, backward, and the recomputed forward) × 32 layers = 25.25 ms per micro-batch. At
+/// TP 2 each GPU dispatches its 2,048 tokens (sequence parallel): 29,360,128 B ÷ 450 GB/s =
+/// 65.24 µs + 1 µs = 66.24 µs × 192 = 12.72 ms.
 #[test]
 fn mixtral_full_fine_tune_with_expert_parallel_by_hand() {
     let cat = cat();
@@ -645,31 +644,86 @@ fn mixtral_full_fine_tune_with_expert_parallel_by_hand() {
     );
     assert!(!no_ep.fits, "every GPU holding every expert needs > 80 GB");
     assert_eq!(no_ep.step.expert_parallel, 0.0);
-    // Across nodes: TP 2 × DP 8 × EP 8.
-    let spans = Layout {
+    // The all-to-all adds its bytes, 6 × 32 × 7/8 × 67,108,864 B; the gradient reduction covers
+    // the dense part and 1/8 of the experts.
+    let ep_bytes = 6.0 * 32.0 * 7.0 / 8.0 * 67_108_864.0;
+    let dp_bytes = p.comm_bytes_per_gpu - ep_bytes;
+    assert!(
+        dp_bytes > 0.0 && dp_bytes < no_ep.comm_bytes_per_gpu / 4.0,
+        "EP 8 reduces only its own experts' gradients: {dp_bytes} vs {}",
+        no_ep.comm_bytes_per_gpu
+    );
+    // TP 2 × DP 8 × EP 8: experts whole, the dense part ÷ 2.
+    let tp2 = Layout {
         tp: 2,
         dp: 8,
         ..ep8
     };
-    let q = train_plan(&s, &c, spans, &inputs, &st);
+    let q = train_plan(&s, &c, tp2, &inputs, &st);
+    near(
+        q.per_gpu.weights.0,
+        12_879_925_248.0,
+        "TP 2 × EP 8 weights per GPU, B",
+    );
     assert_eq!(
         q.micro_batches, 2,
         "16 sequences over 8 data-parallel ranks"
     );
     within(
         q.step.expert_parallel / 2.0 * 1e3,
-        67.2,
-        67.4,
-        "EP 8 across two nodes, ms per micro-batch",
+        12.6,
+        12.8,
+        "TP 2 × EP 8 all-to-all per micro-batch, ms",
     );
-    // The all-to-all adds its bytes: 6 × 32 × 7/8 × 67,108,864 B.
-    let ep_bytes = 6.0 * 32.0 * 7.0 / 8.0 * 67_108_864.0;
-    let dp_bytes_less = p.comm_bytes_per_gpu - ep_bytes;
-    assert!(
-        dp_bytes_less > 0.0 && dp_bytes_less < no_ep.comm_bytes_per_gpu,
-        "EP 8 reduces only its own experts' gradients: {dp_bytes_less} vs {}",
-        no_ep.comm_bytes_per_gpu
+}
+
+/// An EP group larger than a node: Qwen3 30B-A3B (48 MoE layers, 128 experts, top-8, hidden
+/// 2,048) on 2 × p5.48xlarge at TP 1 × DP 16 × EP 16, full recompute, 4,096 tokens per
+/// micro-batch. A dispatch is 4,096 × 8 × 2,048 × 2 B = 134,217,728 B; 7/16 to the node's other
+/// GPUs on NVSwitch (58,720,256 B ÷ 450 GB/s = 130.49 µs) while 8/16 cross EFA at the GPU's
+/// eighth of 3,200 Gb/s (67,108,864 B ÷ 50 GB/s = 1,342.18 µs), + 15 µs EFA latency =
+/// 1,357.18 µs; × 6 × 48 = 390.87 ms per micro-batch. The same layout at EP 8 stays in the node:
+/// 7/8 × 134,217,728 B ÷ 450 GB/s + 1 µs = 261.98 µs, × 288 = 75.45 ms.
+#[test]
+fn expert_parallel_across_nodes_by_hand() {
+    let cat = cat();
+    let mut s = scenario(&cat, "qwen3-30b-a3b");
+    s.mode = Mode::Full;
+    s.framework = Framework::DeepSpeed;
+    s.checkpointing = Checkpointing::Full;
+    s.batch = 1;
+    s.context = 4096;
+    let m = cat.machine("aws-p5-48xlarge").unwrap();
+    let acc = cat.accelerator("h100-sxm").unwrap();
+    let st = FitSettings::default();
+    let c = Cluster::new(m, acc, 2, None);
+    let inputs = ClusterInputs {
+        global_batch: Some(16),
+        ..ClusterInputs::default()
+    };
+    let l = Layout {
+        tp: 1,
+        pp: 1,
+        dp: 16,
+        sharding: Sharding::Zero1,
+        ep: 16,
+    };
+    let p = train_plan(&s, &c, l, &inputs, &st);
+    assert_eq!(p.micro_batches, 1);
+    within(
+        p.step.expert_parallel * 1e3,
+        390.5,
+        391.2,
+        "EP 16 across nodes, ms",
     );
+    let q = train_plan(&s, &c, Layout { ep: 8, ..l }, &inputs, &st);
+    within(
+        q.step.expert_parallel * 1e3,
+        75.3,
+        75.6,
+        "EP 8 in a node, ms",
+    );
+    assert!(p.per_gpu.weights < q.per_gpu.weights);
 }
 
 /// EP 1 is today's plan: the same memory, step and throughput as a layout without the field,
@@ -704,7 +758,11 @@ fn expert_parallel_one_is_the_dense_plan_and_search_uses_it_for_moe() {
             assert!(eps.iter().all(|e| *e == 1), "dense: EP 1 only");
         } else {
             assert!(eps.contains(&8), "MoE: EP up to the 8 experts");
-            assert!(layouts.iter().all(|l| 8 % l.ep == 0 && l.dp % l.ep == 0));
+            assert!(
+                layouts
+                    .iter()
+                    .all(|l| 8 % l.ep == 0 && (l.tp * l.dp) % l.ep == 0)
+            );
         }
     }
     let mut s = scenario(&cat, "mixtral-8x7b");

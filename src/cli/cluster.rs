@@ -47,7 +47,7 @@ pub struct ClusterArgs {
     #[arg(long, value_name = "N", value_parser = parse_global_batch)]
     pub pp_micro_batch: Option<u64>,
     /// Expert-parallel ranks for mixture-of-experts training (Megatron-Core's
-    /// --expert-model-parallel-size; a power of two dividing the routed experts and the
+    /// --expert-model-parallel-size; a power of two dividing the routed experts and TP ×
     /// data-parallel ranks) [default: the fastest that fits; 1 for dense models].
     #[arg(long, value_name = "N", value_parser = parse_pow2)]
     pub ep: Option<u64>,

@@ -227,10 +227,10 @@ pub struct Layout {
     pub dp: u64,
     pub sharding: Sharding,
     /// Expert parallel (mixture of experts): the routed experts of every MoE layer split over
-    /// `ep` ranks of the `tp × dp` GPUs of a stage, each expert still split over the TP ranks
-    /// (Megatron-Core's default `--expert-tensor-parallel-size` = TP; its
-    /// `megatron/core/parallel_state.py` `initialize_model_parallel` requires the world size to
-    /// divide by ETP × EP × PP, so `ep` divides `dp`). 1: every GPU holds every expert.
+    /// `ep` ranks of the `tp × dp` GPUs of a stage, each expert whole
+    /// (`--expert-tensor-parallel-size 1`; `megatron/core/parallel_state.py`
+    /// `initialize_model_parallel` requires the world size to divide by ETP × EP × PP, so `ep`
+    /// divides `tp × dp`). 1: every GPU holds every expert (split over the TP ranks).
     #[serde(default = "one")]
     pub ep: u64,
 }

@@ -309,12 +309,18 @@ fn routed_share(m: &ModelSpec) -> f64 {
     }
 }
 
-/// Share of a rank's unsharded model states one GPU of an expert-parallel layout keeps: the
-/// dense part whole, the routed experts ÷ `ep` (Megatron-Core's MoE README,
-/// `megatron/core/transformer/moe/README.md`, "Expert Parallelism"; DeepSpeed-MoE, Rajbhandari
-/// et al. 2022, arXiv 2201.05596, §4). 1 without expert parallelism.
-fn expert_factor(sh: &Shape, ep: u64) -> f64 {
-    1.0 - sh.routed + sh.routed / ep.max(1) as f64
+/// One GPU's model states under `l` relative to the TP split (`÷ tp`) of the dense plan: the
+/// dense part ÷ TP as before; with expert parallelism the routed experts ÷ EP, each expert whole
+/// (`--expert-tensor-parallel-size 1`; Megatron-Core's MoE README,
+/// `megatron/core/transformer/moe/README.md`, "Expert Parallelism" and its argument table;
+/// DeepSpeed-MoE, Rajbhandari et al. 2022, arXiv 2201.05596, §4), so `tp ÷ ep` of their TP
+/// split. 1 without expert parallelism (the experts split over the TP ranks, Megatron-Core's
+/// default expert tensor parallel = TP).
+fn expert_factor(sh: &Shape, l: &Layout) -> f64 {
+    if l.ep <= 1 {
+        return 1.0;
+    }
+    1.0 - sh.routed + sh.routed * l.tp.max(1) as f64 / l.ep as f64
 }
 
 /// The scenario as the estimate sees one data-parallel shard group of `layout`.
@@ -380,7 +386,7 @@ fn stages_of(s: &Scenario, est: &Estimate, layout: &Layout) -> Vec<PerGpu> {
             // ranks do not already shard (the distributed optimizer / ZeRO-1 shards the
             // optimizer states and master weights over DP, experts' over DP ÷ EP ranks: the
             // same share per GPU).
-            let ef = expert_factor(&sh, layout.ep);
+            let ef = expert_factor(&sh, layout);
             let sharded = layout.sharding.zero_stage() >= 1;
             let k = |kind: ComponentKind| {
                 let f = match kind {
@@ -445,7 +451,7 @@ pub fn layouts(s: &Scenario, c: &Cluster, inputs: &ClusterInputs) -> Vec<Layout>
                 if inputs.sharding.is_some_and(|x| x != sharding) {
                     continue;
                 }
-                for ep in ep_options(m, dp, sharding) {
+                for ep in ep_options(m, tp * dp, sharding) {
                     if inputs.ep.is_some_and(|x| x != ep) {
                         continue;
                     }
@@ -463,17 +469,17 @@ pub fn layouts(s: &Scenario, c: &Cluster, inputs: &ClusterInputs) -> Vec<Layout>
     out
 }
 
-/// Expert-parallel sizes for `dp` data-parallel ranks under `sharding`: for a mixture of
+/// Expert-parallel sizes for `tp × dp` GPUs per stage under `sharding`: for a mixture of
 /// experts, powers of two that divide both the routed experts (Megatron-Core: each EP rank holds
-/// `num_experts ÷ EP` of them) and `dp` (the world divides by ETP × EP × PP with ETP = TP,
-/// `parallel_state.py` `initialize_model_parallel`), under Megatron's DDP or distributed
-/// optimizer (DDP, ZeRO-1); 1 otherwise.
-fn ep_options(m: &ModelSpec, dp: u64, sharding: Sharding) -> Vec<u64> {
+/// `num_experts ÷ EP` of them) and `tp × dp` (the world divides by ETP × EP × PP, ETP 1:
+/// `megatron/core/parallel_state.py` `initialize_model_parallel`), under Megatron's DDP or
+/// distributed optimizer (DDP, ZeRO-1); 1 otherwise.
+fn ep_options(m: &ModelSpec, tp_dp: u64, sharding: Sharding) -> Vec<u64> {
     let experts = m.moe.as_ref().map_or(0, |x| x.experts);
     if experts <= 1 || !matches!(sharding, Sharding::None | Sharding::Zero1) {
         return vec![1];
     }
-    pow2_divisors(dp)
+    pow2_divisors(tp_dp)
         .filter(|e| experts.is_multiple_of(*e))
         .collect()
 }
@@ -743,7 +749,7 @@ fn step_time(
         / if l.sharding.zero_stage() >= 1 {
             l.dp as f64
         } else {
-            1.0 / expert_factor(sh, l.ep)
+            1.0 / expert_factor(sh, l)
         };
     let bw = c.acc.bandwidth.0 * 1e9 * st.speed.profiles.transformers.bandwidth_efficiency;
     let optimizer = if offloaded {
@@ -779,18 +785,18 @@ fn all_to_all_payload(l: &Layout, sh: &Shape, t: f64, recompute: f64) -> (f64, f
 
 /// Seconds of expert-parallel all-to-all per micro-batch on one GPU of the heaviest stage:
 /// [`all_to_all_payload`] per MoE layer of the stage, of which `(ep − 1) ÷ ep` leaves the GPU.
-/// The EP group's ranks are `tp` apart (Megatron orders TP, then EP); the part to ranks in the
-/// same node runs on the fabric, the part to other nodes on the GPU's share of the node's
-/// network (every GPU of the node sends at once), the two concurrently; one link latency per
-/// all-to-all. Exposed: Megatron-Core runs the dispatch between the router and the expert
-/// GEMMs. 0 without expert parallelism.
+/// The EP group is `ep` consecutive ranks (Megatron-Core's expert rank order `tp-ep-dp-pp`
+/// with ETP 1): the part to ranks in the same node runs on the fabric, the part to other nodes
+/// on the GPU's share of the node's network (every GPU of the node sends at once), the two
+/// concurrently; one link latency per all-to-all. Exposed: Megatron-Core runs the dispatch
+/// between the router and the expert GEMMs. 0 without expert parallelism.
 fn all_to_all_time(c: &Cluster, l: &Layout, sh: &Shape, t: f64, recompute: f64) -> f64 {
     if l.ep <= 1 || sh.moe_layers <= 0.0 {
         return 0.0;
     }
     let (bytes, passes) = all_to_all_payload(l, sh, t, recompute);
     let ep = l.ep as f64;
-    let in_node = (c.gpus_per_node / l.tp.max(1)).clamp(1, l.ep);
+    let in_node = c.gpus_per_node.clamp(1, l.ep);
     let (near, far) = (in_node as f64 - 1.0, (l.ep - in_node) as f64);
     let intra = c.intra();
     let inter = c.inter(1);
@@ -833,7 +839,7 @@ fn data_parallel(c: &Cluster, l: &Layout, sh: &Shape, compute_mb: f64) -> (f64, 
     }
     // Expert parallelism: each GPU reduces its own experts' gradients (over the DP ÷ EP ranks
     // holding the same experts) and the dense part's.
-    let share = stage_share(sh, l.pp) / l.tp as f64 * expert_factor(sh, l.ep);
+    let share = stage_share(sh, l.pp) / l.tp as f64 * expert_factor(sh, l);
     let params = sh.total * share;
     let grads = sh.trainable * share;
     // Ranks of one data-parallel group inside one node.
@@ -927,7 +933,7 @@ fn comm_bytes(s: &Scenario, l: &Layout, sh: &Shape, b: u64, m: u64) -> f64 {
     } else {
         0.0
     };
-    let share = stage_share(sh, l.pp) / l.tp as f64 * expert_factor(sh, l.ep);
+    let share = stage_share(sh, l.pp) / l.tp as f64 * expert_factor(sh, l);
     let dp_step = match l.sharding {
         Sharding::None => ring(l.dp, 2.0) * sh.trainable * share * GRAD_REDUCE_BYTES,
         Sharding::Zero1 | Sharding::Zero2 => {

@@ -279,6 +279,9 @@ fn megatron(s: &Scenario, t: &TrainPlan, gpus_per_node: u64) -> LaunchSetting {
             "--num-experts {} --moe-router-topk {} --moe-ffn-hidden-size {} --expert-model-parallel-size {} --moe-token-dispatcher-type alltoall",
             moe.experts, moe.active_experts, moe.expert_ffn, l.ep
         ));
+        if l.ep > 1 {
+            args.push("--expert-tensor-parallel-size 1".into());
+        }
         if moe.shared_experts > 0 {
             let w = if moe.shared_ffn > 0 {
                 moe.shared_ffn
