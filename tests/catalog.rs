@@ -798,6 +798,9 @@ struct TrainingRow {
     /// Sequences per pipeline micro-batch where the source's engine sets it.
     #[serde(default)]
     pp_micro_batch: Option<u32>,
+    /// The catalog preset an MoE row ran (tests/cluster_published.rs).
+    #[serde(default)]
+    preset: Option<String>,
 }
 
 #[test]
@@ -825,6 +828,24 @@ fn training_throughput_rows_parse_and_are_consistent() {
         assert!(["tokens_per_s_per_gpu", "tflops_per_gpu", "mfu"].contains(&r.metric.as_str()));
         assert!(["megatron", "6N", "6N+attn", "n/a"].contains(&r.flops_formula.as_str()));
         assert!(r.value > 0.0 && !r.source.is_empty());
+        if let Some(id) = &r.preset {
+            let m = cat().model(id).map(|p| p.spec.clone());
+            let moe = m.as_ref().and_then(|m| m.moe.clone());
+            assert!(
+                moe.is_some(),
+                "{}: preset {id} is not an MoE preset",
+                r.model
+            );
+            let moe = moe.unwrap();
+            assert_eq!(moe.experts, r.moe_experts as u64, "{}: experts", r.model);
+            // Megatron-Core with ETP 1: EP divides the experts and TP × DP.
+            assert!(
+                r.ep >= 1 && moe.experts % r.ep as u64 == 0,
+                "{}: ep",
+                r.model
+            );
+            assert_eq!((r.tp * r.dp) % r.ep, 0, "{}: ep divides tp × dp", r.model);
+        }
     }
 }
 

@@ -450,3 +450,68 @@ fn report_defaults_to_this_machine_and_the_picks() {
     }
     assert!(fits.len() < 20, "not the whole catalog: {}", fits.len());
 }
+
+/// `cluster --ep`: a mixture of experts gets the expert-parallel layout in JSON (`ep`,
+/// `step.expert_parallel_s`) and the Megatron launch line carries
+/// `--expert-model-parallel-size`; a dense model or an EP that does not divide the experts is a
+/// one-line usage error naming --ep.
+#[test]
+fn cluster_expert_parallel_flag() {
+    let base = [
+        "cluster",
+        "--model",
+        "mixtral-8x7b",
+        "--mode",
+        "full",
+        "--framework",
+        "deepspeed",
+        "--machine",
+        "aws-p5-48xlarge",
+        "--nodes",
+        "2",
+        "--context",
+        "4096",
+    ];
+    let mut args = base.to_vec();
+    args.extend(["--ep", "8", "--json"]);
+    let v = json(&args);
+    let t = &v[0]["curve"][0]["train"];
+    assert_eq!(t["ep"], 8, "{t}");
+    assert!(
+        t["step"]["expert_parallel_s"].as_f64().unwrap() > 0.0,
+        "{t}"
+    );
+    let mut args = base.to_vec();
+    args.extend(["--ep", "8", "--launch"]);
+    let o = headroom(&args);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{text}");
+    assert!(
+        text.contains("--expert-model-parallel-size 8") && text.contains("--num-experts 8"),
+        "{text}"
+    );
+    fails_with(
+        &[
+            "cluster",
+            "--model",
+            "llama-3-70b",
+            "--mode",
+            "full",
+            "--ep",
+            "2",
+        ],
+        "--ep 2: expert parallelism needs a mixture-of-experts model",
+    );
+    fails_with(
+        &[
+            "cluster",
+            "--model",
+            "mixtral-8x7b",
+            "--mode",
+            "full",
+            "--ep",
+            "16",
+        ],
+        "--ep 16: must divide the model's 8 routed experts",
+    );
+}

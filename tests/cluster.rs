@@ -99,6 +99,7 @@ fn llama_70b_full_fine_tune_zero3_over_four_nodes_by_hand() {
         pp: 1,
         dp: 32,
         sharding: Sharding::Zero3,
+        ep: 1,
     };
     let inputs = ClusterInputs {
         global_batch: Some(32),
@@ -507,6 +508,7 @@ fn pipeline_micro_batch_sets_the_bubble() {
         pp: 8,
         dp: 8,
         sharding: Sharding::Fsdp,
+        ep: 1,
     };
     let plan = |mb: Option<u64>| {
         let inputs = ClusterInputs {
@@ -557,5 +559,221 @@ fn pipeline_micro_batch_sets_the_bubble() {
     assert!(
         text.contains("--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather"),
         "{text}"
+    );
+}
+
+/// Mixtral 8x7B full fine-tune (46,702,792,704 parameters; 32 layers of 8 routed SwiGLU experts
+/// of 3 × 4,096 × 14,336 = 176,160,768 each: 45,097,156,608 routed, 1,605,636,096 dense) on
+/// 2 × p5.48xlarge (16 H100, NVSwitch 900 GB/s both ways, EFA 3,200 Gb/s), ZeRO-1 (the
+/// distributed optimizer), one 4,096-token sequence per micro-batch, full recompute, global
+/// batch 16.
+///
+/// Memory by hand, TP 1 × DP 16 × EP 8: BF16 weights of the dense part and 1/8 of the experts,
+/// 2 B × (1,605,636,096 + 45,097,156,608 ÷ 8) = 2 B × 7,242,780,672 = 14,485,561,344 B, the
+/// BF16 gradients the same; the Adam moments (8 B) and FP32 master (4 B) sharded over the 16
+/// ranks (experts' over 16 ÷ 8 ranks of 1/8: the same share), 46,702,792,704 × 8 ÷ 16 =
+/// 23,351,396,352 B and 11,675,698,176 B. Without EP the weights are 93,405,585,408 B and the
+/// layout does not fit 80 GB. At TP 2 × DP 8 × EP 8 (experts whole, ETP 1): 2 B ×
+/// (1,605,636,096 ÷ 2 + 5,637,144,576) = 12,879,925,248 B.
+///
+/// All-to-all by hand: the EP group of 8 is one node, so 7/8 of each dispatch leaves the GPU on
+/// NVSwitch (450 GB/s one way): 4,096 tokens × top-2 × 4,096 × 2 B = 67,108,864 B; 58,720,256 B
+/// ÷ 450 GB/s = 130.49 µs + 1 µs = 131.49 µs; 6 all-to-alls per layer (dispatch and combine
+/// forward, backward, and the recomputed forward) × 32 layers = 25.25 ms per micro-batch. At
+/// TP 2 each GPU dispatches its 2,048 tokens (sequence parallel): 29,360,128 B ÷ 450 GB/s =
+/// 65.24 µs + 1 µs = 66.24 µs × 192 = 12.72 ms.
+#[test]
+fn mixtral_full_fine_tune_with_expert_parallel_by_hand() {
+    let cat = cat();
+    let mut s = scenario(&cat, "mixtral-8x7b");
+    s.mode = Mode::Full;
+    s.framework = Framework::DeepSpeed;
+    s.checkpointing = Checkpointing::Full;
+    s.batch = 1;
+    s.context = 4096;
+    let m = cat.machine("aws-p5-48xlarge").unwrap();
+    let acc = cat.accelerator("h100-sxm").unwrap();
+    let st = FitSettings::default();
+    let c = Cluster::new(m, acc, 2, None);
+    let inputs = ClusterInputs {
+        global_batch: Some(16),
+        ..ClusterInputs::default()
+    };
+    let ep8 = Layout {
+        tp: 1,
+        pp: 1,
+        dp: 16,
+        sharding: Sharding::Zero1,
+        ep: 8,
+    };
+    let p = train_plan(&s, &c, ep8, &inputs, &st);
+    let near = |x: u64, want: f64, what: &str| within(x as f64, want - 1e6, want + 1e6, what);
+    near(
+        p.per_gpu.weights.0,
+        14_485_561_344.0,
+        "EP 8 weights per GPU, B",
+    );
+    near(
+        p.per_gpu.gradients.0,
+        14_485_561_344.0,
+        "EP 8 gradients per GPU, B",
+    );
+    near(
+        p.per_gpu.optimizer.0,
+        23_351_396_352.0,
+        "optimizer per GPU, B",
+    );
+    near(
+        p.per_gpu.master_weights.0,
+        11_675_698_176.0,
+        "master per GPU, B",
+    );
+    assert!(p.fits, "{:?}", p.per_gpu);
+    assert_eq!(p.micro_batches, 1);
+    within(
+        p.step.expert_parallel * 1e3,
+        25.2,
+        25.3,
+        "EP 8 all-to-all per micro-batch, ms",
+    );
+    let no_ep = train_plan(&s, &c, Layout { ep: 1, ..ep8 }, &inputs, &st);
+    near(
+        no_ep.per_gpu.weights.0,
+        93_405_585_408.0,
+        "EP 1 weights per GPU, B",
+    );
+    assert!(!no_ep.fits, "every GPU holding every expert needs > 80 GB");
+    assert_eq!(no_ep.step.expert_parallel, 0.0);
+    // The all-to-all adds its bytes, 6 × 32 × 7/8 × 67,108,864 B; the gradient reduction covers
+    // the dense part and 1/8 of the experts.
+    let ep_bytes = 6.0 * 32.0 * 7.0 / 8.0 * 67_108_864.0;
+    let dp_bytes = p.comm_bytes_per_gpu - ep_bytes;
+    assert!(
+        dp_bytes > 0.0 && dp_bytes < no_ep.comm_bytes_per_gpu / 4.0,
+        "EP 8 reduces only its own experts' gradients: {dp_bytes} vs {}",
+        no_ep.comm_bytes_per_gpu
+    );
+    // TP 2 × DP 8 × EP 8: experts whole, the dense part ÷ 2.
+    let tp2 = Layout {
+        tp: 2,
+        dp: 8,
+        ..ep8
+    };
+    let q = train_plan(&s, &c, tp2, &inputs, &st);
+    near(
+        q.per_gpu.weights.0,
+        12_879_925_248.0,
+        "TP 2 × EP 8 weights per GPU, B",
+    );
+    assert_eq!(
+        q.micro_batches, 2,
+        "16 sequences over 8 data-parallel ranks"
+    );
+    within(
+        q.step.expert_parallel / 2.0 * 1e3,
+        12.6,
+        12.8,
+        "TP 2 × EP 8 all-to-all per micro-batch, ms",
+    );
+}
+
+/// An EP group larger than a node: Qwen3 30B-A3B (48 MoE layers, 128 experts, top-8, hidden
+/// 2,048) on 2 × p5.48xlarge at TP 1 × DP 16 × EP 16, full recompute, 4,096 tokens per
+/// micro-batch. A dispatch is 4,096 × 8 × 2,048 × 2 B = 134,217,728 B; 7/16 to the node's other
+/// GPUs on NVSwitch (58,720,256 B ÷ 450 GB/s = 130.49 µs) while 8/16 cross EFA at the GPU's
+/// eighth of 3,200 Gb/s (67,108,864 B ÷ 50 GB/s = 1,342.18 µs), + 15 µs EFA latency =
+/// 1,357.18 µs; × 6 × 48 = 390.87 ms per micro-batch. The same layout at EP 8 stays in the node:
+/// 7/8 × 134,217,728 B ÷ 450 GB/s + 1 µs = 261.98 µs, × 288 = 75.45 ms.
+#[test]
+fn expert_parallel_across_nodes_by_hand() {
+    let cat = cat();
+    let mut s = scenario(&cat, "qwen3-30b-a3b");
+    s.mode = Mode::Full;
+    s.framework = Framework::DeepSpeed;
+    s.checkpointing = Checkpointing::Full;
+    s.batch = 1;
+    s.context = 4096;
+    let m = cat.machine("aws-p5-48xlarge").unwrap();
+    let acc = cat.accelerator("h100-sxm").unwrap();
+    let st = FitSettings::default();
+    let c = Cluster::new(m, acc, 2, None);
+    let inputs = ClusterInputs {
+        global_batch: Some(16),
+        ..ClusterInputs::default()
+    };
+    let l = Layout {
+        tp: 1,
+        pp: 1,
+        dp: 16,
+        sharding: Sharding::Zero1,
+        ep: 16,
+    };
+    let p = train_plan(&s, &c, l, &inputs, &st);
+    assert_eq!(p.micro_batches, 1);
+    within(
+        p.step.expert_parallel * 1e3,
+        390.5,
+        391.2,
+        "EP 16 across nodes, ms",
+    );
+    let q = train_plan(&s, &c, Layout { ep: 8, ..l }, &inputs, &st);
+    within(
+        q.step.expert_parallel * 1e3,
+        75.3,
+        75.6,
+        "EP 8 in a node, ms",
+    );
+    assert!(p.per_gpu.weights < q.per_gpu.weights);
+}
+
+/// EP 1 is today's plan: the same memory, step and throughput as a layout without the field,
+/// for an MoE and a dense model; the search offers EP > 1 only for MoE models, and for Mixtral
+/// on two p5 nodes picks a layout that fits.
+#[test]
+fn expert_parallel_one_is_the_dense_plan_and_search_uses_it_for_moe() {
+    let cat = cat();
+    let m = cat.machine("aws-p5-48xlarge").unwrap();
+    let acc = cat.accelerator("h100-sxm").unwrap();
+    let st = FitSettings::default();
+    let c = Cluster::new(m, acc, 2, None);
+    let inputs = ClusterInputs::default();
+    for id in ["mixtral-8x7b", "llama-3-70b"] {
+        let mut s = scenario(&cat, id);
+        s.mode = Mode::Full;
+        s.framework = Framework::DeepSpeed;
+        let l = Layout::dense(2, 2, 4, Sharding::Zero1);
+        assert_eq!(l.ep, 1);
+        let json = serde_json::to_value(Layout { ep: 1, ..l }).unwrap();
+        let mut old = json.clone();
+        old.as_object_mut().unwrap().remove("ep");
+        let back: Layout = serde_json::from_value(old).unwrap();
+        assert_eq!(back, l, "a layout saved without ep reads as EP 1");
+        let a = train_plan(&s, &c, l, &inputs, &st);
+        let b = train_plan(&s, &c, back, &inputs, &st);
+        assert_eq!(a, b);
+        assert_eq!(a.step.expert_parallel, 0.0);
+        let layouts = headroom::core::cluster::train::layouts(&s, &c, &inputs);
+        let eps: Vec<u64> = layouts.iter().map(|l| l.ep).collect();
+        if id == "llama-3-70b" {
+            assert!(eps.iter().all(|e| *e == 1), "dense: EP 1 only");
+        } else {
+            assert!(eps.contains(&8), "MoE: EP up to the 8 experts");
+            assert!(
+                layouts
+                    .iter()
+                    .all(|l| 8 % l.ep == 0 && (l.tp * l.dp) % l.ep == 0)
+            );
+        }
+    }
+    let mut s = scenario(&cat, "mixtral-8x7b");
+    s.mode = Mode::Full;
+    s.framework = Framework::DeepSpeed;
+    s.context = 4096;
+    let best = headroom::core::cluster::train::best_layout(&s, &c, &inputs, &st).unwrap();
+    assert!(best.layout.ep > 1, "{}", best.layout_text());
+    assert!(
+        best.layout_text().contains("× EP "),
+        "{}",
+        best.layout_text()
     );
 }

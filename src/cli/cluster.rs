@@ -46,6 +46,11 @@ pub struct ClusterArgs {
     /// --micro-batch-size) [default: 1].
     #[arg(long, value_name = "N", value_parser = parse_global_batch)]
     pub pp_micro_batch: Option<u64>,
+    /// Expert-parallel ranks for mixture-of-experts training (Megatron-Core's
+    /// --expert-model-parallel-size; a power of two dividing the routed experts and TP ×
+    /// data-parallel ranks) [default: the fastest that fits; 1 for dense models].
+    #[arg(long, value_name = "N", value_parser = parse_pow2)]
+    pub ep: Option<u64>,
     /// Print the launch files (torchrun + DeepSpeed/FSDP config, ray + vllm serve, rpc-server
     /// + llama-server) for the first machine's plan.
     #[arg(long)]
@@ -84,6 +89,7 @@ pub fn inputs(a: &ClusterArgs) -> ClusterInputs {
         sharding: a.sharding,
         global_batch: a.global_batch,
         pp_micro_batch: a.pp_micro_batch,
+        ep: a.ep,
     }
 }
 
@@ -93,6 +99,11 @@ pub fn run(a: &ClusterArgs, cat: &mut Catalog) -> Result<String, CliError> {
     let mut s = build_scenario(&a.scenario, cat)?;
     super::scenario::refuse_embed(&s, "cluster")?;
     s.cluster = inputs(a);
+    if let Some(e) =
+        a.ep.and_then(|ep| crate::core::cluster::ep_error(&s.model, ep))
+    {
+        return Err(CliError::usage(e));
+    }
     let st = super::scenario::fit_settings(&a.scenario, a.electricity);
     let picks: Vec<ClusterPick> = if a.machines.is_empty() {
         cluster_picks(&s, cat, &s.cluster, &st)

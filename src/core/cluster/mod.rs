@@ -21,7 +21,7 @@ pub use cells::PointCells;
 pub use collective::{Collective, Link};
 pub use serve::{ServeEngine, ServePlan, serve_plan};
 pub use solve::{ClusterCurvePoint, ClusterPick, cluster_curve, cluster_picks};
-pub use train::{PerGpu, StepTime, TrainPlan, train_plan};
+pub use train::{PerGpu, StepTime, TrainPlan, ep_error, train_plan};
 
 use crate::core::catalog::{
     Accelerator, Fabric, FabricKind, LinkPreset, Machine, MemoryKind, Network, Vendor, fabric_of,
@@ -61,6 +61,10 @@ pub struct ClusterInputs {
     /// are stages); `None`: 1.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pp_micro_batch: Option<u64>,
+    /// Expert-parallel size for mixture-of-experts training (Megatron-Core's
+    /// `--expert-model-parallel-size`); `None`: the planner chooses (1 for dense models).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ep: Option<u64>,
 }
 
 /// N identical machines.
@@ -222,25 +226,44 @@ pub struct Layout {
     /// Data-parallel ranks.
     pub dp: u64,
     pub sharding: Sharding,
+    /// Expert parallel (mixture of experts): the routed experts of every MoE layer split over
+    /// `ep` ranks of the `tp × dp` GPUs of a stage, each expert whole
+    /// (`--expert-tensor-parallel-size 1`; `megatron/core/parallel_state.py`
+    /// `initialize_model_parallel` requires the world size to divide by ETP × EP × PP, so `ep`
+    /// divides `tp × dp`). 1: every GPU holds every expert (split over the TP ranks).
+    #[serde(default = "one")]
+    pub ep: u64,
+}
+
+fn one() -> u64 {
+    1
 }
 
 impl Layout {
     pub fn gpus(&self) -> u64 {
         self.tp * self.pp * self.dp
     }
+    /// A layout without expert parallelism.
+    pub const fn dense(tp: u64, pp: u64, dp: u64, sharding: Sharding) -> Layout {
+        Layout {
+            tp,
+            pp,
+            dp,
+            sharding,
+            ep: 1,
+        }
+    }
 }
 
 impl std::fmt::Display for Layout {
-    /// "TP 8 × PP 2 × DP 4, ZeRO-1".
+    /// "TP 8 × PP 2 × DP 4, ZeRO-1"; "TP 1 × PP 1 × DP 16 × EP 8, ZeRO-1" with expert
+    /// parallelism.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "TP {} × PP {} × DP {}, {}",
-            self.tp,
-            self.pp,
-            self.dp,
-            self.sharding.label()
-        )
+        write!(f, "TP {} × PP {} × DP {}", self.tp, self.pp, self.dp)?;
+        if self.ep > 1 {
+            write!(f, " × EP {}", self.ep)?;
+        }
+        write!(f, ", {}", self.sharding.label())
     }
 }
 

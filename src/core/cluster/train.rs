@@ -34,7 +34,7 @@ use crate::core::estimate::{
     CUDA_CONTEXT, ComponentKind, Estimate, estimate_owned, estimate_with, trainable_params,
 };
 use crate::core::fit::FitSettings;
-use crate::core::model::MlpKind;
+use crate::core::model::{MlpKind, ModelSpec};
 use crate::core::placement::capacity::{gpu_capacity, host_link};
 use crate::core::placement::cost::hourly_usd;
 use crate::core::precision::WeightPrecision;
@@ -173,11 +173,19 @@ pub struct StepTime {
     pub data_parallel: f64,
     /// The optimizer step.
     pub optimizer: f64,
+    /// Expert-parallel all-to-all (token dispatch and combine of the MoE layers), exposed.
+    #[serde(default)]
+    pub expert_parallel: f64,
 }
 
 impl StepTime {
     pub fn total(&self) -> f64 {
-        self.compute + self.tensor_parallel + self.pipeline + self.data_parallel + self.optimizer
+        self.compute
+            + self.tensor_parallel
+            + self.pipeline
+            + self.data_parallel
+            + self.optimizer
+            + self.expert_parallel
     }
 }
 
@@ -240,6 +248,11 @@ struct Shape {
     active: f64,
     total: f64,
     trainable: f64,
+    /// Share of the parameters that are routed experts (0 for dense models).
+    routed: f64,
+    /// MoE layers and experts per token (top-k).
+    moe_layers: f64,
+    top_k: f64,
 }
 
 fn shape(s: &Scenario, est: &Estimate) -> Shape {
@@ -258,7 +271,56 @@ fn shape(s: &Scenario, est: &Estimate) -> Shape {
         active,
         total: est.params.total as f64,
         trainable: trainable_params(s, &est.params) as f64,
+        routed: routed_share(m),
+        moe_layers: m.moe_layer_count() as f64,
+        top_k: m
+            .moe
+            .as_ref()
+            .map_or(0, |x| x.active_experts.min(x.experts)) as f64,
     }
+}
+
+/// Share of `m`'s parameters that are routed experts (their matrices and biases; the shared
+/// expert and the router stay with the dense part): Σ over the MoE layers of the routed tensors
+/// over the architecture's total. 0 for dense models.
+fn routed_share(m: &ModelSpec) -> f64 {
+    if m.moe.as_ref().is_none_or(|x| x.experts <= 1) {
+        return 0.0;
+    }
+    let routed: f64 = m
+        .layer_groups()
+        .iter()
+        .filter(|g| g.moe)
+        .map(|g| {
+            let one: u64 = m
+                .layer_tensors(g.first)
+                .iter()
+                .filter(|t| t.routed)
+                .map(|t| t.elements)
+                .sum();
+            one as f64 * g.count as f64
+        })
+        .sum();
+    let total = m.arch_param_count().total as f64;
+    if total > 0.0 {
+        (routed / total).min(1.0)
+    } else {
+        0.0
+    }
+}
+
+/// One GPU's model states under `l` relative to the TP split (`÷ tp`) of the dense plan: the
+/// dense part ÷ TP as before; with expert parallelism the routed experts ÷ EP, each expert whole
+/// (`--expert-tensor-parallel-size 1`; Megatron-Core's MoE README,
+/// `megatron/core/transformer/moe/README.md`, "Expert Parallelism" and its argument table;
+/// DeepSpeed-MoE, Rajbhandari et al. 2022, arXiv 2201.05596, §4), so `tp ÷ ep` of their TP
+/// split. 1 without expert parallelism (the experts split over the TP ranks, Megatron-Core's
+/// default expert tensor parallel = TP).
+fn expert_factor(sh: &Shape, l: &Layout) -> f64 {
+    if l.ep <= 1 {
+        return 1.0;
+    }
+    1.0 - sh.routed + sh.routed * l.tp.max(1) as f64 / l.ep as f64
 }
 
 /// The scenario as the estimate sees one data-parallel shard group of `layout`.
@@ -320,7 +382,19 @@ fn stages_of(s: &Scenario, est: &Estimate, layout: &Layout) -> Vec<PerGpu> {
     (0..pp)
         .map(|i| {
             let split = stage_share_of(&sh, pp, i) / tp;
-            let k = |kind: ComponentKind| est.per_gpu_kind(kind).scale(split);
+            // Expert parallelism splits the routed experts' states that the data-parallel
+            // ranks do not already shard (the distributed optimizer / ZeRO-1 shards the
+            // optimizer states and master weights over DP, experts' over DP ÷ EP ranks: the
+            // same share per GPU).
+            let ef = expert_factor(&sh, layout);
+            let sharded = layout.sharding.zero_stage() >= 1;
+            let k = |kind: ComponentKind| {
+                let f = match kind {
+                    ComponentKind::Optimizer | ComponentKind::MasterWeights if sharded => 1.0,
+                    _ => ef,
+                };
+                est.per_gpu_kind(kind).scale(split * f)
+            };
             let mut g = PerGpu {
                 weights: k(ComponentKind::Weights),
                 gradients: k(ComponentKind::Gradients),
@@ -377,16 +451,56 @@ pub fn layouts(s: &Scenario, c: &Cluster, inputs: &ClusterInputs) -> Vec<Layout>
                 if inputs.sharding.is_some_and(|x| x != sharding) {
                     continue;
                 }
-                out.push(Layout {
-                    tp,
-                    pp,
-                    dp,
-                    sharding,
-                });
+                for ep in ep_options(m, tp * dp, sharding) {
+                    if inputs.ep.is_some_and(|x| x != ep) {
+                        continue;
+                    }
+                    out.push(Layout {
+                        tp,
+                        pp,
+                        dp,
+                        sharding,
+                        ep,
+                    });
+                }
             }
         }
     }
     out
+}
+
+/// Expert-parallel sizes for `tp × dp` GPUs per stage under `sharding`: for a mixture of
+/// experts, powers of two that divide both the routed experts (Megatron-Core: each EP rank holds
+/// `num_experts ÷ EP` of them) and `tp × dp` (the world divides by ETP × EP × PP, ETP 1:
+/// `megatron/core/parallel_state.py` `initialize_model_parallel`), under Megatron's DDP or
+/// distributed optimizer (DDP, ZeRO-1); 1 otherwise.
+fn ep_options(m: &ModelSpec, tp_dp: u64, sharding: Sharding) -> Vec<u64> {
+    let experts = m.moe.as_ref().map_or(0, |x| x.experts);
+    if experts <= 1 || !matches!(sharding, Sharding::None | Sharding::Zero1) {
+        return vec![1];
+    }
+    pow2_divisors(tp_dp)
+        .filter(|e| experts.is_multiple_of(*e))
+        .collect()
+}
+
+/// Why `--ep` cannot run for `m`, or `None`: expert parallelism needs a mixture of experts
+/// whose routed experts the size divides.
+pub fn ep_error(m: &ModelSpec, ep: u64) -> Option<String> {
+    let experts = m.moe.as_ref().map_or(0, |x| x.experts);
+    if ep <= 1 {
+        None
+    } else if experts <= 1 {
+        Some(format!(
+            "--ep {ep}: expert parallelism needs a mixture-of-experts model"
+        ))
+    } else if !experts.is_multiple_of(ep) {
+        Some(format!(
+            "--ep {ep}: must divide the model's {experts} routed experts"
+        ))
+    } else {
+        None
+    }
 }
 
 /// Shardings a framework runs at this pipeline depth and node count.
@@ -624,16 +738,18 @@ fn step_time(
         0.0
     };
     let (gather_mb, dp_step, param_gather) = data_parallel(c, l, sh, compute_mb);
-    let slot = compute_mb + tp_mb + send_mb + gather_mb;
+    let ep_mb = all_to_all_time(c, l, sh, t, recompute);
+    let slot = compute_mb + tp_mb + send_mb + gather_mb + ep_mb;
     let slots = (m + l.pp - 1) as f64;
     let dp_exposed =
         dp_step_exposed(l, dp_step, param_gather, compute_mb) + dp_step / sh.layers.max(1.0);
+    // Sharded optimizer states: the experts' over DP ÷ EP ranks, the same share per GPU.
     let updated = sh.trainable * stage_share(sh, l.pp)
         / l.tp as f64
         / if l.sharding.zero_stage() >= 1 {
             l.dp as f64
         } else {
-            1.0
+            1.0 / expert_factor(sh, l)
         };
     let bw = c.acc.bandwidth.0 * 1e9 * st.speed.profiles.transformers.bandwidth_efficiency;
     let optimizer = if offloaded {
@@ -653,7 +769,46 @@ fn step_time(
         pipeline: send_mb * m as f64 + (slots - m as f64) * slot,
         data_parallel: gather_mb * m as f64 + if dp_step > 0.0 { dp_exposed } else { 0.0 },
         optimizer,
+        expert_parallel: ep_mb * m as f64,
     }
+}
+
+/// Bytes one GPU dispatches per MoE layer and pass for `t` tokens of its micro-batch: its
+/// `t ÷ tp` tokens (sequence parallel) × top-k × hidden in BF16 (Megatron-Core's MoE README,
+/// `megatron/core/transformer/moe/README.md`, the `alltoall` token dispatcher; DeepSpeed-MoE,
+/// arXiv 2201.05596, §5.2), and the all-to-alls per MoE layer: dispatch and combine forward,
+/// both again backward (their gradients), and the forward's again under full recomputation.
+fn all_to_all_payload(l: &Layout, sh: &Shape, t: f64, recompute: f64) -> (f64, f64) {
+    let bytes = t / l.tp.max(1) as f64 * sh.top_k * sh.hidden * 2.0;
+    (bytes, 4.0 + 2.0 * recompute)
+}
+
+/// Seconds of expert-parallel all-to-all per micro-batch on one GPU of the heaviest stage:
+/// [`all_to_all_payload`] per MoE layer of the stage, of which `(ep − 1) ÷ ep` leaves the GPU.
+/// The EP group is `ep` consecutive ranks (Megatron-Core's expert rank order `tp-ep-dp-pp`
+/// with ETP 1): the part to ranks in the same node runs on the fabric, the part to other nodes
+/// on the GPU's share of the node's network (every GPU of the node sends at once), the two
+/// concurrently; one link latency per all-to-all. Exposed: Megatron-Core runs the dispatch
+/// between the router and the expert GEMMs. 0 without expert parallelism.
+fn all_to_all_time(c: &Cluster, l: &Layout, sh: &Shape, t: f64, recompute: f64) -> f64 {
+    if l.ep <= 1 || sh.moe_layers <= 0.0 {
+        return 0.0;
+    }
+    let (bytes, passes) = all_to_all_payload(l, sh, t, recompute);
+    let ep = l.ep as f64;
+    let in_node = c.gpus_per_node.clamp(1, l.ep);
+    let (near, far) = (in_node as f64 - 1.0, (l.ep - in_node) as f64);
+    let intra = c.intra();
+    let inter = c.inter(1);
+    let latency = if far > 0.0 {
+        inter.latency_s
+    } else {
+        intra.latency_s
+    };
+    let one = (bytes * near / ep / intra.bytes_per_s.max(1.0))
+        .max(bytes * far / ep / inter.bytes_per_s.max(1.0))
+        + latency;
+    passes * (sh.moe_layers / l.pp as f64).ceil() * one
 }
 
 /// The part of the once-a-step data-parallel communication `dp_step` (of which `param_gather`
@@ -667,7 +822,7 @@ fn step_time(
 /// `overlap_param_gather`); DeepSpeed gathers them after the optimizer step, in the reduction's
 /// window.
 fn dp_step_exposed(l: &Layout, dp_step: f64, param_gather: f64, compute_mb: f64) -> f64 {
-    let megatron = l.tp > 1 || l.pp > 1;
+    let megatron = l.tp > 1 || l.pp > 1 || l.ep > 1;
     if megatron && param_gather > 0.0 {
         (dp_step - param_gather - compute_mb * 2.0 / 3.0).max(0.0)
             + (param_gather - compute_mb / 3.0).max(0.0)
@@ -682,7 +837,9 @@ fn data_parallel(c: &Cluster, l: &Layout, sh: &Shape, compute_mb: f64) -> (f64, 
     if l.dp <= 1 {
         return (0.0, 0.0, 0.0);
     }
-    let share = stage_share(sh, l.pp) / l.tp as f64;
+    // Expert parallelism: each GPU reduces its own experts' gradients (over the DP ÷ EP ranks
+    // holding the same experts) and the dense part's.
+    let share = stage_share(sh, l.pp) / l.tp as f64 * expert_factor(sh, l);
     let params = sh.total * share;
     let grads = sh.trainable * share;
     // Ranks of one data-parallel group inside one node.
@@ -770,7 +927,13 @@ fn comm_bytes(s: &Scenario, l: &Layout, sh: &Shape, b: u64, m: u64) -> f64 {
     } else {
         0.0
     };
-    let share = stage_share(sh, l.pp) / l.tp as f64;
+    let (a2a, a2a_passes) = all_to_all_payload(l, sh, t, recompute);
+    let ep = if sh.moe_layers > 0.0 {
+        a2a_passes * (sh.moe_layers / l.pp as f64).ceil() * ring(l.ep, a2a)
+    } else {
+        0.0
+    };
+    let share = stage_share(sh, l.pp) / l.tp as f64 * expert_factor(sh, l);
     let dp_step = match l.sharding {
         Sharding::None => ring(l.dp, 2.0) * sh.trainable * share * GRAD_REDUCE_BYTES,
         Sharding::Zero1 | Sharding::Zero2 => {
@@ -783,7 +946,7 @@ fn comm_bytes(s: &Scenario, l: &Layout, sh: &Shape, b: u64, m: u64) -> f64 {
                     + sh.trainable * share * GRAD_REDUCE_BYTES)
         }
     };
-    (tp + pp) * m as f64 + dp_step
+    (tp + pp + ep) * m as f64 + dp_step
 }
 
 /// Activation checkpointing the planner may use for `asked`: the asked one first, then the
@@ -900,6 +1063,7 @@ mod tests {
             pp: 1,
             dp: 8,
             sharding: Sharding::Zero1,
+            ep: 1,
         };
         assert!((dp_step_exposed(&l(1), 1.0, 0.4, 0.6) - 0.6).abs() < 1e-12);
         assert!((dp_step_exposed(&l(2), 1.0, 0.4, 0.6) - 0.4).abs() < 1e-12);

@@ -52,6 +52,7 @@ pub fn training(job: &Job, g: &Gpus) -> TrainingSpeed {
         pp: 1,
         dp: g.count.max(1),
         sharding: Sharding::of_scenario(s, g.count),
+        ep: 1,
     };
     // One machine runs the scenario's micro-batch on every GPU, one step per micro-batch.
     let inputs = ClusterInputs {

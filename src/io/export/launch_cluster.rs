@@ -67,7 +67,7 @@ fn training(s: &Scenario, m: &Machine, pick: &ClusterPick, t: &TrainPlan) -> Vec
     };
     let l = t.layout;
     let gpn = pick.gpus_per_node;
-    if l.tp > 1 || l.pp > 1 {
+    if l.tp > 1 || l.pp > 1 || l.ep > 1 {
         return vec![megatron(s, t, gpn)];
     }
     match l.sharding {
@@ -271,6 +271,28 @@ fn megatron(s: &Scenario, t: &TrainPlan, gpus_per_node: u64) -> LaunchSetting {
     }
     if l.tp > 1 {
         args.push("--sequence-parallel".into());
+    }
+    // Mixture of experts: Megatron-Core's MoE flags (`megatron/core/transformer/moe/README.md`),
+    // the routed experts split over the plan's expert-parallel ranks.
+    if let Some(moe) = m.moe.as_ref().filter(|x| x.experts > 1) {
+        args.push(format!(
+            "--num-experts {} --moe-router-topk {} --moe-ffn-hidden-size {} --expert-model-parallel-size {} --moe-token-dispatcher-type alltoall",
+            moe.experts, moe.active_experts, moe.expert_ffn, l.ep
+        ));
+        if l.ep > 1 {
+            args.push("--expert-tensor-parallel-size 1".into());
+        }
+        if moe.shared_experts > 0 {
+            let w = if moe.shared_ffn > 0 {
+                moe.shared_ffn
+            } else {
+                moe.expert_ffn
+            };
+            args.push(format!(
+                "--moe-shared-expert-intermediate-size {}",
+                w * moe.shared_experts
+            ));
+        }
     }
     if l.sharding == Sharding::Zero1 {
         args.push(
