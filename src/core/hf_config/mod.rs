@@ -41,6 +41,8 @@ pub const SUPPORTED_ARCHS: &[&str] = &[
     "mixtral",
     "qwen2",
     "qwen2_moe",
+    // Qwen2.5-VL: Qwen2's decoder plus the vision tower of `vision.rs`.
+    "qwen2_5_vl",
     "qwen3",
     "qwen3_moe",
     "qwen3_next",
@@ -99,6 +101,9 @@ mod hybrid;
 mod hybrid_blocks;
 mod obj;
 mod parts;
+mod vision;
+
+pub use vision::{DYNAMIC_DEFAULT_SIDE, vision_tower};
 
 use obj::{Obj, bad, describe};
 use parts::{Family, parse_mla, parse_moe, parse_sliding, siglip_params};
@@ -166,6 +171,9 @@ pub fn parse_hf_config_value(root: &Value) -> Result<ModelSpec, ConfigError> {
             defaults: SIGLIP_VISION_DEFAULTS,
         };
         siglip_params(&v, shape.hidden)?
+    } else if let Some(t) = vision::vision_tower(root)? {
+        // Qwen2.5-VL: its tower is in the same checkpoint too.
+        t.params
     } else {
         0
     };

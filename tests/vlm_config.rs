@@ -1,0 +1,214 @@
+//! Vision towers read from a VLM's config.json (`core::hf_config::vision_tower`): Qwen2.5-VL's
+//! parameters hand-counted against the published 675M, its dynamic-resolution tokens per image,
+//! the estimate rows and the CLI flags (`--images`, `--image-size`), bad input.
+
+use headroom::core::estimate::{ComponentKind, estimate};
+use headroom::core::hf_config::{parse_hf_config, vision_tower};
+use headroom::core::scenario::Scenario;
+use headroom::core::vision::VisionInputs;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/configs/qwen2_5_vl")
+        .join(name)
+}
+
+fn text(name: &str) -> String {
+    std::fs::read_to_string(fixture(name)).unwrap()
+}
+
+fn tower(name: &str) -> headroom::core::vision::VisionEncoder {
+    let v: serde_json::Value = serde_json::from_str(&text(name)).unwrap();
+    vision_tower(&v).unwrap().expect("a vision tower")
+}
+
+const Q7: &str = "Qwen_Qwen2.5-VL-7B-Instruct.json";
+const Q32: &str = "Qwen_Qwen2.5-VL-32B-Instruct-AWQ.json";
+
+/// Qwen2.5-VL-7B's ViT (h 1280, I 3420, 32 blocks, 16 heads, o 3584), transformers
+/// `modeling_qwen2_5_vl.py`:
+/// patch Conv3d 3 × 2 × 14² × 1280 = 1,505,280;
+/// block: norms 2,560 + qkv 1280 × 3840 + 3840 = 4,919,040 + proj 1,639,680
+///        + gate/up 2 × (1280 × 3420 + 3420) = 8,762,040 + down 3420 × 1280 + 1280 = 4,378,880
+///        = 19,702,200, × 32 = 630,470,400;
+/// merger: norm 1,280 + 5120² + 5120 = 26,219,520 + 5120 × 3584 + 3584 = 18,353,664
+///        = 44,574,464.
+/// Total 676,550,144: the "675M" ViT of the Qwen2.5-VL report (arXiv 2502.13923, Table 1).
+#[test]
+fn qwen2_5_vl_7b_tower_is_the_published_675m() {
+    let t = tower(Q7);
+    assert_eq!(t.params, 676_550_144);
+    assert!((t.params as f64 / 675e6 - 1.0).abs() < 0.005);
+    // BF16 as stored.
+    assert_eq!(t.weight_bytes, 2 * 676_550_144);
+    assert_eq!((t.layers, t.hidden, t.heads, t.ffn), (32, 1280, 16, 3420));
+    assert_eq!((t.patch_size, t.merge), (14, 2));
+    assert!(t.dynamic && t.in_checkpoint);
+    // Sized at 560² by default (llama.cpp's converter): 40² patches / 2² = 400 tokens.
+    assert_eq!(
+        (t.image_size, t.patches(), t.tokens_per_image()),
+        (560, 1600, 400)
+    );
+
+    // The whole checkpoint: Qwen2.5-7B's decoder (7,615,616,512, qkv biases as Qwen2) plus the
+    // tower = 8,292,166,656, the "8.29B params" of the model card's safetensors.
+    let spec = parse_hf_config(&text(Q7)).unwrap();
+    assert_eq!(spec.vision_params, 676_550_144);
+    assert!(spec.qkv_bias);
+    assert_eq!(spec.param_count().total, 8_292_166_656);
+    assert_eq!(spec.param_count().total - spec.vision_params, 7_615_616_512);
+}
+
+/// The 32B's vision_config names only what differs from `Qwen2_5_VLVisionConfig`'s defaults
+/// (depth 32, 16 heads, 14-px patches, 2 × 2 merge) and I = 3456, o = 5120:
+/// block 2,560 + 4,919,040 + 1,639,680 + 2 × (1280 × 3456 + 3456) = 8,854,272
+///       + 3456 × 1280 + 1280 = 4,424,960 → 19,840,512, × 32 = 634,896,384;
+/// merger 1,280 + 26,219,520 + 5120 × 5120 + 5120 = 26,219,520 → 52,440,320;
+/// + patch 1,505,280 = 688,841,984.
+#[test]
+fn qwen2_5_vl_32b_tower_takes_the_class_defaults() {
+    let t = tower(Q32);
+    assert_eq!(t.params, 688_841_984);
+    assert_eq!((t.layers, t.heads, t.patch_size, t.merge), (32, 16, 14, 2));
+    // AWQ leaves the tower unquantised (modules_to_not_convert: visual): BF16.
+    assert_eq!(t.weight_bytes, 2 * 688_841_984);
+}
+
+#[test]
+fn a_text_only_config_has_no_tower() {
+    let v: serde_json::Value = serde_json::json!({"model_type": "qwen2", "hidden_size": 8});
+    assert_eq!(vision_tower(&v).unwrap(), None);
+}
+
+#[test]
+fn a_bad_vision_key_is_named() {
+    let bad = text(Q7).replace("\"num_heads\": 16", "\"num_heads\": 7");
+    let v: serde_json::Value = serde_json::from_str(&bad).unwrap();
+    let e = vision_tower(&v).unwrap_err().to_string();
+    assert!(e.contains("vision_config.num_heads"), "{e}");
+    let bad = text(Q7).replace("\"depth\": 32", "\"depth\": -1");
+    let e = parse_hf_config(&bad).unwrap_err().to_string();
+    assert!(e.contains("vision_config.depth"), "{e}");
+}
+
+/// The same rows the mmproj path gives, the tower moved out of the weights (counted once).
+#[test]
+fn the_estimate_sizes_the_tower_and_one_image() {
+    let spec = parse_hf_config(&text(Q7)).unwrap();
+    let enc = tower(Q7).resized(1024, 768);
+    let with = Scenario {
+        model: spec.clone(),
+        vision: Some(VisionInputs {
+            encoder: enc.clone(),
+            images: 2,
+            ..VisionInputs::default()
+        }),
+        ..Scenario::default()
+    };
+    let without = Scenario {
+        model: spec,
+        ..Scenario::default()
+    };
+    let (a, b) = (estimate(&with), estimate(&without));
+    let of = |e: &headroom::core::estimate::Estimate, name: &str| {
+        e.components
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| (c.kind, c.bytes.0))
+    };
+    assert_eq!(
+        of(&a, "Vision encoder + projector (config.json)"),
+        Some((ComponentKind::Weights, 2 * 676_550_144))
+    );
+    // 1036 × 756 → 74 × 54 = 3,996 patches; FlashAttention on: q/k/v 3996 × 1280 × 12 B
+    // = 61,378,560 over the FFN's 3996 × 3420 × 4 B = 54,665,280, + residual 3996 × 1280 × 16 B
+    // = 81,838,080: 143,216,640 B.
+    assert_eq!(
+        of(&a, "Vision compute buffer (one image)"),
+        Some((ComponentKind::Activations, 143_216_640))
+    );
+    assert_eq!(with.vision.as_ref().unwrap().tokens_per_request(), 2 * 999);
+    // The tower's weights leave the model's weights row: the difference is exactly them.
+    let w = |e: &headroom::core::estimate::Estimate| of(e, "Weights").unwrap().1;
+    assert_eq!(w(&b) - w(&a), 2 * 676_550_144);
+}
+
+fn headroom(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args(args)
+        .env(
+            "XDG_CONFIG_HOME",
+            std::env::temp_dir().join("headroom-cli-test-no-user-catalogs"),
+        )
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn cli_images_from_the_config_tower() {
+    let cfg = fixture(Q7);
+    let cfg = cfg.to_str().unwrap();
+    let out = headroom(&[
+        "estimate",
+        "--config",
+        cfg,
+        "--images",
+        "2",
+        "--image-size",
+        "1024x768",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains("Vision encoder + projector (config.json)"),
+        "{s}"
+    );
+    assert!(s.contains("one 1036 × 756 image = 3,996 patches"), "{s}");
+
+    let out = headroom(&[
+        "fit",
+        "--config",
+        cfg,
+        "--images",
+        "2",
+        "--image-size",
+        "1024x768",
+        "--json",
+    ]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let vis = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|m| m.get("vision"))
+        .expect("a machine that runs it has a vision object");
+    assert_eq!(vis["images"], 2);
+    assert_eq!(vis["tokens_per_image"], 999);
+    assert!(vis["encode_s_per_image"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn cli_image_flags_without_a_tower_are_one_line() {
+    let out = headroom(&["estimate", "--model", "llama-3.1-8b", "--image-size", "800"]);
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(e.contains("--image-size"), "{e}");
+    let cfg = fixture(Q7);
+    let out = headroom(&[
+        "estimate",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--image-size",
+        "0x10",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("outside 1"));
+}
