@@ -5,7 +5,7 @@
 
 use super::component::{ComponentKind, ComponentList, Provenance};
 use super::{Job, formula, gib};
-use crate::core::format::group_digits;
+use crate::core::format::{group_digits, image_dims};
 use crate::core::units::Bytes;
 
 /// Places the encoder; returns its weights on each GPU (its compute buffer is an Activations
@@ -38,11 +38,7 @@ pub(super) fn place(job: &Job, list: &mut ComponentList) -> Bytes {
     let b_text = formula!(
         job.explain,
         "one {} image = {} patches of {} px: max({}, FFN {p} × {} × 4 B, q/k/v {p} × {} × 12 B) + residual {p} × {} × 16 B = {}",
-        if e.height() == e.image_size {
-            format!("{}²", e.image_size)
-        } else {
-            format!("{} × {}", e.image_size, e.height())
-        },
+        image_dims(e.image_size, e.height()),
         group_digits(p),
         e.patch_size,
         if fa {
