@@ -212,3 +212,78 @@ fn cli_image_flags_without_a_tower_are_one_line() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("outside 1"));
 }
+
+fn llava_text() -> String {
+    std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/configs/llava/llava-hf_llava-1.5-7b-hf.json"),
+    )
+    .unwrap()
+}
+
+/// llava-1.5-7b-hf: CLIP ViT-L/14-336 (h 1024, I 4096, 24 layers), transformers
+/// `modeling_clip.py` `CLIPVisionTransformer`:
+/// embeddings: class 1,024 + patch Conv2d 3 × 14² × 1024 = 602,112 + positions 577 × 1024 =
+///   590,848 → 1,193,984; pre- and post-LayerNorm 2 × 2,048;
+/// layer: q/k/v/out 4 × (1024² + 1024) = 4,198,400 + LayerNorms 4,096 + fc1 4,194,304 + 4,096 +
+///   fc2 4,194,304 + 1,024 → 12,596,224, × 24 = 302,309,376; tower 303,507,456.
+/// `LlavaMultiModalProjector`: 1024 × 4096 + 4096 + 4096² + 4096 = 20,979,712.
+/// Checkpoint total 7,063,427,072 = the model card's "7.06B": Llama-2-7B's decoder from
+/// LlamaConfig's defaults (text_config names none of its widths) at vocab 32,064, plus the tower.
+#[test]
+fn llava_1_5_is_clip_vit_l_336_and_a_two_layer_projector() {
+    let v: serde_json::Value = serde_json::from_str(&llava_text()).unwrap();
+    let t = vision_tower(&v).unwrap().expect("a CLIP tower");
+    assert_eq!(t.params, 303_507_456 + 20_979_712);
+    // torch_dtype float16.
+    assert_eq!(t.weight_bytes, 2 * t.params);
+    assert_eq!((t.layers, t.hidden, t.heads, t.ffn), (24, 1024, 16, 4096));
+    // (336 / 14)² = 576 patches, one token each (no merge), the class token dropped.
+    assert_eq!((t.patches(), t.tokens_per_image()), (576, 576));
+    assert!(!t.dynamic);
+    assert_eq!(t.projector, "mlp");
+
+    let spec = parse_hf_config(&llava_text()).unwrap();
+    assert_eq!(
+        (spec.hidden, spec.layers, spec.intermediate),
+        (4096, 32, 11_008)
+    );
+    assert_eq!(spec.vocab, 32_064);
+    assert_eq!(spec.param_count().total, 7_063_427_072);
+    assert_eq!(spec.vision_params, 324_487_168);
+}
+
+#[test]
+fn llava_bad_and_fixed_size_input_is_named() {
+    // A SigLIP tower under a llava model_type is refused by name, not sized as CLIP.
+    let siglip = llava_text().replace("clip_vision_model", "siglip_vision_model");
+    let e = parse_hf_config(&siglip).unwrap_err().to_string();
+    assert!(e.contains("vision_config.model_type"), "{e}");
+    // A fixed-size tower takes no --image-size.
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.json");
+    std::fs::write(&cfg, llava_text()).unwrap();
+    let out = headroom(&[
+        "estimate",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--image-size",
+        "672",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("takes 336² images only"), "{e}");
+    let out = headroom(&[
+        "estimate",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--images",
+        "3",
+    ]);
+    assert!(out.status.success());
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains("324,487,168 params of the mlp vision encoder"),
+        "{s}"
+    );
+}
