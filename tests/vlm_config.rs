@@ -287,3 +287,47 @@ fn llava_bad_and_fixed_size_input_is_named() {
         "{s}"
     );
 }
+
+/// A safetensors import's exact bytes hold the tower too (`visual.*`, outside the decoder's
+/// layers): with the images asked, the tower's bytes leave the weights row once, not twice.
+#[test]
+fn exact_file_bytes_do_not_count_the_tower_twice() {
+    use headroom::core::model::FileWeights;
+    let mut spec = parse_hf_config(&text(Q7)).unwrap();
+    let total = 2 * 8_292_166_656u64;
+    spec.file_weights = Some(FileWeights {
+        path: "model.safetensors.index.json".into(),
+        total_bytes: total,
+        params: 8_292_166_656,
+        // The decoder's 28 layers: everything but the embedding, head, final norm and tower.
+        layer_bytes: total - 2 * (2 * 152_064 * 3584 + 3584) - 2 * 676_550_144,
+        format: "safetensors BF16".into(),
+        ..FileWeights::default()
+    });
+    let with = Scenario {
+        model: spec.clone(),
+        vision: Some(VisionInputs {
+            encoder: tower(Q7),
+            ..VisionInputs::default()
+        }),
+        ..Scenario::default()
+    };
+    let without = Scenario {
+        model: spec,
+        ..Scenario::default()
+    };
+    let row = |s: &Scenario, name: &str| {
+        estimate(s)
+            .components
+            .iter()
+            .filter(|c| c.name == name)
+            .map(|c| c.bytes.0)
+            .sum::<u64>()
+    };
+    assert_eq!(row(&without, "Weights"), total);
+    assert_eq!(row(&with, "Weights"), total - 2 * 676_550_144);
+    assert_eq!(
+        row(&with, "Weights") + row(&with, "Vision encoder + projector (config.json)"),
+        total
+    );
+}

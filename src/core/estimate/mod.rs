@@ -268,6 +268,15 @@ pub fn estimate_owned(mut s: Scenario, explain: bool) -> Estimate {
             )
         });
         s.model.vision_params = 0;
+        // A checkpoint's exact bytes (safetensors headers) hold its tower outside the layers:
+        // they leave with it.
+        if v.encoder.in_checkpoint
+            && let Some(f) = s.model.file_weights.as_mut()
+        {
+            let outside = f.total_bytes.saturating_sub(f.layer_bytes);
+            f.total_bytes -= v.encoder.weight_bytes.min(outside);
+            f.params = f.params.saturating_sub(v.encoder.params);
+        }
     }
     let spec = &s.model;
     if (s.context, s.batch, s.gpus) != asked {
