@@ -11,7 +11,8 @@
 //! - **LLaVA-1.5** (`llava`): transformers `modeling_llava.py`, a CLIP ViT (`modeling_clip.py`
 //!   `CLIPVisionTransformer`, ViT-L/14 at 336² in LLaVA-1.5) and `LlavaMultiModalProjector`'s two
 //!   linear layers with GELU between. Fixed resolution: `(image_size / patch_size)²` tokens (576),
-//!   the class token dropped (`vision_feature_select_strategy` "default"; "full" keeps it, 577).
+//!   the class token dropped (`vision_feature_select_strategy` "default", LLaVA-1.5's; "full",
+//!   which keeps it for 577, is not read).
 
 use super::obj::{Obj, bad};
 use super::{ConfigError, MAX_FFN, MAX_HEADS, MAX_HIDDEN, MAX_LAYERS};
