@@ -116,6 +116,15 @@ fn goldens() -> Vec<((&'static str, &'static str), u64)> {
         (fixture!("openai_gpt-oss-20b"), 20_914_757_184),
         // Hub: 116,829,156,672 (openai/gpt-oss-120b); GGUF general.parameter_count the same.
         (fixture!("openai_gpt-oss-120b"), 116_829_156_672),
+        // Hub: 8.29B (Qwen/Qwen2.5-VL-7B-Instruct): Qwen2.5-7B's 7,615,616,512 + the ViT's
+        // 676,550,144 (hand count in tests/vlm_config.rs).
+        (
+            fixture!("qwen2_5_vl/Qwen_Qwen2.5-VL-7B-Instruct"),
+            8_292_166_656,
+        ),
+        // Hub: 7.06B (llava-hf/llava-1.5-7b-hf): Llama-2-7B at vocab 32,064 (6,738,939,904) +
+        // CLIP ViT-L/14-336 303,507,456 + projector 20,979,712 (tests/vlm_config.rs).
+        (fixture!("llava/llava-hf_llava-1.5-7b-hf"), 7_063_427_072),
     ]
 }
 

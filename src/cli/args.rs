@@ -4,9 +4,9 @@
 use super::values::{
     Choice, KvParser, OnOff, SplitArg, parse_acceptance, parse_batch, parse_context,
     parse_draft_tokens, parse_electricity, parse_fraction, parse_gpu_layers, parse_gpus,
-    parse_image_tokens, parse_images, parse_images_per_batch, parse_lora_rank, parse_output,
-    parse_params, parse_rate, parse_resolution, parse_sched, parse_seconds, parse_share,
-    parse_spec_method, parse_steps, parse_tensor_split, parse_threads, parse_tp,
+    parse_image_size, parse_image_tokens, parse_images, parse_images_per_batch, parse_lora_rank,
+    parse_output, parse_params, parse_rate, parse_resolution, parse_sched, parse_seconds,
+    parse_share, parse_spec_method, parse_steps, parse_tensor_split, parse_threads, parse_tp,
     parse_train_tokens, parse_ubatch, parse_user_rate, parse_users, parse_zero,
 };
 use crate::core::catalog::MachineKind;
@@ -259,6 +259,10 @@ pub struct ScenarioArgs {
     /// Keep the vision encoder on the CPU (llama.cpp `--no-mmproj-offload`).
     #[arg(long, help_heading = "Images")]
     pub no_mmproj_offload: bool,
+    /// The image a dynamic-resolution vision tower sees (Qwen2.5-VL from --config or
+    /// --safetensors), WIDTHxHEIGHT or one side, rounded to its 28-px grid [default: 560].
+    #[arg(long, value_name = "WxH", value_parser = parse_image_size, help_heading = "Images")]
+    pub image_size: Option<(u64, u64)>,
     /// With --mode image: the image size in pixels, WIDTHxHEIGHT or one side for a square
     /// (a multiple of 8, of 16 for SD3 and Flux) [default: the pipeline's, 1024x1024 or 512x512].
     #[arg(long, value_name = "WxH", value_parser = parse_resolution, help_heading = "Image generation")]

@@ -149,14 +149,23 @@ fn apply_model_source(a: &ScenarioArgs, cat: &Catalog, s: &mut Scenario) -> Resu
     Ok(())
 }
 
-/// `--mmproj FILE`, `--images`, `--image-tokens`, `--no-mmproj-offload`: a vision-language
-/// model's encoder read from its mmproj GGUF.
+/// `--mmproj FILE`, `--images`, `--image-tokens`, `--image-size`, `--no-mmproj-offload`: a
+/// vision-language model's encoder read from its mmproj GGUF, or from the model's own config.json
+/// (`--config`, `--safetensors`: Qwen2.5-VL's `vision_config`) when an image flag asks for it.
 fn apply_vision(a: &ScenarioArgs, s: &mut Scenario) -> Result<(), CliError> {
-    let asked = a.images.is_some() || a.image_tokens.is_some() || a.no_mmproj_offload;
-    let Some(path) = &a.mmproj else {
+    let asked = a.images.is_some()
+        || a.image_tokens.is_some()
+        || a.image_size.is_some()
+        || a.no_mmproj_offload;
+    let encoder = match &a.mmproj {
+        Some(path) => Some(crate::io::import::mmproj::read_mmproj(path).map_err(CliError::from)?),
+        None if asked && s.vision.is_none() => config_tower(a)?,
+        None => None,
+    };
+    let Some(encoder) = encoder else {
         if asked && s.vision.is_none() {
             return Err(CliError::usage(
-                "--images / --image-tokens / --no-mmproj-offload need --mmproj FILE (the model's vision projector GGUF)"
+                "--images / --image-tokens / --image-size / --no-mmproj-offload need --mmproj FILE (the model's vision projector GGUF) or a --config / --safetensors whose config.json has a vision tower (qwen2_5_vl)"
                     .to_string(),
             ));
         }
@@ -164,15 +173,21 @@ fn apply_vision(a: &ScenarioArgs, s: &mut Scenario) -> Result<(), CliError> {
             v.images = a.images.unwrap_or(v.images);
             v.image_tokens = a.image_tokens.unwrap_or(v.image_tokens);
             v.on_cpu |= a.no_mmproj_offload;
+            if let Some((w, h)) = a.image_size {
+                v.encoder = sized(&v.encoder, w, h)?;
+            }
         }
         return Ok(());
     };
     if s.mode != Mode::Inference {
         return Err(CliError::usage(
-            "--mmproj: images are sized for inference (--mode inference)".to_string(),
+            "--mmproj / --images: images are sized for inference (--mode inference)".to_string(),
         ));
     }
-    let encoder = crate::io::import::mmproj::read_mmproj(path).map_err(CliError::from)?;
+    let encoder = match a.image_size {
+        Some((w, h)) => sized(&encoder, w, h)?,
+        None => encoder,
+    };
     s.vision = Some(crate::core::vision::VisionInputs {
         encoder,
         images: a.images.unwrap_or(1),
@@ -180,6 +195,36 @@ fn apply_vision(a: &ScenarioArgs, s: &mut Scenario) -> Result<(), CliError> {
         on_cpu: a.no_mmproj_offload,
     });
     Ok(())
+}
+
+/// The vision tower of the `--config` or `--safetensors` model's config.json, if it has one.
+fn config_tower(a: &ScenarioArgs) -> Result<Option<crate::core::vision::VisionEncoder>, CliError> {
+    for path in [&a.safetensors, &a.config].into_iter().flatten() {
+        if let Some(t) = crate::io::import::hf::vision_tower_of(path).map_err(CliError::from)? {
+            return Ok(Some(t));
+        }
+    }
+    Ok(None)
+}
+
+/// `--image-size` on a tower that takes any size; a fixed-size one is one line naming the flag.
+fn sized(
+    e: &crate::core::vision::VisionEncoder,
+    w: u64,
+    h: u64,
+) -> Result<crate::core::vision::VisionEncoder, CliError> {
+    if !e.dynamic {
+        return Err(CliError::usage(format!(
+            "--image-size: this vision encoder ({}) takes {}² images only; --image-tokens sets the tokens per image",
+            if e.projector.is_empty() {
+                "mmproj"
+            } else {
+                e.projector.as_str()
+            },
+            e.image_size
+        )));
+    }
+    Ok(e.resized(w, h))
 }
 
 /// `headroom serve` and `headroom cluster` plan generation; an embedding pass is sized by

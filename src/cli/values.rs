@@ -370,6 +370,17 @@ pub fn parse_images(s: &str) -> Result<u64, String> {
 pub fn parse_image_tokens(s: &str) -> Result<u64, String> {
     ranged(s, 1, 65_536)
 }
+/// `--image-size`: the image a dynamic-resolution vision tower sees, WIDTHxHEIGHT or one side,
+/// 1 … 16,384 pixels a side.
+pub fn parse_image_size(s: &str) -> Result<(u64, u64), String> {
+    let (w, h) = crate::core::diffusion::parse_resolution(s)?;
+    for v in [w, h] {
+        if !(1..=16_384).contains(&v) {
+            return Err(format!("'{s}': a side of {v} pixels is outside 1 … 16,384"));
+        }
+    }
+    Ok((u64::from(w), u64::from(h)))
+}
 /// Per-token acceptance rate of speculative decoding, 0 … 0.99.
 pub fn parse_acceptance(s: &str) -> Result<f64, String> {
     let v: f64 = s

@@ -126,6 +126,15 @@ pub fn count(n: u64, one: &str, many: &str) -> String {
     format!("{} {}", group_digits(n), if n == 1 { one } else { many })
 }
 
+/// An image's size in pixels: "560²" when square, else "1036 × 756" (width × height).
+pub fn image_dims(width: u64, height: u64) -> String {
+    if width == height {
+        format!("{width}²")
+    } else {
+        format!("{width} × {height}")
+    }
+}
+
 /// Digits grouped by three: "1,234,567".
 pub fn group_digits(n: u64) -> String {
     let s = n.to_string();

@@ -250,13 +250,33 @@ pub fn estimate_owned(mut s: Scenario, explain: bool) -> Estimate {
     let mut notes = Vec::new();
     // An mmproj replaces the vision tower a checkpoint bundles (Gemma 3's SigLIP): llama.cpp's
     // text GGUF leaves it out, and the mmproj is sized on its own (`vision::place`).
-    if s.vision.is_some() && s.model.vision_params > 0 {
-        notes.push(formula!(
-            explain,
-            "The checkpoint's own vision tower ({} params) is left out: the mmproj file holds the encoder.",
-            group_digits(s.model.vision_params)
-        ));
+    // A tower read from the model's own config.json (Qwen2.5-VL) moves to those rows too.
+    if let Some(v) = &s.vision
+        && s.model.vision_params > 0
+    {
+        notes.push(if v.encoder.in_checkpoint {
+            formula!(
+                explain,
+                "The checkpoint's vision tower ({} params) is sized in the vision encoder rows, with its images.",
+                group_digits(s.model.vision_params)
+            )
+        } else {
+            formula!(
+                explain,
+                "The checkpoint's own vision tower ({} params) is left out: the mmproj file holds the encoder.",
+                group_digits(s.model.vision_params)
+            )
+        });
         s.model.vision_params = 0;
+        // A checkpoint's exact bytes (safetensors headers) hold its tower outside the layers:
+        // they leave with it.
+        if v.encoder.in_checkpoint
+            && let Some(f) = s.model.file_weights.as_mut()
+        {
+            let outside = f.total_bytes.saturating_sub(f.layer_bytes);
+            f.total_bytes -= v.encoder.weight_bytes.min(outside);
+            f.params = f.params.saturating_sub(v.encoder.params);
+        }
     }
     let spec = &s.model;
     if (s.context, s.batch, s.gpus) != asked {

@@ -5,7 +5,7 @@
 
 use super::component::{ComponentKind, ComponentList, Provenance};
 use super::{Job, formula, gib};
-use crate::core::format::group_digits;
+use crate::core::format::{group_digits, image_dims};
 use crate::core::units::Bytes;
 
 /// Places the encoder; returns its weights on each GPU (its compute buffer is an Activations
@@ -37,8 +37,8 @@ pub(super) fn place(job: &Job, list: &mut ComponentList) -> Bytes {
     let p = e.patches();
     let b_text = formula!(
         job.explain,
-        "one {}² image = {} patches of {} px: max({}, FFN {p} × {} × 4 B, q/k/v {p} × {} × 12 B) + residual {p} × {} × 16 B = {}",
-        e.image_size,
+        "one {} image = {} patches of {} px: max({}, FFN {p} × {} × 4 B, q/k/v {p} × {} × 12 B) + residual {p} × {} × 16 B = {}",
+        image_dims(e.image_size, e.height()),
         group_digits(p),
         e.patch_size,
         if fa {
@@ -55,7 +55,11 @@ pub(super) fn place(job: &Job, list: &mut ComponentList) -> Bytes {
     for (kind, name, bytes, text) in [
         (
             ComponentKind::Weights,
-            "Vision encoder + projector (mmproj)",
+            if e.in_checkpoint {
+                "Vision encoder + projector (config.json)"
+            } else {
+                "Vision encoder + projector (mmproj)"
+            },
             weights,
             w_text,
         ),

@@ -41,6 +41,10 @@ pub const SUPPORTED_ARCHS: &[&str] = &[
     "mixtral",
     "qwen2",
     "qwen2_moe",
+    // Qwen2.5-VL: Qwen2's decoder plus the vision tower of `vision.rs`.
+    "qwen2_5_vl",
+    // LLaVA-1.5: a Llama decoder in `text_config` plus the CLIP tower of `vision.rs`.
+    "llava",
     "qwen3",
     "qwen3_moe",
     "qwen3_next",
@@ -83,6 +87,18 @@ const GEMMA3_TEXT_DEFAULTS: &[(&str, u64)] = &[
     ("sliding_window_pattern", 6),
 ];
 
+/// transformers `LlamaConfig.__init__` defaults (models/llama/configuration_llama.py), which the
+/// nested `text_config` of a LLaVA checkpoint leaves out (llava-1.5-7b-hf names only
+/// max_position_embeddings, rms_norm_eps and vocab_size).
+pub(crate) const LLAMA_TEXT_DEFAULTS: &[(&str, u64)] = &[
+    ("vocab_size", 32_000),
+    ("hidden_size", 4096),
+    ("intermediate_size", 11_008),
+    ("num_hidden_layers", 32),
+    ("num_attention_heads", 32),
+    ("max_position_embeddings", 2048),
+];
+
 /// transformers `SiglipVisionConfig` defaults (models/siglip/configuration_siglip.py).
 const SIGLIP_VISION_DEFAULTS: &[(&str, u64)] = &[
     ("hidden_size", 768),
@@ -99,6 +115,9 @@ mod hybrid;
 mod hybrid_blocks;
 mod obj;
 mod parts;
+mod vision;
+
+pub use vision::{DYNAMIC_DEFAULT_SIDE, vision_tower};
 
 use obj::{Obj, bad, describe};
 use parts::{Family, parse_mla, parse_moe, parse_sliding, siglip_params};
@@ -166,6 +185,9 @@ pub fn parse_hf_config_value(root: &Value) -> Result<ModelSpec, ConfigError> {
             defaults: SIGLIP_VISION_DEFAULTS,
         };
         siglip_params(&v, shape.hidden)?
+    } else if let Some(t) = vision::vision_tower(root)? {
+        // Qwen2.5-VL: its tower is in the same checkpoint too.
+        t.params
     } else {
         0
     };
@@ -337,6 +359,8 @@ fn language_model<'a>(
     };
     let defaults = match kind.as_str() {
         "gemma3_text" => GEMMA3_TEXT_DEFAULTS,
+        // LlavaConfig builds its text config from the class defaults for the keys it omits.
+        "llama" if top_type == "llava" => LLAMA_TEXT_DEFAULTS,
         "gemma3n_text" => gemma3n::GEMMA3N_TEXT_DEFAULTS,
         _ => &[],
     };

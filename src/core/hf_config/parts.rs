@@ -40,7 +40,9 @@ impl Family {
             "llama" => Family::Llama,
             "mistral" => Family::Mistral,
             "mixtral" => Family::Mixtral,
-            "qwen2" => Family::Qwen2,
+            // Qwen2.5-VL's decoder is Qwen2's (transformers `modeling_qwen2_5_vl.py`
+            // `Qwen2_5_VLAttention`: q/k/v with biases).
+            "qwen2" | "qwen2_5_vl" | "qwen2_5_vl_text" => Family::Qwen2,
             "qwen2_moe" => Family::Qwen2Moe,
             "qwen3" => Family::Qwen3,
             "qwen3_moe" => Family::Qwen3Moe,

@@ -11,7 +11,9 @@
 //!   (image_size / patch_size)²` and `m` the projector's per-side reduction (`clip_n_output_tokens`:
 //!   `clip.vision.spatial_merge_size` for Qwen2-VL-style merges, `clip.vision.projector.scale_factor`
 //!   for Gemma 3's pooling and Idefics3's pixel shuffle; 1 for LLaVA-style MLPs). Models that
-//!   tile or resize dynamically (Qwen2-VL, Pixtral) are sized at `image_size`.
+//!   tile or resize dynamically (Qwen2-VL, Pixtral) are sized at `image_size`; a tower read from
+//!   a config.json that resizes dynamically (Qwen2.5-VL, `dynamic`) takes any `W × H`
+//!   ([`VisionEncoder::resized`]), its patches `(W/p)·(H/p)`.
 //! - **Encode time**: the encoder's FLOPs, `2 × params × P` plus bidirectional attention
 //!   `4 × layers × hidden × P²`, at the FLOP rate the language model's prefill reaches on the
 //!   same placement (the same kind of large GEMMs).
@@ -40,13 +42,56 @@ pub struct VisionEncoder {
     pub patch_size: u64,
     /// Per-side reduction of the patch grid before the language model (see the module docs).
     pub merge: u64,
+    /// Image height when it differs from `image_size` (the width); 0 = a square image.
+    pub image_height: u64,
+    /// The tower takes images of any size, rounded to its grid ([`Self::resized`]).
+    pub dynamic: bool,
+    /// Read from the model's config.json (`vision_config`): the tower is part of the model's own
+    /// checkpoint, not an mmproj file.
+    pub in_checkpoint: bool,
 }
 
+/// Qwen2-VL's processor caps an image at this many pixels, scaling larger ones down
+/// (`max_pixels` in Qwen2.5-VL's preprocessor_config.json, 12,845,056 = 28² × 16,384; transformers
+/// `image_processing_qwen2_vl.py` `smart_resize`).
+pub const QWEN_MAX_PIXELS: u64 = 12_845_056;
+
 impl VisionEncoder {
-    /// Patches of one image at `image_size`.
+    /// Image height in pixels (`image_size` for a square image).
+    pub fn height(&self) -> u64 {
+        match self.image_height {
+            0 => self.image_size,
+            h => h,
+        }
+    }
+
+    /// Patches of one image at `image_size × height`.
     pub fn patches(&self) -> u64 {
-        let side = self.image_size / self.patch_size.max(1);
-        side.saturating_mul(side).max(1)
+        let p = self.patch_size.max(1);
+        (self.image_size / p)
+            .saturating_mul(self.height() / p)
+            .max(1)
+    }
+
+    /// The encoder at a `width × height` image, as a dynamic-resolution processor resizes it
+    /// (transformers `image_processing_qwen2_vl.py` `smart_resize`): each side rounded to the
+    /// nearest multiple of `f = patch × merge` (at least `f`), then, above [`QWEN_MAX_PIXELS`],
+    /// both sides scaled by `√(W·H / max)` and floored to `f`. 1024 × 768 → 1036 × 756.
+    pub fn resized(&self, width: u64, height: u64) -> VisionEncoder {
+        let f = self.patch_size.max(1).saturating_mul(self.merge.max(1));
+        let round = |x: u64| ((x + f / 2) / f).max(1) * f;
+        let (mut w, mut h) = (round(width), round(height));
+        if w.saturating_mul(h) > QWEN_MAX_PIXELS {
+            let beta = ((width as f64 * height as f64) / QWEN_MAX_PIXELS as f64).sqrt();
+            // A hair over the quotient so that an exact multiple is not floored below itself.
+            let floor = |x: u64| (((x as f64 / beta) / f as f64 + 1e-9).floor() as u64).max(1) * f;
+            (w, h) = (floor(width), floor(height));
+        }
+        VisionEncoder {
+            image_size: w,
+            image_height: if h == w { 0 } else { h },
+            ..self.clone()
+        }
     }
 
     /// Language-model tokens one image becomes.
@@ -171,6 +216,32 @@ mod tests {
             g.compute_buffer_bytes(true),
             4096 * 4304 * 4 + 4096 * 1152 * 16
         );
+    }
+
+    #[test]
+    fn a_dynamic_tower_rounds_each_side_to_its_grid() {
+        let q = VisionEncoder {
+            patch_size: 14,
+            merge: 2,
+            image_size: 560,
+            dynamic: true,
+            ..VisionEncoder::default()
+        };
+        // 560² = 40 × 40 patches → 400 tokens (2 × 2 merge).
+        assert_eq!(q.tokens_per_image(), 400);
+        // 1024 / 28 = 36.6 → 37 × 28 = 1036; 768 / 28 = 27.4 → 27 × 28 = 756:
+        // 74 × 54 = 3996 patches, 999 tokens.
+        let r = q.resized(1024, 768);
+        assert_eq!((r.image_size, r.height()), (1036, 756));
+        assert_eq!(r.patches(), 74 * 54);
+        assert_eq!(r.tokens_per_image(), 999);
+        // Tiny images take one grid cell: 1 token.
+        assert_eq!(q.resized(10, 10).tokens_per_image(), 1);
+        // 8192² = 67.1 M px > 12,845,056: β = 8192 / 3584, sides floor(3584 / 28) × 28 = 3584,
+        // 256² patches → 16,384 tokens.
+        let big = q.resized(8192, 8192);
+        assert_eq!((big.image_size, big.height()), (3584, 3584));
+        assert_eq!(big.tokens_per_image(), 16_384);
     }
 
     #[test]

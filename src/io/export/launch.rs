@@ -249,11 +249,18 @@ pub fn llama_cpp(s: &Scenario, fit: &FitResult) -> LaunchSetting {
     lines.push(last);
     if let Some(v) = &sc.vision {
         // tools/server/README.md: `-mm, --mmproj FILE`, `--no-mmproj-offload`.
-        let file = if v.encoder.file.is_empty() {
+        let file = if v.encoder.file.is_empty() || v.encoder.in_checkpoint {
             "mmproj.gguf".to_string()
         } else {
             v.encoder.file.clone()
         };
+        if v.encoder.in_checkpoint {
+            // convert_hf_to_gguf.py --mmproj writes the tower of a transformers checkpoint.
+            notes.push(
+                "mmproj.gguf: the checkpoint's vision tower converted with llama.cpp's convert_hf_to_gguf.py --mmproj."
+                    .into(),
+            );
+        }
         let mut line = format!("--mmproj {}", shell(&file));
         if v.on_cpu {
             line.push_str(" --no-mmproj-offload");

@@ -252,11 +252,11 @@ fn workload_rows(input: &ReportInput, v: &mut Vec<Row>) {
             v.push(row(
                 "Images",
                 format!(
-                    "{} per request, {} tokens each ({} projector, {}² images in {}-pixel patches, {} vision params), encoder on the {}",
+                    "{} per request, {} tokens each ({} projector, {} images in {}-pixel patches, {} vision params), encoder on the {}",
                     vi.images(),
                     group_digits(vi.tokens_per_image()),
                     if e.projector.is_empty() { "mmproj" } else { e.projector.as_str() },
-                    e.image_size,
+                    format::image_dims(e.image_size, e.height()),
                     e.patch_size,
                     format::params(e.params),
                     if vi.on_cpu { "CPU (--no-mmproj-offload)" } else { "GPU" }

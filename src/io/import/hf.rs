@@ -89,6 +89,30 @@ pub fn config_spec(path: &Path, text: &str) -> Result<ModelSpec, ImportError> {
     })
 }
 
+/// The vision tower of a model's config.json (`core::hf_config::vision_tower`): `path` is the
+/// config.json itself, a folder holding it, or a weight file beside it. `None` when there is no
+/// config.json there or its model has no tower read from config.
+pub fn vision_tower_of(
+    path: &Path,
+) -> Result<Option<crate::core::vision::VisionEncoder>, ImportError> {
+    let config = if path.is_dir() {
+        path.join(CONFIG)
+    } else if file_name(path).to_ascii_lowercase().ends_with(".json") {
+        path.to_path_buf()
+    } else {
+        path.parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .join(CONFIG)
+    };
+    if !config.is_file() {
+        return Ok(None);
+    }
+    let text = read_text(&config)?;
+    let v = parse_json(&config, &text)?;
+    crate::core::hf_config::vision_tower(&v).map_err(|e| config_error(&config, &text, e))
+}
+
 /// Line:column of the first `"key"` in a JSON text.
 fn locate_key(text: &str, key: &str) -> Location {
     // A nested key ("text_config.hidden_size") is found by its last part.

@@ -77,5 +77,9 @@ pub fn read_mmproj(path: &Path) -> Result<VisionEncoder, ImportError> {
             .or(h.get_u64("clip.vision.projector.scale_factor"))
             .filter(|m| *m > 0)
             .unwrap_or(1),
+        // Sized at the file's image_size (the module docs of core::vision).
+        image_height: 0,
+        dynamic: false,
+        in_checkpoint: false,
     })
 }

@@ -1,0 +1,231 @@
+//! Vision towers of vision-language models read from their config.json (`vision_config`), as
+//! [`VisionEncoder`]s: the same shape an mmproj GGUF gives (`io/import/mmproj.rs`), so the
+//! estimate sizes both alike (`core/estimate/vision.rs`).
+//!
+//! - **Qwen2.5-VL** (`qwen2_5_vl`): transformers `modeling_qwen2_5_vl.py`
+//!   `Qwen2_5_VisionTransformerPretrainedModel`, a ViT over 14-pixel patches of two stacked frames
+//!   with RMSNorms, gated SiLU MLPs and `Qwen2_5_VLPatchMerger` (2 × 2 patches → one token of the
+//!   language model). Dynamic resolution: an image becomes `(H/14 · W/14) / 2²` tokens at its own
+//!   size rounded to 28 px; sized at 560² unless `--image-size` says (llama.cpp's converter writes
+//!   `image_size` 560 for this tower: `convert_hf_to_gguf.py` `Qwen2VLVisionModel.__init__`).
+//! - **LLaVA-1.5** (`llava`): transformers `modeling_llava.py`, a CLIP ViT (`modeling_clip.py`
+//!   `CLIPVisionTransformer`, ViT-L/14 at 336² in LLaVA-1.5) and `LlavaMultiModalProjector`'s two
+//!   linear layers with GELU between. Fixed resolution: `(image_size / patch_size)²` tokens (576),
+//!   the class token dropped (`vision_feature_select_strategy` "default", LLaVA-1.5's; "full",
+//!   which keeps it for 577, is not read).
+
+use super::obj::{Obj, bad};
+use super::{ConfigError, MAX_FFN, MAX_HEADS, MAX_HIDDEN, MAX_LAYERS};
+use crate::core::vision::VisionEncoder;
+use serde_json::{Map, Value};
+
+/// transformers `Qwen2_5_VLVisionConfig.__init__` defaults (models/qwen2_5_vl/
+/// configuration_qwen2_5_vl.py), which a checkpoint's `vision_config` may leave out (the
+/// Qwen2.5-VL-32B-Instruct-AWQ config names only hidden_size, intermediate_size and
+/// out_hidden_size of them).
+const QWEN2_5_VL_VISION_DEFAULTS: &[(&str, u64)] = &[
+    ("depth", 32),
+    ("hidden_size", 3584),
+    ("intermediate_size", 3420),
+    ("num_heads", 16),
+    ("in_channels", 3),
+    ("patch_size", 14),
+    ("spatial_merge_size", 2),
+    ("temporal_patch_size", 2),
+    ("out_hidden_size", 3584),
+];
+
+/// transformers `CLIPVisionConfig.__init__` defaults (models/clip/configuration_clip.py).
+const CLIP_VISION_DEFAULTS: &[(&str, u64)] = &[
+    ("hidden_size", 768),
+    ("intermediate_size", 3072),
+    ("num_hidden_layers", 12),
+    ("num_attention_heads", 12),
+    ("num_channels", 3),
+    ("image_size", 224),
+    ("patch_size", 32),
+];
+
+/// The image side a dynamic-resolution tower is sized at when no `--image-size` is given
+/// (llama.cpp `convert_hf_to_gguf.py` `Qwen2VLVisionModel`: `image_size` 560).
+pub const DYNAMIC_DEFAULT_SIDE: u64 = 560;
+
+/// The vision tower of a config.json, or `None` when its `model_type` has none that is read
+/// here (see the module docs for the families). Errors name the `vision_config.` key.
+pub fn vision_tower(root: &Value) -> Result<Option<VisionEncoder>, ConfigError> {
+    let Value::Object(map) = root else {
+        return Ok(None);
+    };
+    let top = Obj {
+        map,
+        prefix: "",
+        defaults: &[],
+    };
+    let empty = Map::new();
+    match top.text("model_type")? {
+        Some("qwen2_5_vl") => {
+            let v = Obj {
+                map: top.object("vision_config")?.unwrap_or(&empty),
+                prefix: "vision_config.",
+                defaults: QWEN2_5_VL_VISION_DEFAULTS,
+            };
+            qwen2_5_vl_tower(&v, dtype_bytes(&top)?).map(Some)
+        }
+        Some("llava") => llava_tower(&top, dtype_bytes(&top)?).map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// Bytes per stored weight from `torch_dtype` (`dtype` in newer files): 4 for float32, else 2
+/// (bfloat16/float16, and a quantised checkpoint's tower, which AWQ/GPTQ leave unquantised:
+/// `quantization_config.modules_to_not_convert: ["visual"]`).
+fn dtype_bytes(top: &Obj) -> Result<u64, ConfigError> {
+    let t = match top.text("torch_dtype")? {
+        Some(t) => Some(t),
+        None => top.text("dtype")?,
+    };
+    Ok(if t == Some("float32") { 4 } else { 2 })
+}
+
+/// Qwen2.5-VL's tower with h = `hidden_size`, I = `intermediate_size`, L = `depth`,
+/// c = `in_channels`, t = `temporal_patch_size`, p = `patch_size`, m = `spatial_merge_size`,
+/// o = `out_hidden_size`:
+/// - `Qwen2_5_VisionPatchEmbed`: Conv3d without bias, `c·t·p²·h`;
+/// - per `Qwen2_5_VLVisionBlock`: two RMSNorms `2h`, `qkv` `h·3h + 3h`, `proj` `h² + h`, gated
+///   MLP `gate_proj`/`up_proj` `2(h·I + I)` and `down_proj` `I·h + h`;
+/// - `Qwen2_5_VLPatchMerger`: RMSNorm `h`, `Linear(h·m², h·m²)` and `Linear(h·m², o)` with biases.
+///
+/// Qwen2.5-VL-7B (h 1280, I 3420, L 32, o 3584): 1,505,280 + 32 × 19,702,200 + 44,574,464 =
+/// 676,550,144, the "675M" ViT of the Qwen2.5-VL report (arXiv 2502.13923, Table 1).
+fn qwen2_5_vl_tower(v: &Obj, bytes_per_param: u64) -> Result<VisionEncoder, ConfigError> {
+    let h = v.req("hidden_size", 1, MAX_HIDDEN)?;
+    let ffn = v.req("intermediate_size", 1, MAX_FFN)?;
+    let layers = v.req("depth", 1, MAX_LAYERS)?;
+    let heads = v.req("num_heads", 1, MAX_HEADS)?;
+    // Qwen's own configs spell it `in_chans`; transformers reads `in_channels`.
+    let channels = match v.count("in_channels", 1, 64)? {
+        Some(c) if v.raw("in_channels").is_some() => c,
+        _ => v.count("in_chans", 1, 64)?.unwrap_or(3),
+    };
+    let frames = v.req("temporal_patch_size", 1, 64)?;
+    let patch = v.req("patch_size", 1, 1 << 10)?;
+    let merge = v.req("spatial_merge_size", 1, 64)?;
+    let out = v.req("out_hidden_size", 1, MAX_HIDDEN)?;
+    if !h.is_multiple_of(heads) {
+        return Err(bad(
+            v.key("num_heads"),
+            format!("{heads} does not divide hidden_size {h}"),
+        ));
+    }
+    let m = |a: u64, b: u64| a.saturating_mul(b);
+    let embed = m(m(channels, frames), m(m(patch, patch), h));
+    let block = m(2, h)
+        .saturating_add(m(h, m(3, h)).saturating_add(m(3, h)))
+        .saturating_add(m(h, h).saturating_add(h))
+        .saturating_add(m(2, m(h, ffn).saturating_add(ffn)))
+        .saturating_add(m(ffn, h).saturating_add(h));
+    let wide = m(h, m(merge, merge));
+    let merger = h
+        .saturating_add(m(wide, wide).saturating_add(wide))
+        .saturating_add(m(wide, out).saturating_add(out));
+    let params = embed
+        .saturating_add(m(layers, block))
+        .saturating_add(merger);
+    Ok(VisionEncoder {
+        file: "config.json".into(),
+        projector: "qwen2.5vl_merger".into(),
+        weight_bytes: m(params, bytes_per_param),
+        params,
+        layers,
+        hidden: h,
+        heads,
+        ffn,
+        image_size: DYNAMIC_DEFAULT_SIDE,
+        patch_size: patch,
+        merge,
+        image_height: 0,
+        dynamic: true,
+        in_checkpoint: true,
+    })
+}
+
+/// LLaVA-1.5's CLIP tower and projector, h = vision `hidden_size`, I = its `intermediate_size`,
+/// L = `num_hidden_layers`, c channels, p patch, s image, n = (s/p)², t = the text model's
+/// `hidden_size` (LlamaConfig's default 4096 when `text_config` omits it, as llava-1.5-7b-hf does):
+/// - `CLIPVisionEmbeddings`: class embedding `h`, patch Conv2d without bias `c·p²·h`, position
+///   embedding `(n + 1)·h`; `pre_layrnorm` `2h`;
+/// - per `CLIPEncoderLayer`: q/k/v/out projections with biases `4(h² + h)`, two LayerNorms `4h`,
+///   `fc1` `h·I + I`, `fc2` `I·h + h`; `post_layernorm` `2h` (every layer is in the checkpoint,
+///   though `vision_feature_layer` −2 reads the one before last);
+/// - `LlavaMultiModalProjector`: `linear_1` `h·t + t`, `linear_2` `t² + t` (biases:
+///   `multimodal_projector_bias`, default true).
+///
+/// llava-1.5-7b-hf (h 1024, I 4096, L 24, p 14, s 336, t 4096): 1,193,984 + 24 × 12,596,224 +
+/// 4,096 = 303,507,456 for the ViT-L/14-336, + 20,979,712 for the projector.
+fn llava_tower(top: &Obj, bytes_per_param: u64) -> Result<VisionEncoder, ConfigError> {
+    let map = top
+        .object("vision_config")?
+        .ok_or_else(|| ConfigError::MissingKey("vision_config".into()))?;
+    let v = Obj {
+        map,
+        prefix: "vision_config.",
+        defaults: CLIP_VISION_DEFAULTS,
+    };
+    if let Some(t) = v.text("model_type")?
+        && t != "clip_vision_model"
+    {
+        return Err(bad(
+            v.key("model_type"),
+            format!("\"{t}\": only a CLIP tower (clip_vision_model) is read for llava"),
+        ));
+    }
+    let h = v.req("hidden_size", 1, MAX_HIDDEN)?;
+    let ffn = v.req("intermediate_size", 1, MAX_FFN)?;
+    let layers = v.req("num_hidden_layers", 1, MAX_LAYERS)?;
+    let heads = v.req("num_attention_heads", 1, MAX_HEADS)?;
+    let channels = v.req("num_channels", 1, 64)?;
+    let image = v.req("image_size", 1, 1 << 16)?;
+    let patch = v.req("patch_size", 1, 1 << 10)?;
+    let empty = Map::new();
+    let text = Obj {
+        map: top.object("text_config")?.unwrap_or(&empty),
+        prefix: "text_config.",
+        defaults: super::LLAMA_TEXT_DEFAULTS,
+    };
+    let t = text.req("hidden_size", 1, MAX_HIDDEN)?;
+    let bias = top.flag("multimodal_projector_bias")?.unwrap_or(true);
+    let m = |a: u64, b: u64| a.saturating_mul(b);
+    let n = m(image / patch, image / patch);
+    let embed = h
+        .saturating_add(m(m(channels, m(patch, patch)), h))
+        .saturating_add(m(n.saturating_add(1), h));
+    let layer = m(4, m(h, h).saturating_add(h))
+        .saturating_add(m(4, h))
+        .saturating_add(m(h, ffn).saturating_add(ffn))
+        .saturating_add(m(ffn, h).saturating_add(h));
+    let tower = embed
+        .saturating_add(m(2, h))
+        .saturating_add(m(layers, layer))
+        .saturating_add(m(2, h));
+    let projector = m(h, t)
+        .saturating_add(m(t, t))
+        .saturating_add(if bias { m(2, t) } else { 0 });
+    let params = tower.saturating_add(projector);
+    Ok(VisionEncoder {
+        file: "config.json".into(),
+        // llama.cpp's name for LLaVA's two-layer MLP (`tools/mtmd/clip-impl.h` PROJECTOR_TYPE_MLP).
+        projector: "mlp".into(),
+        weight_bytes: m(params, bytes_per_param),
+        params,
+        layers,
+        hidden: h,
+        heads,
+        ffn,
+        image_size: image,
+        patch_size: patch,
+        merge: 1,
+        image_height: 0,
+        dynamic: false,
+        in_checkpoint: true,
+    })
+}
