@@ -840,7 +840,7 @@ fn training_throughput_rows_parse_and_are_consistent() {
             assert_eq!(moe.experts, r.moe_experts as u64, "{}: experts", r.model);
             // Megatron-Core with ETP 1: EP divides the experts and TP × DP.
             assert!(
-                r.ep >= 1 && moe.experts % r.ep as u64 == 0,
+                r.ep >= 1 && moe.experts.is_multiple_of(r.ep as u64),
                 "{}: ep",
                 r.model
             );

@@ -263,7 +263,20 @@ impl FitResult {
 /// computed once each, plus the scenario clamped once.
 pub struct EstimateCache {
     base: Scenario,
-    by_gpus: Vec<(u64, Estimate)>,
+    by_gpus: Vec<Cached>,
+}
+
+/// One estimate of the cache with the two sums every machine's fit reads (summed once here, not
+/// once per machine: the estimate never changes after it is made).
+struct Cached {
+    gpus: u64,
+    est: Estimate,
+    /// [`Estimate::peak_reserved`]: what one GPU (host RAM when CPU only) must hold.
+    need: Bytes,
+    /// [`Estimate::host_total`]: what host RAM holds besides.
+    host_need: Bytes,
+    /// [`Estimate::total`]: everything (the CPU-only estimate's RAM need).
+    total: Bytes,
 }
 
 impl EstimateCache {
@@ -279,12 +292,19 @@ impl EstimateCache {
     }
     /// Make sure the estimate over `gpus` GPUs (0 = CPU only) is there.
     pub fn ensure(&mut self, gpus: u64) {
-        if !self.by_gpus.iter().any(|(g, _)| *g == gpus) {
+        if !self.by_gpus.iter().any(|c| c.gpus == gpus) {
             let s = Scenario {
                 gpus,
                 ..self.base.clone()
             };
-            self.by_gpus.push((gpus, estimate_owned(s, false)));
+            let est = estimate_owned(s, false);
+            self.by_gpus.push(Cached {
+                gpus,
+                need: est.peak_reserved(),
+                host_need: est.host_total(),
+                total: est.total(),
+                est,
+            });
         }
     }
     /// The estimate over `gpus` GPUs; computed on demand.
@@ -294,10 +314,19 @@ impl EstimateCache {
     }
     /// The estimate over `gpus` GPUs when [`Self::ensure`] has made it.
     pub fn peek(&self, gpus: u64) -> Option<&Estimate> {
-        self.by_gpus
-            .iter()
-            .find(|(g, _)| *g == gpus)
-            .map(|(_, e)| e)
+        self.cached(gpus).map(|c| &c.est)
+    }
+    /// The estimate over `gpus` GPUs with its [`Estimate::peak_reserved`] and
+    /// [`Estimate::host_total`], when [`Self::ensure`] has made it.
+    pub fn peek_with_needs(&self, gpus: u64) -> Option<(&Estimate, Bytes, Bytes)> {
+        self.cached(gpus).map(|c| (&c.est, c.need, c.host_need))
+    }
+    /// [`Estimate::total`] of the estimate over `gpus` GPUs, when [`Self::ensure`] has made it.
+    pub fn peek_total(&self, gpus: u64) -> Option<Bytes> {
+        self.cached(gpus).map(|c| c.total)
+    }
+    fn cached(&self, gpus: u64) -> Option<&Cached> {
+        self.by_gpus.iter().find(|c| c.gpus == gpus)
     }
 }
 

@@ -148,7 +148,7 @@ fn short(job: &Job, k: u64) -> Placement {
             p
         }
         _ => {
-            let need = job.cpu_est.total();
+            let need = job.cpu_total;
             let mut p = Placement::new(
                 Verdict::None,
                 0,

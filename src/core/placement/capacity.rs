@@ -126,12 +126,14 @@ pub struct Gpus<'a> {
 }
 
 impl<'a> Gpus<'a> {
-    /// `count` GPUs `acc` of `m` holding `est`, the scenario's estimate over them.
+    /// `count` GPUs `acc` of `m` holding `est`, the scenario's estimate over them, with its
+    /// `(need, host_need)`: [`Estimate::peak_reserved`] and [`Estimate::host_total`] (the fit's
+    /// estimate cache sums them once for every machine).
     pub fn new(
         m: &Machine,
         acc: &'a Accelerator,
         count: u64,
-        est: &'a Estimate,
+        (est, need, host_need): (&'a Estimate, Bytes, Bytes),
         s: &Scenario,
         st: &FitSettings,
     ) -> Gpus<'a> {
@@ -141,8 +143,8 @@ impl<'a> Gpus<'a> {
             count,
             capacity: gpu_capacity(m, Some(acc), s, st),
             est,
-            need: est.peak_reserved(),
-            host_need: est.host_total(),
+            need,
+            host_need,
         }
     }
     /// Where the usable share comes from, when it is not the whole VRAM: the unified GPU's share

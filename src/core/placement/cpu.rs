@@ -5,7 +5,7 @@ use crate::core::fit::Verdict;
 
 /// The CPU path when usable RAM holds the whole CPU-only estimate.
 pub fn from_ram(job: &Job) -> Option<Placement> {
-    let need = job.cpu_est.total();
+    let need = job.cpu_total;
     if job.training() || need > job.ram {
         return None;
     }

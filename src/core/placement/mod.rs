@@ -54,6 +54,8 @@ pub struct Job<'a> {
     pub os_reserve: Bytes,
     /// The CPU-only estimate: everything in RAM.
     pub cpu_est: &'a Estimate,
+    /// Its total ([`Estimate::total`]): the RAM the CPU tier needs.
+    pub cpu_total: Bytes,
     /// The model's layers.
     pub layers: u64,
     /// The machine's GPUs, when it has an accelerator.
@@ -89,8 +91,12 @@ impl<'a> Job<'a> {
             ram,
             os_reserve,
             cpu_est,
+            cpu_total: cache.peek_total(0).expect("ensured"),
             layers: cpu_est.workload.layers,
-            gpus: acc.map(|a| Gpus::new(m, a, g, cache.peek(g).expect("ensured"), s, st)),
+            gpus: acc.map(|a| {
+                let est = cache.peek_with_needs(g).expect("ensured");
+                Gpus::new(m, a, g, est, s, st)
+            }),
         }
     }
     pub fn training(&self) -> bool {
@@ -282,7 +288,7 @@ fn nowhere(job: &Job) -> Placement {
             )
         },
         None => {
-            let need = job.cpu_est.total();
+            let need = job.cpu_total;
             Placement {
                 notes: if job.training() {
                     vec![Note::TrainingNeedsGpu]
