@@ -513,6 +513,38 @@ fn the_fit_picks_the_placement_each_machine_needs() {
     );
 }
 
+/// Every surface's GPU column comes from `ImageFit::gpu_use`: what the placement needs of one
+/// GPU where it runs there, a dash on a machine without a GPU or when the pipeline runs on the CPU.
+#[test]
+fn the_gpu_column_is_a_dash_without_a_gpu_part() {
+    let cat = builtin();
+    let st = FitSettings::default();
+    let i = ImageInputs::new(find("sd-1.5").unwrap());
+    let cpu_only = cat.machines.iter().find(|m| m.gpu.is_none()).unwrap();
+    let f = fit_machine(&i, cpu_only, cat, &st);
+    assert_eq!(f.gpu_use(), None, "{f:?}");
+    assert_eq!(headroom::core::format::image_gpu_use(&f), "—");
+    let h100 = cat
+        .machines
+        .iter()
+        .find(|m| m.gpu.as_deref() == Some("h100-sxm"))
+        .unwrap();
+    let f = fit_machine(&i, h100, cat, &st);
+    let (needed, capacity) = f.gpu_use().unwrap();
+    assert!(needed.0 > 0 && needed < capacity, "{f:?}");
+    assert_eq!(
+        headroom::core::format::image_gpu_use(&f),
+        format!(
+            "{} / {}",
+            headroom::core::format::bytes(needed),
+            headroom::core::format::bytes(capacity)
+        )
+    );
+    let (per, hour) = headroom::core::format::image_rates(&f);
+    assert!(per.ends_with(" s") || per.ends_with("ms"), "{per}");
+    assert_ne!(hour, "—");
+}
+
 fn headroom(args: &[&str]) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_headroom"))
         .args(args)

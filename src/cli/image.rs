@@ -283,23 +283,13 @@ pub fn fit_table(rs: &[ImageFit]) -> String {
         "machine", "verdict", "GPU needs / has", "s/image", "images/h", "$/1000 img"
     );
     for r in rs {
-        let (per, hour) = match &r.speed {
-            Some(s) => (
-                format::duration(s.seconds_per_image),
-                format::rate(r.machine_images_per_hour),
-            ),
-            None => ("—".to_string(), "—".to_string()),
-        };
+        let (per, hour) = format::image_rates(r);
         let _ = writeln!(
             o,
             "{:<w$}  {:<27}  {:>21}  {:>9}  {:>9}  {:>11}",
             r.name,
             r.verdict.label(),
-            format!(
-                "{} / {}",
-                format::bytes(r.gpu_needed),
-                format::bytes(r.gpu_capacity)
-            ),
+            format::image_gpu_use(r),
             per,
             hour,
             format::usd(r.usd_per_1000_images)

@@ -32,6 +32,30 @@ pub fn bytes(b: Bytes) -> String {
     )
 }
 
+/// A used part of a capacity: "15.0 GiB / 24.0 GiB".
+pub fn bytes_of(used: Bytes, capacity: Bytes) -> String {
+    format!("{} / {}", bytes(used), bytes(capacity))
+}
+
+/// An image-generation row's GPU column: what the placement needs of one GPU, or a dash where
+/// the pipeline runs on the CPU or the machine has no GPU.
+pub fn image_gpu_use(f: &crate::core::diffusion::ImageFit) -> String {
+    f.gpu_use()
+        .map_or_else(|| MISSING.to_string(), |(used, cap)| bytes_of(used, cap))
+}
+
+/// An image-generation row's seconds per image and images per hour of the whole machine, or
+/// dashes where the pipeline does not run there.
+pub fn image_rates(f: &crate::core::diffusion::ImageFit) -> (String, String) {
+    match &f.speed {
+        Some(s) => (
+            duration(s.seconds_per_image),
+            rate(f.machine_images_per_hour),
+        ),
+        None => (MISSING.to_string(), MISSING.to_string()),
+    }
+}
+
 /// A size in decimal units with three significant figures: "14.0 GB", "5.00 GB", "120 B".
 pub fn bytes_gb(b: Bytes) -> String {
     scaled(

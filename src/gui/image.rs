@@ -20,7 +20,6 @@ use crate::core::diffusion::{
 use crate::core::estimate::ComponentKind;
 use crate::core::fit::Verdict;
 use crate::core::format;
-use crate::core::scenario::Mode;
 use egui::{Align, Layout, RichText, Ui};
 use egui_extras::{Column, TableBuilder};
 
@@ -148,14 +147,7 @@ type NumberRow<'a> = (
 fn workload_rows(ui: &mut Ui, v: &mut View<'_>) {
     let s = &mut v.state.scenario;
     let notices = &mut v.data.notices;
-    combo(
-        ui,
-        "Mode",
-        "Serve the model, embed or rerank with it, generate images, or fine-tune it",
-        &mut s.mode,
-        &Mode::CLI,
-        |m| m.label().into(),
-    );
+    super::inputs::mode_combo(ui, &mut s.mode);
     let grid = presets::find(&s.image.pipeline).map_or(8, |p| u64::from(p.size_multiple()));
     let im = &mut s.image;
     let mut rows: [NumberRow<'_>; 4] = [
@@ -614,23 +606,9 @@ fn machine_row(
         style::badge(ui, f.verdict.label(), verdict_color(f.verdict));
     });
     row.col(|ui| {
-        ui.label(if f.verdict == ImageVerdict::Cpu || f.gpu_capacity.0 == 0 {
-            format::MISSING.to_string()
-        } else {
-            format!(
-                "{} / {}",
-                format::bytes(f.gpu_needed),
-                format::bytes(f.gpu_capacity)
-            )
-        });
+        ui.label(format::image_gpu_use(f));
     });
-    let (per, hour) = match &f.speed {
-        Some(s) => (
-            format::duration(s.seconds_per_image),
-            format::rate(f.machine_images_per_hour),
-        ),
-        None => (format::MISSING.to_string(), format::MISSING.to_string()),
-    };
+    let (per, hour) = format::image_rates(f);
     row.col(|ui| {
         ui.label(per);
     });

@@ -608,17 +608,22 @@ fn parse_params_billions(t: &str) -> Option<f64> {
         .filter(|x| x.is_finite() && *x > 0.0)
 }
 
-fn workload_section(ui: &mut Ui, v: &mut View<'_>) {
-    let s = &mut v.state.scenario;
-    let notices = &mut v.data.notices;
+/// The Mode picker, the first row of the workload in every mode (text and image).
+pub(super) fn mode_combo(ui: &mut Ui, mode: &mut Mode) {
     combo(
         ui,
         "Mode",
         "Serve the model, embed or rerank with it, generate images, or fine-tune it",
-        &mut s.mode,
+        mode,
         &Mode::CLI,
         |m| m.label().into(),
     );
+}
+
+fn workload_section(ui: &mut Ui, v: &mut View<'_>) {
+    let s = &mut v.state.scenario;
+    let notices = &mut v.data.notices;
+    mode_combo(ui, &mut s.mode);
     if s.mode.is_embed() {
         hint(
             ui,

@@ -258,6 +258,15 @@ pub struct ImageInputs {
 }
 
 /// The ranges of the inputs (each flag's error names it).
+impl ImageFit {
+    /// The GPU part of the placement: what it needs of one GPU and that GPU's usable memory;
+    /// `None` where the pipeline runs on the CPU or the machine has no GPU.
+    pub fn gpu_use(&self) -> Option<(crate::core::units::Bytes, crate::core::units::Bytes)> {
+        (self.verdict != ImageVerdict::Cpu && self.gpu_capacity.0 > 0)
+            .then_some((self.gpu_needed, self.gpu_capacity))
+    }
+}
+
 pub mod limits {
     pub const SIDE: (u32, u32) = (64, 8192);
     pub const STEPS: (u32, u32) = (1, 1000);

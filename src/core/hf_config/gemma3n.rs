@@ -60,12 +60,7 @@ pub(super) fn parse_gemma3n(
     let layers = c.req("num_hidden_layers", 1, MAX_LAYERS)?;
     let heads = c.req("num_attention_heads", 1, MAX_HEADS)?;
     let kv_heads = c.req("num_key_value_heads", 1, heads)?;
-    if !heads.is_multiple_of(kv_heads) {
-        return Err(bad(
-            c.key("num_key_value_heads"),
-            format!("{kv_heads} does not divide the {heads} attention heads"),
-        ));
-    }
+    c.kv_heads_divide(heads, kv_heads)?;
     let window = c.req("sliding_window", 1, MAX_CONTEXT)?;
     let sliding: Vec<bool> = match c.layer_types(layers)? {
         Some(t) => t,

@@ -344,14 +344,7 @@ fn nemotron_moe(c: &Obj, moe_layers: &[u64], layers: u64) -> Result<Option<MoeSp
 
 /// The attention shape of Nemotron-H's '*' layers: (heads, KV heads, head_dim).
 fn nemotron_attention(c: &Obj, hidden: u64) -> Result<(u64, u64, u64), ConfigError> {
-    let heads = c.req("num_attention_heads", 1, MAX_HEADS)?;
-    let kv_heads = c.count("num_key_value_heads", 1, heads)?.unwrap_or(heads);
-    if !heads.is_multiple_of(kv_heads) {
-        return Err(bad(
-            c.key("num_key_value_heads"),
-            format!("{kv_heads} does not divide the {heads} attention heads"),
-        ));
-    }
+    let (heads, kv_heads) = c.attention_heads()?;
     let head_dim = match c.count("head_dim", 1, MAX_HEAD_DIM)? {
         Some(d) => d,
         None => match c.count("attention_head_dim", 1, MAX_HEAD_DIM)? {

@@ -394,14 +394,7 @@ impl Shape {
     fn read(c: &Obj) -> Result<Shape, ConfigError> {
         let hidden = c.req("hidden_size", 1, MAX_HIDDEN)?;
         let layers = c.req("num_hidden_layers", 1, MAX_LAYERS)?;
-        let heads = c.req("num_attention_heads", 1, MAX_HEADS)?;
-        let kv_heads = c.count("num_key_value_heads", 1, heads)?.unwrap_or(heads);
-        if !heads.is_multiple_of(kv_heads) {
-            return Err(bad(
-                c.key("num_key_value_heads"),
-                format!("{kv_heads} does not divide the {heads} attention heads"),
-            ));
-        }
+        let (heads, kv_heads) = c.attention_heads()?;
         let mla = parse_mla(c)?;
         let head_dim = match c.count("head_dim", 1, MAX_HEAD_DIM)? {
             Some(d) => d,

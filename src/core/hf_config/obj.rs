@@ -88,6 +88,27 @@ impl<'a> Obj<'a> {
             .ok_or_else(|| ConfigError::MissingKey(self.key(k)))
     }
 
+    /// `num_attention_heads` and `num_key_value_heads` (every head when the key is absent, as
+    /// transformers' `PretrainedConfig`s default it), the KV heads dividing the heads.
+    pub(super) fn attention_heads(&self) -> Result<(u64, u64), ConfigError> {
+        let heads = self.req("num_attention_heads", 1, super::MAX_HEADS)?;
+        let kv_heads = self
+            .count("num_key_value_heads", 1, heads)?
+            .unwrap_or(heads);
+        self.kv_heads_divide(heads, kv_heads)?;
+        Ok((heads, kv_heads))
+    }
+    /// Grouped-query attention needs the KV heads to divide the query heads.
+    pub(super) fn kv_heads_divide(&self, heads: u64, kv_heads: u64) -> Result<(), ConfigError> {
+        if heads.is_multiple_of(kv_heads) {
+            Ok(())
+        } else {
+            Err(bad(
+                self.key("num_key_value_heads"),
+                format!("{kv_heads} does not divide the {heads} attention heads"),
+            ))
+        }
+    }
     pub(super) fn flag(&self, k: &str) -> Result<Option<bool>, ConfigError> {
         match self.raw(k) {
             None => Ok(None),

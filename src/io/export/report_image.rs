@@ -8,7 +8,7 @@
 use super::ReportFormat;
 use super::text::{gib_exact, html, md};
 use crate::core::diffusion::picks::ImageGroupPicks;
-use crate::core::diffusion::{ImageEstimate, ImageFit, ImageInputs, ImageVerdict};
+use crate::core::diffusion::{ImageEstimate, ImageFit, ImageInputs};
 use crate::core::format;
 use serde_json::{Value, json};
 use std::fmt::Write as _;
@@ -169,30 +169,12 @@ const FIT_COLUMNS: [&str; 8] = [
 fn fit_rows(fits: &[ImageFit]) -> Vec<Vec<String>> {
     fits.iter()
         .map(|f| {
-            let (per, hour) = match &f.speed {
-                Some(s) => (
-                    format::duration(s.seconds_per_image),
-                    format::rate(f.machine_images_per_hour),
-                ),
-                None => (format::MISSING.to_string(), format::MISSING.to_string()),
-            };
+            let (per, hour) = format::image_rates(f);
             vec![
                 f.name.to_string(),
                 f.verdict.label().to_string(),
-                if f.verdict == ImageVerdict::Cpu {
-                    format::MISSING.to_string()
-                } else {
-                    format!(
-                        "{} / {}",
-                        format::bytes(f.gpu_needed),
-                        format::bytes(f.gpu_capacity)
-                    )
-                },
-                format!(
-                    "{} / {}",
-                    format::bytes(f.machine_ram_needed),
-                    format::bytes(f.ram_capacity)
-                ),
+                format::image_gpu_use(f),
+                format::bytes_of(f.machine_ram_needed, f.ram_capacity),
                 per,
                 hour,
                 format::usd(f.usd_per_1000_images),
