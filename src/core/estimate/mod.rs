@@ -248,54 +248,9 @@ pub fn estimate_owned(mut s: Scenario, explain: bool) -> Estimate {
     let asked = (s.context, s.batch, s.gpus);
     s.clamp();
     let mut notes = Vec::new();
-    // An mmproj replaces the vision tower a checkpoint bundles (Gemma 3's SigLIP): llama.cpp's
-    // text GGUF leaves it out, and the mmproj is sized on its own (`vision::place`).
-    // A tower read from the model's own config.json (Qwen2.5-VL) moves to those rows too.
-    if let Some(v) = &s.vision
-        && s.model.vision_params > 0
-    {
-        notes.push(if v.encoder.in_checkpoint {
-            formula!(
-                explain,
-                "The checkpoint's vision tower ({} params) is sized in the vision encoder rows, with its images.",
-                group_digits(s.model.vision_params)
-            )
-        } else {
-            formula!(
-                explain,
-                "The checkpoint's own vision tower ({} params) is left out: the mmproj file holds the encoder.",
-                group_digits(s.model.vision_params)
-            )
-        });
-        s.model.vision_params = 0;
-        // A checkpoint's exact bytes (safetensors headers) hold its tower outside the layers:
-        // they leave with it.
-        if v.encoder.in_checkpoint
-            && let Some(f) = s.model.file_weights.as_mut()
-        {
-            let outside = f.total_bytes.saturating_sub(f.layer_bytes);
-            f.total_bytes -= v.encoder.weight_bytes.min(outside);
-            f.params = f.params.saturating_sub(v.encoder.params);
-        }
-    }
+    move_vision_tower(&mut s, explain, &mut notes);
     let spec = &s.model;
-    if (s.context, s.batch, s.gpus) != asked {
-        notes.push("Some inputs were outside the supported range and were clamped.".into());
-    }
-    if spec.is_estimated() {
-        notes.push(formula!(explain,
-            "Shape estimated from the parameter count ({} layers, hidden {}, {} KV heads × {}): KV cache and activations are approximate.",
-            spec.layers, spec.hidden, spec.kv_heads, spec.head_dim
-        ));
-    }
-    if spec.max_context > 0 && s.context > spec.max_context {
-        notes.push(formula!(
-            explain,
-            "Context {} exceeds the model's trained maximum of {} tokens.",
-            group_digits(s.context),
-            group_digits(spec.max_context)
-        ));
-    }
+    input_notes(&s, asked, explain, &mut notes);
     let training = s.mode.is_training();
     let profile = framework::profile(s.framework);
     let job = Job {
@@ -343,32 +298,14 @@ pub fn estimate_owned(mut s: Scenario, explain: bool) -> Estimate {
         .per_gpu_where(|k| matches!(k, Activations | Overhead))
         .saturating_add(draft.map_or(Bytes::ZERO, |d| d.per_device))
         .saturating_add(vision_gpu);
-    // Forward FLOPs per token: 2 per active weight, plus attention 2·2·L·n_h·d·ctx (QKᵀ and AV).
-    // DeepSeek Sparse Attention attends to the top-k tokens only, after the indexer's
-    // 2·heads·head_dim multiply-adds per cached token (DeepSeek-V3.2 §2.1).
-    let ctx = s.context as f64;
-    let attn_flops = match spec.mla.as_ref().and_then(|m| m.indexer.as_ref()) {
-        Some(ix) => {
-            // Mean positions attended over a sequence of ctx: min(p, k) averaged over p.
-            let k = ix.topk as f64;
-            let attended = if ctx <= k {
-                ctx / 2.0
-            } else {
-                k - k * k / (2.0 * ctx)
-            };
-            spec.layers as f64
-                * (4.0 * (spec.heads * spec.head_dim) as f64 * attended
-                    + 2.0 * (ix.heads * ix.head_dim) as f64 * ctx / 2.0)
-        }
-        None => 4.0 * spec.layers as f64 * (spec.heads * spec.head_dim) as f64 * ctx / 2.0,
-    };
     let workload = Workload {
         layer_weights: w.sums.layers,
         outer_weights: w.sums.outer,
         active_weight_bytes_per_token: w.sums.active_read,
         kv_total: kv.total,
         kv_read_per_token: kv.read_per_token,
-        flops_per_token: 2.0 * spec.per_token_params().active as f64 + attn_flops,
+        flops_per_token: 2.0 * spec.per_token_params().active as f64
+            + attention_flops_per_token(spec, s.context),
         fixed_per_device,
         layers: spec.layers,
         draft: draft.map(|d| d.load),
@@ -384,6 +321,85 @@ pub fn estimate_owned(mut s: Scenario, explain: bool) -> Estimate {
         gpus: s.gpus,
         workload,
         notes,
+    }
+}
+
+/// An mmproj replaces the vision tower a checkpoint bundles (Gemma 3's SigLIP): llama.cpp's
+/// text GGUF leaves it out, and the mmproj is sized on its own (`vision::place`). A tower read
+/// from the model's own config.json (Qwen2.5-VL) moves to those rows too.
+fn move_vision_tower(s: &mut Scenario, explain: bool, notes: &mut Vec<String>) {
+    if let Some(v) = &s.vision
+        && s.model.vision_params > 0
+    {
+        notes.push(if v.encoder.in_checkpoint {
+        formula!(
+            explain,
+            "The checkpoint's vision tower ({} params) is sized in the vision encoder rows, with its images.",
+            group_digits(s.model.vision_params)
+        )
+    } else {
+        formula!(
+            explain,
+            "The checkpoint's own vision tower ({} params) is left out: the mmproj file holds the encoder.",
+            group_digits(s.model.vision_params)
+        )
+    });
+        s.model.vision_params = 0;
+        // A checkpoint's exact bytes (safetensors headers) hold its tower outside the layers:
+        // they leave with it.
+        if v.encoder.in_checkpoint
+            && let Some(f) = s.model.file_weights.as_mut()
+        {
+            let outside = f.total_bytes.saturating_sub(f.layer_bytes);
+            f.total_bytes -= v.encoder.weight_bytes.min(outside);
+            f.params = f.params.saturating_sub(v.encoder.params);
+        }
+    }
+}
+
+/// The notes on the inputs themselves: clamped values, an estimated shape, a context past the
+/// model's trained maximum.
+fn input_notes(s: &Scenario, asked: (u64, u64, u64), explain: bool, notes: &mut Vec<String>) {
+    let spec = &s.model;
+    if (s.context, s.batch, s.gpus) != asked {
+        notes.push("Some inputs were outside the supported range and were clamped.".into());
+    }
+    if spec.is_estimated() {
+        notes.push(formula!(explain,
+            "Shape estimated from the parameter count ({} layers, hidden {}, {} KV heads × {}): KV cache and activations are approximate.",
+            spec.layers, spec.hidden, spec.kv_heads, spec.head_dim
+        ));
+    }
+    if spec.max_context > 0 && s.context > spec.max_context {
+        notes.push(formula!(
+            explain,
+            "Context {} exceeds the model's trained maximum of {} tokens.",
+            group_digits(s.context),
+            group_digits(spec.max_context)
+        ));
+    }
+}
+
+/// Forward attention FLOPs per token over a sequence of `context`: 2·2·L·n_h·d per attended
+/// position (QKᵀ and AV), on average half the context. DeepSeek Sparse Attention attends to
+/// the top-k tokens only, after the indexer's 2·heads·head_dim multiply-adds per cached token
+/// (DeepSeek-V3.2 §2.1).
+fn attention_flops_per_token(spec: &ModelSpec, context: u64) -> f64 {
+    let ctx = context as f64;
+    match spec.mla.as_ref().and_then(|m| m.indexer.as_ref()) {
+        Some(ix) => {
+            // Mean positions attended over a sequence of ctx: min(p, k) averaged over p.
+            let k = ix.topk as f64;
+            let attended = if ctx <= k {
+                ctx / 2.0
+            } else {
+                k - k * k / (2.0 * ctx)
+            };
+            spec.layers as f64
+                * (4.0 * (spec.heads * spec.head_dim) as f64 * attended
+                    + 2.0 * (ix.heads * ix.head_dim) as f64 * ctx / 2.0)
+        }
+        None => 4.0 * spec.layers as f64 * (spec.heads * spec.head_dim) as f64 * ctx / 2.0,
     }
 }
 
