@@ -493,3 +493,40 @@ fn launch_settings_for_the_disk_tier() {
     assert_eq!(z["offload_param"]["device"], "nvme");
     assert!(z["offload_param"]["nvme_path"].is_string());
 }
+
+/// A Mac's internal SSD by chip tier: a base M-series chip's Mac reads at the M1 MacBook Air's
+/// measured 2.675 GB/s (MacRumors 2020-11-16, Blackmagic Disk Speed Test), a Pro or Max at
+/// Apple's "up to 7.4 GB/s"; a model streamed from the disk runs at that rate.
+#[test]
+fn a_base_chip_mac_reads_its_ssd_slower_than_a_max() {
+    let cat = builtin();
+    let m = |id: &str| cat.machines.iter().find(|m| &*m.id == id).unwrap();
+    let acc = |m: &Machine| m.gpu.as_deref().and_then(|g| cat.accelerator(g));
+    let air = m("macbook-air-m1-8gb");
+    let disk = headroom::core::catalog::storage_of(air, acc(air));
+    assert_eq!(disk.kind, StorageKind::AppleInternal);
+    assert!((disk.read().0 - 2.675).abs() < 1e-9, "{disk:?}");
+    let max = cat
+        .machines
+        .iter()
+        .find(|m| m.storage.is_none() && m.gpu.as_deref() == Some("apple-m1-max"))
+        .unwrap();
+    assert!((headroom::core::catalog::storage_of(max, acc(max)).read().0 - 7.4).abs() < 1e-9);
+    // gpt-oss-120b does not fit an 8 GB M1 Air: it streams from the disk at the Air's rate.
+    let s = Scenario {
+        model: preset("gpt-oss-120b"),
+        weights: WeightPrecision::Mxfp4,
+        ..Scenario::default()
+    };
+    let r = fit_on(&s, air, cat);
+    assert_eq!(r.verdict, Verdict::Disk, "{r:?}");
+    assert!(
+        r.notes.iter().any(|n| matches!(
+            n,
+            headroom::core::placement::note::Note::OnDisk { disk: StorageKind::AppleInternal, read, .. }
+                if (read.0 - 2.675).abs() < 1e-9
+        )),
+        "{:?}",
+        r.notes
+    );
+}
