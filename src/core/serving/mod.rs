@@ -552,6 +552,14 @@ pub fn build_stages(
             plain_best_users: None,
         });
         step = step.with_speculation(draft, g, e);
+        if engine == Engine::Sglang {
+            // SGLang turns its overlap scheduler off for EAGLE speculative decoding
+            // (`server_args.py`: "The radix cache, chunked prefill, and overlap scheduler are
+            // disabled because of using eagle speculative decoding"; v0.5: "Overlap scheduler
+            // is disabled because of using eagle3 or standalone speculative decoding"): the CPU
+            // step it hid is paid in full, as vLLM's is.
+            step.costs = StepCosts::of(Backend::Vllm);
+        }
     }
     let gpus_in_machine = machine_gpus(m, acc);
     let (memory, usable) = if layer_split {
