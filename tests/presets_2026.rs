@@ -383,9 +383,33 @@ fn qwen3_5_mtp_drafter_shares_the_embedding_and_head() {
 #[test]
 fn ministral_3_family() {
     for (id, layers, hidden, ffn, tied, total, kv) in [
-        ("ministral-3-3b", 26, 3072, 9216, true, 3_429_006_336u64, 106_496u64),
-        ("ministral-3-8b", 34, 4096, 14336, false, 8_489_553_920, 139_264),
-        ("ministral-3-14b", 40, 5120, 16384, false, 13_506_073_600, 163_840),
+        (
+            "ministral-3-3b",
+            26,
+            3072,
+            9216,
+            true,
+            3_429_006_336u64,
+            106_496u64,
+        ),
+        (
+            "ministral-3-8b",
+            34,
+            4096,
+            14336,
+            false,
+            8_489_553_920,
+            139_264,
+        ),
+        (
+            "ministral-3-14b",
+            40,
+            5120,
+            16384,
+            false,
+            13_506_073_600,
+            163_840,
+        ),
     ] {
         let s = spec(id);
         assert_eq!(
@@ -393,7 +417,11 @@ fn ministral_3_family() {
             (layers, hidden, ffn, tied),
             "{id}"
         );
-        assert_eq!((s.heads, s.kv_heads, s.head_dim, s.vocab), (32, 8, 128, 131_072), "{id}");
+        assert_eq!(
+            (s.heads, s.kv_heads, s.head_dim, s.vocab),
+            (32, 8, 128, 131_072),
+            "{id}"
+        );
         assert!(s.moe.is_none() && s.mla.is_none(), "{id} is dense");
         assert_eq!(s.max_context, 262_144, "{id}");
         assert_eq!(s.param_count().total, total, "{id}");
@@ -423,22 +451,40 @@ fn ministral_3_family() {
 fn mistral_large_3() {
     let p = preset("mistral-large-3-675b");
     assert!(p.source.ends_with("/params.json"), "{}", p.source);
-    assert!(p.notes.as_deref().unwrap().starts_with("published_params: https://"));
+    assert!(
+        p.notes
+            .as_deref()
+            .unwrap()
+            .starts_with("published_params: https://")
+    );
     let s = &p.spec;
     assert_eq!((s.layers, s.hidden, s.heads), (61, 7168, 128));
     let m = s.moe.as_ref().expect("MoE");
     assert_eq!(
-        (m.experts, m.active_experts, m.expert_ffn, m.shared_experts, m.first_dense_layers),
+        (
+            m.experts,
+            m.active_experts,
+            m.expert_ffn,
+            m.shared_experts,
+            m.first_dense_layers
+        ),
         (128, 4, 4096, 1, 3)
     );
     assert_eq!(s.mtp_layers, 0);
     let c = s.param_count();
     assert_eq!(c.total, 673_421_089_792);
     let active_err = c.active as f64 / 39.0e9 - 1.0;
-    assert!(active_err.abs() < 0.02, "active {} ({active_err:+.3})", c.active);
+    assert!(
+        active_err.abs() < 0.02,
+        "active {} ({active_err:+.3})",
+        c.active
+    );
     // MLA: (512 + 64) × 61 × 2 B = 70,272, as DeepSeek-V3.
     assert_eq!(kv_per_token("mistral-large-3-675b"), 70_272);
-    assert_eq!(kv_per_token("mistral-large-3-675b"), kv_per_token("deepseek-v3"));
+    assert_eq!(
+        kv_per_token("mistral-large-3-675b"),
+        kv_per_token("deepseek-v3")
+    );
     // FP8 with 128×128 block scales in the Instruct repo.
     assert_eq!(
         p.default_weights(),

@@ -73,7 +73,10 @@ fn deepseek_v3_mtp_drafter_shares_the_targets_embedding_and_head() {
     let (w, kv) = draft_bytes(&s);
     let err = w as f64 / 11.61e9 - 1.0;
     assert!(err.abs() < 0.02, "MTP drafter weights {w} ({err:+.3})");
-    assert!(w < 12_000_000_000, "the embedding and head are not stored twice: {w}");
+    assert!(
+        w < 12_000_000_000,
+        "the embedding and head are not stored twice: {w}"
+    );
     // Its one MLA layer caches (512 + 64) × 2 B per token: 1,152 B × 8,192 tokens.
     assert_eq!(kv, 1_152 * 8_192);
 }

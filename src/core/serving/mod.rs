@@ -543,8 +543,7 @@ pub fn build_stages(
                 .per_gpu_kind(crate::core::estimate::ComponentKind::Weights)
                 .saturating_add(crate::core::units::Bytes::from_f64(extra_bytes))
                 .saturating_sub(
-                    crate::core::estimate::shared_with_model(sp.method, &dest)
-                        .div_ceil(est_gpus),
+                    crate::core::estimate::shared_with_model(sp.method, &dest).div_ceil(est_gpus),
                 ),
             draft_kv_bytes_per_token: draft.kv_seq_bytes(1.0),
             speedup_one_user: None,
