@@ -2694,3 +2694,150 @@ fn image_mode_holds_an_image_precision_and_gives_the_text_one_back() {
     pick(&mut h, "Mode", "Inference");
     assert_eq!(h.state().state.scenario.weights, WeightPrecision::Gptq4);
 }
+
+// ---- Verify with llama-bench ----
+
+/// tests/fixtures/verify (a recorded llama-bench run, played by `fake-llama-bench`).
+#[cfg(unix)]
+fn verify_fixture(name: &str) -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/verify")
+        .join(name)
+}
+
+/// Qwen2.5-7B Q4_K_M on llama.cpp at a 512-token prompt: the recorded run's workload.
+#[cfg(unix)]
+fn qwen_q4_state() -> State {
+    let c = catalog();
+    State {
+        scenario: Scenario {
+            model: c.model("qwen2.5-7b").unwrap().spec.clone(),
+            model_id: Some("qwen2.5-7b".into()),
+            weights: WeightPrecision::Q4KM,
+            runtime: headroom::core::scenario::Runtime::LlamaCpp,
+            context: 4096,
+            prompt_tokens: 512,
+            ..Scenario::default()
+        },
+        ..State::default()
+    }
+}
+
+/// Steps the window until the Verify run (or the storing) has reported, at most 20 s.
+#[cfg(unix)]
+fn settle_verify(h: &mut Harness<'static, HeadroomApp>) {
+    // While it runs the window keeps repainting (a spinner, the elapsed time): step, not run.
+    for _ in 0..400 {
+        h.step();
+        if !h.state().verify.busy() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    h.run();
+}
+
+/// "Verify with llama-bench..." beside Calibrate: with no llama-bench the Run button is disabled
+/// and the window says why; with the recorded run as llama-bench it runs on a worker thread,
+/// shows the rows (the recorded pp512 7,100 and tg128 119 tok/s, the logged 28.0 MiB KV cache
+/// beside the predicted 28.0 MiB), and stores the run as this machine's calibration.
+#[cfg(unix)]
+#[test]
+fn verify_action_runs_llama_bench_and_offers_the_calibration() {
+    let dir = tempfile::tempdir().unwrap();
+    let gguf = dir.path().join("Qwen2.5-7B-Instruct-Q4_K_M.gguf");
+    std::fs::write(&gguf, b"GGUF").unwrap();
+    let mut h = harness(qwen_q4_state());
+    h.state_mut().config_dir = Some(dir.path().join("config"));
+    // Through the status bar's menu, next to "Calibrate from llama-bench output...".
+    h.get_by_label_contains("Detection notes").click();
+    h.run();
+    h.get_by_label("Calibrate from llama-bench output...");
+    h.get_by_label("Verify with llama-bench...").click();
+    h.run();
+    assert!(h.state().verify.open);
+    // Nothing to run yet: the disabled reason is on screen.
+    h.state_mut().verify.llama_bench = dir.path().join("nope").display().to_string();
+    h.run();
+    h.get_by_label_contains("no such file");
+    assert!(h.query_by_label_contains("Predicted").is_none());
+    // No GGUF: the imported model was a preset.
+    h.state_mut().verify.llama_bench = verify_fixture("fake-llama-bench").display().to_string();
+    h.run();
+    h.get_by_label_contains("llama-bench runs a GGUF file");
+    h.state_mut().verify.model = gguf.display().to_string();
+    h.run();
+    h.get_by_label_contains("Will run");
+    h.get_by_role_and_label(Role::Button, "Run llama-bench")
+        .click();
+    h.step();
+    settle_verify(&mut h);
+    // The command line shows the recommended flags, the rows the run beside the prediction.
+    h.get_by_label_contains("-ngl 999");
+    h.get_by_label("Prompt processing (pp512)");
+    h.get_by_label("Generation (tg128)");
+    h.get_by_label("7,100 tok/s");
+    h.get_by_label("119 tok/s");
+    assert!(
+        h.query_all_by_label("28.0 MiB").count() >= 2,
+        "the KV cache predicted and measured"
+    );
+    h.get_by_label("Store as this machine's calibration")
+        .click();
+    h.step();
+    settle_verify(&mut h);
+    let status = h.state().status_text().unwrap_or_default().to_string();
+    assert!(status.contains("calibrated from"), "{status}");
+    let stored = headroom::io::calibration::load(&dir.path().join("config")).unwrap();
+    assert_eq!(stored.map(|c| c.machine), Some("local".to_string()));
+    assert!(h.state().state.calibration.is_some());
+    h.key_press(egui::Key::Escape);
+    h.run();
+    assert!(!h.state().verify.open);
+}
+
+/// A llama-bench that hangs is cancelled from the window: the run stops within a second and says
+/// so; nothing is stored.
+#[cfg(unix)]
+#[test]
+fn verify_action_cancels_a_hanging_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let gguf = dir.path().join("m.gguf");
+    std::fs::write(&gguf, b"GGUF").unwrap();
+    // The fixture's "slow" mode sleeps 30 s; the mode reaches it through a wrapper script.
+    let wrapper = dir.path().join("slow-llama-bench");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nFAKE_LLAMA_BENCH_MODE=slow exec {} \"$@\"\n",
+            verify_fixture("fake-llama-bench").display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut h = harness(qwen_q4_state());
+    h.state_mut().push_command(Command::OpenVerify);
+    h.run();
+    h.state_mut().verify.llama_bench = wrapper.display().to_string();
+    h.state_mut().verify.model = gguf.display().to_string();
+    h.run();
+    h.get_by_role_and_label(Role::Button, "Run llama-bench")
+        .click();
+    h.step();
+    std::thread::sleep(Duration::from_millis(300));
+    h.step();
+    h.step();
+    assert!(h.state().verify.busy());
+    h.get_by_label_contains("running for");
+    let t0 = std::time::Instant::now();
+    h.get_by_role_and_label(Role::Button, "Cancel").click();
+    h.step();
+    settle_verify(&mut h);
+    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+    h.get_by_label_contains("cancelled");
+    assert!(
+        h.query_by_label("Store as this machine's calibration")
+            .is_none()
+    );
+}

@@ -291,6 +291,7 @@ fn new_cloud_instances_exist_with_gpus_and_dated_prices() {
         ("azure-nd128isr-gb200-v6", "gb200", 4, false),
         ("gcp-a4-highgpu-8g", "b200", 8, false),
         ("gcp-a4x-highgpu-4g", "gb200", 4, false),
+        ("oci-bm-gpu-mi355x-8", "mi355x", 8, false),
     ] {
         let m = machine(id);
         assert_eq!(m.kind, MachineKind::Cloud, "{id}");
@@ -332,4 +333,12 @@ fn new_cloud_instances_exist_with_gpus_and_dated_prices() {
     let mi = machine("azure-nd96isr-mi300x-v5");
     assert_eq!(mi.fabric.as_ref().map(|f| f.gbs), Some(896.0));
     assert_eq!(mi.network.as_ref().map(|n| n.gbps), Some(3200.0));
+    // OCI's MI355X shape: 8 × 288 GB over XGMI, 8 × 400 Gb/s RoCE, 3 TB of host memory.
+    let oci = machine("oci-bm-gpu-mi355x-8");
+    assert_eq!(oci.ram.0, 3_000 * GB);
+    assert_eq!(oci.network.as_ref().map(|n| n.gbps), Some(3200.0));
+    assert_eq!(
+        oci.fabric.as_ref().map(|f| f.kind),
+        Some(headroom::core::catalog::FabricKind::InfinityFabric)
+    );
 }

@@ -13,7 +13,7 @@ use headroom::core::model::{ModelSpec, RecurrentKind};
 use headroom::core::scenario::Scenario;
 use headroom::io::catalog;
 
-const NEW_IDS: [&str; 12] = [
+const NEW_IDS: [&str; 15] = [
     "qwen3-next-80b-a3b",
     "qwen3-coder-480b-a35b",
     "qwen3-coder-30b-a3b",
@@ -24,6 +24,9 @@ const NEW_IDS: [&str; 12] = [
     "glm-4.6",
     "llama-4-maverick",
     "mistral-small-3.2-24b",
+    "ministral-3-3b",
+    "ministral-3-8b",
+    "ministral-3-14b",
     "phi-4-mini",
     "minimax-m2",
 ];
@@ -359,6 +362,143 @@ fn qwen3_5_mtp_drafter_shares_the_embedding_and_head() {
         .map(|c| c.bytes.0)
         .sum();
     assert_eq!(draft, 1_689_277_440);
-    // A model whose MTP layers store their own copies (DeepSeek-V3) keeps them.
+    // DeepSeek-V3's checkpoint stores copies, which the runtimes replace by the target's own
+    // (tests/speculative.rs deepseek_v3_mtp_drafter_shares_the_targets_embedding_and_head).
     assert!(!spec("deepseek-v3").mtp_shares_embeddings);
+}
+
+// https://huggingface.co/mistralai/Ministral-3-3B-Instruct-2512/blob/main/config.json
+// https://huggingface.co/mistralai/Ministral-3-8B-Instruct-2512/blob/main/config.json
+// https://huggingface.co/mistralai/Ministral-3-14B-Instruct-2512/blob/main/config.json
+// The text shapes as NVIDIA Megatron-Bridge's ministral3_provider.py reads them (3B, 8B, 14B)
+// and transformers' Ministral3Config defaults (the 8B). By hand, per layer: q h×4096, k and v
+// h×1024 each, o 4096×h, gated MLP 3×h×I, two norms h; plus the 131,072 × h embedding (and
+// an untied head) and the final norm:
+// - 3B (h 3072, I 9216, 26 layers, tied): 26 × 116,398,080 + 402,653,184 + 3,072 = 3,429,006,336
+//   (model card: 3.4B language model);
+// - 8B (h 4096, I 14336, 34 layers): 34 × 218,112,000 + 2 × 536,870,912 + 4,096 = 8,489,553,920
+//   (model card: 8.4B);
+// - 14B (h 5120, I 16384, 40 layers): 40 × 304,097,280 + 2 × 671,088,640 + 5,120
+//   = 13,506,073,600 (model card: 13.5B).
+#[test]
+fn ministral_3_family() {
+    for (id, layers, hidden, ffn, tied, total, kv) in [
+        (
+            "ministral-3-3b",
+            26,
+            3072,
+            9216,
+            true,
+            3_429_006_336u64,
+            106_496u64,
+        ),
+        (
+            "ministral-3-8b",
+            34,
+            4096,
+            14336,
+            false,
+            8_489_553_920,
+            139_264,
+        ),
+        (
+            "ministral-3-14b",
+            40,
+            5120,
+            16384,
+            false,
+            13_506_073_600,
+            163_840,
+        ),
+    ] {
+        let s = spec(id);
+        assert_eq!(
+            (s.layers, s.hidden, s.intermediate, s.tied_embeddings),
+            (layers, hidden, ffn, tied),
+            "{id}"
+        );
+        assert_eq!(
+            (s.heads, s.kv_heads, s.head_dim, s.vocab),
+            (32, 8, 128, 131_072),
+            "{id}"
+        );
+        assert!(s.moe.is_none() && s.mla.is_none(), "{id} is dense");
+        assert_eq!(s.max_context, 262_144, "{id}");
+        assert_eq!(s.param_count().total, total, "{id}");
+        // layers × 2 × 8 KV heads × 128 × 2 B.
+        assert_eq!(kv_per_token(id), kv, "{id}");
+        // The Instruct checkpoints ship in FP8 (model cards).
+        assert_eq!(
+            preset(id).default_weights(),
+            headroom::core::WeightPrecision::Fp8,
+            "{id}"
+        );
+    }
+}
+
+// https://huggingface.co/mistralai/Mistral-Large-3-675B-Instruct-2512/blob/main/params.json
+// (Mistral's own format; vLLM maps it onto DeepseekV3ForCausalLM). By hand:
+// - attention (MLA) per layer: q_a 7168×1536 = 11,010,048, q_b 1536 × 128·192 = 37,748,736,
+//   kv_a 7168 × (512 + 64) = 4,128,768, kv_b 512 × 128·256 = 16,777,216, o 16,384 × 7168
+//   = 117,440,512, q_a/kv_a norms 2,048: 187,107,328; plus the layer's two norms 14,336;
+// - 3 dense layers with a gated FFN of 16,384: 3 × 7168 × 16,384 = 352,321,536 each;
+// - 58 MoE layers: 128 routed experts × 3 × 7168 × 4096 (88,080,384 each) = 11,274,289,152,
+//   router 7168 × 128 = 917,504, one shared expert 88,080,384;
+// - embedding and untied head 2 × 131,072 × 7168 = 1,879,048,192, final norm 7,168.
+// Total 3 × 539,443,200 + 58 × 11,550,408,704 + 1,879,055,360 = 673,421,089,792 (model card:
+// 673B language model); active with 4 experts ≈ 39.0B (model card: 39B).
+#[test]
+fn mistral_large_3() {
+    let p = preset("mistral-large-3-675b");
+    assert!(p.source.ends_with("/params.json"), "{}", p.source);
+    assert!(
+        p.notes
+            .as_deref()
+            .unwrap()
+            .starts_with("published_params: https://")
+    );
+    let s = &p.spec;
+    assert_eq!((s.layers, s.hidden, s.heads), (61, 7168, 128));
+    let m = s.moe.as_ref().expect("MoE");
+    assert_eq!(
+        (
+            m.experts,
+            m.active_experts,
+            m.expert_ffn,
+            m.shared_experts,
+            m.first_dense_layers
+        ),
+        (128, 4, 4096, 1, 3)
+    );
+    assert_eq!(s.mtp_layers, 0);
+    let c = s.param_count();
+    assert_eq!(c.total, 673_421_089_792);
+    let active_err = c.active as f64 / 39.0e9 - 1.0;
+    assert!(
+        active_err.abs() < 0.02,
+        "active {} ({active_err:+.3})",
+        c.active
+    );
+    // MLA: (512 + 64) × 61 × 2 B = 70,272, as DeepSeek-V3.
+    assert_eq!(kv_per_token("mistral-large-3-675b"), 70_272);
+    assert_eq!(
+        kv_per_token("mistral-large-3-675b"),
+        kv_per_token("deepseek-v3")
+    );
+    // FP8 with 128×128 block scales in the Instruct repo.
+    assert_eq!(
+        p.default_weights(),
+        headroom::core::WeightPrecision::Fp8Block
+    );
+    // The model card: "FP8 on a single node of B200s or H200s" — the FP8 weights fit in 8 ×
+    // 141 GB, not in 8 × 80 GB.
+    let w = estimate(&Scenario {
+        model: s.clone(),
+        weights: p.default_weights(),
+        context: 4096,
+        ..Scenario::default()
+    })
+    .kind_total(headroom::core::estimate::ComponentKind::Weights)
+    .0 as f64;
+    assert!(w > 8.0 * 80e9 && w < 8.0 * 141e9, "FP8 weights {w}");
 }

@@ -101,16 +101,18 @@ fn the_drafter_comes_out_of_the_pool() {
     assert!((sp.tokens_per_step - E).abs() < 1e-12);
 }
 
-/// At one sequence every pass is memory-bound, so the step is the target's plain step (its
-/// weights and KV read once, the 3 extra tokens' FLOPs hidden under the reads) plus three
-/// drafter passes, each the head's bytes and its one layer's KV over the same bandwidth plus
-/// one layer's launch cost:
+/// At one sequence every pass is memory-bound, so the verify pass costs the target's plain
+/// step (its weights and KV read once, the 3 extra tokens' FLOPs hidden under the reads), and
+/// three drafter passes each the head's bytes and its one layer's KV over the same bandwidth
+/// plus one layer's launch cost (the first reads the 4 verified tokens, still memory-bound):
 /// t_draft = (849,371,136 + 4,096 × 1,152) B ÷ 2.8475 TB/s + 30 µs = 0.3000 ms + 0.0300 ms,
 /// t_plain = 6.908 ms (16.06 GB of weights and 151 MB of KV ÷ 2.8475 TB/s, 32 × 30 µs of
-/// launches, SGLang's 250 + 5 µs), so the speedup is 2.734375 × 6.908 ÷ (6.908 + 3 × 0.330)
-/// = 2.39. Published: SGLang's EAGLE-3 docs, Llama 3.1 8B Instruct on one H100, MT-bench:
-/// 373.25 tok/s against 158.34 without (2.36×; docs.sglang.ai "Speculative Decoding",
-/// from arXiv:2503.01840).
+/// launches, SGLang's 250 + 5 µs). The engine's part grows: SGLang turns its overlap scheduler
+/// off for EAGLE, so the step pays vLLM's 500 + 10 µs, and the sequence's bookkeeping is per
+/// token appended, 10 µs × (E − 1) more: 0.255 + 0.0173 ms. The speedup is
+/// 2.734375 × 6.908 ÷ (6.908 + 0.272 + 3 × 0.330) = 2.31. Published: SGLang's EAGLE-3 docs,
+/// Llama 3.1 8B Instruct on one H100, MT-bench: 373.25 tok/s against 158.34 without (2.36×;
+/// docs.sglang.ai "Speculative Decoding", from arXiv:2503.01840).
 #[test]
 fn batch_one_speedup_by_hand() {
     let m = h100();
@@ -125,13 +127,14 @@ fn batch_one_speedup_by_hand() {
     assert!((t_draft - 0.330e-3).abs() < 0.002e-3, "{t_draft}");
     assert!((t_plain - 6.908e-3).abs() < 0.002e-3, "{t_plain}");
     let t_spec = spec.step.time(1.0, depth, 0.0, 0.0);
+    let engine = (500.0 + 10.0 - 250.0 - 5.0) * 1e-6 + 10e-6 * (E - 1.0);
     assert!(
-        (t_spec - (t_plain + 3.0 * t_draft)).abs() < 1e-9,
+        (t_spec - (t_plain + engine + 3.0 * t_draft)).abs() < 1e-9,
         "{t_spec}"
     );
     let s = speedup(&plain, &spec, 1.0, depth);
-    assert!((s - E * t_plain / (t_plain + 3.0 * t_draft)).abs() < 1e-9);
-    assert!((s - 2.39).abs() < 0.01, "{s}");
+    assert!((s - E * t_plain / (t_plain + engine + 3.0 * t_draft)).abs() < 1e-9);
+    assert!((s - 2.31).abs() < 0.01, "{s}");
     let published = 373.25 / 158.34;
     assert!((s / published - 1.0).abs() < 0.05, "{s} vs {published}");
     // The closed loop at one user agrees (its prefill is a small share of a request).
@@ -143,14 +146,15 @@ fn batch_one_speedup_by_hand() {
 /// The speedup falls with the batch: once the target's pass is compute-bound the verify pass
 /// costs γ + 1 = 4 times the plain step's FLOPs for E = 2.73 tokens. At 1,024 sequences of 128
 /// tokens the plain step is compute-bound: 2 × 8.03e9 × 1,024 FLOPs ÷ 593.4 TFLOP/s = 27.72 ms
-/// against 33.2 GB ÷ 2.8475 TB/s = 11.7 ms of reads. Both steps pay SGLang's 0.25 ms + 1,024 ×
-/// 5 µs and 32 × 30 µs of launches, c = 6.33 ms; a drafter pass is compute-bound too,
-/// 2 × 424,685,568 × 1,024 ÷ 593.4e12 = 1.466 ms + 30 µs. So t_plain = 27.72 + 6.33 = 34.05 ms,
-/// t_spec = 4 × 27.72 + 6.33 + 3 × 1.496 = 121.7 ms and the speedup 2.734 × 34.05 ÷ 121.7 =
-/// 0.765: a slowdown. Published direction: EAGLE-3 (arXiv:2503.01840, abstract) measures
-/// 1.38× at batch 64 in SGLang against 2.36× at batch 1, and vLLM's blog (2024-10-17, "How
-/// Speculative Decoding Boosts vLLM Performance by up to 2.8x") a slowdown at high request
-/// rates.
+/// against 33.2 GB ÷ 2.8475 TB/s = 11.7 ms of reads; with SGLang's 0.25 ms + 1,024 × 5 µs and
+/// 32 × 30 µs of launches, t_plain = 34.16 ms. With EAGLE-3: the verify pass 4 × 27.72 ms; the
+/// engine without its overlap scheduler 0.5 ms + 1,024 × 10 µs, plus 1,024 × 10 µs × (E − 1)
+/// = 17.76 ms of per-token bookkeeping; the drafter's first pass over the 4,096 verified tokens
+/// 2 × 424,685,568 × 4,096 ÷ 593.4e12 = 5.86 ms and two more of 1,024 tokens, 1.466 ms each
+/// (+ 30 µs each): t_spec = 149.7 ms and the speedup 2.734 × 34.16 ÷ 149.7 = 0.624, a
+/// slowdown. Published direction: EAGLE-3 (arXiv:2503.01840, abstract) measures 1.38× at batch
+/// 64 in SGLang against 2.36× at batch 1, and vLLM's blog (2024-10-17, "How Speculative
+/// Decoding Boosts vLLM Performance by up to 2.8x") a slowdown at high request rates.
 #[test]
 fn speedup_falls_with_the_batch() {
     let m = h100();
@@ -162,7 +166,7 @@ fn speedup_falls_with_the_batch() {
     let flops = 2.0 * st.active_params * 1024.0 / st.gemm_rate;
     assert!((flops - 27.7e-3).abs() < 0.1e-3, "{flops}");
     assert!(one > 2.3, "{one}");
-    assert!((big - 0.765).abs() < 0.005, "{big}");
+    assert!((big - 0.624).abs() < 0.005, "{big}");
     // In between it falls without rising again.
     let mut last = speedup(&plain, &spec, 64.0, 128.0);
     for d in [128.0, 256.0, 512.0, 1024.0] {
@@ -209,4 +213,36 @@ fn engines_that_do_not_speculate() {
     // Llama 3.2 1B's KV: 16 layers × 8 KV heads × 64 × 2 × 2 B = 32,768 B per token.
     assert_eq!(sp.draft_kv_bytes_per_token, 32_768.0);
     assert!(spec.pool.weights_per_gpu > plain.pool.weights_per_gpu);
+}
+
+/// The EAGLE-3 paper's large-batch row (arXiv:2503.01840, abstract and §4: SGLang, one H100,
+/// Llama 3.1 8B, a static batch of 64 MT-bench prompts): 1.38× the throughput without
+/// speculation. Played here as 64 prompts of 128 tokens prefilled together, then 512 tokens
+/// each, the steps at the growing depth. The model gives 1.87× (2.15× before the engine's
+/// overlap and per-token bookkeeping and the drafter's wider first pass were counted): still
+/// 35 % over, and no constant is fitted to close it (docs/serving.md).
+#[test]
+fn a_static_batch_of_64_in_sglang() {
+    let m = h100();
+    let mut plain_s = scenario(Engine::Sglang, None);
+    plain_s.prompt_tokens = 128;
+    plain_s.serving.output_tokens = 512;
+    let mut spec_s = plain_s.clone();
+    spec_s.speculative = Some(eagle3());
+    let (plain, spec) = (build_of(&plain_s, &m), build_of(&spec_s, &m));
+    let d = 64.0;
+    let total = |b: &Built| {
+        let e = b.step.tokens_per_step();
+        let mut t = b.step.time(0.0, 0.0, d * 128.0, 0.0);
+        let mut made = 0.0;
+        while made < 512.0 {
+            t += b.step.time(d, 128.0 + made, 0.0, 0.0);
+            made += e;
+        }
+        t
+    };
+    let x = total(&plain) / total(&spec);
+    assert!((x - 1.87).abs() < 0.02, "{x}");
+    // Between the published 1.38× and the one-sequence 2.31×.
+    assert!(x > 1.38 && x < speedup(&plain, &spec, 1.0, 1152.0), "{x}");
 }

@@ -50,6 +50,37 @@ fn deepseek_v3_mtp_module_is_11_5b_unique_parameters() {
     assert!((13.0e9..14.5e9).contains(&(all as f64)), "{all}");
 }
 
+/// The MTP drafter of DeepSeek-V3 holds its one decoder layer and projection, not the copies of
+/// the embedding and head its checkpoint stores: vLLM (`vllm/v1/spec_decode/eagle.py`
+/// `load_model`: "Detected MTP model. Sharing target model embedding weights with the draft
+/// model") and SGLang (`EAGLEWorker`, `set_embed_and_head`) bind the target's. By hand: one MoE
+/// layer (MLA 187,107,328 + norms 14,336 + 256 experts × 44,040,192 + router 7168 × 256 + its
+/// bias 256 + a shared expert 44,040,192 = 11,507,286,272) + eh_proj 2 × 7168² and enorm /
+/// hnorm 2 × 7168 (102,774,784) + the final norm 7,168 = 11,610,068,224 parameters (DeepSeek:
+/// "11.5B unique"), in FP8 blocks about 11.6 GB; the 2 × 129,280 × 7,168 BF16 embedding and
+/// head (3,706,716,160 B) are not among them.
+#[test]
+fn deepseek_v3_mtp_drafter_shares_the_targets_embedding_and_head() {
+    let s = Scenario {
+        model: preset("deepseek-v3"),
+        weights: WeightPrecision::Fp8Block,
+        speculative: Some(SpeculativeInputs {
+            method: SpecMethod::Mtp,
+            ..SpeculativeInputs::default()
+        }),
+        ..Scenario::default()
+    };
+    let (w, kv) = draft_bytes(&s);
+    let err = w as f64 / 11.61e9 - 1.0;
+    assert!(err.abs() < 0.02, "MTP drafter weights {w} ({err:+.3})");
+    assert!(
+        w < 12_000_000_000,
+        "the embedding and head are not stored twice: {w}"
+    );
+    // Its one MLA layer caches (512 + 64) × 2 B per token: 1,152 B × 8,192 tokens.
+    assert_eq!(kv, 1_152 * 8_192);
+}
+
 #[test]
 fn an_eagle3_head_for_llama_3_8b_is_one_layer_a_fusion_and_a_32k_head() {
     // One Llama-3-8B layer 218,112,000 (norms included) + the output head over the 32,000-token

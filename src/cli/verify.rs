@@ -9,14 +9,13 @@ use super::args::ScenarioArgs;
 use crate::core::catalog::Catalog;
 use crate::core::fit::{FitSettings, fit_all};
 use crate::core::format;
-use crate::core::verify::{Row, bench_estimate, predicted_speeds, rows};
+use crate::core::verify::Row;
 use clap::Args;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Tokens the tg test generates (llama-bench's default `-n`, tools/llama-bench/README.md).
-const N_GEN: u64 = 128;
+use crate::io::verify::{DEFAULT_REPETITIONS, DEFAULT_TIMEOUT_S, N_GEN};
 
 #[derive(Args, Debug)]
 #[command(allow_negative_numbers = true)]
@@ -88,9 +87,9 @@ pub fn run(a: &VerifyArgs, cat: &mut Catalog) -> Result<String, CliError> {
             m.name
         )));
     }
-    let reps = a.repetitions.unwrap_or(3);
+    let reps = a.repetitions.unwrap_or(DEFAULT_REPETITIONS);
     let plan = crate::io::verify::plan(&s, &fit, &model, N_GEN, reps);
-    let timeout = Duration::from_secs(a.timeout.unwrap_or(600));
+    let timeout = Duration::from_secs(a.timeout.unwrap_or(DEFAULT_TIMEOUT_S));
     eprintln!(
         "headroom: running {} {} (at most {}; Ctrl-C stops it)",
         program.display(),
@@ -105,13 +104,8 @@ pub fn run(a: &VerifyArgs, cat: &mut Catalog) -> Result<String, CliError> {
         |line| eprintln!("headroom: llama-bench: {}", format::one_line(line)),
     )
     .map_err(CliError::input)?;
-    let runs = crate::io::calibration::parse_llama_bench(&out.stdout)
-        .map_err(|e| CliError::input(format!("llama-bench's JSON output: {e}")))?;
-    let logged = crate::io::verify::parse_log(&out.log);
-    let n_ctx = logged.n_ctx.unwrap_or(plan.n_prompt.max(plan.n_gen)).max(1);
-    let est = bench_estimate(&s, &plan.launch, n_ctx);
-    let predicted = predicted_speeds(&s, &m, cat, &st, &plan.launch, plan.n_prompt, plan.n_gen);
-    let table = rows(predicted, &runs, &est, &logged);
+    let c = crate::io::verify::compare(&s, &m, cat, &st, &plan, &out).map_err(CliError::input)?;
+    let (runs, logged, n_ctx, table) = (&c.runs, &c.logged, c.n_ctx, &c.rows);
     let stored = if a.save_calibration {
         let dir = crate::io::calibration::config_dir().ok_or_else(|| {
             CliError::input("no config directory on this system (set HEADROOM_CONFIG_DIR)")
@@ -119,13 +113,13 @@ pub fn run(a: &VerifyArgs, cat: &mut Catalog) -> Result<String, CliError> {
         let today = crate::io::clock::today_utc();
         let shown = format!("llama-bench run by headroom verify ({})", program.display());
         Some(
-            crate::io::calibration::calibrate_runs(&runs, &shown, &m, cat, &dir, &today)
+            crate::io::calibration::calibrate_runs(runs, &shown, &m, cat, &dir, &today)
                 .map_err(CliError::input)?,
         )
     } else {
         None
     };
-    let build = runs.first().map(|r| r.build.clone()).unwrap_or_default();
+    let build = c.build.clone();
     if a.json {
         let rows_json: Vec<serde_json::Value> = table
             .iter()
@@ -167,7 +161,7 @@ pub fn run(a: &VerifyArgs, cat: &mut Catalog) -> Result<String, CliError> {
         runs.len(),
         format::group_digits(n_ctx)
     );
-    o.push_str(&table_text(&table, plan.n_prompt, plan.n_gen));
+    o.push_str(&table_text(table, plan.n_prompt, plan.n_gen));
     if logged.is_empty() {
         o.push_str("no buffer sizes in llama-bench's log (a build without -v logging?)\n");
     }
@@ -184,18 +178,9 @@ pub fn run(a: &VerifyArgs, cat: &mut Catalog) -> Result<String, CliError> {
 
 /// The comparison as a table: predicted, measured, error per row.
 pub fn table_text(rows: &[Row], n_prompt: u64, n_gen: u64) -> String {
-    let label = |r: &Row| match r.quantity {
-        crate::core::verify::Quantity::PromptTokensPerS => {
-            format!("{} (pp{n_prompt})", r.quantity.label())
-        }
-        crate::core::verify::Quantity::GeneratedTokensPerS => {
-            format!("{} (tg{n_gen})", r.quantity.label())
-        }
-        q => q.label().to_string(),
-    };
     let w = rows
         .iter()
-        .map(|r| label(r).chars().count())
+        .map(|r| r.label(n_prompt, n_gen).chars().count())
         .max()
         .unwrap_or(0)
         .max(4);
@@ -206,16 +191,13 @@ pub fn table_text(rows: &[Row], n_prompt: u64, n_gen: u64) -> String {
         "", "predicted", "measured", "error"
     );
     for r in rows {
-        let err = r
-            .error()
-            .map_or(format::MISSING.into(), format::signed_percent);
         let _ = writeln!(
             o,
             "{:<w$}  {:>14}  {:>14}  {:>6}",
-            label(r),
+            r.label(n_prompt, n_gen),
             r.show(Some(r.predicted)),
             r.show(r.measured),
-            err
+            r.show_error()
         );
     }
     o

@@ -101,6 +101,19 @@ impl Row {
             .filter(|m| *m > 0.0 && m.is_finite())
             .map(|m| self.predicted / m - 1.0)
     }
+    /// The row's name in a table: the speeds name their llama-bench test (`pp512`, `tg128`).
+    pub fn label(&self, n_prompt: u64, n_gen: u64) -> String {
+        match self.quantity {
+            Quantity::PromptTokensPerS => format!("{} (pp{n_prompt})", self.quantity.label()),
+            Quantity::GeneratedTokensPerS => format!("{} (tg{n_gen})", self.quantity.label()),
+            q => q.label().to_string(),
+        }
+    }
+    /// The error as a table shows it (`+12 %`, or the missing mark).
+    pub fn show_error(&self) -> String {
+        self.error()
+            .map_or(format::MISSING.into(), format::signed_percent)
+    }
     /// The value as the table shows it.
     pub fn show(&self, v: Option<f64>) -> String {
         match v {

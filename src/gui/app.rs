@@ -67,6 +67,8 @@ pub struct HeadroomApp {
     pub config_dir: Option<PathBuf>,
     /// The last memory-bandwidth probe, as shown ("31 GB/s read, ...").
     probed: Option<String>,
+    /// "Verify with llama-bench...".
+    pub verify: super::verify::VerifyDialog,
 }
 
 impl HeadroomApp {
@@ -110,6 +112,14 @@ impl HeadroomApp {
         }
         if let Ok(id) = std::env::var("HEADROOM_FOCUS") {
             app.state.focus = Some(id);
+        }
+        // HEADROOM_VERIFY=1 opens "Verify with llama-bench" at start; HEADROOM_VERIFY=FILE.gguf
+        // also names the GGUF it runs (scripted screenshots).
+        if let Some(v) = std::env::var_os("HEADROOM_VERIFY") {
+            app.verify.open = true;
+            if v != "1" {
+                app.verify.model = PathBuf::from(v).display().to_string();
+            }
         }
         app.clear_with_panel_fill = true;
         app
@@ -160,6 +170,7 @@ impl HeadroomApp {
             hub: HubDialog::default(),
             config_dir: None,
             probed: None,
+            verify: super::verify::VerifyDialog::default(),
         };
         app.start_detection();
         app
@@ -425,6 +436,7 @@ impl HeadroomApp {
                     JobResult::Probed(crate::io::detect::probe::probe())
                 });
             }
+            Command::OpenVerify => self.verify.open = true,
             Command::ResetScenario => {
                 self.state.scenario = Scenario::default();
                 self.state.prompt_asked = None;
@@ -549,6 +561,27 @@ impl HeadroomApp {
                 });
             JobResult::Calibrated(result)
         });
+    }
+
+    /// "Verify with llama-bench..." while it is open or running: this machine, its fit and where
+    /// a calibration goes; a stored calibration applies at once, as Calibrate's does.
+    fn verify_dialog(&mut self, ctx: &egui::Context) {
+        if !self.verify.open && !self.verify.busy() {
+            return;
+        }
+        let local = crate::io::detect::LOCAL_MACHINE_ID;
+        let fit = self.data.derived.fit(local).cloned();
+        let inputs = super::verify::VerifyInputs {
+            scenario: &self.state.scenario,
+            machine: self.data.catalog.machine(local),
+            catalog: &self.data.catalog,
+            fit: fit.as_ref(),
+            config_dir: self.config_dir.as_deref(),
+        };
+        if let Some((c, line)) = self.verify.show(ctx, &inputs) {
+            self.state.calibration = Some(c);
+            self.data.tell(Status::info(line));
+        }
     }
 
     /// Exports the report in the format the file name asks for (`slug`: the name the dialog offers).
@@ -896,6 +929,16 @@ impl HeadroomApp {
                             cmds.push(Command::Dialog(FileAction::Calibrate));
                             ui.close();
                         }
+                        if ui
+                            .button("Verify with llama-bench...")
+                            .on_hover_text(
+                                "Run llama-bench here with the recommended settings and show the prediction beside the measurement (as headroom verify)",
+                            )
+                            .clicked()
+                        {
+                            cmds.push(Command::OpenVerify);
+                            ui.close();
+                        }
                         if let Some(c) = &self.state.calibration {
                             ui.add(egui::Label::new(c.note()).wrap());
                         }
@@ -1135,6 +1178,7 @@ impl eframe::App for HeadroomApp {
             let (path, result) = (PathBuf::from(source), Ok(Box::new(m)));
             self.apply_result(JobResult::Imported { path, result });
         }
+        self.verify_dialog(&ctx);
 
         for c in cmds {
             self.apply(c, &ctx);

@@ -16,6 +16,8 @@ pub enum Command {
     /// Measure this machine's memory bandwidth (`io::detect::probe`, on a job thread).
     ProbeBandwidth,
     ResetScenario,
+    /// Open "Verify with llama-bench" (`gui::verify`).
+    OpenVerify,
     /// Put text on the clipboard.
     Copy(String),
 }

@@ -23,7 +23,8 @@
 //! `HEADROOM_TAB=machines` (or `breakdown`, `serving`, `cluster`, `cpu-vs-gpu`, `report`) opens on that tab;
 //! `HEADROOM_WINDOW_SIZE=1920x1080` opens the window at that inner size (scripted screenshots);
 //! `HEADROOM_SCENARIO=FILE` opens a saved scenario and `HEADROOM_FOCUS=MACHINE` focuses a machine
-//! (the CPU-vs-GPU tab's) at start. `HEADROOM_RENDERER=wgpu` draws with wgpu instead of OpenGL
+//! (the CPU-vs-GPU tab's) at start; `HEADROOM_VERIFY=1` (or `=FILE.gguf`) opens "Verify with
+//! llama-bench" (and names its GGUF). `HEADROOM_RENDERER=wgpu` draws with wgpu instead of OpenGL
 //! (glow), see [`renderer`].
 
 pub mod app;
@@ -47,6 +48,7 @@ pub mod state;
 mod status;
 mod style;
 mod teach;
+pub mod verify;
 
 pub use app::HeadroomApp;
 pub use command::Command;

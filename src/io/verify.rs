@@ -12,8 +12,16 @@ use crate::core::verify::LoggedBuffers;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+/// Tokens the tg test generates (llama-bench's default `-n`, tools/llama-bench/README.md).
+pub const N_GEN: u64 = 128;
+/// Times each test runs when not asked (`-r`; llama-bench's own default is 5).
+pub const DEFAULT_REPETITIONS: u32 = 3;
+/// Seconds llama-bench may run when not asked (`headroom verify --timeout`, the window).
+pub const DEFAULT_TIMEOUT_S: u64 = 600;
 
 /// Most bytes of llama-bench's JSON and log kept (a run prints a few KiB; `-v` a few hundred).
 const OUTPUT_LIMIT: usize = 16 << 20;
@@ -172,6 +180,22 @@ pub fn run(
     args: &[String],
     timeout: Duration,
     tick: Duration,
+    progress: impl FnMut(&str),
+) -> Result<RunOutput, String> {
+    run_cancellable(program, args, timeout, tick, None, progress)
+}
+
+/// What a run stopped by its `cancel` flag returns (the window's Cancel).
+pub const CANCELLED: &str = "llama-bench was cancelled: stopped";
+
+/// [`run`], also stopped (within about 50 ms) once `cancel` is set: the window's Cancel, where
+/// no terminal sends SIGINT.
+pub fn run_cancellable(
+    program: &Path,
+    args: &[String],
+    timeout: Duration,
+    tick: Duration,
+    cancel: Option<&AtomicBool>,
     mut progress: impl FnMut(&str),
 ) -> Result<RunOutput, String> {
     let shown = program.display().to_string();
@@ -221,6 +245,11 @@ pub fn run(
         if let Some(st) = child.try_wait().map_err(|e| format!("{shown}: {e}"))? {
             break st;
         }
+        if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(CANCELLED.into());
+        }
         let ran = start.elapsed();
         if ran >= timeout {
             let _ = child.kill();
@@ -262,6 +291,50 @@ pub fn run(
         ));
     }
     Ok(RunOutput { stdout, log })
+}
+
+/// A finished llama-bench run beside the prediction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Compared {
+    /// llama-bench's tests, as `headroom calibrate` reads them.
+    pub runs: Vec<crate::core::speed::bench::BenchRun>,
+    pub logged: LoggedBuffers,
+    /// The context memory is predicted at: the log's largest `n_ctx`, else the larger test.
+    pub n_ctx: u64,
+    /// Speeds, then memory.
+    pub rows: Vec<crate::core::verify::Row>,
+    /// llama.cpp's build, as the JSON names it.
+    pub build: String,
+}
+
+/// Reads a finished run of `plan` (its JSON and log) and puts the prediction for `s` on machine
+/// `m` beside it (`st`: the model's own constants; a stored calibration would compare the run
+/// with itself). Shared by `headroom verify` and the window's Verify. One-line error when the
+/// JSON cannot be read.
+pub fn compare(
+    s: &Scenario,
+    m: &crate::core::catalog::Machine,
+    cat: &crate::core::catalog::Catalog,
+    st: &crate::core::fit::FitSettings,
+    plan: &BenchPlan,
+    out: &RunOutput,
+) -> Result<Compared, String> {
+    use crate::core::verify::{bench_estimate, predicted_speeds, rows};
+    let runs = super::calibration::parse_llama_bench(&out.stdout)
+        .map_err(|e| format!("llama-bench's JSON output: {e}"))?;
+    let logged = parse_log(&out.log);
+    let n_ctx = logged.n_ctx.unwrap_or(plan.n_prompt.max(plan.n_gen)).max(1);
+    let est = bench_estimate(s, &plan.launch, n_ctx);
+    let predicted = predicted_speeds(s, m, cat, st, &plan.launch, plan.n_prompt, plan.n_gen);
+    let table = rows(predicted, &runs, &est, &logged);
+    let build = runs.first().map(|r| r.build.clone()).unwrap_or_default();
+    Ok(Compared {
+        runs,
+        logged,
+        n_ctx,
+        rows: table,
+        build,
+    })
 }
 
 /// The number before "MiB" after the last `=` of a buffer line ("… buffer size =  4168.09 MiB").

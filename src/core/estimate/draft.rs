@@ -38,15 +38,21 @@ pub fn draft_scenario(
 }
 
 /// Bytes of the drafter's shape that the model already holds, all devices together: the token
-/// embedding and output head of MTP layers that read the model's own (Qwen3.5
-/// `mtp_use_dedicated_embeddings: false`; vLLM's MTP drafter then shares the target's
-/// `embed_tokens` and `lm_head`). They are not stored twice, and are still read per drafted token.
+/// embedding and output head of MTP layers. The runtimes bind the target's own to the MTP
+/// drafter whatever the checkpoint stores: vLLM `vllm/v1/spec_decode/eagle.py`
+/// `EagleProposer.load_model` replaces an MTP model's `embed_tokens`, `lm_head` and every MTP
+/// layer's `shared_head.head` with the target's ("Detected MTP model. Sharing target model
+/// embedding weights with the draft model"), SGLang's `EAGLEWorker` hands the NextN model the
+/// target's (`get_embed_and_head` / `set_embed_and_head`), and DeepSeek counts its MTP module as
+/// "11.5B unique parameters, excluding the shared 0.9B Embedding and 0.9B output Head"
+/// (deepseek-ai/DeepSeek-V3 README_WEIGHTS.md) although its checkpoint stores copies
+/// ([`crate::core::model::ModelSpec::mtp_shares_embeddings`] false). They are not stored
+/// twice, and are still read per drafted token.
 pub fn shared_with_model(
-    target: &crate::core::model::ModelSpec,
     method: crate::core::speculative::SpecMethod,
     draft: &super::Estimate,
 ) -> Bytes {
-    if method == crate::core::speculative::SpecMethod::Mtp && target.mtp_shares_embeddings {
+    if method == crate::core::speculative::SpecMethod::Mtp {
         draft.workload.outer_weights
     } else {
         Bytes::ZERO
@@ -76,7 +82,7 @@ pub(super) fn place(
         }
     };
     let extra = Bytes::from_f64(extra_params as f64 * w.bits_per_weight() / 8.0);
-    let shared = shared_with_model(job.spec, sp.method, &est).div_ceil(job.devices.max(1));
+    let shared = shared_with_model(sp.method, &est).div_ceil(job.devices.max(1));
     let weights = per_dev(ComponentKind::Weights)
         .saturating_add(Bytes(extra.0.div_ceil(job.devices.max(1))))
         .saturating_sub(shared);

@@ -324,9 +324,11 @@ pub struct ModelSpec {
     /// `n_layer_kv_from_start`). 0 = every attention layer has its own cache.
     #[serde(skip_serializing_if = "is_zero")]
     pub kv_shared_layers: u64,
-    /// The MTP layers read the model's own token embedding and output head instead of storing
-    /// copies (Qwen3.5 `mtp_use_dedicated_embeddings: false`; transformers
-    /// `Qwen3_5TextConfig`): as a drafter they add no embedding or head to the weights.
+    /// The checkpoint's MTP layers read the model's own token embedding and output head instead
+    /// of storing copies (Qwen3.5 `mtp_use_dedicated_embeddings: false`; transformers
+    /// `Qwen3_5TextConfig`). DeepSeek-V3 stores copies (false). Either way the runtimes bind the
+    /// target's to the drafter, so its memory never counts them twice
+    /// (`core::estimate::shared_with_model`); this records what the checkpoint holds.
     #[serde(skip_serializing_if = "is_false")]
     pub mtp_shares_embeddings: bool,
     pub source: ShapeSource,

@@ -543,8 +543,7 @@ pub fn build_stages(
                 .per_gpu_kind(crate::core::estimate::ComponentKind::Weights)
                 .saturating_add(crate::core::units::Bytes::from_f64(extra_bytes))
                 .saturating_sub(
-                    crate::core::estimate::shared_with_model(&es.model, sp.method, &dest)
-                        .div_ceil(est_gpus),
+                    crate::core::estimate::shared_with_model(sp.method, &dest).div_ceil(est_gpus),
                 ),
             draft_kv_bytes_per_token: draft.kv_seq_bytes(1.0),
             speedup_one_user: None,
@@ -552,6 +551,14 @@ pub fn build_stages(
             plain_best_users: None,
         });
         step = step.with_speculation(draft, g, e);
+        if engine == Engine::Sglang {
+            // SGLang turns its overlap scheduler off for EAGLE speculative decoding
+            // (`server_args.py`: "The radix cache, chunked prefill, and overlap scheduler are
+            // disabled because of using eagle speculative decoding"; v0.5: "Overlap scheduler
+            // is disabled because of using eagle3 or standalone speculative decoding"): the CPU
+            // step it hid is paid in full, as vLLM's is.
+            step.costs = StepCosts::of(Backend::Vllm);
+        }
     }
     let gpus_in_machine = machine_gpus(m, acc);
     let (memory, usable) = if layer_split {

@@ -451,13 +451,23 @@ impl StepModel {
         match self.spec.as_deref() {
             Some(sp) if self.stages <= 1.0 => {
                 let g = sp.draft_tokens;
-                let first = sp.draft.pass(d, 1.0, depth, p, p_depth);
+                // The drafter's first pass reads every token the target's pass took in, the
+                // `γ + 1` of each decoding sequence (vLLM `EagleProposer.propose` runs it over
+                // `target_token_ids` and samples at `last_token_indices`; SGLang's
+                // `forward_draft_extend_after_decode` over the accepted ones), then `γ − 1`
+                // passes of one token each.
+                let first = sp.draft.pass(d, g + 1.0, depth, p, p_depth);
                 let rest = if d > 0.0 {
                     (g - 1.0).max(0.0) * sp.draft.pass(d, 1.0, depth, 0.0, 0.0)
                 } else {
                     0.0
                 };
-                self.pass(d, g + 1.0, depth, p, p_depth) + first + rest
+                // The engine's per-sequence work is per token appended: a sequence takes `E`
+                // tokens a step, each checked for a stop and handed out (vLLM
+                // `Scheduler.update_from_output` walks every new token of every request;
+                // SGLang `EagleVerifyInput.verify` appends each accepted token to its request).
+                let bookkeeping = self.costs.per_seq_us * d * (sp.tokens_per_step - 1.0) * 1e-6;
+                self.pass(d, g + 1.0, depth, p, p_depth) + first + rest + bookkeeping
             }
             _ => self.pass(d, 1.0, depth, p, p_depth),
         }
