@@ -101,6 +101,9 @@ fn pipeline_rows(ui: &mut Ui, v: &mut View<'_>) {
             images: keep.images,
             offload: keep.offload,
             vae_tiling: keep.vae_tiling,
+            runtime: keep.runtime,
+            tf32: keep.tf32,
+            fp8_matmul: keep.fp8_matmul,
             ..ImageSettings::of(&all[idx])
         };
     }
