@@ -195,8 +195,12 @@ fn tf32_tensor_cores(a: &Accelerator) -> bool {
 fn gpu_rates(i: &ImageInputs, a: &Accelerator, st: &FitSettings) -> Rates {
     let g = GpuDevice::from_accelerator(a);
     let fp32 = i.weights == WeightPrecision::Fp32;
-    let r = i.runtime();
     let apple = a.vendor == Vendor::Apple;
+    // Core ML runs on Apple parts only: elsewhere the pipeline is sized as eager Diffusers.
+    let r = match i.runtime() {
+        ImageRuntime::CoreMl if !apple => ImageRuntime::Diffusers,
+        r => r,
+    };
     let tensor_pytorch = matches!(a.vendor, Vendor::Nvidia | Vendor::Amd)
         && a.memory_kind == MemoryKind::Discrete
         && !matches!(r, ImageRuntime::StableDiffusionCpp | ImageRuntime::CoreMl);
