@@ -14,8 +14,8 @@ use super::style::{self, empty_state, hint, warn};
 use crate::core::catalog::Machine;
 use crate::core::diffusion::picks::{ImageGroupPicks, picks};
 use crate::core::diffusion::{
-    IMAGE_WEIGHTS, ImageEstimate, ImageFit, ImageRuntime, ImageSettings, ImageVerdict, PartKind, PipelineOffload,
-    placement_costs, presets,
+    IMAGE_WEIGHTS, ImageEstimate, ImageFit, ImageRuntime, ImageSettings, ImageVerdict, PartKind,
+    PipelineOffload, placement_costs, presets,
 };
 use crate::core::estimate::ComponentKind;
 use crate::core::fit::Verdict;

@@ -338,7 +338,8 @@ impl ImageInputs {
     }
     /// The runtime: the one asked for, else what the weights imply.
     pub fn runtime(&self) -> ImageRuntime {
-        self.runtime_choice.unwrap_or(ImageRuntime::of(self.weights))
+        self.runtime_choice
+            .unwrap_or(ImageRuntime::of(self.weights))
     }
     /// Why these inputs cannot be sized, one line naming the flag; `None` when they can.
     pub fn problem(&self) -> Option<String> {

@@ -713,7 +713,12 @@ impl T5Shape {
             w.attention(tokens, tokens, inner, self.heads);
             // The position bias is added to stored scores and softmaxed in FP32
             // (`T5Attention.forward`: matmul, `+= position_bias`, softmax, matmul).
-            w.chain(self.heads * tokens * tokens, &[BINARY_PASSES, 3.0, UNARY_PASSES], 3.0, 2.0);
+            w.chain(
+                self.heads * tokens * tokens,
+                &[BINARY_PASSES, 3.0, UNARY_PASSES],
+                3.0,
+                2.0,
+            );
             w.linear(inner, d, false, tokens);
             w.params += d;
             w.tensors += 1;
