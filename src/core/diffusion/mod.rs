@@ -3,13 +3,16 @@
 //! at a resolution, a batch and a precision, placed as the runtimes place them (everything on
 //! the GPU; Diffusers `enable_model_cpu_offload` / stable-diffusion.cpp `--offload-to-cpu`;
 //! `enable_sequential_cpu_offload`; stable-diffusion.cpp `--clip-on-cpu`; VAE tiling), and
-//! timed as steps × the denoiser's FLOPs per step on each machine (docs/diffusion.md).
+//! timed from the kernels its runtime runs (`ImageRuntime`: eager Diffusers, torch.compile,
+//! TensorRT, stable-diffusion.cpp, Core ML): GEMMs at their precision's rate, element-wise
+//! passes at bandwidth, launches and host dispatch (docs/diffusion.md "Speed").
 //!
 //! - `shapes.rs`: each component walked module by module from its `config.json` fields.
 //! - `folder.rs`: a Diffusers folder's `model_index.json` and component configs → a pipeline.
 //! - `presets.rs`: SD 1.5, SDXL, SD3 Medium, SD3.5 Medium/Large, FLUX.1 dev/schnell.
 //! - `memory.rs`: the estimate per component and the placements.
-//! - `speed.rs`: seconds per image and the fit on each machine (one pipeline per GPU).
+//! - `speed.rs`: seconds per image (the kernel model, the weight formats' own kernels, offload
+//!   copies) and the fit on each machine (one pipeline per GPU).
 //! - `picks.rs`: the cheapest and the fastest machine per group (`recommend --mode image`).
 
 pub mod folder;
