@@ -7,7 +7,8 @@
 use headroom::core::catalog::{Machine, MachineKind};
 use headroom::core::diffusion::presets::find;
 use headroom::core::diffusion::{
-    ImageInputs, ImageVerdict, PipelineOffload, estimate, fit_machine, seconds_per_image,
+    ImageInputs, ImageRuntime, ImageVerdict, PipelineOffload, estimate, fit_machine,
+    seconds_per_image,
 };
 use headroom::core::fit::FitSettings;
 use headroom::core::precision::WeightPrecision as W;
@@ -29,6 +30,10 @@ struct Row {
     published_s: f64,
     per_step: bool,
     how: &'static str,
+    /// `--image-runtime` (`None`: from the weights), TF32 matmuls, FP8 matmuls.
+    runtime: Option<ImageRuntime>,
+    tf32: bool,
+    fp8_matmul: bool,
 }
 
 /// A row at batch 1, on the GPU, with SDPA (the common case; the others override fields).
@@ -57,6 +62,9 @@ const fn row(
         published_s,
         per_step: false,
         how,
+        runtime: None,
+        tf32: false,
+        fp8_matmul: false,
     }
 }
 
@@ -66,122 +74,170 @@ const fn row(
 /// and 48 (RTX 2060 Super and GTX 1070: not in the catalog). Where the source says "pipeline
 /// default", the pipeline's own defaults are used (SDXL 50 steps at 1024², SD3 28 at 1024²).
 fn rows() -> Vec<Row> {
+    use ImageRuntime as R;
     let a100 = "a100-80gb-sxm";
+    let a40 = "a100-40gb-sxm";
+    let h100 = "h100-sxm";
+    let rt = |r: Row, x: R| Row {
+        runtime: Some(x),
+        ..r
+    };
+    let step = |r: Row| Row {
+        per_step: true,
+        ..r
+    };
+    let no_sdpa = |r: Row| Row { sdpa: false, ..r };
+    let images = |r: Row, n: u32| Row { images: n, ..r };
+    let fp8mm = |r: Row| Row {
+        fp8_matmul: true,
+        ..r
+    };
     let mut v = vec![
         row(1, "sd-1.5", W::Fp16, a100, 512, 50, 1.591, "Diffusers SDPA"),
-        row(2, "sd-1.5", W::Fp16, a100, 512, 50, 1.066, "torch.compile"),
-        row(3, "sd-1.5", W::Fp16, a100, 512, 50, 0.819, "TensorRT"),
+        rt(
+            row(2, "sd-1.5", W::Fp16, a100, 512, 50, 1.066, "torch.compile"),
+            R::Compiled,
+        ),
+        rt(
+            row(3, "sd-1.5", W::Fp16, a100, 512, 50, 0.819, "TensorRT"),
+            R::TensorRt,
+        ),
         row(4, "sdxl", W::Fp16, a100, 1024, 50, 5.933, "Diffusers SDPA"),
-        row(5, "sdxl", W::Fp16, a100, 1024, 50, 4.605, "OneFlow"),
-        row(6, "sdxl", W::Fp16, a100, 1024, 50, 4.102, "TensorRT"),
+        rt(
+            row(
+                5,
+                "sdxl",
+                W::Fp16,
+                a100,
+                1024,
+                50,
+                4.605,
+                "OneFlow (compiled)",
+            ),
+            R::Compiled,
+        ),
+        rt(
+            row(6, "sdxl", W::Fp16, a100, 1024, 50, 4.102, "TensorRT"),
+            R::TensorRt,
+        ),
         Row {
-            sdpa: false,
-            ..row(7, "sdxl", W::Fp32, a100, 1024, 30, 7.36, "FP32, no SDPA")
+            tf32: true,
+            ..no_sdpa(row(
+                7,
+                "sdxl",
+                W::Fp32,
+                a100,
+                1024,
+                30,
+                7.36,
+                "FP32 (TF32), no SDPA",
+            ))
         },
-        Row {
-            sdpa: false,
-            ..row(8, "sdxl", W::Bf16, a100, 1024, 30, 4.63, "no SDPA")
-        },
+        no_sdpa(row(8, "sdxl", W::Bf16, a100, 1024, 30, 4.63, "no SDPA")),
         row(9, "sdxl", W::Bf16, a100, 1024, 30, 3.31, "SDPA"),
-        row(
-            10,
-            "sdxl",
-            W::Bf16,
-            a100,
-            1024,
-            30,
-            2.54,
-            "compile max-autotune",
+        rt(
+            row(
+                10,
+                "sdxl",
+                W::Bf16,
+                a100,
+                1024,
+                30,
+                2.54,
+                "compile max-autotune",
+            ),
+            R::Compiled,
         ),
-        row(
-            11,
-            "sdxl",
-            W::Int8,
-            a100,
-            1024,
-            30,
-            2.43,
-            "compile + torchao INT8",
+        rt(
+            row(
+                11,
+                "sdxl",
+                W::Int8,
+                a100,
+                1024,
+                30,
+                2.43,
+                "compile + torchao INT8",
+            ),
+            R::Compiled,
         ),
-        Row {
-            images: 4,
-            sdpa: false,
-            ..row(
+        images(
+            no_sdpa(row(
                 12,
                 "sdxl",
                 W::Fp32,
-                "a100-40gb-sxm",
+                a40,
                 1024,
                 50,
                 72.2,
                 "FP32, no SDPA, 4 images",
-            )
-        },
+            )),
+            4,
+        ),
+        images(
+            row(13, "sdxl", W::Fp16, a40, 1024, 50, 11.4, "SDPA, 4 images"),
+            4,
+        ),
+        images(
+            rt(
+                row(
+                    14,
+                    "sdxl",
+                    W::Fp16,
+                    a40,
+                    1024,
+                    50,
+                    10.3,
+                    "compile, 4 images",
+                ),
+                R::Compiled,
+            ),
+            4,
+        ),
         Row {
-            images: 4,
-            ..row(
-                13,
-                "sdxl",
-                W::Fp16,
-                "a100-40gb-sxm",
-                1024,
-                50,
-                11.4,
-                "SDPA, 4 images",
-            )
-        },
-        Row {
-            images: 4,
-            ..row(
-                14,
-                "sdxl",
-                W::Fp16,
-                "a100-40gb-sxm",
-                1024,
-                50,
-                10.3,
-                "compile, 4 images",
-            )
-        },
-        Row {
-            images: 4,
             place: PipelineOffload::Sequential,
-            ..row(
-                15,
-                "sdxl",
-                W::Fp16,
-                "a100-40gb-sxm",
-                1024,
-                50,
-                67.0,
-                "sequential offload, 4 images",
+            ..images(
+                row(
+                    15,
+                    "sdxl",
+                    W::Fp16,
+                    a40,
+                    1024,
+                    50,
+                    67.0,
+                    "sequential offload, 4 images",
+                ),
+                4,
             )
         },
         row(
             16,
             "sd3-medium",
             W::Fp16,
-            "a100-80gb-sxm",
+            a100,
             1024,
             28,
             4.762,
             "Diffusers",
         ),
-        row(
-            18,
-            "sd3-medium",
-            W::Fp16,
-            "a100-80gb-sxm",
-            1024,
-            20,
-            0.585,
-            "compile max-autotune",
+        rt(
+            row(
+                18,
+                "sd3-medium",
+                W::Fp16,
+                a100,
+                1024,
+                20,
+                0.585,
+                "compile max-autotune",
+            ),
+            R::Compiled,
         ),
         row(
             19,
             "flux.1-dev",
             W::Bf16,
-            "h100-sxm",
+            h100,
             1024,
             50,
             12.0,
@@ -191,7 +247,7 @@ fn rows() -> Vec<Row> {
             20,
             "flux.1-dev",
             W::Nf4,
-            "h100-sxm",
+            h100,
             1024,
             50,
             12.0,
@@ -201,37 +257,43 @@ fn rows() -> Vec<Row> {
             21,
             "flux.1-dev",
             W::Int8,
-            "h100-sxm",
+            h100,
             1024,
             50,
             27.0,
             "bitsandbytes 8-bit",
         ),
-        row(
-            22,
-            "flux.1-dev",
-            W::Q8_0,
-            "h100-sxm",
-            1024,
-            50,
-            15.0,
-            "GGUF Q8_0 (Diffusers)",
+        rt(
+            row(
+                22,
+                "flux.1-dev",
+                W::Q8_0,
+                h100,
+                1024,
+                50,
+                15.0,
+                "GGUF Q8_0 (Diffusers)",
+            ),
+            R::Diffusers,
         ),
-        row(
-            23,
-            "flux.1-dev",
-            W::Q4_0,
-            "h100-sxm",
-            1024,
-            50,
-            23.0,
-            "GGUF Q4_1 (Diffusers; Q4_0 here)",
+        rt(
+            row(
+                23,
+                "flux.1-dev",
+                W::Q4_0,
+                h100,
+                1024,
+                50,
+                23.0,
+                "GGUF Q4_1 (Diffusers; Q4_0 here)",
+            ),
+            R::Diffusers,
         ),
         row(
             24,
             "flux.1-dev",
             W::Fp8,
-            "h100-sxm",
+            h100,
             1024,
             50,
             13.0,
@@ -243,7 +305,7 @@ fn rows() -> Vec<Row> {
                 25,
                 "flux.1-dev",
                 W::Bf16,
-                "h100-sxm",
+                h100,
                 1024,
                 50,
                 20.0,
@@ -254,41 +316,34 @@ fn rows() -> Vec<Row> {
             28,
             "flux.1-schnell",
             W::Fp32,
-            "h100-sxm",
+            h100,
             1024,
             4,
             7.5,
             "FP32 (H100 96GB; SXM here)",
         ),
-        Row {
-            per_step: true,
-            ..row(
-                29,
-                "flux.1-dev",
-                W::Fp8,
-                "rtx-4090",
-                1024,
-                1,
-                1.0 / 1.7,
-                "FP8 weight-only, per step",
-            )
-        },
-        Row {
-            per_step: true,
-            ..row(
-                30,
-                "flux.1-dev",
-                W::Fp8,
-                "rtx-4090",
-                1024,
-                1,
-                1.0 / 2.55,
-                "FP8 matmul, per step",
-            )
-        },
-        Row {
-            per_step: true,
-            ..row(
+        step(row(
+            29,
+            "flux.1-dev",
+            W::Fp8,
+            "rtx-4090",
+            1024,
+            1,
+            1.0 / 1.7,
+            "BFL code, FP8 weight-only",
+        )),
+        step(fp8mm(row(
+            30,
+            "flux.1-dev",
+            W::Fp8,
+            "rtx-4090",
+            1024,
+            1,
+            1.0 / 2.55,
+            "FP8 matmul",
+        ))),
+        rt(
+            step(fp8mm(row(
                 31,
                 "flux.1-dev",
                 W::Fp8,
@@ -296,73 +351,166 @@ fn rows() -> Vec<Row> {
                 1024,
                 1,
                 1.0 / 3.51,
-                "FP8 matmul + compile, per step",
-            )
-        },
-        Row {
-            per_step: true,
-            ..row(
-                32,
-                "flux.1-dev",
-                W::Bf16,
-                "rtx-6000-ada",
-                1024,
-                1,
-                1.0 / 1.74,
-                "BFL code, per step",
-            )
-        },
-        Row {
-            per_step: true,
-            ..row(
-                33,
-                "flux.1-dev",
-                W::Fp8,
-                "h100-sxm",
-                1024,
-                1,
-                1.0 / 6.1,
-                "FP8 matmul, uncompiled, per step",
-            )
-        },
-        row(40, "sd-1.5", W::Fp16, "apple-m2", 512, 50, 23.0, "Core ML"),
-        row(41, "sd-1.5", W::Fp16, "apple-m1", 512, 50, 35.0, "Core ML"),
-        row(
-            42,
-            "sd-1.5",
-            W::Fp16,
-            "apple-m1-ultra",
-            512,
-            50,
-            9.0,
-            "Core ML GPU",
+                "FP8 matmul + compile",
+            ))),
+            R::Compiled,
         ),
-        row(
-            43,
-            "sd-1.5",
-            W::Fp16,
-            "apple-m1-max",
-            512,
-            50,
-            18.0,
-            "Core ML GPU",
+        step(row(
+            32,
+            "flux.1-dev",
+            W::Bf16,
+            "rtx-6000-ada",
+            1024,
+            1,
+            1.0 / 1.74,
+            "BFL code",
+        )),
+        step(fp8mm(row(
+            33,
+            "flux.1-dev",
+            W::Fp8,
+            h100,
+            1024,
+            1,
+            1.0 / 6.1,
+            "FP8 matmul, uncompiled",
+        ))),
+        rt(
+            row(
+                40,
+                "sd-1.5",
+                W::Fp16,
+                "apple-m2",
+                512,
+                50,
+                23.0,
+                "Core ML (ANE)",
+            ),
+            R::CoreMl,
+        ),
+        rt(
+            row(
+                41,
+                "sd-1.5",
+                W::Fp16,
+                "apple-m1",
+                512,
+                50,
+                35.0,
+                "Core ML (ANE)",
+            ),
+            R::CoreMl,
+        ),
+        rt(
+            row(
+                42,
+                "sd-1.5",
+                W::Fp16,
+                "apple-m1-ultra",
+                512,
+                50,
+                9.0,
+                "Core ML GPU",
+            ),
+            R::CoreMl,
+        ),
+        rt(
+            row(
+                43,
+                "sd-1.5",
+                W::Fp16,
+                "apple-m1-max",
+                512,
+                50,
+                18.0,
+                "Core ML GPU",
+            ),
+            R::CoreMl,
         ),
     ];
     v.push(Row {
         machine: "macbook-air-m1-16gb",
         size: (512, 768),
-        per_step: true,
-        ..row(
-            44,
-            "sd-1.5",
-            W::Fp16,
-            "",
-            512,
-            1,
-            23.0,
-            "stable-diffusion.cpp CPU, per step",
+        ..rt(
+            step(row(
+                44,
+                "sd-1.5",
+                W::Fp16,
+                "",
+                512,
+                1,
+                23.0,
+                "stable-diffusion.cpp CPU",
+            )),
+            R::StableDiffusionCpp,
         )
     });
+    // Diffusers' PyTorch 2.0 benchmark (docs/source/ko/optimization/torch2.0.md): SD 1.5
+    // txt2img at 512², FP16, SDPA, channels-last UNet, denoising it/s at batch 1, 4 and 16
+    // images, eager and `torch.compile(mode="reduce-overhead")` (the "torch 2.0" columns).
+    let table: [(u32, &str, u32, f64, f64); 15] = [
+        (49, a40, 1, 21.66, 44.03),
+        (51, a40, 4, 11.6, 14.62),
+        (53, a40, 16, 3.04, 3.83),
+        (55, "v100-sxm2-16gb", 1, 18.99, 20.95),
+        (57, "v100-sxm2-16gb", 4, 5.96, 6.83),
+        (59, "v100-sxm2-16gb", 16, 1.66, 1.92),
+        (61, "t4", 1, 6.9, 7.3),
+        (63, "t4", 4, 1.79, 2.03),
+        (65, "rtx-3090", 1, 22.56, 23.84),
+        (67, "rtx-3090", 4, 6.46, 7.29),
+        (69, "rtx-3090", 16, 1.7, 1.93),
+        (71, "rtx-4090", 1, 40.5, 44.65),
+        (73, "rtx-4090", 4, 12.62, 15.32),
+        (75, "rtx-4090", 16, 3.17, 3.84),
+        (77, "t4", 16, 1.0 / 2.34, 0.0),
+    ];
+    // Diffusers' "Compile and offloading quantized models" guide: FLUX.1-dev with the
+    // transformer and T5 in bitsandbytes NF4 on an RTX 4090, at the pipeline's defaults (28
+    // steps, 1024²), eager, compiled (max-autotune), compiled with model offload.
+    let nf4 = |n, s, how| row(n, "flux.1-dev", W::Nf4, "rtx-4090", 1024, 28, s, how);
+    v.push(nf4(78, 32.602, "bitsandbytes NF4"));
+    v.push(rt(nf4(79, 25.847, "NF4 + torch.compile"), R::Compiled));
+    v.push(Row {
+        place: PipelineOffload::Model,
+        ..rt(
+            nf4(80, 32.312, "NF4 + compile + model offload"),
+            R::Compiled,
+        )
+    });
+    for (n, acc, b, eager, compiled) in table {
+        v.push(images(
+            step(row(
+                n,
+                "sd-1.5",
+                W::Fp16,
+                acc,
+                512,
+                1,
+                1.0 / eager,
+                "Diffusers eager",
+            )),
+            b,
+        ));
+        if compiled > 0.0 {
+            v.push(images(
+                rt(
+                    step(row(
+                        n + 1,
+                        "sd-1.5",
+                        W::Fp16,
+                        acc,
+                        512,
+                        1,
+                        1.0 / compiled,
+                        "torch.compile",
+                    )),
+                    R::Compiled,
+                ),
+                b,
+            ));
+        }
+    }
     v
 }
 
@@ -376,6 +524,9 @@ fn predict(r: &Row) -> f64 {
     i.images = r.images;
     i.weights = r.weights;
     i.memory_efficient_attention = r.sdpa;
+    i.runtime_choice = r.runtime;
+    i.tf32 = r.tf32;
+    i.fp8_matmul = r.fp8_matmul;
     assert!(i.problem().is_none(), "row {}: {:?}", r.n, i.problem());
     let e = estimate(&i, r.place);
     let (m, acc) = if r.acc.is_empty() {
@@ -394,11 +545,19 @@ fn predict(r: &Row) -> f64 {
     if r.per_step { s.step_s } else { s.call_s }
 }
 
+/// Rows printed but left out of the count, each because its published setup cannot have run as
+/// stated: the SDXL blog's four-image rows (12–15) do not state their steps, and at the
+/// pipeline's default 50 the FP16 row would need 76 % of the A100's FP16 peak in eager mode and
+/// the FP32 row more than its FP32 peak; row 18 (SD3 Medium compiled, 20 steps in 0.585 s with
+/// guidance at 1024²) would need 610 TFLOP/s of an A100's 312.
+const NOT_COUNTED: [u32; 5] = [12, 13, 14, 15, 18];
+
 #[test]
 fn published_image_generation_speeds() {
     let rows = rows();
-    assert!(rows.len() >= 15);
+    assert!(rows.len() >= 35);
     let mut hits = 0;
+    let mut counted = 0;
     println!(
         "| # | pipeline | precision | hardware | size | steps | images | setup | published s | predicted s | error |"
     );
@@ -407,7 +566,9 @@ fn published_image_generation_speeds() {
         let p = predict(r);
         let err = p / r.published_s - 1.0;
         let ok = err.abs() <= 0.35;
-        hits += ok as usize;
+        let count = !NOT_COUNTED.contains(&r.n);
+        hits += (ok && count) as usize;
+        counted += count as usize;
         println!(
             "| {} | {} | {} | {} | {}×{} | {} | {} | {} | {:.3} | {:.3} | {:+.0} %{} |",
             r.n,
@@ -426,53 +587,158 @@ fn published_image_generation_speeds() {
             r.published_s,
             p,
             err * 100.0,
-            if ok { "" } else { " ✗" }
+            match (count, ok) {
+                (false, _) => " (not counted)",
+                (true, true) => "",
+                (true, false) => " ✗",
+            }
         );
     }
-    println!("within ±35 %: {hits} of {}", rows.len());
+    println!("within ±35 %: {hits} of {counted}");
     // The count this model reaches (docs/diffusion.md); a change that loses a row fails here.
-    assert!(hits >= HITS, "{hits} of {} within ±35 %", rows.len());
+    assert!(counted >= 35);
+    assert!(hits >= HITS, "{hits} of {counted} within ±35 %");
 }
 
 /// Rows within ±35 % today (see the printed table).
-const HITS: usize = 16;
+const HITS: usize = 44;
 
-/// SDXL at 1024² on an A100 80GB, Diffusers FP16 with SDPA, 50 steps (row 4: 5.933 s), by hand:
-/// one UNet pass is the walk's FLOPs; × 2 samples (guidance) × 50 steps ÷ (312 TFLOPS × 0.5,
-/// the transformers profile's GEMM efficiency), or its 87 blocks × 0.86 ms of eager dispatch if
-/// longer; CLIP-L and bigG on 2 prompts (44 layers: dispatch-bound, 37.8 ms); the VAE decoder in
-/// FP32 (force_upcast) at the TF32 rate, 156 TFLOPS × 0.5.
+/// A FLUX.1-dev step at 1024² on an H100 SXM in eager Diffusers, BF16, by hand: the Linear
+/// GEMMs at 0.5 of 989 TFLOP/s (the transformers profile's GEMM efficiency), the attention at
+/// 0.35 (FlashAttention-2 on Hopper), the eager element-wise passes (`eager_elements` × 2 bytes)
+/// at 0.85 × 3,350 GB/s and 1.55 µs per kernel (31 µs ÷ 20 nodes). GPU-bound: the host's 57
+/// blocks × 0.86 ms is less. The 512 text tokens' GEMMs fill 91 % of the SMs (waves), the
+/// 4,096 image tokens' all of them, so the whole is within 2 % of the sum. Row 19 (12 s for
+/// 50 steps, text encoders and VAE included) is then within 10 %.
 #[test]
-fn sdxl_on_an_a100_by_hand() {
+fn a_flux_step_on_an_h100_by_hand() {
     let cat = builtin();
     let st = FitSettings::default();
-    let mut i = ImageInputs::new(find("sdxl").unwrap());
-    i.weights = W::Fp16;
+    let i = ImageInputs::new(find("flux.1-dev").unwrap());
     let e = estimate(&i, PipelineOffload::None);
-    let a = cat.accelerator("a100-80gb-sxm").unwrap();
+    let a = cat.accelerator("h100-sxm").unwrap();
     let m = Machine {
         gpu: Some(a.id.clone()),
         ..Machine::bare("a", "a", MachineKind::Desktop)
     };
     let s = seconds_per_image(&i, &e, &m, Some(a), &st);
-    let rate = a.fp16_tflops * 1e12 * 0.5;
-    let tf32 = a.fp16_tflops / 2.0 * 1e12 * 0.5;
-    let dispatch = |blocks: u64| blocks as f64 * 860e-6;
-    // 17 ResNet blocks (6 down, 2 mid, 9 up) + 70 transformer blocks (24 down, 10 mid, 36 up).
-    assert_eq!(e.denoiser.blocks, 87);
-    assert_eq!(e.text.blocks, 44);
-    assert!((dispatch(44) - 0.03784).abs() < 1e-9);
-    let step = (e.denoiser.flops * 2.0 / rate).max(dispatch(87));
-    let hand = step * 50.0
-        + (e.text.flops * 2.0 / rate).max(dispatch(44))
-        + (e.decoder.flops / tf32).max(dispatch(e.decoder.blocks));
+    let d = &e.denoiser;
+    let linear = d.flops - d.conv_flops - d.attn_flops;
+    assert_eq!(d.conv_flops, 0.0);
+    let hand = linear / (989e12 * 0.5)
+        + d.attn_flops / (989e12 * 0.35)
+        + d.eager_elements * 2.0 / (3350e9 * 0.85)
+        + d.kernels * 31e-6 / 20.0;
+    assert!(d.blocks as f64 * 860e-6 < hand);
     assert!(
-        (s.call_s - hand).abs() < 1e-9,
-        "{} vs {hand}: {s:?}, step {step}, decoder {}",
-        s.call_s,
-        e.decoder.flops
+        (s.step_s / hand - 1.0).abs() < 0.02,
+        "{} vs {hand}",
+        s.step_s
     );
-    assert!((s.call_s / 5.933 - 1.0).abs() < 0.35, "{}", s.call_s);
+    assert!((s.call_s / 12.0 - 1.0).abs() < 0.1, "{}", s.call_s);
+    // The element-wise passes are a real share of the eager step (RoPE and RMSNorm in FP32,
+    // the modulations, the concatenations): more than a fifth, and a compiler fuses most away.
+    let mem = d.eager_elements * 2.0 / (3350e9 * 0.85);
+    assert!(mem / s.step_s > 0.2, "{mem} of {}", s.step_s);
+    assert!(d.fused_elements < d.eager_elements / 3.0);
+}
+
+/// What each runtime and format changes, against eager Diffusers on the same GPU: a compiled
+/// step moves fewer bytes and launches nothing from the host; bitsandbytes LLM.int8 and
+/// Diffusers' sub-8-bit GGUF dequantisation synchronise every layer (slower than BF16, and
+/// Q4 slower than Q8_0); FP8 storage costs its casts, an FP8 matmul gains on an H100; FP32
+/// matmuls run at the vector rate unless TF32 is allowed; offload costs copies.
+#[test]
+fn runtimes_and_formats_move_the_step_the_way_their_kernels_do() {
+    let cat = builtin();
+    let st = FitSettings::default();
+    let a = cat.accelerator("h100-sxm").unwrap();
+    let m = Machine {
+        gpu: Some(a.id.clone()),
+        ..Machine::bare("a", "a", MachineKind::Desktop)
+    };
+    let run = |f: &dyn Fn(&mut ImageInputs), place: PipelineOffload| {
+        let mut i = ImageInputs::new(find("flux.1-dev").unwrap());
+        f(&mut i);
+        let e = estimate(&i, place);
+        seconds_per_image(&i, &e, &m, Some(a), &st)
+    };
+    let none = PipelineOffload::None;
+    let base = run(&|_| {}, none);
+    let compiled = run(&|i| i.runtime_choice = Some(ImageRuntime::Compiled), none);
+    let trt = run(&|i| i.runtime_choice = Some(ImageRuntime::TensorRt), none);
+    assert!(
+        compiled.step_s < base.step_s * 0.85,
+        "{compiled:?} {base:?}"
+    );
+    assert_eq!(compiled.step_s, trt.step_s);
+    let int8 = run(&|i| i.weights = W::Int8, none);
+    let q8 = run(
+        &|i| {
+            i.weights = W::Q8_0;
+            i.runtime_choice = Some(ImageRuntime::Diffusers);
+        },
+        none,
+    );
+    let q4 = run(
+        &|i| {
+            i.weights = W::Q4KM;
+            i.runtime_choice = Some(ImageRuntime::Diffusers);
+        },
+        none,
+    );
+    assert!(int8.step_s > base.step_s * 1.3);
+    assert!(q8.step_s > base.step_s && q4.step_s > q8.step_s * 1.3);
+    let fp8 = run(&|i| i.weights = W::Fp8, none);
+    let fp8_mm = run(
+        &|i| {
+            i.weights = W::Fp8;
+            i.fp8_matmul = true;
+        },
+        none,
+    );
+    assert!(fp8.step_s > base.step_s && fp8_mm.step_s < base.step_s);
+    let fp32 = run(&|i| i.weights = W::Fp32, none);
+    let tf32 = run(
+        &|i| {
+            i.weights = W::Fp32;
+            i.tf32 = true;
+        },
+        none,
+    );
+    assert!(fp32.step_s > tf32.step_s * 3.0, "{fp32:?} {tf32:?}");
+    let model = run(&|_| {}, PipelineOffload::Model);
+    let seq = run(&|_| {}, PipelineOffload::Sequential);
+    assert!(model.transfer_s > 0.0 && seq.transfer_s > model.transfer_s * 10.0);
+    // Model offload moves 33.7 GB in and out from pageable memory: 2 × 33.7 GB at the staged
+    // rate 1 / (1 / (64 GB/s × 0.8) + 1 / 10 GB/s) = 8.37 GB/s.
+    let staged = 1.0 / (1.0 / (63.0e9 * 0.8) + 1.0 / 10e9);
+    assert!(
+        (model.transfer_s / (2.0 * 33_741_198_278.0 / staged) - 1.0).abs() < 0.02,
+        "{}",
+        model.transfer_s
+    );
+}
+
+/// One image leaves most of a big GPU's SMs idle in the UNet's deep levels (few tiles per
+/// GEMM): per image, a batch of 16 costs less than one image alone.
+#[test]
+fn a_batch_fills_the_gpu_better_than_one_image() {
+    let cat = builtin();
+    let st = FitSettings::default();
+    let a = cat.accelerator("a100-80gb-sxm").unwrap();
+    let m = Machine {
+        gpu: Some(a.id.clone()),
+        ..Machine::bare("a", "a", MachineKind::Desktop)
+    };
+    let per_image = |n: u32| {
+        let mut i = ImageInputs::new(find("sd-1.5").unwrap());
+        i.images = n;
+        i.runtime_choice = Some(ImageRuntime::Compiled);
+        let e = estimate(&i, PipelineOffload::None);
+        seconds_per_image(&i, &e, &m, Some(a), &st).step_s / n as f64
+    };
+    assert!(per_image(1) > per_image(16) * 1.2);
 }
 
 /// The fit picks the fastest placement that fits: FLUX.1-dev BF16 (≈ 34 GiB on the GPU) runs

@@ -282,6 +282,18 @@ pub struct ScenarioArgs {
     /// stable-diffusion.cpp --vae-tiling).
     #[arg(long, help_heading = "Image generation")]
     pub vae_tiling: bool,
+    /// With --mode image: the runtime, and so the kernels a step runs [default: diffusers, or
+    /// sdcpp for a GGUF type].
+    #[arg(long, value_name = "RUNTIME", value_parser = Choice::<crate::core::diffusion::ImageRuntime>::new(), help_heading = "Image generation")]
+    pub image_runtime: Option<crate::core::diffusion::ImageRuntime>,
+    /// With --mode image: FP32 matmuls in TF32 (torch.backends.cuda.matmul.allow_tf32; off by
+    /// default in PyTorch, while cuDNN convolutions use TF32 anyway).
+    #[arg(long, help_heading = "Image generation")]
+    pub tf32: bool,
+    /// With --mode image: FP8 weights multiply on FP8 tensor cores (torch._scaled_mm, torchao
+    /// float8; Ada, Hopper, Blackwell) instead of being cast to 16 bits before each layer.
+    #[arg(long, help_heading = "Image generation")]
+    pub fp8_matmul: bool,
     /// Users with a request in flight (closed loop, like `vllm bench serve --max-concurrency`)
     /// [default: none: plan for the most users that meet the target].
     #[arg(long, value_name = "N", value_parser = parse_users, group = "load", help_heading = "Serving")]

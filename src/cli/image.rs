@@ -36,6 +36,9 @@ pub fn refuse_elsewhere(a: &ScenarioArgs) -> Result<(), CliError> {
         (a.images_per_batch.is_some(), "--images-per-batch"),
         (a.pipeline_offload.is_some(), "--pipeline-offload"),
         (a.vae_tiling, "--vae-tiling"),
+        (a.image_runtime.is_some(), "--image-runtime"),
+        (a.tf32, "--tf32"),
+        (a.fp8_matmul, "--fp8-matmul"),
         (a.diffusers.is_some(), "--diffusers"),
     ]
     .into_iter()
@@ -88,6 +91,7 @@ pub fn inputs(a: &ScenarioArgs) -> Result<ImageInputs, CliError> {
         let im = &s.image;
         (i.width, i.height, i.steps, i.images) = (im.width, im.height, im.steps, im.images);
         (i.offload, i.vae_tiling) = (im.offload, im.vae_tiling);
+        (i.runtime_choice, i.tf32, i.fp8_matmul) = (im.runtime, im.tf32, im.fp8_matmul);
         i.weights = s.weights;
         i.memory_efficient_attention = s.flash_attention;
     }
@@ -115,6 +119,15 @@ pub fn inputs(a: &ScenarioArgs) -> Result<ImageInputs, CliError> {
     }
     if a.vae_tiling {
         i.vae_tiling = true;
+    }
+    if let Some(r) = a.image_runtime {
+        i.runtime_choice = Some(r);
+    }
+    if a.tf32 {
+        i.tf32 = true;
+    }
+    if a.fp8_matmul {
+        i.fp8_matmul = true;
     }
     if let Some(why) = i.problem() {
         return Err(CliError::usage(why));

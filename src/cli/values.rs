@@ -50,6 +50,19 @@ impl ValueEnum for Mode {
     }
 }
 value_enum!(crate::core::diffusion::PipelineOffload, |p| p.label(), aliases: |_| &[]);
+value_enum!(crate::core::diffusion::ImageRuntime, |r| match r {
+    crate::core::diffusion::ImageRuntime::Diffusers => "Diffusers in eager PyTorch: a kernel per operation, launched from Python",
+    crate::core::diffusion::ImageRuntime::Compiled => "Diffusers with torch.compile: element-wise chains fused, CUDA graphs",
+    crate::core::diffusion::ImageRuntime::TensorRt => "a TensorRT engine: fused kernels, CUDA graphs, FP8 matmuls where the GPU has them",
+    crate::core::diffusion::ImageRuntime::StableDiffusionCpp => "stable-diffusion.cpp (ggml): GGUF weights, F32 activations",
+    crate::core::diffusion::ImageRuntime::CoreMl => "Apple Core ML on the GPU: compiled graph, attention scores stored",
+}, aliases: |r| match r {
+    crate::core::diffusion::ImageRuntime::Compiled => &["torch.compile", "torch-compile"],
+    crate::core::diffusion::ImageRuntime::TensorRt => &["trt"],
+    crate::core::diffusion::ImageRuntime::StableDiffusionCpp => &["stable-diffusion.cpp", "sd.cpp"],
+    crate::core::diffusion::ImageRuntime::CoreMl => &["core-ml"],
+    crate::core::diffusion::ImageRuntime::Diffusers => &["eager"],
+});
 value_enum!(Engine, |e| match e {
     Engine::Auto => "vLLM on CUDA/ROCm GPUs, llama-server elsewhere (or the --runtime's engine)",
     Engine::Vllm => "vLLM: PagedAttention pool, continuous batching, chunked prefill",

@@ -14,8 +14,8 @@ use super::style::{self, empty_state, hint, warn};
 use crate::core::catalog::Machine;
 use crate::core::diffusion::picks::{ImageGroupPicks, picks};
 use crate::core::diffusion::{
-    IMAGE_WEIGHTS, ImageEstimate, ImageFit, ImageSettings, ImageVerdict, PartKind, PipelineOffload,
-    placement_costs, presets,
+    IMAGE_WEIGHTS, ImageEstimate, ImageFit, ImageRuntime, ImageSettings, ImageVerdict, PartKind,
+    PipelineOffload, placement_costs, presets,
 };
 use crate::core::estimate::ComponentKind;
 use crate::core::fit::Verdict;
@@ -100,6 +100,9 @@ fn pipeline_rows(ui: &mut Ui, v: &mut View<'_>) {
             images: keep.images,
             offload: keep.offload,
             vae_tiling: keep.vae_tiling,
+            runtime: keep.runtime,
+            tf32: keep.tf32,
+            fp8_matmul: keep.fp8_matmul,
             ..ImageSettings::of(&all[idx])
         };
     }
@@ -211,6 +214,37 @@ fn technique_rows(ui: &mut Ui, v: &mut View<'_>) {
         &mut s.image.offload,
         &PipelineOffload::ALL,
         |o| o.label().to_string(),
+    );
+    let runtimes: [Option<ImageRuntime>; 6] = [
+        None,
+        Some(ImageRuntime::Diffusers),
+        Some(ImageRuntime::Compiled),
+        Some(ImageRuntime::TensorRt),
+        Some(ImageRuntime::StableDiffusionCpp),
+        Some(ImageRuntime::CoreMl),
+    ];
+    combo(
+        ui,
+        "Image runtime",
+        "Which kernels a step runs: eager Diffusers launches every operation from Python; torch.compile and TensorRT fuse the element-wise work and replay CUDA graphs; stable-diffusion.cpp runs GGUF weights; Core ML runs on Apple GPUs",
+        &mut s.image.runtime,
+        &runtimes,
+        |r| match r {
+            None => "from the weights (GGUF: stable-diffusion.cpp)".to_string(),
+            Some(r) => r.label().to_string(),
+        },
+    );
+    check(
+        ui,
+        "TF32 matmuls",
+        "FP32 runs: matmuls in TF32 (torch.backends.cuda.matmul.allow_tf32); PyTorch's default multiplies them at the FP32 vector rate",
+        &mut s.image.tf32,
+    );
+    check(
+        ui,
+        "FP8 matmuls",
+        "FP8 weights multiply on FP8 tensor cores (torch._scaled_mm) instead of being cast to 16 bits before each layer",
+        &mut s.image.fp8_matmul,
     );
     check(
         ui,

@@ -802,6 +802,9 @@ fn image_scenario_json(i: &crate::core::diffusion::ImageInputs) -> Value {
         "images_per_batch": i.images,
         "weights": i.weights.cli_name(),
         "runtime": i.runtime().label(),
+        "image_runtime": i.runtime().cli_name(),
+        "tf32": i.tf32,
+        "fp8_matmul": i.fp8_matmul,
         "classifier_free_guidance": i.pipeline.cfg,
         "pipeline_offload": i.offload.cli_name(),
         "vae_tiling": i.vae_tiling,
@@ -829,6 +832,11 @@ pub fn image_estimate_json(
             })
         })
         .collect();
+    let act = if i.weights == crate::core::precision::WeightPrecision::Fp32 {
+        4.0
+    } else {
+        2.0
+    };
     json!({
         "image": image_scenario_json(i),
         "placement": e.placement.cli_name(),
@@ -839,6 +847,14 @@ pub fn image_estimate_json(
         "transfer_per_call": e.transfer_per_call.0,
         "denoiser_flops_per_sample_step": e.denoiser.flops,
         "vae_decode_flops_per_image": e.decoder.flops,
+        "denoiser_kernels_per_step": {
+            "eager": e.denoiser.kernels,
+            "fused": e.denoiser.fused_kernels,
+        },
+        "denoiser_elementwise_bytes_per_sample_step": {
+            "eager": e.denoiser.eager_elements * act,
+            "fused": e.denoiser.fused_elements * act,
+        },
     })
 }
 

@@ -74,7 +74,7 @@ pub const ATTENTION_EFFICIENCY_HOPPER: f64 = 0.35;
 
 /// FlashAttention-2's fraction of the peak on `a` ([`ATTENTION_EFFICIENCY`]): Hopper and later
 /// NVIDIA parts (H100, H200, GH200, B200) at the Hopper figure.
-fn attention_efficiency(a: &Accelerator) -> f64 {
+pub fn attention_efficiency(a: &Accelerator) -> f64 {
     let n = a.name.to_ascii_uppercase();
     let hopper = a.vendor == crate::core::catalog::Vendor::Nvidia
         && ["H100", "H200", "H800", "H20", "B200", "B100", "GB200"]

@@ -116,8 +116,8 @@ fn vae_tile(i: &ImageInputs) -> (u32, u32) {
         return (i.width, i.height);
     }
     let t = match i.runtime() {
-        ImageRuntime::Diffusers => i.pipeline.vae_sample_size,
         ImageRuntime::StableDiffusionCpp => SDCPP_VAE_TILE,
+        _ => i.pipeline.vae_sample_size,
     };
     (i.width.min(t), i.height.min(t))
 }
@@ -126,7 +126,7 @@ fn vae_tile(i: &ImageInputs) -> (u32, u32) {
 fn vae_act_bytes(i: &ImageInputs) -> u64 {
     let upcast = i.pipeline.vae_force_upcast
         && i.weights == WeightPrecision::Fp16
-        && i.runtime() == ImageRuntime::Diffusers;
+        && i.runtime().is_pytorch();
     if upcast { 4 } else { act_bytes(i) }
 }
 
@@ -184,12 +184,7 @@ pub fn estimate(i: &ImageInputs, place: PipelineOffload) -> ImageEstimate {
             resident_on_gpu: true,
             how: params_how(t_params, prec, t.file_params.is_some()),
         });
-        text.params += w.params;
-        text.flops += w.flops;
-        text.blocks += w.blocks;
-        text.largest_tensor = text.largest_tensor.max(w.largest_tensor);
-        text.live_elements = text.live_elements.max(w.live_elements);
-        text.score_elements = text.score_elements.max(w.score_elements);
+        text.then(&w);
     }
     let (tw, th) = vae_tile(i);
     let tile = p.vae.decoder(th as u64, tw as u64);
@@ -212,8 +207,8 @@ pub fn estimate(i: &ImageInputs, place: PipelineOffload) -> ImageEstimate {
     let t_act = activation(&text, prompts, ab, mea);
     let v_act = activation(&tile, i.images as u64, vae_act_bytes(i), mea);
     let overhead = match i.runtime() {
-        ImageRuntime::Diffusers => PYTORCH_OVERHEAD,
         ImageRuntime::StableDiffusionCpp => GGML_OVERHEAD,
+        _ => PYTORCH_OVERHEAD,
     };
     parts.extend(activation_parts(
         i,

@@ -3,13 +3,16 @@
 //! at a resolution, a batch and a precision, placed as the runtimes place them (everything on
 //! the GPU; Diffusers `enable_model_cpu_offload` / stable-diffusion.cpp `--offload-to-cpu`;
 //! `enable_sequential_cpu_offload`; stable-diffusion.cpp `--clip-on-cpu`; VAE tiling), and
-//! timed as steps × the denoiser's FLOPs per step on each machine (docs/diffusion.md).
+//! timed from the kernels its runtime runs (`ImageRuntime`: eager Diffusers, torch.compile,
+//! TensorRT, stable-diffusion.cpp, Core ML): GEMMs at their precision's rate, element-wise
+//! passes at bandwidth, launches and host dispatch (docs/diffusion.md "Speed").
 //!
 //! - `shapes.rs`: each component walked module by module from its `config.json` fields.
 //! - `folder.rs`: a Diffusers folder's `model_index.json` and component configs → a pipeline.
 //! - `presets.rs`: SD 1.5, SDXL, SD3 Medium, SD3.5 Medium/Large, FLUX.1 dev/schnell.
 //! - `memory.rs`: the estimate per component and the placements.
-//! - `speed.rs`: seconds per image and the fit on each machine (one pipeline per GPU).
+//! - `speed.rs`: seconds per image (the kernel model, the weight formats' own kernels, offload
+//!   copies) and the fit on each machine (one pipeline per GPU).
 //! - `picks.rs`: the cheapest and the fastest machine per group (`recommend --mode image`).
 
 pub mod folder;
@@ -214,15 +217,35 @@ impl PipelineOffload {
     }
 }
 
-/// Which runtime runs the pipeline: GGUF weights mean stable-diffusion.cpp (ggml), anything else
-/// Diffusers (PyTorch).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// Which runtime runs the pipeline, and so which kernels a step launches (`--image-runtime`;
+/// docs/diffusion.md "Speed"). Without a choice, GGUF weights mean stable-diffusion.cpp and
+/// anything else eager Diffusers.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ImageRuntime {
+    /// Diffusers in eager PyTorch: every operation a kernel of its own, launched from Python.
     Diffusers,
+    /// Diffusers with `torch.compile` (TorchInductor, `mode="max-autotune"` or
+    /// `"reduce-overhead"`): element-wise chains fused, the step replayed as a CUDA graph.
+    Compiled,
+    /// An NVIDIA TensorRT engine (static shapes, fused kernels, CUDA graphs).
+    TensorRt,
+    /// stable-diffusion.cpp (ggml): C++ graph, one kernel per node, F32 activations.
     StableDiffusionCpp,
+    /// Apple Core ML (apple/ml-stable-diffusion) on the GPU: compiled graph, "ORIGINAL"
+    /// attention that stores its scores.
+    CoreMl,
 }
 
 impl ImageRuntime {
+    pub const ALL: [ImageRuntime; 5] = [
+        ImageRuntime::Diffusers,
+        ImageRuntime::Compiled,
+        ImageRuntime::TensorRt,
+        ImageRuntime::StableDiffusionCpp,
+        ImageRuntime::CoreMl,
+    ];
+    /// The runtime a precision implies when none is asked: GGUF means stable-diffusion.cpp.
     pub fn of(weights: WeightPrecision) -> ImageRuntime {
         if weights.is_gguf() {
             ImageRuntime::StableDiffusionCpp
@@ -233,8 +256,32 @@ impl ImageRuntime {
     pub const fn label(self) -> &'static str {
         match self {
             ImageRuntime::Diffusers => "Diffusers",
+            ImageRuntime::Compiled => "Diffusers + torch.compile",
+            ImageRuntime::TensorRt => "TensorRT",
             ImageRuntime::StableDiffusionCpp => "stable-diffusion.cpp",
+            ImageRuntime::CoreMl => "Core ML",
         }
+    }
+    pub const fn cli_name(self) -> &'static str {
+        match self {
+            ImageRuntime::Diffusers => "diffusers",
+            ImageRuntime::Compiled => "compiled",
+            ImageRuntime::TensorRt => "tensorrt",
+            ImageRuntime::StableDiffusionCpp => "sdcpp",
+            ImageRuntime::CoreMl => "coreml",
+        }
+    }
+    /// Whether PyTorch runs it (its allocator overhead, Diffusers' VAE upcast).
+    pub const fn is_pytorch(self) -> bool {
+        matches!(self, ImageRuntime::Diffusers | ImageRuntime::Compiled)
+    }
+    /// Whether element-wise chains are fused and the step is one graph (no per-kernel launch
+    /// from the host).
+    pub const fn fused(self) -> bool {
+        matches!(
+            self,
+            ImageRuntime::Compiled | ImageRuntime::TensorRt | ImageRuntime::CoreMl
+        )
     }
 }
 
@@ -255,6 +302,16 @@ pub struct ImageInputs {
     /// Memory-efficient attention (PyTorch SDPA / FlashAttention; sd.cpp `--diffusion-fa`):
     /// no score matrices in memory.
     pub memory_efficient_attention: bool,
+    /// The runtime asked for (`--image-runtime`); `None`: [`ImageRuntime::of`] the weights.
+    pub runtime_choice: Option<ImageRuntime>,
+    /// FP32 matmuls in TF32 (`torch.backends.cuda.matmul.allow_tf32 = True` or
+    /// `torch.set_float32_matmul_precision("high")`; PyTorch's default is off since 1.12, while
+    /// cuDNN convolutions use TF32 by default).
+    pub tf32: bool,
+    /// FP8 weights multiplied on FP8 tensor cores (`torch._scaled_mm`: torchao float8,
+    /// flux-fp8-api; TensorRT FP8) instead of being cast to 16 bits before each layer
+    /// (Diffusers' layerwise casting).
+    pub fp8_matmul: bool,
 }
 
 /// The ranges of the inputs (each flag's error names it).
@@ -286,10 +343,15 @@ impl ImageInputs {
             offload: PipelineOffload::Auto,
             vae_tiling: false,
             memory_efficient_attention: true,
+            runtime_choice: None,
+            tf32: false,
+            fp8_matmul: false,
         }
     }
+    /// The runtime: the one asked for, else what the weights imply.
     pub fn runtime(&self) -> ImageRuntime {
-        ImageRuntime::of(self.weights)
+        self.runtime_choice
+            .unwrap_or(ImageRuntime::of(self.weights))
     }
     /// Why these inputs cannot be sized, one line naming the flag; `None` when they can.
     pub fn problem(&self) -> Option<String> {
@@ -387,6 +449,10 @@ pub struct ImageSettings {
     pub images: u32,
     pub offload: PipelineOffload,
     pub vae_tiling: bool,
+    /// `--image-runtime` (`None`: from the weights).
+    pub runtime: Option<ImageRuntime>,
+    pub tf32: bool,
+    pub fp8_matmul: bool,
 }
 
 impl Default for ImageSettings {
@@ -400,6 +466,9 @@ impl Default for ImageSettings {
             images: 1,
             offload: PipelineOffload::Auto,
             vae_tiling: false,
+            runtime: None,
+            tf32: false,
+            fp8_matmul: false,
         }
     }
 }
@@ -443,6 +512,9 @@ impl ImageSettings {
             offload: self.offload,
             vae_tiling: self.vae_tiling,
             memory_efficient_attention,
+            runtime_choice: self.runtime,
+            tf32: self.tf32,
+            fp8_matmul: self.fp8_matmul,
             pipeline: p,
         };
         match i.problem() {
