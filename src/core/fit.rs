@@ -607,8 +607,15 @@ pub fn solve_precision(
     cat: &Catalog,
     st: &FitSettings,
 ) -> Option<WeightPrecision> {
-    PRECISION_LADDER
-        .into_iter()
+    // MLX loads its own layouts: mlx-community's bf16, 8, 6, 5, 4 and 3 bits.
+    let ladder: &[WeightPrecision] = if s.runtime == Runtime::Mlx {
+        &crate::core::mlx::PRECISION_LADDER
+    } else {
+        &PRECISION_LADDER
+    };
+    ladder
+        .iter()
+        .copied()
         .find(|&p| fits_on_gpu_at(s, p, m, cat, st))
 }
 

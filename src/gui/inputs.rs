@@ -371,7 +371,7 @@ impl InputsPanel {
         );
         let field = field
             .accessible_name(LABEL)
-            .on_hover_text("llama-server, llama-cli, llama-bench or vllm serve with its flags: the context, cache types, -ngl, --n-cpu-moe, -ts, -t … become the scenario's");
+            .on_hover_text("llama-server, llama-cli, llama-bench, vllm serve, mlx_lm.server or mlx_lm.generate with its flags: the context, cache types, -ngl, --n-cpu-moe, -ts, -t, --prefill-step-size, --kv-bits … become the scenario's");
         let entered = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
         let clicked = ui
             .button("Apply command")

@@ -166,6 +166,9 @@ pub(super) struct ConfigExtras {
     /// TensorRT Model Optimizer's `quant_algo` ("NVFP4", "FP8") or compressed-tensors'
     /// `format` ("nvfp4-pack-quantized"), lower case.
     pub(super) quant_algo: Option<String>,
+    /// mlx-lm's own quantisation (`"quantization": {"group_size": 64, "bits": 4, "mode":
+    /// "affine"}`, written by `mlx_lm/utils.py` `quantize_model`): the mode, lower case.
+    pub(super) mlx_mode: Option<String>,
 }
 
 impl ConfigExtras {
@@ -173,7 +176,19 @@ impl ConfigExtras {
         let text_cfg = v.get("text_config");
         let pick = |k: &str| v.get(k).or_else(|| text_cfg.and_then(|t| t.get(k)));
         let q = pick("quantization_config");
+        // mlx-lm writes `quantization` (and a copy as `quantization_config`) with a group size
+        // and bits but no `quant_method`.
+        let mlx = pick("quantization").or(q).filter(|m| {
+            m.get("quant_method").is_none() && m.get("group_size").is_some() && m.get("bits").is_some()
+        });
+        let q = q.or(mlx);
         ConfigExtras {
+            mlx_mode: mlx.map(|m| {
+                m.get("mode")
+                    .and_then(|x| x.as_str())
+                    .unwrap_or("affine")
+                    .to_ascii_lowercase()
+            }),
             dtype: pick("torch_dtype")
                 .or_else(|| pick("dtype"))
                 .and_then(|d| d.as_str())
@@ -191,6 +206,15 @@ impl ConfigExtras {
     }
     pub(super) fn precision(&self) -> Option<WeightPrecision> {
         use WeightPrecision as W;
+        match self.mlx_mode.as_deref() {
+            Some("mxfp4") => return Some(W::Mxfp4),
+            Some("affine") => {
+                if let Some(p) = self.bits.and_then(|b| W::mlx_of_bits(b as u32)) {
+                    return Some(p);
+                }
+            }
+            _ => {}
+        }
         match self.quant_method.as_deref() {
             Some("gptq") if self.bits.unwrap_or(4) == 4 => return Some(W::Gptq4),
             Some("awq") => return Some(W::Awq4),
