@@ -370,6 +370,8 @@ struct Shape {
     moe: Option<(f64, f64)>,
     /// Layers that carry the MoE block (0 for a dense model).
     moe_layers: f64,
+    /// The output head's weights (vocab × hidden, tied or not).
+    head_params: f64,
     quant: bool,
     weights: WeightPrecision,
 }
@@ -424,6 +426,7 @@ fn shape(q: &SpeedQuery) -> Shape {
         } else {
             0.0
         },
+        head_params: spec.vocab.saturating_mul(spec.hidden) as f64,
         quant: is_quantised(s.weights),
         weights: s.weights,
     }
@@ -481,6 +484,7 @@ pub fn dense_gemm_rate(p: &Profile, g: &GpuDevice, fp32: bool) -> f64 {
         quant: false,
         moe: None,
         moe_layers: 0.0,
+        head_params: 0.0,
         layers: 0.0,
         layer_read: 0.0,
         outer_read: 0.0,
@@ -731,8 +735,15 @@ impl<'a> Placed<'a> {
         let (q, k, sh, cpu_p) = (self.q, self.k, &self.sh, self.cpu_p);
         let (l, d, n_gpus, cpu_bps) = (self.l, self.d, self.n_gpus, self.cpu_bps);
         let u = q.ubatch.max(1) as f64;
-        let chunk_flops =
-            u * (2.0 * sh.active_params + attention_flops(sh, q.scenario, d + u / 2.0));
+        // mlx-lm evaluates only the caches after each prefill chunk (`generate_step`:
+        // `mx.eval([c.state for c in prompt_cache])`): the lazy logits of the chunk's tokens,
+        // and so the output head's matmul, never run.
+        let params = if q.backend == Backend::Mlx {
+            (sh.active_params - sh.head_params).max(1.0)
+        } else {
+            sh.active_params
+        };
+        let chunk_flops = u * (2.0 * params + attention_flops(sh, q.scenario, d + u / 2.0));
         let touched =
             sh.layer_read + (sh.layer_total - sh.layer_read).max(0.0) * experts_touched(sh.moe, u);
         let Some(g) = self.gpu else {
