@@ -491,3 +491,37 @@ pub fn layer_key(name: &str) -> Option<(&str, u64)> {
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// mlx-lm's `quantize_model` writes `quantization` (and a copy as `quantization_config`)
+    /// with the group size and bits, no `quant_method`.
+    #[test]
+    fn mlx_community_quantization_block() {
+        let q = json!({"group_size": 64, "bits": 4});
+        let v = json!({"torch_dtype": "bfloat16", "quantization": q, "quantization_config": q});
+        assert_eq!(
+            ConfigExtras::from_json(&v).precision(),
+            Some(WeightPrecision::Mlx4)
+        );
+        let v = json!({"quantization": {"group_size": 64, "bits": 8, "mode": "affine"}});
+        assert_eq!(
+            ConfigExtras::from_json(&v).precision(),
+            Some(WeightPrecision::Mlx8)
+        );
+        let v = json!({"quantization": {"group_size": 32, "bits": 4, "mode": "mxfp4"}});
+        assert_eq!(
+            ConfigExtras::from_json(&v).precision(),
+            Some(WeightPrecision::Mxfp4)
+        );
+        // GPTQ's block has a quant_method: not MLX.
+        let v = json!({"quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 128}});
+        assert_eq!(
+            ConfigExtras::from_json(&v).precision(),
+            Some(WeightPrecision::Gptq4)
+        );
+    }
+}
