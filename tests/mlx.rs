@@ -389,13 +389,25 @@ fn same_mac_mlx_and_llama_cpp() {
     assert!(mlx > q4km, "MLX {mlx} vs llama.cpp Q4_K_M {q4km}");
 }
 
-/// MoE decode pays the router's kernels: Qwen3-30B-A3B 4-bit (3.3B active) decodes slower than
-/// its active bytes alone would say, and the dense Qwen3-4B at the same bytes is faster.
+/// MoE decode pays the router's kernels: Qwen3-30B-A3B's 48 MoE layers add 48 × 42 µs =
+/// 2.02 ms to each token over what its active bytes and per-layer cost take (the Metal profile
+/// of llama.cpp has no such term).
 #[test]
-fn moe_layers_cost_more_than_dense() {
-    let p = headroom::core::speed::Profiles::default();
-    assert!(p.mlx.moe_layer_overhead_us > 0.0);
-    assert_eq!(p.metal.moe_layer_overhead_us, 0.0);
+fn moe_layers_pay_the_router() {
+    let m = machine("mac-studio-m4-max-64gb");
+    let acc = m.gpu.as_deref().and_then(|g| builtin().accelerator(g));
+    let s = scenario("qwen3-30b-a3b", WeightPrecision::Mlx4, Runtime::Mlx);
+    let est = estimate_with(&s, false);
+    let t = |k: &SpeedConstants| {
+        let q = SpeedQuery::on_machine(&s, &est, m, acc, k);
+        1.0 / placement_speed(&q, k).decode_tokens_per_s
+    };
+    let with = SpeedConstants::default();
+    let mut without = with.clone();
+    without.profiles.mlx.moe_layer_overhead_us = 0.0;
+    let extra_ms = (t(&with) - t(&without)) * 1e3;
+    assert!((extra_ms - 48.0 * 0.042).abs() < 1e-6, "{extra_ms} ms");
+    assert_eq!(with.profiles.metal.moe_layer_overhead_us, 0.0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -427,4 +439,35 @@ fn launch_settings_lead_with_mlx_lm() {
     assert_eq!(back.runtime, Some(Runtime::Mlx));
     assert_eq!(back.weights, Some(WeightPrecision::Mlx4));
     assert_eq!(back.prefill_step, Some(2048));
+}
+
+/// recommend under MLX: the desktop and cloud groups say MLX needs Apple silicon (not that a
+/// GPU or RAM is short), the Apple group picks a Mac, and no vLLM cluster is offered.
+#[test]
+fn recommend_says_why_non_apple_groups_are_empty() {
+    use headroom::core::recommend::{Constraints, Group, Unmet, recommend};
+    let cat = builtin();
+    let s = scenario("llama-3.1-8b", WeightPrecision::Mlx4, Runtime::Mlx);
+    let r = recommend(
+        &s,
+        &cat.machines,
+        None,
+        cat,
+        &FitSettings::default(),
+        &Constraints::default(),
+        headroom::io::catalog::quality(),
+    );
+    let g = |x: Group| r.groups.iter().find(|p| p.group == x).expect("group");
+    for x in [Group::Desktop, Group::Cloud] {
+        let p = g(x);
+        assert!(p.picks.is_empty(), "{x:?}");
+        assert!(
+            p.unmet.iter().any(|u| matches!(u, Unmet::NeedsApple { .. })),
+            "{x:?}: {:?}",
+            p.unmet
+        );
+    }
+    let apple = g(Group::Apple).best().expect("a Mac");
+    assert!(machine(&apple.machine).gpu.as_deref().unwrap().starts_with("apple-"));
+    assert!(r.cluster.is_none());
 }

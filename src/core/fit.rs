@@ -227,6 +227,14 @@ impl FitResult {
             }
             Verdict::Offload => format!("offload {}/{}", self.gpu_layers, self.total_layers),
             Verdict::Disk => format!("disk {}", super::format::bytes(self.disk_bytes)),
+            // The runtime does not run here at all (MLX off Apple silicon), whatever the memory.
+            Verdict::None
+                if self
+                    .notes
+                    .contains(&super::placement::note::Note::NeedsAppleSilicon) =>
+            {
+                "not Apple".to_string()
+            }
             v => v.label().to_string(),
         }
     }

@@ -225,6 +225,8 @@ fn mlx_inference(job: &Job) -> bool {
 fn needs_apple(job: &Job) -> Placement {
     let mut p = nowhere(job);
     p.notes = vec![Note::NeedsAppleSilicon];
+    // No memory binds: the runtime does not run on this machine at all.
+    p.headroom_bytes = 0;
     p
 }
 
