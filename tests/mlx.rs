@@ -233,7 +233,9 @@ fn mlx_has_no_layer_offload() {
     let r = fit(&s, m);
     assert_eq!(r.verdict, Verdict::None, "{:?}", r.notes);
     assert!(
-        r.notes.iter().any(|n| matches!(n, Note::MlxAllOnGpu { .. })),
+        r.notes
+            .iter()
+            .any(|n| matches!(n, Note::MlxAllOnGpu { .. })),
         "{:?}",
         r.notes
     );
@@ -325,8 +327,17 @@ fn predict(r: &Row) -> (f64, f64) {
 fn mlx_speed_table_meets_the_target() {
     println!(
         "{:<28} {:<14} {:<10} {:<9} {:>6} {:>8} {:>8} {:>6}   {:>8} {:>8} {:>6}",
-        "machine", "model", "weights", "runtime", "prompt", "tg meas", "tg pred", "err",
-        "pp meas", "pp pred", "err"
+        "machine",
+        "model",
+        "weights",
+        "runtime",
+        "prompt",
+        "tg meas",
+        "tg pred",
+        "err",
+        "pp meas",
+        "pp pred",
+        "err"
     );
     let (mut n, mut ok, mut pn, mut pok) = (0, 0, 0, 0);
     for r in rows() {
@@ -358,7 +369,10 @@ fn mlx_speed_table_meets_the_target() {
         }
     }
     let share = ok as f64 / n as f64;
-    println!("MLX decode within ±25 %: {ok} of {n} rows ({:.0} %)", share * 100.0);
+    println!(
+        "MLX decode within ±25 %: {ok} of {n} rows ({:.0} %)",
+        share * 100.0
+    );
     println!("MLX prefill within ±30 %: {pok} of {pn} rows");
     assert!(share >= 0.75, "{ok} of {n}");
     assert!(pok as f64 >= 0.75 * pn as f64, "prefill {pok} of {pn}");
@@ -375,7 +389,13 @@ fn same_mac_mlx_and_llama_cpp() {
     for r in &same {
         let (tg, _) = predict(r);
         let e = tg / r.tg - 1.0;
-        assert!(e.abs() <= 0.25, "{} {:?}: {:+.0} %", r.runtime.cli_name(), r.weights, e * 100.0);
+        assert!(
+            e.abs() <= 0.25,
+            "{} {:?}: {:+.0} %",
+            r.runtime.cli_name(),
+            r.weights,
+            e * 100.0
+        );
     }
     let at = |rt, w| {
         let r = same
@@ -425,14 +445,21 @@ fn launch_settings_lead_with_mlx_lm() {
         l[0].text,
         "mlx_lm.server --model mlx-community/Qwen3-4B-4bit \\\n  --host 127.0.0.1 --port 8080 --prefill-step-size 2048"
     );
-    assert!(l[1].text.starts_with("mlx_lm.generate --model mlx-community/Qwen3-4B-4bit"));
+    assert!(
+        l[1].text
+            .starts_with("mlx_lm.generate --model mlx-community/Qwen3-4B-4bit")
+    );
     // A quantised cache goes to mlx_lm.generate (the server has no --kv-bits).
     let q = Scenario {
         kv: KvTypes::same(KvPrecision::Q8_0),
         ..s.clone()
     };
     let l = headroom::io::export::launch_settings(&q, &r);
-    assert!(l[1].text.contains("--kv-bits 8 --kv-group-size 64"), "{}", l[1].text);
+    assert!(
+        l[1].text.contains("--kv-bits 8 --kv-group-size 64"),
+        "{}",
+        l[1].text
+    );
     assert!(!l[0].text.contains("--kv-bits"));
     // The line headroom writes reads back as the same settings.
     let back = headroom::core::launch_line::parse(&l[0].text).unwrap();
@@ -462,12 +489,20 @@ fn recommend_says_why_non_apple_groups_are_empty() {
         let p = g(x);
         assert!(p.picks.is_empty(), "{x:?}");
         assert!(
-            p.unmet.iter().any(|u| matches!(u, Unmet::NeedsApple { .. })),
+            p.unmet
+                .iter()
+                .any(|u| matches!(u, Unmet::NeedsApple { .. })),
             "{x:?}: {:?}",
             p.unmet
         );
     }
     let apple = g(Group::Apple).best().expect("a Mac");
-    assert!(machine(&apple.machine).gpu.as_deref().unwrap().starts_with("apple-"));
+    assert!(
+        machine(&apple.machine)
+            .gpu
+            .as_deref()
+            .unwrap()
+            .starts_with("apple-")
+    );
     assert!(r.cluster.is_none());
 }

@@ -153,7 +153,11 @@ pub fn fit_table_served(rs: &[FitResult], served: Option<&[Option<f64>]>) -> Str
         if r.verdict == crate::core::fit::Verdict::None {
             // Why MLX does not run where the memory alone would not say.
             use crate::core::placement::note::Note;
-            for n in r.notes.iter().filter(|n| matches!(n, Note::MlxAllOnGpu { .. })) {
+            for n in r
+                .notes
+                .iter()
+                .filter(|n| matches!(n, Note::MlxAllOnGpu { .. }))
+            {
                 let _ = writeln!(o, "{:<w$}  {n}", "");
             }
         }

@@ -19,9 +19,9 @@ use super::fit::{
     solve_max_context, solve_precision,
 };
 use super::format;
+use super::placement::note::Note;
 use super::precision::WeightPrecision;
 use super::quality::QualityTable;
-use super::placement::note::Note;
 use super::scenario::Scenario;
 use super::units::{Bytes, GIB};
 use serde::{Deserialize, Serialize};
@@ -1289,7 +1289,10 @@ fn cheapest_on_gpu(ask: &Ask) -> Result<Pick, Option<Unmet>> {
     }
     if gpu.is_empty()
         && !ask.cands.is_empty()
-        && ask.cands.iter().all(|c| c.f.notes.contains(&Note::NeedsAppleSilicon))
+        && ask
+            .cands
+            .iter()
+            .all(|c| c.f.notes.contains(&Note::NeedsAppleSilicon))
     {
         return Err(Some(Unmet::NeedsApple { group }));
     }

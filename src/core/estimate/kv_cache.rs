@@ -233,12 +233,8 @@ fn sliding_window(job: &Job, alloc_ctx: u64) -> Window {
     } else if s.runtime == Runtime::LlamaCpp {
         llama_cpp_swa_cells(window, alloc_ctx, s.batch, s.ubatch)
     } else if s.runtime == Runtime::Mlx {
-        crate::core::mlx::rotating_cells(
-            window,
-            s.context,
-            crate::core::mlx::prefill_step(s),
-        )
-        .saturating_mul(s.batch)
+        crate::core::mlx::rotating_cells(window, s.context, crate::core::mlx::prefill_step(s))
+            .saturating_mul(s.batch)
     } else {
         let t = window.min(alloc_ctx);
         let t = if s.kv_allocation == KvAllocation::Paged {
@@ -368,14 +364,19 @@ fn mlx_cache_note(job: &Job, sliding: bool, notes: &mut Vec<String>) {
         notes.push("MLX has no FP8 KV cache: mlx-lm keeps the cache in the model's 16-bit dtype or quantises it with --kv-bits 4/8; the FP8 bytes shown are what vLLM would hold.".into());
         return;
     }
-    let (Some(kb), Some(vb)) = (crate::core::mlx::kv_bits(kv.k), crate::core::mlx::kv_bits(kv.v))
-    else {
+    let (Some(kb), Some(vb)) = (
+        crate::core::mlx::kv_bits(kv.k),
+        crate::core::mlx::kv_bits(kv.v),
+    ) else {
         return;
     };
     let bits = if kb == vb {
         kb.to_string()
     } else {
-        formula!(job.explain, "{kb} (K) / {vb} (V) — mlx-lm takes one --kv-bits for both")
+        formula!(
+            job.explain,
+            "{kb} (K) / {vb} (V) — mlx-lm takes one --kv-bits for both"
+        )
     };
     let window = if sliding {
         "; the sliding-window layers' RotatingKVCache stays 16-bit (mlx-lm does not quantise it)"

@@ -91,7 +91,9 @@ pub fn mlx_lm(rest: &[String], generate: bool, a: &mut LaunchLine) -> Result<(),
                 a.prefill_step = Some(value(f, *val, parse_ubatch)?);
             }
             "--decode-concurrency" if !generate => {
-                a.batch = Some(value(f, *val, parse_sched)?.min(crate::core::scenario::limits::MAX_BATCH));
+                a.batch = Some(
+                    value(f, *val, parse_sched)?.min(crate::core::scenario::limits::MAX_BATCH),
+                );
             }
             "--max-kv-size" if generate => {
                 let n = value(f, *val, parse_context)?;
@@ -102,18 +104,20 @@ pub fn mlx_lm(rest: &[String], generate: bool, a: &mut LaunchLine) -> Result<(),
             }
             "--kv-bits" if generate => {
                 kv_bits = Some(value(f, *val, |s| {
-                    s.parse::<u32>().map_err(|_| format!("'{s}' is not a whole number"))
+                    s.parse::<u32>()
+                        .map_err(|_| format!("'{s}' is not a whole number"))
                 })?);
             }
             "--kv-group-size" if generate => {
                 kv_group = Some(value(f, *val, |s| {
-                    s.parse::<u64>().map_err(|_| format!("'{s}' is not a whole number"))
+                    s.parse::<u64>()
+                        .map_err(|_| format!("'{s}' is not a whole number"))
                 })?);
             }
             "--quantized-kv-start" if generate => {}
-            "--draft-model" => a.notes.push(
-                "--draft-model: sized without the draft model (give it with --draft)".into(),
-            ),
+            "--draft-model" => a
+                .notes
+                .push("--draft-model: sized without the draft model (give it with --draft)".into()),
             "--adapter-path" => {}
             f if IGNORED.contains(&f) || SWITCHES.contains(&f) => {}
             f if !f.starts_with('-') => {
@@ -148,7 +152,10 @@ mod tests {
         let w = |s: &str| s.split(' ').map(str::to_string).collect::<Vec<_>>();
         assert_eq!(program(&w("mlx_lm.server --model x")), Some((false, 1)));
         assert_eq!(program(&w("mlx_lm generate --model x")), Some((true, 2)));
-        assert_eq!(program(&w("python3 -m mlx_lm.server --port 1")), Some((false, 3)));
+        assert_eq!(
+            program(&w("python3 -m mlx_lm.server --port 1")),
+            Some((false, 3))
+        );
         assert_eq!(program(&w("python -m mlx_lm server")), Some((false, 4)));
         assert_eq!(program(&w("llama-server -m x")), None);
     }
@@ -197,7 +204,10 @@ mod tests {
         assert_eq!(g.notes.len(), 1);
         // Flags of the other tool, or of none, are named.
         let e = parse("mlx_lm.server --model x --kv-bits 8").unwrap_err();
-        assert!(e.contains("--kv-bits") && e.contains("mlx_lm.server"), "{e}");
+        assert!(
+            e.contains("--kv-bits") && e.contains("mlx_lm.server"),
+            "{e}"
+        );
         let e = parse("mlx_lm.generate --model x --kv-bits 3").unwrap_err();
         assert!(e.contains("--kv-bits 3"), "{e}");
     }

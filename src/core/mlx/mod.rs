@@ -213,7 +213,10 @@ mod tests {
             2000
         );
         // Norms stay 16-bit.
-        assert_eq!(affine_tensor_bytes(4, 64, TensorClass::Small, 4096, 0), 8192);
+        assert_eq!(
+            affine_tensor_bytes(4, 64, TensorClass::Small, 4096, 0),
+            8192
+        );
     }
 
     #[test]
@@ -232,16 +235,34 @@ mod tests {
     fn allocator_ceiling() {
         // 64 GiB Mac: recommended 48 GiB → 72 GiB, capped at 0.95 × 64 GiB.
         let gib = 1u64 << 30;
-        assert_eq!(allocator_limit(48 * gib, 64 * gib), (64.0 * 0.95 * gib as f64) as u64);
+        assert_eq!(
+            allocator_limit(48 * gib, 64 * gib),
+            (64.0 * 0.95 * gib as f64) as u64
+        );
         assert_eq!(allocator_limit(10 * gib, 64 * gib), 15 * gib);
     }
 
     #[test]
     fn nearest_mlx_precision() {
-        assert_eq!(nearest_precision(WeightPrecision::Q4KM), WeightPrecision::Mlx4);
-        assert_eq!(nearest_precision(WeightPrecision::Q5KM), WeightPrecision::Mlx5);
-        assert_eq!(nearest_precision(WeightPrecision::Q4_0), WeightPrecision::Mlx4);
-        assert_eq!(nearest_precision(WeightPrecision::Q8_0), WeightPrecision::Mlx8);
-        assert_eq!(nearest_precision(WeightPrecision::Fp16), WeightPrecision::Bf16);
+        assert_eq!(
+            nearest_precision(WeightPrecision::Q4KM),
+            WeightPrecision::Mlx4
+        );
+        assert_eq!(
+            nearest_precision(WeightPrecision::Q5KM),
+            WeightPrecision::Mlx5
+        );
+        assert_eq!(
+            nearest_precision(WeightPrecision::Q4_0),
+            WeightPrecision::Mlx4
+        );
+        assert_eq!(
+            nearest_precision(WeightPrecision::Q8_0),
+            WeightPrecision::Mlx8
+        );
+        assert_eq!(
+            nearest_precision(WeightPrecision::Fp16),
+            WeightPrecision::Bf16
+        );
     }
 }

@@ -67,7 +67,10 @@ pub fn mlx_settings(s: &Scenario, fit: &FitResult) -> Vec<LaunchSetting> {
         ));
     }
     let model = mlx_model(&sc, &mut notes);
-    vec![server(&sc, &model, notes.clone()), generate(&sc, &model, notes)]
+    vec![
+        server(&sc, &model, notes.clone()),
+        generate(&sc, &model, notes),
+    ]
 }
 
 /// `mlx_lm.server`: the model, the address and the prefill step.

@@ -179,7 +179,9 @@ impl ConfigExtras {
         // mlx-lm writes `quantization` (and a copy as `quantization_config`) with a group size
         // and bits but no `quant_method`.
         let mlx = pick("quantization").or(q).filter(|m| {
-            m.get("quant_method").is_none() && m.get("group_size").is_some() && m.get("bits").is_some()
+            m.get("quant_method").is_none()
+                && m.get("group_size").is_some()
+                && m.get("bits").is_some()
         });
         let q = q.or(mlx);
         ConfigExtras {
@@ -518,7 +520,8 @@ mod tests {
             Some(WeightPrecision::Mxfp4)
         );
         // GPTQ's block has a quant_method: not MLX.
-        let v = json!({"quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 128}});
+        let v =
+            json!({"quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 128}});
         assert_eq!(
             ConfigExtras::from_json(&v).precision(),
             Some(WeightPrecision::Gptq4)
