@@ -506,3 +506,30 @@ fn recommend_says_why_non_apple_groups_are_empty() {
     );
     assert!(r.cluster.is_none());
 }
+
+/// mlx-lm warns "This can be slow" past 0.9 of the wired limit: Llama 3.3 70B at 5 bits (5.5
+/// bits a weight, 45.2 GiB) in a 64 GB Mac's 48 GiB share fits, with that note; at 4 bits
+/// (37.0 GiB) it fits without.
+#[test]
+fn near_the_wired_limit_mlx_lm_warns() {
+    let m = "mac-mini-m4-pro-64gb";
+    let at = |w| {
+        let s = Scenario {
+            context: 2048,
+            prompt_tokens: 512,
+            ..scenario("llama-3.3-70b", w, Runtime::Mlx)
+        };
+        fit(&s, m)
+    };
+    let near = |r: &FitResult| {
+        r.notes
+            .iter()
+            .any(|n| matches!(n, Note::MlxNearWiredLimit { .. }))
+    };
+    let q5 = at(WeightPrecision::Mlx5);
+    assert_eq!(q5.verdict, Verdict::Unified, "{:?}", q5.notes);
+    assert!(near(&q5), "{:?}", q5.notes);
+    let q4 = at(WeightPrecision::Mlx4);
+    assert_eq!(q4.verdict, Verdict::Unified);
+    assert!(!near(&q4), "{:?}", q4.notes);
+}
