@@ -288,6 +288,10 @@ fn rows() -> Vec<Row> {
           "ml-explore/mlx-lm PR 1569 (M3 Pro 18 GB, mlx 0.32.0, mlx-lm 0.31.3)"),
         r(m3max, "llama-3.3-70b", W::Mlx4, Mlx, 260, 309, 9.351, Some(75.871), EX1029),
         r(m3max, "llama-3.3-70b", W::Mlx4, Mlx, 2173, 776, 9.123, Some(83.092), EX1029),
+        // The same run deeper into the context: the KV cache read at depth.
+        r(m3max, "llama-3.3-70b", W::Mlx4, Mlx, 8015, 786, 8.520, Some(74.840), EX1029),
+        r(m3max, "llama-3.3-70b", W::Mlx4, Mlx, 16_003, 459, 7.779, Some(67.948), EX1029),
+        r(m3max, "llama-3.3-70b", W::Mlx4, Mlx, 30_136, 27, 6.784, Some(58.080), EX1029),
         r(m3max, "llama-3.3-70b", W::Q4_0, LlamaCpp, 260, 1999, 9.07, Some(73.86), EX1029),
         r(m3max, "llama-3.3-70b", W::Q4KM, LlamaCpp, 260, 599, 8.15, Some(67.86), EX1029),
         r(m3max, "llama-3.3-70b", W::Q4_0, LlamaCpp, 2173, 857, 8.90, Some(78.71), EX1029),
