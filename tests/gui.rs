@@ -2694,3 +2694,17 @@ fn image_mode_holds_an_image_precision_and_gives_the_text_one_back() {
     pick(&mut h, "Mode", "Inference");
     assert_eq!(h.state().state.scenario.weights, WeightPrecision::Gptq4);
 }
+
+/// The Runtime picker offers MLX (mlx-lm); choosing it makes the scenario's runtime MLX, and the
+/// KV cache keeps its contiguous allocation.
+#[test]
+fn the_runtime_picker_offers_mlx() {
+    let mut h = harness(State::default());
+    pick(&mut h, "Runtime", "MLX (mlx-lm)");
+    let s = &h.state().state.scenario;
+    assert_eq!(s.runtime, headroom::core::scenario::Runtime::Mlx);
+    assert_eq!(
+        s.kv_allocation,
+        headroom::core::scenario::KvAllocation::Contiguous
+    );
+}
