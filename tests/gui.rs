@@ -2707,4 +2707,8 @@ fn the_runtime_picker_offers_mlx() {
         s.kv_allocation,
         headroom::core::scenario::KvAllocation::Contiguous
     );
+    // Its prompt chunk is mlx-lm's --prefill-step-size, in place of llama.cpp's ubatch.
+    assert!(h.query_by_label("Ubatch").is_none());
+    slide(&mut h, "Prefill step", 1024.0);
+    assert_eq!(h.state().state.scenario.launch.prefill_step, Some(1024));
 }
