@@ -167,11 +167,10 @@ pub fn runs_on(acc: Option<&Accelerator>) -> bool {
     acc.is_some_and(|a| a.vendor == Vendor::Apple)
 }
 
-/// Why MLX does not run on this machine (`None` where it does, or the scenario is not on MLX).
-pub fn refusal(s: &Scenario, acc: Option<&Accelerator>) -> Option<&'static str> {
-    (s.runtime == Runtime::Mlx && !s.mode.is_training() && !runs_on(acc)).then_some(
-        "MLX runs only on Apple silicon (Metal GPU): pick llama.cpp or vLLM for this machine",
-    )
+/// Whether the scenario asks MLX to run inference on a machine without an Apple GPU (the fit's
+/// `Note::NeedsAppleSilicon` says why).
+pub fn refused(s: &Scenario, acc: Option<&Accelerator>) -> bool {
+    s.runtime == Runtime::Mlx && !s.mode.is_training() && !runs_on(acc)
 }
 
 /// MLX's allocator ceiling for a GPU whose recommended working set is `recommended` bytes on a

@@ -189,7 +189,7 @@ pub type Tier = Result<Placement, Option<Note>>;
 /// an offload, the CPU from RAM, the disk. Where none does, verdict `None`, with how far off it
 /// is and why. A note on the GPUs' usable share comes first.
 pub fn place(job: &Job) -> Placement {
-    if crate::core::mlx::refusal(job.s, job.acc).is_some() {
+    if crate::core::mlx::refused(job.s, job.acc) {
         return needs_apple(job);
     }
     let mut p = if mlx_inference(job) {

@@ -80,7 +80,7 @@ impl Backend {
 /// HIP/ROCm on AMD discrete cards, Vulkan on AMD APUs and Intel (ROCm does not officially support
 /// the APUs' gfx1150/gfx1151; llama.cpp's own Strix Halo numbers come from Vulkan, discussion 10879).
 /// vLLM and transformers need CUDA or ROCm; on Apple they fall back to llama.cpp's Metal profile.
-/// MLX runs on Apple GPUs only (elsewhere the fit refuses it, `core::mlx::refusal`; the speed
+/// MLX runs on Apple GPUs only (elsewhere the fit refuses it, `core::mlx::refused`; the speed
 /// shown for such a machine is never asked for, and the llama.cpp profile stands in).
 pub fn backend_for(runtime: Runtime, acc: Option<&Accelerator>) -> Backend {
     let Some(a) = acc else {
