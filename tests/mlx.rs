@@ -537,3 +537,93 @@ fn near_the_wired_limit_mlx_lm_warns() {
     assert_eq!(q4.verdict, Verdict::Unified);
     assert!(!near(&q4), "{:?}", q4.notes);
 }
+
+/// A folder as mlx-lm writes a 4-bit model (`mlx_lm.convert -q`): config.json with its
+/// `quantization` block, and each matrix as a uint32 `weight` (8 values a word), a BF16
+/// `scales` and `biases` per 64 values. The import reads MLX 4-bit, takes the parameter count
+/// from the architecture (the packed words are not parameters), and the file's exact bytes are
+/// the bytes the affine formula gives for the same architecture without the file.
+#[test]
+fn an_mlx_community_folder_imports_at_its_exact_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("config.json"),
+        r#"{"model_type":"llama","architectures":["LlamaForCausalLM"],"hidden_size":64,
+        "intermediate_size":128,"num_attention_heads":2,"num_hidden_layers":1,
+        "num_key_value_heads":2,"vocab_size":128,"tie_word_embeddings":false,
+        "max_position_embeddings":4096,"torch_dtype":"bfloat16",
+        "quantization":{"group_size":64,"bits":4},
+        "quantization_config":{"group_size":64,"bits":4}}"#,
+    )
+    .unwrap();
+    // (name, rows, columns) of each matrix; norms separately.
+    let matrices = [
+        ("model.embed_tokens", 128u64, 64u64),
+        ("model.layers.0.self_attn.q_proj", 64, 64),
+        ("model.layers.0.self_attn.k_proj", 64, 64),
+        ("model.layers.0.self_attn.v_proj", 64, 64),
+        ("model.layers.0.self_attn.o_proj", 64, 64),
+        ("model.layers.0.mlp.gate_proj", 128, 64),
+        ("model.layers.0.mlp.up_proj", 128, 64),
+        ("model.layers.0.mlp.down_proj", 64, 128),
+        ("lm_head", 128, 64),
+    ];
+    let mut entries: Vec<(String, &str, Vec<u64>, u64)> = Vec::new();
+    for (name, rows, cols) in matrices {
+        entries.push((
+            format!("{name}.weight"),
+            "U32",
+            vec![rows, cols / 8],
+            rows * cols / 2,
+        ));
+        for p in ["scales", "biases"] {
+            entries.push((
+                format!("{name}.{p}"),
+                "BF16",
+                vec![rows, cols / 64],
+                rows * cols / 64 * 2,
+            ));
+        }
+    }
+    for n in [
+        "model.layers.0.input_layernorm.weight",
+        "model.layers.0.post_attention_layernorm.weight",
+        "model.norm.weight",
+    ] {
+        entries.push((n.to_string(), "BF16", vec![64], 128));
+    }
+    let mut header = serde_json::Map::new();
+    let mut at = 0u64;
+    for (name, dtype, shape, bytes) in &entries {
+        header.insert(
+            name.clone(),
+            serde_json::json!({"dtype": dtype, "shape": shape, "data_offsets": [at, at + bytes]}),
+        );
+        at += bytes;
+    }
+    let h = serde_json::Value::Object(header).to_string();
+    let mut file = (h.len() as u64).to_le_bytes().to_vec();
+    file.extend_from_slice(h.as_bytes());
+    file.resize(file.len() + at as usize, 0);
+    std::fs::write(dir.path().join("model.safetensors"), file).unwrap();
+
+    let m = headroom::io::import::import_path(dir.path()).unwrap();
+    assert_eq!(m.weights, Some(WeightPrecision::Mlx4), "{:?}", m.notes);
+    let fw = m.spec.file_weights.clone().expect("exact bytes");
+    assert_eq!(fw.total_bytes, at);
+    assert_eq!(fw.params, 0, "packed words are not parameters");
+    // The same architecture without the file, at mlx-4bit: the same bytes.
+    let mut arch = m.spec.clone();
+    arch.file_weights = None;
+    let s = Scenario {
+        model: arch,
+        model_id: None,
+        weights: WeightPrecision::Mlx4,
+        runtime: Runtime::Mlx,
+        ..Scenario::default()
+    };
+    assert_eq!(
+        component(&estimate_with(&s, false), ComponentKind::Weights),
+        at
+    );
+}
