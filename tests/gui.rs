@@ -2841,3 +2841,21 @@ fn verify_action_cancels_a_hanging_run() {
             .is_none()
     );
 }
+
+/// The Runtime picker offers MLX (mlx-lm); choosing it makes the scenario's runtime MLX, and the
+/// KV cache keeps its contiguous allocation.
+#[test]
+fn the_runtime_picker_offers_mlx() {
+    let mut h = harness(State::default());
+    pick(&mut h, "Runtime", "MLX (mlx-lm)");
+    let s = &h.state().state.scenario;
+    assert_eq!(s.runtime, headroom::core::scenario::Runtime::Mlx);
+    assert_eq!(
+        s.kv_allocation,
+        headroom::core::scenario::KvAllocation::Contiguous
+    );
+    // Its prompt chunk is mlx-lm's --prefill-step-size, in place of llama.cpp's ubatch.
+    assert!(h.query_by_label("Ubatch").is_none());
+    slide(&mut h, "Prefill step", 1024.0);
+    assert_eq!(h.state().state.scenario.launch.prefill_step, Some(1024));
+}

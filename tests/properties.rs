@@ -180,6 +180,7 @@ proptest! {
             }
             Verdict::Offload => {
                 prop_assert!(!training);
+                prop_assert!(s.runtime != headroom::core::scenario::Runtime::Mlx, "MLX offloaded on {}", m.id);
                 prop_assert!(r.gpu_layers >= 1 && r.gpu_layers < r.total_layers, "{} of {}", r.gpu_layers, r.total_layers);
                 prop_assert!(r.gpu_required > r.gpu_capacity, "offloaded although the whole model fits");
                 prop_assert!(r.ram_required <= r.ram_capacity);
@@ -187,6 +188,7 @@ proptest! {
             }
             Verdict::Cpu => {
                 prop_assert!(!training);
+                prop_assert!(s.runtime != headroom::core::scenario::Runtime::Mlx, "MLX on the CPU of {}", m.id);
                 prop_assert_eq!(r.gpu_layers, 0);
                 prop_assert_eq!(r.ram_required, cpu_need);
                 prop_assert!(r.ram_required <= r.ram_capacity);
@@ -200,6 +202,13 @@ proptest! {
                 }
                 prop_assert!(r.ram_required <= r.ram_capacity);
                 prop_assert!(r.gpu_layers <= r.total_layers);
+            }
+            // MLX keeps every layer on an Apple GPU or does not run: the reason is a note.
+            Verdict::None if s.runtime == headroom::core::scenario::Runtime::Mlx && !training => {
+                use headroom::core::placement::note::Note;
+                prop_assert!(r.notes.iter().any(|n| matches!(n,
+                    Note::NeedsAppleSilicon | Note::MlxAllOnGpu { .. } | Note::HostRamShort { .. })),
+                    "{:?} on {}", r.notes, m.id);
             }
             Verdict::None => {
                 // The CPU path is always open to inference: it was closed by RAM.

@@ -226,6 +226,10 @@ pub struct ScenarioArgs {
     /// min(N, cores) cores and their share of the memory bandwidth [default: every core].
     #[arg(long, value_name = "N", value_parser = parse_threads, help_heading = "Runtime")]
     pub threads: Option<u32>,
+    /// mlx-lm's prompt tokens per prefill step under --runtime mlx (`--prefill-step-size N`):
+    /// the prefill chunk and its working memory [default: 2048].
+    #[arg(long, value_name = "TOKENS", value_parser = parse_ubatch, help_heading = "Runtime")]
+    pub prefill_step: Option<u64>,
     /// Speculative decoding: a draft model (`draft`, with --draft), an EAGLE-3 head (`eagle3`) or
     /// the model's own multi-token-prediction layers (`mtp`) [default: off; on as `draft` with
     /// --draft].

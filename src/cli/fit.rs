@@ -56,6 +56,10 @@ pub fn run(a: &FitArgs, cat: &mut Catalog) -> Result<String, CliError> {
                 super::serve::target_text(&s)
             ));
         }
+        let refused = crate::core::placement::note::Note::NeedsAppleSilicon;
+        if rs.iter().any(|r| r.notes.contains(&refused)) {
+            out.push_str(&format!("not Apple: {refused}.\n"));
+        }
         out.push_str(&super::estimate::quality_lines(&s, table));
         if let Some(k) = a.max_kld.filter(|_| !weights_quality.within(a.max_kld)) {
             // Accuracy recovery and ΔPPL are not on the KLD scale: such weights cannot be shown
@@ -146,6 +150,17 @@ pub fn fit_table_served(rs: &[FitResult], served: Option<&[Option<f64>]>) -> Str
             t,
             usd
         );
+        if r.verdict == crate::core::fit::Verdict::None {
+            // Why MLX does not run where the memory alone would not say.
+            use crate::core::placement::note::Note;
+            for n in r
+                .notes
+                .iter()
+                .filter(|n| matches!(n, Note::MlxAllOnGpu { .. }))
+            {
+                let _ = writeln!(o, "{:<w$}  {n}", "");
+            }
+        }
         if r.verdict == crate::core::fit::Verdict::Disk {
             // The disk tier says plainly what it costs ("runs, but at 0.18 tok/s").
             for n in r.notes.iter().filter(|n| n.is_disk_tier()) {

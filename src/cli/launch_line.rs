@@ -39,6 +39,7 @@ fn args_of(l: LaunchLine) -> ScenarioArgs {
         n_cpu_moe: l.n_cpu_moe,
         tensor_split: l.tensor_split.map(SplitArg),
         threads: l.threads,
+        prefill_step: l.prefill_step,
         mmproj: l.mmproj.map(PathBuf::from),
         no_mmproj_offload: l.no_mmproj_offload,
         tp: l.tp,
@@ -100,7 +101,8 @@ fn fill(mut a: ScenarioArgs, from: ScenarioArgs) -> ScenarioArgs {
         mmproj,
         images,
         image_tokens,
-        threads
+        threads,
+        prefill_step
     );
     if a.tensor_split.is_none() {
         a.tensor_split = from.tensor_split;

@@ -373,6 +373,9 @@ fn apply_flags(a: &ScenarioArgs, s: &mut Scenario) {
     if a.threads.is_some() {
         s.launch.threads = a.threads;
     }
+    if a.prefill_step.is_some() {
+        s.launch.prefill_step = a.prefill_step;
+    }
     if let Some(v) = a.gpu_memory_utilization {
         s.gpu_memory_utilization = v;
     }

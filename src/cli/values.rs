@@ -91,6 +91,7 @@ value_enum!(Offload, |o| match o {
 }, aliases: |_| &[]);
 value_enum!(Runtime, |r| r.label(), aliases: |r| match r {
     Runtime::LlamaCpp => &["llamacpp", "llama-cpp"],
+    Runtime::Mlx => &["mlx-lm", "mlx_lm"],
     _ => &[],
 });
 value_enum!(Framework, |f| match f {
@@ -140,6 +141,11 @@ value_enum!(WeightPrecision, |p| p.label(), aliases: |p| match p {
     WeightPrecision::Mxfp4 => &["mxfp4_moe", "mxfp4-moe"],
     WeightPrecision::Fp8Block => &["fp8_block"],
     WeightPrecision::Nvfp4 => &["modelopt_fp4", "modelopt-fp4"],
+    WeightPrecision::Mlx3 => &["mlx3"],
+    WeightPrecision::Mlx4 => &["mlx4"],
+    WeightPrecision::Mlx5 => &["mlx5"],
+    WeightPrecision::Mlx6 => &["mlx6"],
+    WeightPrecision::Mlx8 => &["mlx8"],
     _ => &[],
 });
 

@@ -227,6 +227,14 @@ impl FitResult {
             }
             Verdict::Offload => format!("offload {}/{}", self.gpu_layers, self.total_layers),
             Verdict::Disk => format!("disk {}", super::format::bytes(self.disk_bytes)),
+            // The runtime does not run here at all (MLX off Apple silicon), whatever the memory.
+            Verdict::None
+                if self
+                    .notes
+                    .contains(&super::placement::note::Note::NeedsAppleSilicon) =>
+            {
+                "not Apple".to_string()
+            }
             v => v.label().to_string(),
         }
     }
@@ -607,8 +615,15 @@ pub fn solve_precision(
     cat: &Catalog,
     st: &FitSettings,
 ) -> Option<WeightPrecision> {
-    PRECISION_LADDER
-        .into_iter()
+    // MLX loads its own layouts: mlx-community's bf16, 8, 6, 5, 4 and 3 bits.
+    let ladder: &[WeightPrecision] = if s.runtime == Runtime::Mlx {
+        &crate::core::mlx::PRECISION_LADDER
+    } else {
+        &PRECISION_LADDER
+    };
+    ladder
+        .iter()
+        .copied()
         .find(|&p| fits_on_gpu_at(s, p, m, cat, st))
 }
 

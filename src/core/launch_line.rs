@@ -6,7 +6,8 @@
 //! accepted and left out. Pure text: which file or repository the model names is the caller's.
 //!
 //! llama.cpp's flags are those of `common/arg.cpp` (`llama-server`, `llama-cli`, `llama-bench`);
-//! vLLM's those of `vllm serve` (`vllm/engine/arg_utils.py` `EngineArgs`).
+//! vLLM's those of `vllm serve` (`vllm/engine/arg_utils.py` `EngineArgs`); mlx-lm's those of
+//! `mlx_lm.server` and `mlx_lm.generate` (`crate::core::mlx::launch_line`).
 
 use crate::core::precision::{KvPrecision, KvTypes, WeightPrecision};
 use crate::core::scenario::parse::{
@@ -46,6 +47,8 @@ pub struct LaunchLine {
     pub max_num_seqs: Option<u64>,
     pub max_num_batched_tokens: Option<u64>,
     pub prefix_caching: Option<bool>,
+    /// mlx-lm `--prefill-step-size`.
+    pub prefill_step: Option<u64>,
     /// What was read but sized differently, one sentence each.
     pub notes: Vec<String>,
 }
@@ -82,6 +85,9 @@ impl LaunchLine {
         if self.threads.is_some() {
             s.launch.threads = self.threads;
         }
+        if self.prefill_step.is_some() {
+            s.launch.prefill_step = self.prefill_step;
+        }
         let v = &mut s.serving;
         v.tensor_parallel = self.tp.or(v.tensor_parallel);
         v.max_num_seqs = self.max_num_seqs.or(v.max_num_seqs);
@@ -90,8 +96,8 @@ impl LaunchLine {
     }
 }
 
-/// The settings of `line`, a llama.cpp or `vllm serve` command line. The error is one line
-/// naming the flag.
+/// The settings of `line`, a llama.cpp, `vllm serve` or mlx-lm command line. The error is one
+/// line naming the flag.
 pub fn parse(line: &str) -> Result<LaunchLine, String> {
     let mut words = split(line, true)?;
     if words
@@ -106,6 +112,7 @@ pub fn parse(line: &str) -> Result<LaunchLine, String> {
     match program {
         Program::LlamaCpp { bench } => llama_cpp(rest, bench, &mut l)?,
         Program::Vllm => vllm(rest, &mut l)?,
+        Program::Mlx { generate } => crate::core::mlx::launch_line::mlx_lm(rest, generate, &mut l)?,
     }
     Ok(l)
 }
@@ -117,6 +124,9 @@ enum Program {
     LlamaCpp { bench: bool },
     /// `vllm serve MODEL`.
     Vllm,
+    /// `mlx_lm.server` (`generate` false) or `mlx_lm.generate`, also as `mlx_lm server`,
+    /// `python -m mlx_lm.server` and `python -m mlx_lm server`.
+    Mlx { generate: bool },
 }
 
 /// Shell words: spaces split, single and double quotes group, a backslash escapes the next
@@ -158,8 +168,11 @@ fn split(line: &str, escapes: bool) -> Result<Vec<String>, String> {
 /// The program and the words after it (`vllm serve` takes two words).
 fn program(words: &[String]) -> Result<(Program, &[String]), String> {
     let Some(first) = words.first() else {
-        return Err("empty: give a llama.cpp or vLLM command line".to_string());
+        return Err("empty: give a llama.cpp, vLLM or mlx-lm command line".to_string());
     };
+    if let Some((generate, used)) = crate::core::mlx::launch_line::program(words) {
+        return Ok((Program::Mlx { generate }, &words[used..]));
+    }
     let name = first.rsplit('/').next().unwrap_or(first);
     let name = name.strip_suffix(".exe").unwrap_or(name);
     match name {
@@ -182,13 +195,13 @@ fn program(words: &[String]) -> Result<(Program, &[String]), String> {
             Ok((Program::Vllm, &words[2..]))
         }
         _ => Err(format!(
-            "'{first}' is not a command headroom reads (llama-server, llama-cli, llama-bench or `vllm serve`)"
+            "'{first}' is not a command headroom reads (llama-server, llama-cli, llama-bench, `vllm serve`, mlx_lm.server or mlx_lm.generate)"
         )),
     }
 }
 
 /// The flags and their values, `--flag=value` split; `takes_value` says which flags take one.
-fn pairs(
+pub(crate) fn pairs(
     rest: &[String],
     takes_value: impl Fn(&str) -> bool,
 ) -> Result<Vec<(String, Option<&str>)>, String> {
@@ -216,7 +229,7 @@ fn pairs(
 }
 
 /// A flag's value through headroom's own parser (the same domain as the headroom flag).
-fn value<T>(
+pub(crate) fn value<T>(
     flag: &str,
     v: Option<&str>,
     parse: fn(&str) -> Result<T, String>,

@@ -13,6 +13,7 @@ pub mod format;
 pub mod ggml;
 pub mod hf_config;
 pub mod launch_line;
+pub mod mlx;
 pub mod model;
 pub mod model_limits;
 pub mod placement;

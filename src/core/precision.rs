@@ -60,6 +60,17 @@ pub enum WeightPrecision {
     /// llama.cpp's `GGML_TYPE_NVFP4` (`block_nvfp4`: four UE4M3 scales + 32 bytes per 64
     /// values) has the same 4.5 bits.
     Nvfp4,
+    /// MLX affine quantisation as mlx-lm writes it (`mlx_lm.convert -q --q-bits N`, the `-Nbit`
+    /// repos of mlx-community): N-bit integers with one scale and one bias per group of 64 in
+    /// the model's 16-bit dtype, N + 32/64 bits (`mlx/ops.cpp`, `quantize`; mlx-lm
+    /// `utils.py`, `quantize_model`, affine default group 64). Every `Linear` and `Embedding`
+    /// is quantised, the token embedding and `lm_head` included; norms and biases stay 16-bit
+    /// (`core::mlx`).
+    Mlx3,
+    Mlx4,
+    Mlx5,
+    Mlx6,
+    Mlx8,
 }
 
 /// Which layer tensors a quantisation touches. Used by the GGUF k-quant mixes.
@@ -78,7 +89,7 @@ pub enum TensorClass {
 }
 
 impl WeightPrecision {
-    pub const ALL: [WeightPrecision; 28] = [
+    pub const ALL: [WeightPrecision; 33] = [
         WeightPrecision::Fp32,
         WeightPrecision::Fp16,
         WeightPrecision::Bf16,
@@ -107,6 +118,11 @@ impl WeightPrecision {
         WeightPrecision::Mxfp4,
         WeightPrecision::Fp8Block,
         WeightPrecision::Nvfp4,
+        WeightPrecision::Mlx8,
+        WeightPrecision::Mlx6,
+        WeightPrecision::Mlx5,
+        WeightPrecision::Mlx4,
+        WeightPrecision::Mlx3,
     ];
 
     /// The CLI spelling (`--weights`), stable.
@@ -140,6 +156,11 @@ impl WeightPrecision {
             WeightPrecision::Mxfp4 => "mxfp4",
             WeightPrecision::Fp8Block => "fp8-block",
             WeightPrecision::Nvfp4 => "nvfp4",
+            WeightPrecision::Mlx3 => "mlx-3bit",
+            WeightPrecision::Mlx4 => "mlx-4bit",
+            WeightPrecision::Mlx5 => "mlx-5bit",
+            WeightPrecision::Mlx6 => "mlx-6bit",
+            WeightPrecision::Mlx8 => "mlx-8bit",
         }
     }
 
@@ -159,6 +180,11 @@ impl WeightPrecision {
                     ("awq", WeightPrecision::Awq4),
                     ("mxfp4_moe", WeightPrecision::Mxfp4),
                     ("modelopt_fp4", WeightPrecision::Nvfp4),
+                    ("mlx3", WeightPrecision::Mlx3),
+                    ("mlx4", WeightPrecision::Mlx4),
+                    ("mlx5", WeightPrecision::Mlx5),
+                    ("mlx6", WeightPrecision::Mlx6),
+                    ("mlx8", WeightPrecision::Mlx8),
                 ]
                 .into_iter()
                 .find(|(alias, _)| cli_name_eq(t, alias))
@@ -197,6 +223,36 @@ impl WeightPrecision {
             WeightPrecision::Mxfp4 => "MXFP4 (experts; BF16 rest)",
             WeightPrecision::Fp8Block => "FP8 block-scaled (128×128)",
             WeightPrecision::Nvfp4 => "NVFP4 (FP4, E4M3 scale per 16)",
+            WeightPrecision::Mlx3 => "MLX 3-bit (g64)",
+            WeightPrecision::Mlx4 => "MLX 4-bit (g64)",
+            WeightPrecision::Mlx5 => "MLX 5-bit (g64)",
+            WeightPrecision::Mlx6 => "MLX 6-bit (g64)",
+            WeightPrecision::Mlx8 => "MLX 8-bit (g64)",
+        }
+    }
+
+    /// The bits of an MLX affine precision (`None` for the others).
+    pub const fn mlx_bits(self) -> Option<u32> {
+        match self {
+            WeightPrecision::Mlx3 => Some(3),
+            WeightPrecision::Mlx4 => Some(4),
+            WeightPrecision::Mlx5 => Some(5),
+            WeightPrecision::Mlx6 => Some(6),
+            WeightPrecision::Mlx8 => Some(8),
+            _ => None,
+        }
+    }
+
+    /// The MLX affine precision of `bits` at mlx-lm's default group of 64 (`None` for bit
+    /// widths mlx-community does not publish).
+    pub const fn mlx_of_bits(bits: u32) -> Option<WeightPrecision> {
+        match bits {
+            3 => Some(WeightPrecision::Mlx3),
+            4 => Some(WeightPrecision::Mlx4),
+            5 => Some(WeightPrecision::Mlx5),
+            6 => Some(WeightPrecision::Mlx6),
+            8 => Some(WeightPrecision::Mlx8),
+            _ => None,
         }
     }
 
@@ -269,6 +325,14 @@ impl WeightPrecision {
             WeightPrecision::Fp8Block => 8.0 + FP8_BLOCK_SCALE_BITS,
             // The per-tensor FP32 scale is 4 bytes a matrix: nothing at these sizes.
             WeightPrecision::Nvfp4 => GgmlType::NVFP4.bits_per_weight(),
+            WeightPrecision::Mlx3
+            | WeightPrecision::Mlx4
+            | WeightPrecision::Mlx5
+            | WeightPrecision::Mlx6
+            | WeightPrecision::Mlx8 => crate::core::mlx::affine_bits_per_weight(
+                self.mlx_bits().unwrap_or(4),
+                crate::core::mlx::DEFAULT_GROUP_SIZE,
+            ),
             _ => self
                 .ggml_type_for(TensorClass::AttnQ, 0, 1)
                 .bits_per_weight(),
@@ -453,6 +517,13 @@ impl WeightPrecision {
             }
             WeightPrecision::Nvfp4 => {
                 "decoder linear layers in NVFP4 (16 E2M1 values + one E4M3 scale = 4.5 bits, one FP32 scale per tensor); embeddings, lm_head, norms and router in BF16 (as TensorRT Model Optimizer writes NVFP4 checkpoints)"
+            }
+            WeightPrecision::Mlx3
+            | WeightPrecision::Mlx4
+            | WeightPrecision::Mlx5
+            | WeightPrecision::Mlx6
+            | WeightPrecision::Mlx8 => {
+                "every Linear and Embedding (token embedding and lm_head included) at N bits + a 16-bit scale and bias per 64 weights; norms, biases and MoE routers counted at 16-bit (mlx-lm quantize_model; its MoE quant_predicate keeps routers at 8 bits)"
             }
             _ => "every tensor at this type",
         }

@@ -19,6 +19,7 @@ use super::fit::{
     solve_max_context, solve_precision,
 };
 use super::format;
+use super::placement::note::Note;
 use super::precision::WeightPrecision;
 use super::quality::QualityTable;
 use super::scenario::Scenario;
@@ -529,6 +530,9 @@ pub enum Unmet {
     },
     /// No machine of the group has a GPU.
     NoGpu { group: Group },
+    /// The runtime runs only on Apple silicon and no machine of the group has an Apple GPU
+    /// (MLX).
+    NeedsApple { group: Group },
     /// The machines that hold it on the GPU have no price.
     Unpriced { group: Group },
     /// None reaches the least speed asked for on the GPU.
@@ -572,6 +576,11 @@ impl fmt::Display for Unmet {
                 most.display_gib()
             ),
             Unmet::NoGpu { group } => write!(f, "no {} has a GPU for it", group.noun()),
+            Unmet::NeedsApple { group } => write!(
+                f,
+                "no {} runs MLX: it runs only on Apple silicon (Metal GPU); --runtime llama.cpp or vllm for these machines",
+                group.noun()
+            ),
             Unmet::Unpriced { group } => write!(
                 f,
                 "no {} that holds it on the GPU has a price in the catalog",
@@ -702,6 +711,8 @@ pub enum Outcome {
         ram_needed: Bytes,
         ram_usable: Bytes,
     },
+    /// The runtime does not run on this machine at all (MLX without an Apple GPU).
+    NeedsApple,
 }
 
 impl Outcome {
@@ -719,6 +730,7 @@ impl Outcome {
                 from_disk: f.disk_bytes,
                 tokens_per_s,
             },
+            Verdict::None if f.notes.contains(&Note::NeedsAppleSilicon) => Outcome::NeedsApple,
             Verdict::None => Outcome::DoesNotFit {
                 gpu: (f.gpu_capacity.0 > 0).then_some((f.gpu_required, f.gpu_capacity)),
                 ram_needed: f.ram_required,
@@ -783,6 +795,9 @@ impl Outcome {
                 ram_needed.display_gib(),
                 ram_usable.display_gib()
             ),
+            Outcome::NeedsApple => f.write_str(
+                "does not run it: MLX runs only on Apple silicon (Metal GPU); --runtime llama.cpp or vllm here",
+            ),
         }
     }
 
@@ -811,6 +826,7 @@ impl Outcome {
                 write!(f, "runs from the disk at {} tok/s", rate(*tokens_per_s))
             }
             Outcome::DoesNotFit { .. } => f.write_str("still does not fit"),
+            Outcome::NeedsApple => f.write_str("still does not run (MLX needs Apple silicon)"),
         }
     }
 }
@@ -1271,6 +1287,15 @@ fn cheapest_on_gpu(ask: &Ask) -> Result<Pick, Option<Unmet>> {
         };
         return Ok(cand.pick(Role::Cheapest, ask.scenario, why));
     }
+    if gpu.is_empty()
+        && !ask.cands.is_empty()
+        && ask
+            .cands
+            .iter()
+            .all(|c| c.f.notes.contains(&Note::NeedsAppleSilicon))
+    {
+        return Err(Some(Unmet::NeedsApple { group }));
+    }
     if gpu.is_empty() {
         let most = ask
             .cands
@@ -1597,7 +1622,8 @@ pub fn cluster_answer(
         .groups
         .iter()
         .any(|g| g.group == Group::Cloud && g.picks.is_empty());
-    if cloud_has_pick {
+    // MLX is one Mac's runtime: the cluster plans are vLLM and llama.cpp RPC.
+    if cloud_has_pick || s.runtime == crate::core::scenario::Runtime::Mlx {
         return None;
     }
     crate::core::cluster::cluster_picks(s, cat, &s.cluster, st)
@@ -1857,7 +1883,9 @@ fn this_machine(u: &Upgrading, fit: &FitResult) -> ThisMachine {
     let acc = u.m.gpu.as_deref().and_then(|g| u.cat.accelerator(g));
     let unified = acc.is_some_and(|a| a.memory_kind == MemoryKind::Unified);
     let training = u.s.mode.is_training();
-    if !on_gpu(fit) {
+    // MLX off Apple silicon: no setting or part of this machine changes that.
+    let refused = fit.notes.contains(&Note::NeedsAppleSilicon);
+    if !on_gpu(fit) && !refused {
         if !training && acc.is_some() {
             upgrades.extend(lower_precision(u));
         }

@@ -371,7 +371,7 @@ impl InputsPanel {
         );
         let field = field
             .accessible_name(LABEL)
-            .on_hover_text("llama-server, llama-cli, llama-bench or vllm serve with its flags: the context, cache types, -ngl, --n-cpu-moe, -ts, -t … become the scenario's");
+            .on_hover_text("llama-server, llama-cli, llama-bench, vllm serve, mlx_lm.server or mlx_lm.generate with its flags: the context, cache types, -ngl, --n-cpu-moe, -ts, -t, --prefill-step-size, --kv-bits … become the scenario's");
         let entered = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
         let clicked = ui
             .button("Apply command")
@@ -779,7 +779,29 @@ fn batch_rows(ui: &mut Ui, s: &mut Scenario, notices: &mut Notices) {
         true,
         Step::Plain,
     );
-    if !s.mode.is_training() {
+    if !s.mode.is_training() && s.runtime == Runtime::Mlx {
+        // mlx-lm reads the prompt in steps of --prefill-step-size, not llama.cpp's ubatch.
+        let mut step = s
+            .launch
+            .prefill_step
+            .unwrap_or(crate::core::mlx::PREFILL_STEP_SIZE);
+        if slider_u64(
+            ui,
+            notices,
+            "Prefill step",
+            "mlx-lm --prefill-step-size: how many prompt tokens MLX evaluates at once while reading the prompt (default 2048)",
+            &mut step,
+            1..=8192,
+            true,
+            Step::PowerOfTwo,
+        ) {
+            s.launch.prefill_step = Some(step);
+        }
+        hint(
+            ui,
+            "Prefill step: prompt tokens MLX handles in one go. Bigger needs a bigger scratch buffer on the GPU.",
+        );
+    } else if !s.mode.is_training() {
         slider_u64(
             ui,
             notices,
@@ -794,6 +816,8 @@ fn batch_rows(ui: &mut Ui, s: &mut Scenario, notices: &mut Notices) {
             ui,
             "Ubatch: prompt tokens handled in one go. Bigger reads long prompts faster but needs a bigger scratch buffer on the GPU.",
         );
+    }
+    if !s.mode.is_training() {
         let ctx = s.context.max(1);
         slider_u64_typed(
             ui,

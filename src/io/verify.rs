@@ -85,6 +85,7 @@ pub fn plan(
         n_cpu_moe: ncmoe,
         threads: sc.launch.threads,
         tensor_split: sc.launch.tensor_split.clone(),
+        prefill_step: None,
     };
     let ctk = super::export::launch::llama_cache_type(sc.kv.k);
     let ctv = super::export::launch::llama_cache_type(sc.kv.v);

@@ -39,6 +39,11 @@ pub(super) fn place(job: &Job, list: &mut ComponentList) {
     let shape = Shape {
         q: if embed {
             crate::core::embed::tokens_in_flight(s)
+        } else if s.runtime == Runtime::Mlx {
+            // mlx-lm evaluates the prompt one `--prefill-step-size` chunk at a time.
+            crate::core::mlx::prefill_step(s)
+                .min(s.context.saturating_mul(s.batch))
+                .max(1)
         } else {
             s.ubatch.min(s.context.saturating_mul(s.batch)).max(1)
         },
@@ -157,8 +162,9 @@ fn llama_cpp_buffers(job: &Job, shape: &Shape, list: &mut ComponentList) {
     );
 }
 
-/// The PyTorch runtimes (vLLM, transformers, generic): one layer's prefill activations and the
-/// logits.
+/// The PyTorch runtimes (vLLM, transformers, generic) and MLX (its lazy graph frees each
+/// layer's intermediates once the next layer has consumed them): one layer's prefill activations
+/// and the logits.
 fn pytorch_prefill(job: &Job, shape: &Shape, list: &mut ComponentList) {
     let (s, spec, explain, n) = (job.s, job.spec, job.explain, job.devices);
     let Shape {
@@ -171,7 +177,9 @@ fn pytorch_prefill(job: &Job, shape: &Shape, list: &mut ComponentList) {
         vocab,
     } = *shape;
     let eager = s.runtime == Runtime::Transformers && !s.flash_attention;
-    let fa = s.flash_attention || s.runtime == Runtime::Vllm;
+    // vLLM's attention backends and MLX's `mx.fast.scaled_dot_product_attention` (mlx-lm's
+    // attention in every model) never hold the score matrix.
+    let fa = s.flash_attention || matches!(s.runtime, Runtime::Vllm | Runtime::Mlx);
     let hid = Bytes(q.saturating_mul(h).saturating_mul(2).saturating_mul(4));
     let qkv = Bytes(
         q.saturating_mul(heads_dev.saturating_add(2 * spec.kv_heads.div_ceil(n).max(1)))

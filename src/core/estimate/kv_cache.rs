@@ -160,6 +160,9 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
         alloc_ctx,
         notes,
     );
+    if s.runtime == Runtime::Mlx {
+        mlx_cache_note(job, w.local > 0, notes);
+    }
     KvSums {
         per_token,
         total,
@@ -177,6 +180,10 @@ fn allocated_context(job: &Job) -> (u64, &'static str) {
             ctx.div_ceil(LLAMA_CPP_CTX_PAD)
                 .saturating_mul(LLAMA_CPP_CTX_PAD),
             "n_ctx padded to 256 by llama.cpp",
+        ),
+        (Runtime::Mlx, _) => (
+            crate::core::mlx::kv_cells(ctx),
+            "mlx-lm's KVCache grows in steps of 256 tokens",
         ),
         (_, KvAllocation::Paged) => (
             ctx.div_ceil(PAGED_BLOCK_TOKENS)
@@ -225,6 +232,9 @@ fn sliding_window(job: &Job, alloc_ctx: u64) -> Window {
         0
     } else if s.runtime == Runtime::LlamaCpp {
         llama_cpp_swa_cells(window, alloc_ctx, s.batch, s.ubatch)
+    } else if s.runtime == Runtime::Mlx {
+        crate::core::mlx::rotating_cells(window, s.context, crate::core::mlx::prefill_step(s))
+            .saturating_mul(s.batch)
     } else {
         let t = window.min(alloc_ctx);
         let t = if s.kv_allocation == KvAllocation::Paged {
@@ -286,6 +296,12 @@ fn kv_formula(
             " ({local} sliding-window layers hold {} cells for all sequences: min(n_ctx, n_swa × n_seq + n_ubatch) padded to 256)",
             group_digits(local_cells)
         )
+    } else if s.runtime == Runtime::Mlx {
+        formula!(
+            explain,
+            " ({local} sliding-window layers hold {} tokens: mlx-lm's RotatingKVCache keeps the window + a prefill step − 1 while a chunk is appended)",
+            group_digits(local_cells / s.batch.max(1))
+        )
     } else {
         formula!(
             explain,
@@ -336,6 +352,41 @@ fn recurrent_formula(job: &Job, kv_text: String, state_per_seq: Bytes, total: By
         crate::core::format::count(s.batch, "sequence", "sequences"),
         gib(total)
     )
+}
+
+/// How mlx-lm stores the cache types asked for: Q8_0/Q4_0 stand for `--kv-bits 8`/`4` (the same
+/// bytes, see [`crate::core::mlx::kv_bits`]), which mlx-lm applies only from
+/// `--quantized-kv-start` tokens on and never to sliding-window caches
+/// (`RotatingKVCache.to_quantized` raises "NYI"); FP8 has no MLX cache type.
+fn mlx_cache_note(job: &Job, sliding: bool, notes: &mut Vec<String>) {
+    let kv = job.s.kv;
+    if kv.k == KvPrecision::Fp8 || kv.v == KvPrecision::Fp8 {
+        notes.push("MLX has no FP8 KV cache: mlx-lm keeps the cache in the model's 16-bit dtype or quantises it with --kv-bits 4/8; the FP8 bytes shown are what vLLM would hold.".into());
+        return;
+    }
+    let (Some(kb), Some(vb)) = (
+        crate::core::mlx::kv_bits(kv.k),
+        crate::core::mlx::kv_bits(kv.v),
+    ) else {
+        return;
+    };
+    let bits = if kb == vb {
+        kb.to_string()
+    } else {
+        formula!(
+            job.explain,
+            "{kb} (K) / {vb} (V) — mlx-lm takes one --kv-bits for both"
+        )
+    };
+    let window = if sliding {
+        "; the sliding-window layers' RotatingKVCache stays 16-bit (mlx-lm does not quantise it)"
+    } else {
+        ""
+    };
+    notes.push(formula!(job.explain,
+        "MLX: a quantised cache is mlx-lm --kv-bits {bits} --kv-group-size 64 (a 16-bit scale and bias per 64 values: the bytes of {}), applied once the cache holds --quantized-kv-start tokens (mlx_lm.generate's default 5000; mlx_lm.server has no such flag){window}.",
+        kv.cli_name()
+    ));
 }
 
 /// The note on how the allocation wastes or reserves memory (`per_token_global`: KV bytes per

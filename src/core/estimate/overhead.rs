@@ -8,6 +8,12 @@ use crate::core::format;
 use crate::core::scenario::Runtime;
 use crate::core::units::Bytes;
 
+/// MLX's reserve in the GPU's share (heuristic: the `mlx.metallib` kernels, command buffers and
+/// the allocator's rounding of every buffer to whole pages, `MetalAllocator::malloc`).
+const MLX_GPU_RESERVE_MIB: u64 = 256;
+/// The mlx-lm process's ordinary memory (heuristic).
+const MLX_HOST_RESERVE_MIB: u64 = 512;
+
 /// Place the runtime overhead (per device).
 pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>) {
     let (s, explain, cpu_only) = (job.s, job.explain, job.cpu_only);
@@ -29,6 +35,10 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
             Bytes::mib(768),
             "CUDA context + cuBLAS workspace ≈ 512 MiB + PyTorch caching-allocator slack ≈ 256 MiB (heuristic)".to_string(),
         ),
+        (None, false, Runtime::Mlx) => (
+            Bytes::mib(MLX_GPU_RESERVE_MIB),
+            "MLX's Metal kernels library, command buffers and allocator slack ≈ 256 MiB (heuristic)".to_string(),
+        ),
         (None, false, Runtime::Generic) => (Bytes::mib(512), "CUDA context and runtime ≈ 512 MiB (the 0.3–0.5 GiB CUDA context plus cuBLAS workspace; heuristic)".to_string()),
     };
     list.gpu(
@@ -46,6 +56,19 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
             }
         ),
     );
+    if s.runtime == Runtime::Mlx && !cpu_only {
+        // Python, mlx, mlx-lm and the tokenizer live in ordinary (not wired) memory.
+        list.host(
+            ComponentKind::Overhead,
+            "Python process (mlx-lm)",
+            Bytes::mib(MLX_HOST_RESERVE_MIB),
+            Provenance::Heuristic,
+            formula!(
+                explain,
+                "Python interpreter, mlx, mlx-lm and the tokenizer ≈ 512 MiB of ordinary RAM, outside the GPU's wired share (heuristic)"
+            ),
+        );
+    }
     if s.runtime == Runtime::Vllm && !cpu_only {
         notes.push(formula!(explain,
             "vLLM takes {} of each GPU's memory (--gpu-memory-utilization) and fills what is left after weights, activations and CUDA graphs with KV blocks.",

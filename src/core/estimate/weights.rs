@@ -23,6 +23,16 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
     let (s, spec, cpu_only, n) = (job.s, job.spec, job.cpu_only, job.devices);
     let train = s.mode.is_training();
     let wprec = held_precision(job, notes);
+    if s.runtime == Runtime::Mlx && !s.mode.is_training() && !crate::core::mlx::loads_weights(wprec)
+    {
+        notes.push(formula!(
+            job.explain,
+            "MLX does not load {} weights (mlx-lm converts a 16-bit checkpoint to its own affine layout): the nearest mlx-community precision is {} (--weights {}).",
+            wprec.label(),
+            crate::core::mlx::nearest_precision(wprec).label(),
+            crate::core::mlx::nearest_precision(wprec).cli_name()
+        ));
+    }
     let mut w = sum_tensors(spec, wprec, job.explain);
     let ple_host = per_layer_table_in_ram(job, wprec, &w);
 
@@ -389,6 +399,12 @@ pub(super) fn group_bytes(
             t
         };
         return (ggml_bytes(t, elements, row), ggml_bytes(t, active, row));
+    }
+    if let Some(bits) = p.mlx_bits() {
+        // MLX affine: every matrix, the embedding and head included (`core::mlx`).
+        let g = crate::core::mlx::DEFAULT_GROUP_SIZE;
+        let f = |e: u64| crate::core::mlx::affine_tensor_bytes(bits, g, class, e, row);
+        return (f(elements), f(active));
     }
     let matrix = !matches!(
         class,

@@ -189,11 +189,23 @@ pub type Tier = Result<Placement, Option<Note>>;
 /// an offload, the CPU from RAM, the disk. Where none does, verdict `None`, with how far off it
 /// is and why. A note on the GPUs' usable share comes first.
 pub fn place(job: &Job) -> Placement {
-    let mut p = asked::place(job)
-        .or_else(|| gpu::whole_model(job))
-        .or_else(|| offload_tiers(job))
-        .or_else(|| cpu::from_ram(job))
-        .unwrap_or_else(|| beyond_memory(job));
+    if crate::core::mlx::refused(job.s, job.acc) {
+        return needs_apple(job);
+    }
+    let mut p = if mlx_inference(job) {
+        gpu::whole_model(job).unwrap_or_else(|| mlx_short(job))
+    } else {
+        asked::place(job)
+            .or_else(|| gpu::whole_model(job))
+            .or_else(|| offload_tiers(job))
+            .or_else(|| cpu::from_ram(job))
+            .unwrap_or_else(|| beyond_memory(job))
+    };
+    if mlx_inference(job)
+        && let Some(n) = mlx_near_limit(job)
+    {
+        p.notes.push(n);
+    }
     if let Some(n) = job.gpus.as_ref().and_then(|g| g.note(job.m, job.s)) {
         p.notes.insert(0, n);
     }
@@ -201,6 +213,51 @@ pub fn place(job: &Job) -> Placement {
         p.notes.push(n);
     }
     p
+}
+
+/// Inference under MLX: every layer on the GPU or nothing (mlx-lm has no layer offload, no
+/// CPU-only path its users take, no disk streaming).
+fn mlx_inference(job: &Job) -> bool {
+    job.s.runtime == crate::core::scenario::Runtime::Mlx && !job.training()
+}
+
+/// MLX on a machine without an Apple GPU: verdict `None`, with the reason.
+fn needs_apple(job: &Job) -> Placement {
+    let mut p = nowhere(job);
+    p.notes = vec![Note::NeedsAppleSilicon];
+    // No memory binds: the runtime does not run on this machine at all.
+    p.headroom_bytes = 0;
+    p
+}
+
+/// MLX where the GPU's share does not hold the model: verdict `None`, how far off, and why
+/// there is no offload (the limit-raise note follows from [`place`]).
+fn mlx_short(job: &Job) -> Placement {
+    let mut p = nowhere(job);
+    if let Some(g) = &job.gpus {
+        p.notes.insert(
+            0,
+            Note::MlxAllOnGpu {
+                need: g.need,
+                usable: g.capacity,
+            },
+        );
+    }
+    p
+}
+
+/// mlx-lm's "can be slow" warning: the weights above 0.9 of the wired limit (the GPU's share).
+fn mlx_near_limit(job: &Job) -> Option<Note> {
+    let g = job.gpus.as_ref().filter(|g| g.unified)?;
+    let weights = g
+        .est
+        .kind_total(crate::core::estimate::ComponentKind::Weights);
+    (weights.as_f64() > crate::core::mlx::SLOW_SHARE * g.capacity.as_f64()).then_some(
+        Note::MlxNearWiredLimit {
+            weights,
+            limit: g.capacity,
+        },
+    )
 }
 
 /// On unified memory: the limit raise the settings assume, or the one that would put the whole

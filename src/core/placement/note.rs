@@ -208,6 +208,18 @@ pub enum Note {
         disk: StorageKind,
         moved_per_step: Bytes,
     },
+    /// The runtime runs only on Apple silicon and this machine has no Apple GPU (MLX).
+    NeedsAppleSilicon,
+    /// MLX keeps every layer on the GPU: what does not fit in the GPU's share has nowhere to go.
+    MlxAllOnGpu {
+        need: Bytes,
+        usable: Bytes,
+    },
+    /// mlx-lm's own warning: the model takes more than 0.9 of the wired limit.
+    MlxNearWiredLimit {
+        weights: Bytes,
+        limit: Bytes,
+    },
     /// Any other text (a calibration, a note read back from JSON).
     Text(String),
 }
@@ -412,6 +424,21 @@ impl fmt::Display for Note {
                 if *params { " and parameters" } else { "" },
                 disk.label(),
                 format::bytes(*moved_per_step)
+            ),
+            Note::NeedsAppleSilicon => f.write_str(
+                "MLX runs only on Apple silicon (Metal GPU): this machine has none — use llama.cpp or vLLM here",
+            ),
+            Note::MlxAllOnGpu { need, usable } => write!(
+                f,
+                "MLX keeps every layer on the GPU (no CPU offload like llama.cpp's -ngl): it needs {} of the GPU's {} share (mlx-lm wires up to Metal's recommended working set)",
+                need.display_gib(),
+                usable.display_gib()
+            ),
+            Note::MlxNearWiredLimit { weights, limit } => write!(
+                f,
+                "the weights take {} of the {} wired limit (over 90 %): mlx-lm warns that generation \"can be slow\"",
+                weights.display_gib(),
+                limit.display_gib()
             ),
             Note::Text(t) => f.write_str(t),
         }

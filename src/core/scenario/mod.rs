@@ -165,14 +165,18 @@ pub enum Runtime {
     LlamaCpp,
     Vllm,
     Transformers,
+    /// Apple's MLX through mlx-lm (`mlx_lm.server`, `mlx_lm.generate`; LM Studio's MLX engine):
+    /// Apple silicon only (`core::mlx`).
+    Mlx,
 }
 
 impl Runtime {
-    pub const ALL: [Runtime; 4] = [
+    pub const ALL: [Runtime; 5] = [
         Runtime::Generic,
         Runtime::LlamaCpp,
         Runtime::Vllm,
         Runtime::Transformers,
+        Runtime::Mlx,
     ];
     pub const fn cli_name(self) -> &'static str {
         match self {
@@ -180,6 +184,7 @@ impl Runtime {
             Runtime::LlamaCpp => "llama.cpp",
             Runtime::Vllm => "vllm",
             Runtime::Transformers => "transformers",
+            Runtime::Mlx => "mlx",
         }
     }
     pub const fn label(self) -> &'static str {
@@ -188,7 +193,13 @@ impl Runtime {
             Runtime::LlamaCpp => "llama.cpp",
             Runtime::Vllm => "vLLM",
             Runtime::Transformers => "transformers",
+            Runtime::Mlx => "MLX (mlx-lm)",
         }
+    }
+    /// Whether the runtime runs only on Apple silicon (MLX: Metal GPUs only; mlx-lm's CUDA and
+    /// CPU builds are not what its users run, and `core::mlx` models the Metal one).
+    pub const fn apple_only(self) -> bool {
+        matches!(self, Runtime::Mlx)
     }
 }
 
@@ -373,6 +384,10 @@ pub struct LaunchInputs {
     /// core). Caps the CPU part's compute at N cores and its memory bandwidth at N threads'
     /// draw (`core::speed::CpuDevice::with_threads`).
     pub threads: Option<u32>,
+    /// mlx-lm `--prefill-step-size N`: prompt tokens per prefill step under `--runtime mlx`
+    /// (default 2048, `core::mlx::PREFILL_STEP_SIZE`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefill_step: Option<u64>,
 }
 
 /// Most GPUs a tensor split names: llama.cpp's `LLAMA_MAX_DEVICES` (`include/llama.h`).

@@ -48,7 +48,8 @@ pub fn resolve_engine(s: &Scenario, inputs: &ServingInputs, acc: Option<&Acceler
         Engine::Auto => match s.runtime {
             Runtime::Vllm => Engine::Vllm,
             Runtime::Transformers => Engine::Transformers,
-            Runtime::LlamaCpp => Engine::LlamaServer,
+            // No MLX serving engine is modelled: llama-server is the Apple engine the plans use.
+            Runtime::LlamaCpp | Runtime::Mlx => Engine::LlamaServer,
             Runtime::Generic if cuda_like => Engine::Vllm,
             Runtime::Generic => Engine::LlamaServer,
         },

@@ -303,7 +303,12 @@ impl<'a> SpeedQuery<'a> {
                 0
             },
             batch: s.batch.max(1),
-            ubatch: s.ubatch.max(1),
+            // mlx-lm prefills in steps of `--prefill-step-size` (2048), not llama.cpp's ubatch.
+            ubatch: if backend == Backend::Mlx {
+                crate::core::mlx::prefill_step(s)
+            } else {
+                s.ubatch.max(1)
+            },
             depth: s.prompt_tokens.min(s.context),
             style: SplitStyle::CpuLayers,
             multi: if backend == Backend::Vllm {
@@ -363,6 +368,10 @@ struct Shape {
     hidden: f64,
     /// MoE: (experts, active per token).
     moe: Option<(f64, f64)>,
+    /// Layers that carry the MoE block (0 for a dense model).
+    moe_layers: f64,
+    /// The output head's weights (vocab × hidden, tied or not).
+    head_params: f64,
     quant: bool,
     weights: WeightPrecision,
 }
@@ -412,6 +421,12 @@ fn shape(q: &SpeedQuery) -> Shape {
             .as_ref()
             .filter(|m| m.experts > 0)
             .map(|m| (m.experts as f64, m.active_experts.max(1) as f64)),
+        moe_layers: if spec.moe.as_ref().is_some_and(|m| m.experts > 0) {
+            spec.moe_layer_count().min(spec.layers) as f64
+        } else {
+            0.0
+        },
+        head_params: spec.vocab.saturating_mul(spec.hidden) as f64,
         quant: is_quantised(s.weights),
         weights: s.weights,
     }
@@ -468,6 +483,8 @@ pub fn dense_gemm_rate(p: &Profile, g: &GpuDevice, fp32: bool) -> f64 {
         weights: WeightPrecision::Bf16,
         quant: false,
         moe: None,
+        moe_layers: 0.0,
+        head_params: 0.0,
         layers: 0.0,
         layer_read: 0.0,
         outer_read: 0.0,
@@ -684,7 +701,9 @@ impl<'a> Placed<'a> {
             }
         };
         let t_mem = bytes / (bps * par);
-        let fixed = gl * p.layer_overhead_us * 1e-6;
+        // The router's kernels of the MoE layers on the GPU, where the profile counts them.
+        let moe_fixed = sh.moe_layers * frac * p.moe_layer_overhead_us * 1e-6;
+        let fixed = gl * p.layer_overhead_us * 1e-6 + moe_fixed;
         let t_gpu = if q.backend == Backend::Vllm || q.backend == Backend::Transformers {
             // Batched decode is a roofline: the weights are read once for all B sequences.
             let flops = b * (2.0 * weights + attn_tok * frac);
@@ -716,8 +735,15 @@ impl<'a> Placed<'a> {
         let (q, k, sh, cpu_p) = (self.q, self.k, &self.sh, self.cpu_p);
         let (l, d, n_gpus, cpu_bps) = (self.l, self.d, self.n_gpus, self.cpu_bps);
         let u = q.ubatch.max(1) as f64;
-        let chunk_flops =
-            u * (2.0 * sh.active_params + attention_flops(sh, q.scenario, d + u / 2.0));
+        // mlx-lm evaluates only the caches after each prefill chunk (`generate_step`:
+        // `mx.eval([c.state for c in prompt_cache])`): the lazy logits of the chunk's tokens,
+        // and so the output head's matmul, never run.
+        let params = if q.backend == Backend::Mlx {
+            (sh.active_params - sh.head_params).max(1.0)
+        } else {
+            sh.active_params
+        };
+        let chunk_flops = u * (2.0 * params + attention_flops(sh, q.scenario, d + u / 2.0));
         let touched =
             sh.layer_read + (sh.layer_total - sh.layer_read).max(0.0) * experts_touched(sh.moe, u);
         let Some(g) = self.gpu else {
@@ -779,7 +805,9 @@ pub fn formula_text(b: Backend, k: &SpeedConstants) -> String {
             p.quant_vector_multiple
         ),
         (Some(t), false) if b == Backend::Cpu => format!("{t} × cores × GHz × FLOP/cycle"),
-        (Some(t), false) if b == Backend::Metal => format!("{t} × GPU FP32 TFLOPS"),
+        (Some(t), false) if matches!(b, Backend::Metal | Backend::Mlx) => {
+            format!("{t} × GPU FP32 TFLOPS")
+        }
         (Some(t), false) => format!("{t} × INT8 TOPS"),
         (None, true) => format!("{} × vector TFLOPS", p.quant_vector_multiple),
         (None, false) => "the F16 rate".into(),
@@ -805,6 +833,10 @@ pub fn formula_text(b: Backend, k: &SpeedConstants) -> String {
                 c.per_seq_us
             )
         }
+        _ if p.moe_layer_overhead_us > 0.0 => format!(
+            "decode token = bytes ÷ {bw} + weights × {} FLOP ÷ vector rate + layers × {} µs + MoE layers × {} µs",
+            p.dot_flops_per_weight, p.layer_overhead_us, p.moe_layer_overhead_us
+        ),
         _ => format!(
             "decode token = bytes ÷ {bw} + weights × {} FLOP ÷ vector rate + layers × {} µs",
             p.dot_flops_per_weight, p.layer_overhead_us

@@ -23,10 +23,13 @@ pub enum Backend {
     Vllm,
     /// Hugging Face transformers in PyTorch eager mode.
     Transformers,
+    /// MLX through mlx-lm on an Apple GPU: quantised mat-vec (`qmv`) and GEMM (`qmm`) Metal
+    /// kernels, one lazy graph per token evaluated asynchronously (`core::mlx`).
+    Mlx,
 }
 
 impl Backend {
-    pub const ALL: [Backend; 7] = [
+    pub const ALL: [Backend; 8] = [
         Backend::Cuda,
         Backend::Rocm,
         Backend::Vulkan,
@@ -34,6 +37,7 @@ impl Backend {
         Backend::Cpu,
         Backend::Vllm,
         Backend::Transformers,
+        Backend::Mlx,
     ];
     pub const fn label(self) -> &'static str {
         match self {
@@ -44,6 +48,7 @@ impl Backend {
             Backend::Cpu => "llama.cpp CPU",
             Backend::Vllm => "vLLM",
             Backend::Transformers => "transformers",
+            Backend::Mlx => "MLX (mlx-lm)",
         }
     }
     /// The name llama-bench prints in its `backend` column ("CUDA", "Metal", …).
@@ -66,7 +71,7 @@ impl Backend {
     }
     /// Whether llama.cpp runs it (the calibration set is llama.cpp only).
     pub const fn is_llama_cpp(self) -> bool {
-        !matches!(self, Backend::Vllm | Backend::Transformers)
+        !matches!(self, Backend::Vllm | Backend::Transformers | Backend::Mlx)
     }
 }
 
@@ -75,6 +80,8 @@ impl Backend {
 /// HIP/ROCm on AMD discrete cards, Vulkan on AMD APUs and Intel (ROCm does not officially support
 /// the APUs' gfx1150/gfx1151; llama.cpp's own Strix Halo numbers come from Vulkan, discussion 10879).
 /// vLLM and transformers need CUDA or ROCm; on Apple they fall back to llama.cpp's Metal profile.
+/// MLX runs on Apple GPUs only (elsewhere the fit refuses it, `core::mlx::refused`; the speed
+/// shown for such a machine is never asked for, and the llama.cpp profile stands in).
 pub fn backend_for(runtime: Runtime, acc: Option<&Accelerator>) -> Backend {
     let Some(a) = acc else {
         return Backend::Cpu;
@@ -87,6 +94,7 @@ pub fn backend_for(runtime: Runtime, acc: Option<&Accelerator>) -> Backend {
     };
     match runtime {
         Runtime::Generic | Runtime::LlamaCpp => llama,
+        Runtime::Mlx if llama == Backend::Metal => Backend::Mlx,
         Runtime::Vllm if matches!(llama, Backend::Cuda | Backend::Rocm) => Backend::Vllm,
         Runtime::Transformers if matches!(llama, Backend::Cuda | Backend::Rocm) => {
             Backend::Transformers
@@ -123,6 +131,11 @@ pub struct Profile {
     pub f16_accumulate_fp16: bool,
     /// MoE expert GEMMs (grouped / indirect `mul_mat_id`) relative to a dense GEMM.
     pub moe_gemm_efficiency: f64,
+    /// Fixed time per MoE layer per decoded token on top of `layer_overhead_us`, µs: the
+    /// router's extra kernels (gate mat-vec, softmax, top-k, gathers, the weighted sum). 0 where
+    /// the profile's per-layer cost was measured on dense and MoE models alike.
+    #[serde(default)]
+    pub moe_layer_overhead_us: f64,
 }
 
 impl Default for Profile {
@@ -142,6 +155,8 @@ pub struct Profiles {
     pub cpu: Profile,
     pub vllm: Profile,
     pub transformers: Profile,
+    /// MLX through mlx-lm on Apple silicon (old settings files load with the default).
+    pub mlx: Profile,
 }
 
 impl Profiles {
@@ -154,6 +169,7 @@ impl Profiles {
             Backend::Cpu => &self.cpu,
             Backend::Vllm => &self.vllm,
             Backend::Transformers => &self.transformers,
+            Backend::Mlx => &self.mlx,
         }
     }
     pub fn get_mut(&mut self, b: Backend) -> &mut Profile {
@@ -165,6 +181,7 @@ impl Profiles {
             Backend::Cpu => &mut self.cpu,
             Backend::Vllm => &mut self.vllm,
             Backend::Transformers => &mut self.transformers,
+            Backend::Mlx => &mut self.mlx,
         }
     }
 }
@@ -196,6 +213,7 @@ impl Default for Profiles {
             // mul_mat_id gathers rows per expert: smaller, ragged GEMMs (ggml-cuda/mmq.cu,
             // ggml_cuda_mul_mat_id).
             moe_gemm_efficiency: 0.5,
+            moe_layer_overhead_us: 0.0,
         };
         Profiles {
             rocm: Profile {
@@ -220,6 +238,7 @@ impl Default for Profiles {
                 f16_gemm_efficiency: 0.30,
                 f16_accumulate_fp16: true,
                 moe_gemm_efficiency: 0.5,
+                moe_layer_overhead_us: 0.0,
             },
             metal: Profile {
                 // F16/Q8_0/Q4_0 rows of the same Macs (discussion 4167) give bandwidth fraction
@@ -237,6 +256,7 @@ impl Default for Profiles {
                 f16_gemm_efficiency: 0.68,
                 f16_accumulate_fp16: false,
                 moe_gemm_efficiency: 0.5,
+                moe_layer_overhead_us: 0.0,
             },
             cpu: Profile {
                 // Decode on DDR4/DDR5 reaches ~70 % of the channels' peak (13900K DDR5-6400:
@@ -253,6 +273,7 @@ impl Default for Profiles {
                 f16_gemm_efficiency: 0.6,
                 f16_accumulate_fp16: false,
                 moe_gemm_efficiency: 0.5,
+                moe_layer_overhead_us: 0.0,
             },
             vllm: Profile {
                 // CUDA graphs (vLLM captures decode graphs) leave tens of µs per layer; FP16/BF16
@@ -270,6 +291,7 @@ impl Default for Profiles {
                 f16_gemm_efficiency: 0.6,
                 f16_accumulate_fp16: false,
                 moe_gemm_efficiency: 0.5,
+                moe_layer_overhead_us: 0.0,
             },
             transformers: Profile {
                 bandwidth_efficiency: 0.85,
@@ -287,8 +309,48 @@ impl Default for Profiles {
                 f16_gemm_efficiency: 0.5,
                 f16_accumulate_fp16: false,
                 moe_gemm_efficiency: 0.3,
+                moe_layer_overhead_us: 0.0,
             },
+            mlx: mlx_profile(),
             cuda,
         }
+    }
+}
+
+/// MLX through mlx-lm on an Apple GPU. Decode and prefill run the same formulas as llama.cpp's
+/// Metal profile with MLX's own constants; what differs in mechanism is in `core::mlx`.
+///
+/// The bandwidth fraction and the fixed cost per layer come from same-machine precision pairs:
+/// mlx-lm's own `mlx_lm.benchmark -p 2048 -g 128` table (mlx_lm/BENCHMARKS.md, M4 Max 64 GB,
+/// mlx 0.29.2, mlx-lm 0.28.2) runs Qwen3-4B-Instruct-2507 at bf16, 8, 6, 5 and 4 bits: decode
+/// time per token against bytes read (weights + the KV cache at depth ~2,100) is a straight line,
+/// 2.01 ms per GB (0.91 × 546 GB/s) plus 2.26 ms per token — 63 µs for each of its 36 layers.
+/// The same table's Qwen3-30B-A3B at 8, 6, 5 and 4 bits (48 MoE layers), read at that bandwidth,
+/// leaves ~105 µs per layer: ~42 µs more, the router's ~10 extra kernels (`mlx_lm/models/switch_layers.py`,
+/// `SwitchGLU`; `qwen3_moe.py`, `Qwen3MoeSparseMoeBlock`: gate, softmax, argpartition,
+/// take_along_axis, the gathered `gather_qmm` experts, the weighted sum) at the ~4 µs per
+/// kernel the dense layers show (~16 kernels each). Checked on other Macs in
+/// docs/measurements/mlx_speed.md.
+fn mlx_profile() -> Profile {
+    Profile {
+        bandwidth_efficiency: 0.91,
+        gbs_per_compute_unit: None,
+        layer_overhead_us: 63.0,
+        // `qmv` dequantises in registers while the loads are in flight: the bf16 and 4-bit rows
+        // above fall on one line of bytes, so no extra ALU term per weight.
+        dot_flops_per_weight: 0.0,
+        // Prefill: `qmm` (quantised) and `steel_gemm` (bf16) on simdgroup matrices at the FP32
+        // ALU rate of M1–M4: pp2048 of Qwen3-4B on the M4 Max is 0.74 (4- and 8-bit) and 0.81
+        // (bf16) of 2 · params · 17.2 TFLOPS with attention counted; the M3 Pro's 4-bit row
+        // (mlx-lm PR 1569: 615 tok/s on 6.44 TFLOPS) gives 0.75.
+        quant_tensor_efficiency: Some(0.74),
+        quant_vector_multiple: 0.0,
+        f16_gemm_efficiency: 0.81,
+        f16_accumulate_fp16: false,
+        // `gather_qmm` over the experts sorted by index (mlx-lm `SwitchGLU`, `_gather_sort`):
+        // Qwen3-30B-A3B 4-bit pp2048 at 1,754 tok/s on the M4 Max is 0.64 of the ALU rate on
+        // its active parameters, 0.86 of the dense quantised rate.
+        moe_gemm_efficiency: 0.86,
+        moe_layer_overhead_us: 42.0,
     }
 }

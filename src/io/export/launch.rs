@@ -50,6 +50,8 @@ pub enum Launcher {
     Ray,
     /// `rpc-server` on every other machine, then `llama-server --rpc` on the host.
     LlamaRpc,
+    /// `mlx_lm.server` / `mlx_lm.generate` (MLX on Apple silicon).
+    Mlx,
 }
 
 impl Launcher {
@@ -65,6 +67,7 @@ impl Launcher {
             Launcher::AccelerateConfig => "accelerate config",
             Launcher::Ray => "Ray + vLLM",
             Launcher::LlamaRpc => "llama.cpp RPC",
+            Launcher::Mlx => "MLX (mlx-lm)",
         }
     }
     /// The language of [`LaunchSetting::text`], for code fences: "sh", "python" or "json".
@@ -75,7 +78,8 @@ impl Launcher {
             | Launcher::AccelerateLaunch
             | Launcher::Torchrun
             | Launcher::Ray
-            | Launcher::LlamaRpc => "sh",
+            | Launcher::LlamaRpc
+            | Launcher::Mlx => "sh",
             Launcher::Accelerate => "python",
             Launcher::DeepSpeed => "json",
             Launcher::AccelerateConfig => "yaml",
@@ -97,17 +101,22 @@ pub struct LaunchSetting {
 }
 
 /// The launch settings that apply to the scenario's mode on the fitted machine: inference →
-/// llama.cpp, vLLM and accelerate (the scenario's runtime first); training → a DeepSpeed config
-/// and the `accelerate launch` line that uses it.
+/// llama.cpp, vLLM and accelerate (the scenario's runtime first; under MLX its two mlx-lm
+/// commands lead); training → a DeepSpeed config and the `accelerate launch` line that uses it.
 pub fn launch_settings(s: &Scenario, fit: &FitResult) -> Vec<LaunchSetting> {
     if s.mode.is_training() {
         return vec![deepspeed(s, fit), accelerate_launch(s, fit)];
     }
     let mut v = vec![llama_cpp(s, fit), vllm(s, fit), accelerate(s, fit)];
+    if s.runtime == Runtime::Mlx {
+        let mut m = super::launch_mlx::mlx_settings(s, fit);
+        m.append(&mut v);
+        return m;
+    }
     let first = match s.runtime {
         Runtime::Vllm => Some(Launcher::Vllm),
         Runtime::Transformers => Some(Launcher::Accelerate),
-        Runtime::LlamaCpp | Runtime::Generic => None,
+        Runtime::LlamaCpp | Runtime::Generic | Runtime::Mlx => None,
     };
     if let Some(f) = first {
         v.sort_by_key(|l| l.runtime != f);

@@ -9,6 +9,7 @@ mod chart;
 mod html;
 pub mod launch;
 pub mod launch_cluster;
+pub mod launch_mlx;
 pub mod launch_serving;
 mod markdown;
 pub mod report;

@@ -166,6 +166,9 @@ pub(super) struct ConfigExtras {
     /// TensorRT Model Optimizer's `quant_algo` ("NVFP4", "FP8") or compressed-tensors'
     /// `format` ("nvfp4-pack-quantized"), lower case.
     pub(super) quant_algo: Option<String>,
+    /// mlx-lm's own quantisation (`"quantization": {"group_size": 64, "bits": 4, "mode":
+    /// "affine"}`, written by `mlx_lm/utils.py` `quantize_model`): the mode, lower case.
+    pub(super) mlx_mode: Option<String>,
 }
 
 impl ConfigExtras {
@@ -173,7 +176,21 @@ impl ConfigExtras {
         let text_cfg = v.get("text_config");
         let pick = |k: &str| v.get(k).or_else(|| text_cfg.and_then(|t| t.get(k)));
         let q = pick("quantization_config");
+        // mlx-lm writes `quantization` (and a copy as `quantization_config`) with a group size
+        // and bits but no `quant_method`.
+        let mlx = pick("quantization").or(q).filter(|m| {
+            m.get("quant_method").is_none()
+                && m.get("group_size").is_some()
+                && m.get("bits").is_some()
+        });
+        let q = q.or(mlx);
         ConfigExtras {
+            mlx_mode: mlx.map(|m| {
+                m.get("mode")
+                    .and_then(|x| x.as_str())
+                    .unwrap_or("affine")
+                    .to_ascii_lowercase()
+            }),
             dtype: pick("torch_dtype")
                 .or_else(|| pick("dtype"))
                 .and_then(|d| d.as_str())
@@ -191,6 +208,15 @@ impl ConfigExtras {
     }
     pub(super) fn precision(&self) -> Option<WeightPrecision> {
         use WeightPrecision as W;
+        match self.mlx_mode.as_deref() {
+            Some("mxfp4") => return Some(W::Mxfp4),
+            Some("affine") => {
+                if let Some(p) = self.bits.and_then(|b| W::mlx_of_bits(b as u32)) {
+                    return Some(p);
+                }
+            }
+            _ => {}
+        }
         match self.quant_method.as_deref() {
             Some("gptq") if self.bits.unwrap_or(4) == 4 => return Some(W::Gptq4),
             Some("awq") => return Some(W::Awq4),
@@ -466,4 +492,39 @@ pub fn layer_key(name: &str) -> Option<(&str, u64)> {
         (w, n) = (n, next);
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// mlx-lm's `quantize_model` writes `quantization` (and a copy as `quantization_config`)
+    /// with the group size and bits, no `quant_method`.
+    #[test]
+    fn mlx_community_quantization_block() {
+        let q = json!({"group_size": 64, "bits": 4});
+        let v = json!({"torch_dtype": "bfloat16", "quantization": q, "quantization_config": q});
+        assert_eq!(
+            ConfigExtras::from_json(&v).precision(),
+            Some(WeightPrecision::Mlx4)
+        );
+        let v = json!({"quantization": {"group_size": 64, "bits": 8, "mode": "affine"}});
+        assert_eq!(
+            ConfigExtras::from_json(&v).precision(),
+            Some(WeightPrecision::Mlx8)
+        );
+        let v = json!({"quantization": {"group_size": 32, "bits": 4, "mode": "mxfp4"}});
+        assert_eq!(
+            ConfigExtras::from_json(&v).precision(),
+            Some(WeightPrecision::Mxfp4)
+        );
+        // GPTQ's block has a quant_method: not MLX.
+        let v =
+            json!({"quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 128}});
+        assert_eq!(
+            ConfigExtras::from_json(&v).precision(),
+            Some(WeightPrecision::Gptq4)
+        );
+    }
 }

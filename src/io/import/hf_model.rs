@@ -264,6 +264,15 @@ fn precision(
         Some(WeightPrecision::Nvfp4)
     } else if any_end(".SCB") {
         Some(WeightPrecision::Int8)
+    } else if extras.mlx_mode.is_some() && any_end(".scales") {
+        // mlx-lm's layout (`mx.quantize`): `weight` packed into uint32 words, `scales` and (affine)
+        // `biases` per group beside it.
+        packed = true;
+        notes.push(
+            "MLX quantised tensors (values packed in uint32 words, a scale and a bias per group): the exact bytes come from the files"
+                .into(),
+        );
+        extras.precision()
     } else if any_end("_blocks") && any_end("_scales") {
         packed = true;
         notes.push("MXFP4 blocks (gpt-oss style): the exact bytes come from the files".into());
