@@ -13,6 +13,7 @@
 //! the check against published llama-bench results: docs/speed.md.
 
 pub mod bench;
+pub mod prefill;
 pub mod profile;
 pub mod step;
 
@@ -365,6 +366,18 @@ struct Shape {
     moe: Option<(f64, f64)>,
     quant: bool,
     weights: WeightPrecision,
+    /// Routed-expert weights (elements) one token multiplies with: MoE layers × top-k × the
+    /// expert's three matrices (gate, up, down); 0 for a dense model.
+    routed_active: f64,
+    /// Output head elements (vocab × hidden), part of `active_params`: in prefill its GEMM runs
+    /// for the last token only.
+    head_params: f64,
+    /// Attention scores per token per attended position: attention layers × query heads.
+    scores_per_depth: f64,
+    /// Query heads per K/V head (GQA group; 1 for MHA and MLA's shared latent).
+    gqa_group: f64,
+    /// Recurrent state bytes per sequence (in `kv_at_depth`, read once whatever the depth).
+    kv_state: f64,
 }
 
 fn shape(q: &SpeedQuery) -> Shape {
@@ -414,11 +427,62 @@ fn shape(q: &SpeedQuery) -> Shape {
             .map(|m| (m.experts as f64, m.active_experts.max(1) as f64)),
         quant: is_quantised(s.weights),
         weights: s.weights,
+        routed_active: spec
+            .moe
+            .as_ref()
+            .filter(|m| m.experts > 0)
+            .map_or(0.0, |m| {
+                spec.moe_layer_count() as f64
+                    * m.active_experts.min(m.experts) as f64
+                    * 3.0
+                    * spec.hidden as f64
+                    * m.expert_ffn as f64
+            }),
+        head_params: spec.vocab as f64 * spec.hidden as f64,
+        scores_per_depth: (spec.attention_layer_count() * spec.heads) as f64,
+        gqa_group: if spec.mla.is_some() || spec.kv_heads == 0 {
+            1.0
+        } else {
+            (spec.heads as f64 / spec.kv_heads as f64).max(1.0)
+        },
+        kv_state: spec.recurrent_state_bytes_per_sequence() as f64,
     }
 }
 
-/// GEMM rate (FLOP/s) of the prefill kernel profile `p` uses on `g` for these weights.
-fn gpu_gemm_rate(p: &Profile, g: &GpuDevice, sh: &Shape) -> f64 {
+/// GEMM rate (FLOP/s) of the kernel profile `p` uses on `g` for these weights with `tokens`
+/// columns, the expert GEMMs of a mixture of experts at their share of it ([`expert_rate`]).
+fn gpu_gemm_rate(p: &Profile, g: &GpuDevice, sh: &Shape, tokens: f64) -> f64 {
+    expert_rate(p, gpu_dense_rate(p, g, sh), sh.moe, tokens)
+}
+
+/// The rate of the expert GEMMs (`mul_mat_id`) of a ubatch of `tokens` next to the dense rate:
+/// the profile's MoE factor (gathered rows, scattered outputs) times, where the profile models
+/// the kernel's token tile, the tile efficiency at `tokens · k / E` tokens per expert
+/// ([`prefill::moe_tile_efficiency`]); the dense rate for a dense model.
+fn expert_rate(p: &Profile, dense: f64, moe: Option<(f64, f64)>, tokens: f64) -> f64 {
+    let Some((e, k)) = moe.filter(|(e, _)| *e > 0.0) else {
+        return dense;
+    };
+    let tile = if p.moe_token_tile > 0.0 {
+        prefill::moe_tile_efficiency(tokens.max(1.0) * k.min(e) / e, p.moe_token_tile)
+    } else {
+        1.0
+    };
+    (dense * p.moe_gemm_efficiency.clamp(0.01, 1.0) * tile).max(1.0)
+}
+
+/// The backend's 16-bit GEMM rate on `g` (FLOP/s): what attention (F16 KV) runs at.
+fn gpu_f16_rate(p: &Profile, g: &GpuDevice) -> f64 {
+    let peak = if p.f16_accumulate_fp16 {
+        g.fp16_acc16_tflops
+    } else {
+        g.fp16_tflops
+    };
+    (peak * 1e12 * p.f16_gemm_efficiency).max(1.0)
+}
+
+/// GEMM rate (FLOP/s) of the dense (non-expert) weights' kernel for these weights.
+fn gpu_dense_rate(p: &Profile, g: &GpuDevice, sh: &Shape) -> f64 {
     let f16_rate = if p.f16_accumulate_fp16 {
         g.fp16_acc16_tflops
     } else {
@@ -440,12 +504,7 @@ fn gpu_gemm_rate(p: &Profile, g: &GpuDevice, sh: &Shape) -> f64 {
     } else {
         f16_rate
     };
-    let moe = if sh.moe.is_some() {
-        p.moe_gemm_efficiency.clamp(0.01, 1.0)
-    } else {
-        1.0
-    };
-    (rate * moe).max(1.0)
+    rate.max(1.0)
 }
 
 /// TF32 tensor rate ÷ FP16 tensor rate: 156 ÷ 312 TFLOPS on the A100 and 495 ÷ 989 on the H100
@@ -476,8 +535,13 @@ pub fn dense_gemm_rate(p: &Profile, g: &GpuDevice, fp32: bool) -> f64 {
         kv_at_depth: 0.0,
         attn_per_depth: 0.0,
         hidden: 0.0,
+        routed_active: 0.0,
+        head_params: 0.0,
+        scores_per_depth: 0.0,
+        gqa_group: 1.0,
+        kv_state: 0.0,
     };
-    gpu_gemm_rate(p, g, &sh)
+    gpu_dense_rate(p, g, &sh)
 }
 
 /// The CPU's rate for the same (profile `p`'s `f16_gemm_efficiency` of the cores' SIMD rate).
@@ -485,18 +549,14 @@ pub fn cpu_dense_rate(p: &Profile, c: &CpuDevice) -> f64 {
     (c.flops() * p.f16_gemm_efficiency).max(1.0)
 }
 
-fn cpu_gemm_rate(p: &Profile, c: &CpuDevice, sh: &Shape) -> f64 {
+/// The CPU's rate for the dense weights of `sh` (int8 dot products for quantised weights).
+fn cpu_dense_gemm_rate(p: &Profile, c: &CpuDevice, sh: &Shape) -> f64 {
     let e = if sh.quant {
         p.quant_tensor_efficiency.unwrap_or(p.f16_gemm_efficiency)
     } else {
         p.f16_gemm_efficiency
     };
-    let moe = if sh.moe.is_some() {
-        p.moe_gemm_efficiency.clamp(0.01, 1.0)
-    } else {
-        1.0
-    };
-    (c.flops() * e * moe).max(1.0)
+    (c.flops() * e).max(1.0)
 }
 
 /// Share of all routed experts a ubatch of `u` tokens touches: `1 − (1 − k/E)^u`.
@@ -577,7 +637,7 @@ pub fn placement_speed(q: &SpeedQuery, k: &SpeedConstants) -> Speed {
         None => p.b / p.cpu_decode(1.0, true),
         Some(g) => p.gpu_decode(g),
     };
-    let prefill = p.prefill();
+    let prefill = p.prompt_prefill();
     Speed {
         decode_tokens_per_s: finite(decode),
         prefill_tokens_per_s: finite(prefill),
@@ -594,8 +654,6 @@ struct Placed<'a> {
     l: f64,
     /// Sequences decoded together.
     b: f64,
-    /// Depth of the query (tokens already in the context).
-    d: f64,
     cpu_p: &'a Profile,
     cpu_bps: f64,
     link_bps: f64,
@@ -606,6 +664,23 @@ struct Placed<'a> {
     /// The GPU when any layer is on it, and the GPUs the layers are on.
     gpu: Option<GpuDevice>,
     n_gpus: f64,
+}
+
+/// KV bytes one decode step reads per sequence. Without FlashAttention llama.cpp computes
+/// `KQ = K·Q` and `KQV = V·softmax(KQ)` as `ggml_mul_mat` with the K/V heads broadcast over their
+/// group of query heads (`llm_graph_context::build_attn_mha`, non-FA branch); the batch-1
+/// mat-vec kernels (CUDA `mul_mat_vec`, Metal `kernel_mul_mv_f16_f32`, ggml-cpu `vec_dot_f16`)
+/// run one query head per row set and read its K/V head again for each of them: the cache is
+/// read `heads ÷ kv_heads` times. The FlashAttention kernels load each K/V tile once for the
+/// heads that share it, and the recurrent state of a hybrid is read once either way.
+fn decode_kv_bytes(sh: &Shape, q: &SpeedQuery) -> f64 {
+    let reads = if q.backend.is_llama_cpp() && !q.scenario.flash_attention {
+        sh.gqa_group
+    } else {
+        1.0
+    };
+    let attn = (sh.kv_at_depth - sh.kv_state).max(0.0);
+    attn * reads + sh.kv_state.min(sh.kv_at_depth)
 }
 
 /// Attention FLOPs of one token at `depth`: every position, or under sparse attention the
@@ -627,7 +702,7 @@ impl<'a> Placed<'a> {
             * q.tuning.bandwidth_factor.max(0.01);
         let link_bps = (q.link.bytes_per_sec() * k.pcie_efficiency).max(1.0);
         let attn_tok = attention_flops(&sh, q.scenario, d);
-        let kv = sh.kv_at_depth * b;
+        let kv = decode_kv_bytes(&sh, q) * b;
         let (gpu, n_gpus) = match q.gpu {
             Some(g) if q.gpu_layers > 0 => (Some(g), q.gpus.max(1) as f64),
             _ => (None, 1.0),
@@ -638,7 +713,6 @@ impl<'a> Placed<'a> {
             sh,
             l,
             b,
-            d,
             cpu_p,
             cpu_bps,
             link_bps,
@@ -688,14 +762,14 @@ impl<'a> Placed<'a> {
         let t_gpu = if q.backend == Backend::Vllm || q.backend == Backend::Transformers {
             // Batched decode is a roofline: the weights are read once for all B sequences.
             let flops = b * (2.0 * weights + attn_tok * frac);
-            let rate = gpu_gemm_rate(p, &g, sh) * par;
+            let rate = gpu_gemm_rate(p, &g, sh, b) * par;
             t_mem.max(flops / rate) + fixed + comm
         } else {
             // llama.cpp: mat-vec kernels up to 8 sequences (mmvq), then MMQ GEMMs.
             let t_cmp = if b <= 8.0 {
                 b * weights * p.dot_flops_per_weight / (g.vector_tflops.max(0.01) * 1e12 * par)
             } else {
-                b * 2.0 * weights / (gpu_gemm_rate(p, &g, sh) * par)
+                b * 2.0 * weights / (gpu_gemm_rate(p, &g, sh, b) * par)
             };
             t_mem + t_cmp + fixed + comm
         };
@@ -711,21 +785,17 @@ impl<'a> Placed<'a> {
         b / (t_gpu + t_rest)
     }
 
-    /// Prefill tokens/s of one ubatch-sized chunk at the query depth.
-    fn prefill(&self) -> f64 {
-        let (q, k, sh, cpu_p) = (self.q, self.k, &self.sh, self.cpu_p);
-        let (l, d, n_gpus, cpu_bps) = (self.l, self.d, self.n_gpus, self.cpu_bps);
-        let u = q.ubatch.max(1) as f64;
-        let chunk_flops =
-            u * (2.0 * sh.active_params + attention_flops(sh, q.scenario, d + u / 2.0));
-        let touched =
-            sh.layer_read + (sh.layer_total - sh.layer_read).max(0.0) * experts_touched(sh.moe, u);
-        let Some(g) = self.gpu else {
-            let rate = cpu_gemm_rate(cpu_p, &q.cpu, sh) * q.tuning.prefill_factor.max(0.01);
-            let t = (chunk_flops / rate).max((touched + sh.outer_read) / cpu_bps)
-                + l * cpu_p.layer_overhead_us * 1e-6;
-            return u / t;
-        };
+    /// Seconds of one ubatch of `u` tokens (FLOPs `f`, weight bytes `touched`) with the
+    /// query's layers on GPU `g` and the rest on the CPU.
+    fn gpu_ubatch_seconds(
+        &self,
+        g: GpuDevice,
+        f: &prefill::UbatchFlops,
+        touched: f64,
+        u: f64,
+    ) -> f64 {
+        let (q, k, sh) = (self.q, self.k, &self.sh);
+        let (l, n_gpus, cpu_bps) = (self.l, self.n_gpus, self.cpu_bps);
         let p = k.profiles.get(q.backend);
         let gl = q.gpu_layers.min(sh.layers as u64) as f64;
         let frac = gl / l;
@@ -741,12 +811,16 @@ impl<'a> Placed<'a> {
         } else {
             0.0
         };
-        let rate = gpu_gemm_rate(p, &g, sh) * par * q.tuning.prefill_factor.max(0.01);
+        let pf = q.tuning.prefill_factor.max(0.01);
+        let dense = gpu_dense_rate(p, &g, sh) * par * pf;
+        let expert = expert_rate(p, dense, sh.moe, u);
+        let attn = gpu_f16_rate(p, &g) * par * pf;
         let bps = g.achievable_bps(p) * par;
+        let t_flops = f.dense / dense + f.experts / expert + f.attention / attn;
+        let t_kq = f.scores * p.kq_bytes_per_score / bps;
         // Every layer's FLOPs run on the GPU: with CPU layers llama.cpp copies their weights
         // over PCIe for batches ≥ 32 tokens (llama.cpp PR 6083, GGML_CUDA_MIN_BATCH_OFFLOAD).
-        let t_cmp =
-            (chunk_flops / rate).max(touched * frac / bps) + gl * p.layer_overhead_us * 1e-6;
+        let t_cmp = t_flops.max(touched * frac / bps) + t_kq + gl * p.layer_overhead_us * 1e-6;
         let off_bytes = sh.layer_total * (1.0 - frac) + if gl >= l { 0.0 } else { sh.outer_read };
         // Unified memory has no link: Metal takes the same large-batch matmuls
         // (`ggml_backend_metal_device_offload_op`, batch ≥ 32) and the scheduler copies the
@@ -759,7 +833,7 @@ impl<'a> Placed<'a> {
         } else {
             off_bytes / cpu_bps
         };
-        u / (t_cmp + comm + t_copy)
+        t_cmp + comm + t_copy
     }
 }
 
