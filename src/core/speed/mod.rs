@@ -50,6 +50,12 @@ pub struct SpeedConstants {
     /// nccl-tests `all_reduce_perf` at 8 B–64 KiB; github.com/NVIDIA/nccl-tests).
     pub allreduce_latency_nvlink_us: f64,
     pub allreduce_latency_pcie_us: f64,
+    /// DRAM bandwidth one CPU core can draw, GB/s (Little's law: a core keeps ~32 cache-line
+    /// misses in flight — the L2's miss queue, "superqueue" in Intel's optimization manual — and
+    /// 32 × 64 B over ~100 ns of DRAM latency ≈ 20 GB/s). llama.cpp's tools/llama-bench/README.md
+    /// ("Different numbers of threads", llama 7B Q4_0) decodes at 4.05 t/s on one thread: 3.56 GiB
+    /// a token ≈ 15.5 GB/s, this × the CPU profile's 0.7. Caps `--threads N` at `N ×` this.
+    pub cpu_core_bandwidth_gbs: f64,
 }
 
 impl Default for SpeedConstants {
@@ -64,6 +70,7 @@ impl Default for SpeedConstants {
             cpu_ghz: 3.0,
             allreduce_latency_nvlink_us: 10.0,
             allreduce_latency_pcie_us: 25.0,
+            cpu_core_bandwidth_gbs: 20.0,
         }
     }
 }
@@ -182,15 +189,20 @@ impl CpuDevice {
     }
     /// The CPU as `-t threads` of llama.cpp use it (`None`: every core): compute on
     /// `min(threads, cores)` cores (more threads than cores add no SIMD units; llama.cpp's
-    /// `--threads` help: "number of CPU threads to use during generation"), and their share of
-    /// the bandwidth the cores draw, `min(threads, cores) ÷ cores` (ggml-cpu splits each matrix
-    /// row-wise into equal chunks per thread, `ggml_compute_forward_mul_mat`, so each thread
-    /// streams its share of the weights).
-    pub fn with_threads(mut self, threads: Option<u32>) -> CpuDevice {
+    /// `--threads` help: "number of CPU threads to use during generation"), and the bandwidth
+    /// those cores can draw: `min(all cores' bandwidth, used × core_gbs)` (ggml-cpu splits each
+    /// matrix row-wise into equal chunks per thread, `ggml_compute_forward_mul_mat`, so each
+    /// thread streams its share of the weights, at most what one core keeps in flight:
+    /// [`SpeedConstants::cpu_core_bandwidth_gbs`]).
+    pub fn with_threads(mut self, threads: Option<u32>, core_gbs: f64) -> CpuDevice {
         if let Some(t) = threads.filter(|t| *t > 0) {
             let used = t.min(self.cores.max(1));
-            let share = f64::from(used) / f64::from(self.cores.max(1));
-            self.bandwidth = GbPerSec(self.bandwidth.0 * share);
+            let reach = if core_gbs > 0.0 {
+                f64::from(used) * core_gbs
+            } else {
+                self.bandwidth.0 * f64::from(used) / f64::from(self.cores.max(1))
+            };
+            self.bandwidth = GbPerSec(self.bandwidth.0.min(reach));
             self.cores = used;
         }
         self
@@ -296,7 +308,8 @@ impl<'a> SpeedQuery<'a> {
             gpus,
             gpu_link,
             nvlink,
-            cpu: CpuDevice::from_machine(m, acc, k).with_threads(s.launch.threads),
+            cpu: CpuDevice::from_machine(m, acc, k)
+                .with_threads(s.launch.threads, k.cpu_core_bandwidth_gbs),
             link,
             gpu_layers: if acc.is_some() {
                 est.workload.layers
@@ -378,6 +391,9 @@ struct Shape {
     gqa_group: f64,
     /// Recurrent state bytes per sequence (in `kv_at_depth`, read once whatever the depth).
     kv_state: f64,
+    /// Share of the attention layers that attend within a sliding window, and the window.
+    local_share: f64,
+    window: f64,
 }
 
 fn shape(q: &SpeedQuery) -> Shape {
@@ -446,6 +462,19 @@ fn shape(q: &SpeedQuery) -> Shape {
             (spec.heads as f64 / spec.kv_heads as f64).max(1.0)
         },
         kv_state: spec.recurrent_state_bytes_per_sequence() as f64,
+        local_share: {
+            let (local, window) = spec.local_layers();
+            let attn = spec.attention_layer_count();
+            if window > 0 && attn > 0 {
+                local.min(attn) as f64 / attn as f64
+            } else {
+                0.0
+            }
+        },
+        window: match spec.local_layers() {
+            (n, w) if n > 0 && w > 0 => w as f64,
+            _ => f64::INFINITY,
+        },
     }
 }
 
@@ -540,6 +569,8 @@ pub fn dense_gemm_rate(p: &Profile, g: &GpuDevice, fp32: bool) -> f64 {
         scores_per_depth: 0.0,
         gqa_group: 1.0,
         kv_state: 0.0,
+        local_share: 0.0,
+        window: f64::INFINITY,
     };
     gpu_dense_rate(p, g, &sh)
 }
@@ -684,9 +715,19 @@ fn decode_kv_bytes(sh: &Shape, q: &SpeedQuery) -> f64 {
 }
 
 /// Attention FLOPs of one token at `depth`: every position, or under sparse attention the
-/// top-k positions plus the indexer over every position.
+/// top-k positions plus the indexer over every position; a sliding-window layer at most its
+/// window.
 fn attention_flops(sh: &Shape, s: &Scenario, depth: f64) -> f64 {
-    sh.attn_per_depth * s.model.attended_depth(depth) + s.model.indexer_flops_per_depth() * depth
+    attention_flops_over(sh, s, depth, depth.min(sh.window))
+}
+
+/// Attention FLOPs of one token that attends `global` positions in the full-attention layers
+/// and `local` in the sliding-window ones (llama.cpp keeps `window + ubatch` cells for those:
+/// `llama_kv_cache_iswa`), plus a sparse-attention indexer over `global`.
+fn attention_flops_over(sh: &Shape, s: &Scenario, global: f64, local: f64) -> f64 {
+    sh.attn_per_depth
+        * ((1.0 - sh.local_share) * s.model.attended_depth(global) + sh.local_share * local)
+        + s.model.indexer_flops_per_depth() * global
 }
 
 impl<'a> Placed<'a> {

@@ -16,7 +16,7 @@
 //! - The output head runs for the last token only (llama.cpp outputs the last token's logits
 //!   unless asked for more: `llama_batch_get_one`, `llama_context::decode` `n_outputs`).
 
-use super::{Placed, Shape, SpeedQuery, attention_flops, experts_touched};
+use super::{Placed, Shape, SpeedQuery, attention_flops_over, experts_touched};
 
 /// Most ubatches evaluated one by one; longer prompts are sampled at this many evenly spaced
 /// depths (the cost is linear in depth between them, so the midpoint rule is exact for it).
@@ -108,19 +108,26 @@ pub(super) struct UbatchFlops {
 impl UbatchFlops {
     pub(super) fn of(sh: &Shape, q: &SpeedQuery, u: f64, d: f64) -> UbatchFlops {
         let s = q.scenario;
-        let fa = s.flash_attention;
+        let w = sh.window;
         // FlashAttention skips the masked upper half of the ubatch's own block; the non-FA path
-        // multiplies and softmaxes all of `n_kv = d + U`.
-        let attended = if fa { d + u / 2.0 } else { d + u };
+        // multiplies and softmaxes all of `n_kv = d + U` (a sliding-window layer's cache holds
+        // `window + U` cells).
+        let (global, local) = if s.flash_attention {
+            (d + u / 2.0, (d + u / 2.0).min(w))
+        } else {
+            (d + u, d.min(w) + u)
+        };
         let dense_params = (sh.active_params - sh.routed_active - sh.head_params).max(0.0);
+        let positions =
+            (1.0 - sh.local_share) * s.model.attended_depth(global) + sh.local_share * local;
         UbatchFlops {
             dense: u * 2.0 * dense_params,
             experts: u * 2.0 * sh.routed_active,
-            attention: u * attention_flops(sh, s, attended),
-            scores: if fa {
+            attention: u * attention_flops_over(sh, s, global, local),
+            scores: if s.flash_attention {
                 0.0
             } else {
-                sh.scores_per_depth * s.model.attended_depth(d + u) * u
+                sh.scores_per_depth * positions * u
             },
         }
     }
