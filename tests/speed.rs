@@ -628,3 +628,41 @@ fn flash_attention_matters_at_depth_not_at_the_start() {
         "{pp32_fa} < {whole} < {pp_fa}"
     );
 }
+
+/// Power-limited boards: under a sustained prefill GEMM a part with little board power per SM
+/// holds less of its boost clock (`GpuDevice::sustained_clock_share`, cube-root DVFS law), in
+/// order of its watts per SM; full-power GeForce parts hold it; unknown power changes nothing.
+#[test]
+fn power_limited_boards_hold_less_of_their_boost_clock() {
+    use headroom::core::speed::GpuDevice;
+    let c = cat();
+    let p = &SpeedConstants::default().profiles.cuda;
+    let share = |id: &str| {
+        GpuDevice::from_accelerator(c.accelerator(id).expect(id)).sustained_clock_share(p)
+    };
+    // T4: 70 W / 40 SMs; RTX 6000 Ada: 300 W / 142; L40S: 350 W / 142; RTX 4090: 450 W / 128.
+    let (t4, ada, l40s, g4090) = (
+        share("t4"),
+        share("rtx-6000-ada"),
+        share("l40s"),
+        share("rtx-4090"),
+    );
+    assert!(
+        t4 < ada && ada < l40s && l40s < g4090 && g4090 < 1.0,
+        "{t4} {ada} {l40s} {g4090}"
+    );
+    assert!(
+        (ada - (300.0 / 142.0 / 4.5f64).cbrt()).abs() < 1e-9,
+        "{ada}"
+    );
+    assert_eq!(share("rtx-3060-12gb"), 1.0);
+    // The same die at 300 W prefills slower per SM than at 450 W; decode (bandwidth) does not care.
+    let mut bare = GpuDevice::from_accelerator(c.accelerator("rtx-6000-ada").unwrap());
+    bare.watts_per_unit = 0.0;
+    assert_eq!(bare.sustained_clock_share(p), 1.0);
+    assert_eq!(
+        GpuDevice::from_accelerator(c.accelerator("t4").unwrap())
+            .sustained_clock_share(&SpeedConstants::default().profiles.metal),
+        1.0
+    );
+}

@@ -95,6 +95,9 @@ pub struct GpuDevice {
     /// Dense FP4 tensor TFLOPS where NVFP4 runs natively (Blackwell), else 0.
     #[serde(default)]
     pub fp4_tflops: f64,
+    /// Board power per compute unit, W (the catalog's `tdp_w ÷ compute_units`); 0 = unknown.
+    #[serde(default)]
+    pub watts_per_unit: f64,
 }
 
 /// Whether accelerator `a` has FP8 tensor cores (Ada Lovelace, Hopper and Blackwell NVIDIA
@@ -148,6 +151,24 @@ impl GpuDevice {
             vector_tflops: a.vector_tflops.unwrap_or(a.fp16_tflops / 4.0),
             compute_units: a.compute_units,
             unified: a.memory_kind == MemoryKind::Unified,
+            watts_per_unit: match (a.tdp_w, a.compute_units) {
+                (Some(w), Some(n)) if w > 0.0 && n > 0 => w / f64::from(n),
+                _ => 0.0,
+            },
+        }
+    }
+    /// The share of its boost clock the part holds under a sustained GEMM (prefill) with profile
+    /// `p`: dynamic power is `C·V²·f` with the voltage rising about in step with the clock in the
+    /// boost range, so power per compute unit goes as `f³` and a board whose power per unit is
+    /// below what the boost clock needs runs at `(W per unit ÷ needed)^(1/3)` of it. 1 where
+    /// either is unknown, and never above 1.
+    pub fn sustained_clock_share(&self, p: &Profile) -> f64 {
+        if self.watts_per_unit > 0.0 && p.boost_watts_per_unit > 0.0 {
+            (self.watts_per_unit / p.boost_watts_per_unit)
+                .cbrt()
+                .clamp(0.2, 1.0)
+        } else {
+            1.0
         }
     }
     /// Bandwidth the batch-1 kernels of profile `p` reach, bytes/s.
@@ -852,7 +873,8 @@ impl<'a> Placed<'a> {
         } else {
             0.0
         };
-        let pf = q.tuning.prefill_factor.max(0.01);
+        // GEMM-bound: the rates scale with the clock the board's power holds.
+        let pf = q.tuning.prefill_factor.max(0.01) * g.sustained_clock_share(p);
         let dense = gpu_dense_rate(p, &g, sh) * par * pf;
         let expert = expert_rate(p, dense, sh.moe, u);
         let attn = gpu_f16_rate(p, &g) * par * pf;

@@ -134,6 +134,10 @@ pub struct Profile {
     /// F32 `KQ` matrix (heads × n_kv × ubatch per layer), softmaxes it in place and reads it back
     /// for `KQV` (`llm_graph_context::build_attn_mha`, the non-FA branch). 0 = not modelled.
     pub kq_bytes_per_score: f64,
+    /// Board power per compute unit (W per SM) at which a part holds its boost clock through a
+    /// sustained prefill GEMM; below it the clock falls as the cube root of the shortfall
+    /// (`GpuDevice::sustained_clock_share`). 0 = not modelled.
+    pub boost_watts_per_unit: f64,
 }
 
 impl Default for Profile {
@@ -217,6 +221,12 @@ impl Default for Profiles {
             // by `soft_max` (8 B), converted to F16 for the KQV GEMM (4 B read, 2 B written,
             // ggml-cuda.cu `ggml_cuda_mul_mat_batched_cublas`) and read by it (2 B): 20 B.
             kq_bytes_per_score: 20.0,
+            // The scoreboard rows (discussion 15013) split at ~4.5 W per SM: the GeForce parts at
+            // 4–6 W per SM (RTX 3060 6.1, 4060 Ti 4.9, 5070 5.2, 3080 4.7, 4070 Ti Super 4.3,
+            // 5080 4.3, 4080 Super 4.0) sit within −8…+2 % of the MMQ rate while the parts below
+            // it run slower than it in order of their power per SM (5090 3.4, RTX PRO 6000 3.2,
+            // RTX 6000 Ada 2.1, T4 1.75): the boost clock needs ~4.5 W per SM under MMQ.
+            boost_watts_per_unit: 4.5,
         };
         Profiles {
             rocm: Profile {
@@ -226,6 +236,8 @@ impl Default for Profiles {
                 quant_tensor_efficiency: None,
                 quant_vector_multiple: 0.8,
                 f16_accumulate_fp16: false,
+                // Power per CU is on another scale than NVIDIA's per SM: not modelled.
+                boost_watts_per_unit: 0.0,
                 ..cuda.clone()
             },
             vulkan: Profile {
@@ -248,6 +260,7 @@ impl Default for Profiles {
                 // KQ written in F32 (4 B), softmax (8 B), read as F32 by the F16 × F32 matmul
                 // pipeline (4 B): 16 B.
                 kq_bytes_per_score: 16.0,
+                boost_watts_per_unit: 0.0,
             },
             metal: Profile {
                 // F16/Q8_0/Q4_0 rows of the same Macs (discussion 4167) give bandwidth fraction
@@ -271,6 +284,7 @@ impl Default for Profiles {
                 moe_token_tile: 32.0,
                 // KQ in F32 (4 B), softmax (8 B), read as F32 by `kernel_mul_mm` (4 B): 16 B.
                 kq_bytes_per_score: 16.0,
+                boost_watts_per_unit: 0.0,
             },
             cpu: Profile {
                 // Decode on DDR4/DDR5 reaches ~70 % of the channels' peak (13900K DDR5-6400:
@@ -293,6 +307,7 @@ impl Default for Profiles {
                 moe_token_tile: 0.0,
                 // The same graph as the GPUs: KQ F32 written, softmaxed, read (16 B).
                 kq_bytes_per_score: 16.0,
+                boost_watts_per_unit: 0.0,
             },
             vllm: Profile {
                 // CUDA graphs (vLLM captures decode graphs) leave tens of µs per layer; FP16/BF16
@@ -313,6 +328,7 @@ impl Default for Profiles {
                 moe_token_tile: 0.0,
                 // FlashAttention / PagedAttention kernels: no score matrix in memory.
                 kq_bytes_per_score: 0.0,
+                boost_watts_per_unit: 0.0,
             },
             transformers: Profile {
                 bandwidth_efficiency: 0.85,
@@ -332,6 +348,7 @@ impl Default for Profiles {
                 moe_gemm_efficiency: 0.3,
                 moe_token_tile: 0.0,
                 kq_bytes_per_score: 0.0,
+                boost_watts_per_unit: 0.0,
             },
             cuda,
         }
