@@ -947,8 +947,27 @@ pub fn formula_text(b: Backend, k: &SpeedConstants) -> String {
             p.dot_flops_per_weight, p.layer_overhead_us
         ),
     };
+    let mut extra = String::new();
+    if p.moe_token_tile > 0.0 {
+        extra.push_str(&format!(
+            " × tile efficiency ({} tokens per tile)",
+            p.moe_token_tile
+        ));
+    }
+    if p.kq_bytes_per_score > 0.0 {
+        extra.push_str(&format!(
+            "; without FlashAttention + {} B per attention score ÷ bandwidth",
+            p.kq_bytes_per_score
+        ));
+    }
+    if p.boost_watts_per_unit > 0.0 {
+        extra.push_str(&format!(
+            "; clock × min(1, (W per SM ÷ {})^(1/3))",
+            p.boost_watts_per_unit
+        ));
+    }
     format!(
-        "{}: {decode}; prefill = FLOPs ÷ rate, rate = quantised: {quant}; F16: {} × FP16 tensor rate ({} accumulate); MoE × {}",
+        "{}: {decode}; prefill = FLOPs ÷ rate per ubatch, rate = quantised: {quant}; F16: {} × FP16 tensor rate ({} accumulate); MoE × {}{extra}",
         b.label(),
         p.f16_gemm_efficiency,
         if p.f16_accumulate_fp16 {

@@ -27,7 +27,8 @@ const MAX_UBATCH_EVALS: u64 = 64;
 /// routers are skewed, which only adds tiles). A tile costs the same however many of its `T`
 /// columns are filled (the tensor-core / simdgroup work runs over the whole tile).
 pub fn moe_tile_efficiency(lambda: f64, tile: f64) -> f64 {
-    if !(tile > 1.0) || !(lambda > 0.0) {
+    // NaN or non-positive input: no waste.
+    if tile.is_nan() || lambda.is_nan() || tile <= 1.0 || lambda <= 0.0 {
         return 1.0;
     }
     // E[⌈n/T⌉] = Σ_{j ≥ 0} P(n > j·T) for n ≥ 0 integer.
