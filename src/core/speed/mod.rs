@@ -95,9 +95,10 @@ pub struct GpuDevice {
     /// Dense FP4 tensor TFLOPS where NVFP4 runs natively (Blackwell), else 0.
     #[serde(default)]
     pub fp4_tflops: f64,
-    /// Board power per compute unit, W (the catalog's `tdp_w ÷ compute_units`); 0 = unknown.
+    /// Board power per TFLOPS of FP32 vector rate at boost, W (the catalog's `tdp_w ÷
+    /// vector_tflops`); 0 = unknown.
     #[serde(default)]
-    pub watts_per_unit: f64,
+    pub watts_per_vector_tflop: f64,
 }
 
 /// Whether accelerator `a` has FP8 tensor cores (Ada Lovelace, Hopper and Blackwell NVIDIA
@@ -151,20 +152,21 @@ impl GpuDevice {
             vector_tflops: a.vector_tflops.unwrap_or(a.fp16_tflops / 4.0),
             compute_units: a.compute_units,
             unified: a.memory_kind == MemoryKind::Unified,
-            watts_per_unit: match (a.tdp_w, a.compute_units) {
-                (Some(w), Some(n)) if w > 0.0 && n > 0 => w / f64::from(n),
+            watts_per_vector_tflop: match (a.tdp_w, a.vector_tflops) {
+                (Some(w), Some(t)) if w > 0.0 && t > 0.0 => w / t,
                 _ => 0.0,
             },
         }
     }
     /// The share of its boost clock the part holds under a sustained GEMM (prefill) with profile
-    /// `p`: dynamic power is `C·V²·f` with the voltage rising about in step with the clock in the
-    /// boost range, so power per compute unit goes as `f³` and a board whose power per unit is
-    /// below what the boost clock needs runs at `(W per unit ÷ needed)^(1/3)` of it. 1 where
-    /// either is unknown, and never above 1.
+    /// `p`. The power the chip needs at boost goes with the work it does there (its vector
+    /// FLOP/s at boost × the energy per unit of work); dynamic power is `C·V²·f` with the voltage
+    /// rising about in step with the clock in the boost range, so power goes as `f³`, and a board
+    /// whose power per vector TFLOPS is below what the boost clock needs runs at
+    /// `(W per TFLOPS ÷ needed)^(1/3)` of it. 1 where either is unknown, never above 1.
     pub fn sustained_clock_share(&self, p: &Profile) -> f64 {
-        if self.watts_per_unit > 0.0 && p.boost_watts_per_unit > 0.0 {
-            (self.watts_per_unit / p.boost_watts_per_unit)
+        if self.watts_per_vector_tflop > 0.0 && p.boost_watts_per_vector_tflop > 0.0 {
+            (self.watts_per_vector_tflop / p.boost_watts_per_vector_tflop)
                 .cbrt()
                 .clamp(0.2, 1.0)
         } else {
@@ -960,10 +962,10 @@ pub fn formula_text(b: Backend, k: &SpeedConstants) -> String {
             p.kq_bytes_per_score
         ));
     }
-    if p.boost_watts_per_unit > 0.0 {
+    if p.boost_watts_per_vector_tflop > 0.0 {
         extra.push_str(&format!(
-            "; clock × min(1, (W per SM ÷ {})^(1/3))",
-            p.boost_watts_per_unit
+            "; clock × min(1, (W per vector TFLOPS ÷ {})^(1/3))",
+            p.boost_watts_per_vector_tflop
         ));
     }
     format!(

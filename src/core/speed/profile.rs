@@ -134,10 +134,10 @@ pub struct Profile {
     /// F32 `KQ` matrix (heads × n_kv × ubatch per layer), softmaxes it in place and reads it back
     /// for `KQV` (`llm_graph_context::build_attn_mha`, the non-FA branch). 0 = not modelled.
     pub kq_bytes_per_score: f64,
-    /// Board power per compute unit (W per SM) at which a part holds its boost clock through a
-    /// sustained prefill GEMM; below it the clock falls as the cube root of the shortfall
-    /// (`GpuDevice::sustained_clock_share`). 0 = not modelled.
-    pub boost_watts_per_unit: f64,
+    /// Board power per TFLOPS of FP32 vector rate (W per TFLOPS) at which a part holds its boost
+    /// clock through a sustained prefill GEMM; below it the clock falls as the cube root of the
+    /// shortfall (`GpuDevice::sustained_clock_share`). 0 = not modelled.
+    pub boost_watts_per_vector_tflop: f64,
 }
 
 impl Default for Profile {
@@ -221,12 +221,13 @@ impl Default for Profiles {
             // by `soft_max` (8 B), converted to F16 for the KQV GEMM (4 B read, 2 B written,
             // ggml-cuda.cu `ggml_cuda_mul_mat_batched_cublas`) and read by it (2 B): 20 B.
             kq_bytes_per_score: 20.0,
-            // The scoreboard rows (discussion 15013) split at ~4.5 W per SM: the GeForce parts at
-            // 4–6 W per SM (RTX 3060 6.1, 4060 Ti 4.9, 5070 5.2, 3080 4.7, 4070 Ti Super 4.3,
-            // 5080 4.3, 4080 Super 4.0) sit within −8…+2 % of the MMQ rate while the parts below
-            // it run slower than it in order of their power per SM (5090 3.4, RTX PRO 6000 3.2,
-            // RTX 6000 Ada 2.1, T4 1.75): the boost clock needs ~4.5 W per SM under MMQ.
-            boost_watts_per_unit: 4.5,
+            // The scoreboard rows (discussion 15013) split at ~7 W per vector TFLOPS (7 pJ per
+            // FP32 FLOP at boost): the GeForce parts at 7–13 W per TFLOPS (RTX 3060 13.4, 3080
+            // 10.7, 4060 Ti 7.5, 5070 8.0) sit within −8…−5 % of the MMQ rate while those below
+            // run slower than it in order of their power per TFLOPS (4090 D 5.8, 5090 5.5,
+            // RTX PRO 6000 4.8, RTX 6000 Ada 3.3). Low-clock data-center parts (A100 PCIe 15.4,
+            // H100 PCIe 6.9) do little work per watt at boost and hold it.
+            boost_watts_per_vector_tflop: 7.0,
         };
         Profiles {
             rocm: Profile {
@@ -237,7 +238,7 @@ impl Default for Profiles {
                 quant_vector_multiple: 0.8,
                 f16_accumulate_fp16: false,
                 // Power per CU is on another scale than NVIDIA's per SM: not modelled.
-                boost_watts_per_unit: 0.0,
+                boost_watts_per_vector_tflop: 0.0,
                 ..cuda.clone()
             },
             vulkan: Profile {
@@ -260,7 +261,7 @@ impl Default for Profiles {
                 // KQ written in F32 (4 B), softmax (8 B), read as F32 by the F16 × F32 matmul
                 // pipeline (4 B): 16 B.
                 kq_bytes_per_score: 16.0,
-                boost_watts_per_unit: 0.0,
+                boost_watts_per_vector_tflop: 0.0,
             },
             metal: Profile {
                 // F16/Q8_0/Q4_0 rows of the same Macs (discussion 4167) give bandwidth fraction
@@ -284,7 +285,7 @@ impl Default for Profiles {
                 moe_token_tile: 32.0,
                 // KQ in F32 (4 B), softmax (8 B), read as F32 by `kernel_mul_mm` (4 B): 16 B.
                 kq_bytes_per_score: 16.0,
-                boost_watts_per_unit: 0.0,
+                boost_watts_per_vector_tflop: 0.0,
             },
             cpu: Profile {
                 // Decode on DDR4/DDR5 reaches ~70 % of the channels' peak (13900K DDR5-6400:
@@ -307,7 +308,7 @@ impl Default for Profiles {
                 moe_token_tile: 0.0,
                 // The same graph as the GPUs: KQ F32 written, softmaxed, read (16 B).
                 kq_bytes_per_score: 16.0,
-                boost_watts_per_unit: 0.0,
+                boost_watts_per_vector_tflop: 0.0,
             },
             vllm: Profile {
                 // CUDA graphs (vLLM captures decode graphs) leave tens of µs per layer; FP16/BF16
@@ -328,7 +329,7 @@ impl Default for Profiles {
                 moe_token_tile: 0.0,
                 // FlashAttention / PagedAttention kernels: no score matrix in memory.
                 kq_bytes_per_score: 0.0,
-                boost_watts_per_unit: 0.0,
+                boost_watts_per_vector_tflop: 0.0,
             },
             transformers: Profile {
                 bandwidth_efficiency: 0.85,
@@ -348,7 +349,7 @@ impl Default for Profiles {
                 moe_gemm_efficiency: 0.3,
                 moe_token_tile: 0.0,
                 kq_bytes_per_score: 0.0,
-                boost_watts_per_unit: 0.0,
+                boost_watts_per_vector_tflop: 0.0,
             },
             cuda,
         }
