@@ -660,3 +660,36 @@ fn power_limited_boards_hold_less_of_their_boost_clock() {
     let ada_dev = GpuDevice::from_accelerator(c.accelerator("rtx-6000-ada").unwrap());
     assert_eq!(ada_dev.sustained_clock_share(&k.profiles.metal), 1.0);
 }
+
+/// Vulkan on an NVIDIA part runs its matmuls through `VK_NV_cooperative_matrix2` (the tensor
+/// cores, as cuBLAS does): the profile's coopmat2 efficiency instead of the KHR_coopmat one; the
+/// same part flagged as another vendor's gets the KHR rate, in their ratio (F16 weights, where
+/// the GEMM rate is the whole story at the start of the context).
+#[test]
+fn vulkan_on_nvidia_runs_the_coopmat2_shaders() {
+    let pp = |nvidia: bool| {
+        speed_with(
+            "llama-2-7b",
+            WeightPrecision::Fp16,
+            "desktop-rtx4070-32gb",
+            Runtime::LlamaCpp,
+            |q| {
+                q.backend = Backend::Vulkan;
+                q.depth = 0;
+                if let Some(g) = q.gpu.as_mut() {
+                    g.nvidia = nvidia;
+                }
+            },
+        )
+        .1
+    };
+    let (nv, other) = (pp(true), pp(false));
+    let v = &SpeedConstants::default().profiles.vulkan;
+    let want = v.coopmat2_gemm_efficiency / v.f16_gemm_efficiency;
+    assert!(nv > other, "{nv} vs {other}");
+    // Attention and the KQ traffic do not scale with the GEMM rate: a bit under the ratio.
+    assert!(
+        nv / other > 0.8 * want && nv / other <= want + 1e-9,
+        "{nv} / {other} vs {want}"
+    );
+}

@@ -99,6 +99,9 @@ pub struct GpuDevice {
     /// vector_tflops`); 0 = unknown.
     #[serde(default)]
     pub watts_per_vector_tflop: f64,
+    /// An NVIDIA part: Vulkan runs its matmuls through `VK_NV_cooperative_matrix2` there.
+    #[serde(default)]
+    pub nvidia: bool,
 }
 
 /// Whether accelerator `a` has FP8 tensor cores (Ada Lovelace, Hopper and Blackwell NVIDIA
@@ -152,6 +155,7 @@ impl GpuDevice {
             vector_tflops: a.vector_tflops.unwrap_or(a.fp16_tflops / 4.0),
             compute_units: a.compute_units,
             unified: a.memory_kind == MemoryKind::Unified,
+            nvidia: a.vendor == crate::core::catalog::Vendor::Nvidia,
             watts_per_vector_tflop: match (a.tdp_w, a.vector_tflops) {
                 (Some(w), Some(t)) if w > 0.0 && t > 0.0 => w / t,
                 _ => 0.0,
@@ -530,17 +534,24 @@ fn gpu_f16_rate(p: &Profile, g: &GpuDevice) -> f64 {
     } else {
         g.fp16_tflops
     };
-    (peak * 1e12 * p.f16_gemm_efficiency).max(1.0)
+    (peak * 1e12 * f16_efficiency(p, g)).max(1.0)
+}
+
+/// The profile's 16-bit GEMM efficiency on `g`: ggml-vulkan's matmul shaders run through
+/// `VK_NV_cooperative_matrix2` on NVIDIA parts (`mul_mm_cm2.comp`, chosen when the device has
+/// `coopmat2`: ggml-vulkan.cpp `ggml_vk_get_device` / `ggml_vk_load_shaders`) and through
+/// `VK_KHR_cooperative_matrix` elsewhere, each at its own share of the tensor rate.
+fn f16_efficiency(p: &Profile, g: &GpuDevice) -> f64 {
+    if g.nvidia && p.coopmat2_gemm_efficiency > 0.0 {
+        p.coopmat2_gemm_efficiency
+    } else {
+        p.f16_gemm_efficiency
+    }
 }
 
 /// GEMM rate (FLOP/s) of the dense (non-expert) weights' kernel for these weights.
 fn gpu_dense_rate(p: &Profile, g: &GpuDevice, sh: &Shape) -> f64 {
-    let f16_rate = if p.f16_accumulate_fp16 {
-        g.fp16_acc16_tflops
-    } else {
-        g.fp16_tflops
-    } * 1e12
-        * p.f16_gemm_efficiency;
+    let f16_rate = gpu_f16_rate(p, g);
     let rate = if sh.quant {
         let t = p.quant_tensor_efficiency.map(|e| g.int8_tops * 1e12 * e);
         let v = (p.quant_vector_multiple > 0.0)

@@ -138,6 +138,9 @@ pub struct Profile {
     /// clock through a sustained prefill GEMM; below it the clock falls as the cube root of the
     /// shortfall (`GpuDevice::sustained_clock_share`). 0 = not modelled.
     pub boost_watts_per_vector_tflop: f64,
+    /// Vulkan on NVIDIA parts (`VK_NV_cooperative_matrix2`): the 16-bit GEMM efficiency there,
+    /// in place of `f16_gemm_efficiency`. 0 = not used.
+    pub coopmat2_gemm_efficiency: f64,
 }
 
 impl Default for Profile {
@@ -228,6 +231,7 @@ impl Default for Profiles {
             // RTX PRO 6000 4.8, RTX 6000 Ada 3.3). Low-clock data-center parts (A100 PCIe 15.4,
             // H100 PCIe 6.9) do little work per watt at boost and hold it.
             boost_watts_per_vector_tflop: 7.0,
+            coopmat2_gemm_efficiency: 0.0,
         };
         Profiles {
             rocm: Profile {
@@ -262,6 +266,9 @@ impl Default for Profiles {
                 // pipeline (4 B): 16 B.
                 kq_bytes_per_score: 16.0,
                 boost_watts_per_vector_tflop: 0.0,
+                // The coopmat2 shaders run on the tensor cores with dequantisation fused into the
+                // tile loads, as cuBLAS's F16 GEMMs do on CUDA: the CUDA F16 efficiency (0.44).
+                coopmat2_gemm_efficiency: 0.44,
             },
             metal: Profile {
                 // F16/Q8_0/Q4_0 rows of the same Macs (discussion 4167) give bandwidth fraction
@@ -286,6 +293,7 @@ impl Default for Profiles {
                 // KQ in F32 (4 B), softmax (8 B), read as F32 by `kernel_mul_mm` (4 B): 16 B.
                 kq_bytes_per_score: 16.0,
                 boost_watts_per_vector_tflop: 0.0,
+                coopmat2_gemm_efficiency: 0.0,
             },
             cpu: Profile {
                 // Decode on DDR4/DDR5 reaches ~70 % of the channels' peak (13900K DDR5-6400:
@@ -309,6 +317,7 @@ impl Default for Profiles {
                 // The same graph as the GPUs: KQ F32 written, softmaxed, read (16 B).
                 kq_bytes_per_score: 16.0,
                 boost_watts_per_vector_tflop: 0.0,
+                coopmat2_gemm_efficiency: 0.0,
             },
             vllm: Profile {
                 // CUDA graphs (vLLM captures decode graphs) leave tens of µs per layer; FP16/BF16
@@ -330,6 +339,7 @@ impl Default for Profiles {
                 // FlashAttention / PagedAttention kernels: no score matrix in memory.
                 kq_bytes_per_score: 0.0,
                 boost_watts_per_vector_tflop: 0.0,
+                coopmat2_gemm_efficiency: 0.0,
             },
             transformers: Profile {
                 bandwidth_efficiency: 0.85,
@@ -350,6 +360,7 @@ impl Default for Profiles {
                 moe_token_tile: 0.0,
                 kq_bytes_per_score: 0.0,
                 boost_watts_per_vector_tflop: 0.0,
+                coopmat2_gemm_efficiency: 0.0,
             },
             cuda,
         }
