@@ -527,7 +527,16 @@ fn expert_rate(p: &Profile, dense: f64, moe: Option<(f64, f64)>, tokens: f64) ->
     (dense * p.moe_gemm_efficiency.clamp(0.01, 1.0) * tile).max(1.0)
 }
 
-/// The backend's 16-bit GEMM rate on `g` (FLOP/s): what attention (F16 KV) runs at.
+/// The rate attention runs at on `g` (FLOP/s): F16 K/V on the tensor cores accumulating in FP32
+/// — the FlashAttention kernels keep FP32 accumulators (ggml-cuda `fattn-mma-f16.cuh`, Vulkan
+/// `flash_attn_cm1/cm2.comp`, Metal `kernel_flash_attn_ext`) and the non-FA `KQ` product is set
+/// to `GGML_PREC_F32` (`build_attn_mha`): the FP32-accumulate tensor rate (on GeForce half the
+/// FP16-accumulate one) at the backend's 16-bit efficiency.
+fn gpu_attention_rate(p: &Profile, g: &GpuDevice) -> f64 {
+    (g.fp16_tflops * 1e12 * f16_efficiency(p, g)).max(1.0)
+}
+
+/// The backend's 16-bit GEMM rate on `g` (FLOP/s) at its accumulate convention.
 fn gpu_f16_rate(p: &Profile, g: &GpuDevice) -> f64 {
     let peak = if p.f16_accumulate_fp16 {
         g.fp16_acc16_tflops
@@ -890,7 +899,7 @@ impl<'a> Placed<'a> {
         let pf = q.tuning.prefill_factor.max(0.01) * g.sustained_clock_share(p);
         let dense = gpu_dense_rate(p, &g, sh) * par * pf;
         let expert = expert_rate(p, dense, sh.moe, u);
-        let attn = gpu_f16_rate(p, &g) * par * pf;
+        let attn = gpu_attention_rate(p, &g) * par * pf;
         let bps = g.achievable_bps(p) * par;
         let t_flops = f.dense / dense + f.experts / expert + f.attention / attn;
         let t_kq = f.scores * p.kq_bytes_per_score / bps;
