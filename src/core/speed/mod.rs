@@ -5,11 +5,12 @@
 //! where bytes read = active weights + `B` × KV at the current depth, achievable bandwidth =
 //! `min(efficiency × peak, compute units × per-unit rate)`. vLLM's batched decode is a roofline
 //! instead: `max(bytes ÷ bandwidth, B · FLOPs ÷ GEMM rate) + layers · fixed`.
-//! Prefill (one ubatch of `U` tokens at depth `d`):
-//!   `t = max(FLOPs ÷ rate of the kernel used, weight bytes touched ÷ bandwidth)`
-//! with FLOPs = `U · (2 · active params + 4 · layers · heads · head_dim · (d + U/2))` and the rate
-//! of the kernel the runtime uses for these weights (INT8/MMQ, FP16 tensor at its accumulate
-//! convention, Metal simdgroup, CPU SIMD). Constants per backend: [`profile`]; derivations and
+//! Prefill: the prompt in ubatches of `U` tokens, each at its own depth ([`prefill`]): per
+//! ubatch `t = max(FLOPs ÷ rate of the kernel used, weight bytes touched ÷ bandwidth)` plus the
+//! materialised attention scores without FlashAttention, with the dense weights, the MoE expert
+//! GEMMs (by their token tile), and attention each at their own kernel's rate (INT8/MMQ, FP16
+//! tensor at its accumulate convention, Metal simdgroup, CPU SIMD), at the clock a power-limited
+//! board holds. Constants per backend: [`profile`]; derivations and
 //! the check against published llama-bench results: docs/speed.md.
 
 pub mod bench;
