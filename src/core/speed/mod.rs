@@ -739,6 +739,9 @@ struct Placed<'a> {
     /// The GPU when any layer is on it, and the GPUs the layers are on.
     gpu: Option<GpuDevice>,
     n_gpus: f64,
+    /// The last expert-GEMM efficiency computed, keyed by (tokens, tile): a prompt's ubatches
+    /// share it, and its Poisson sum is the costliest arithmetic of a ubatch.
+    moe_share: std::cell::Cell<(f64, f64, f64)>,
 }
 
 /// KV bytes one decode step reads per sequence. Without FlashAttention llama.cpp computes
@@ -805,6 +808,7 @@ impl<'a> Placed<'a> {
             kv,
             gpu,
             n_gpus,
+            moe_share: std::cell::Cell::new((f64::NAN, f64::NAN, 1.0)),
         }
     }
 
@@ -870,6 +874,28 @@ impl<'a> Placed<'a> {
         b / (t_gpu + t_rest)
     }
 
+    /// [`expert_rate`] for a ubatch of `tokens`, its tile efficiency computed once per
+    /// (tokens, tile).
+    fn expert_rate_at(&self, p: &Profile, dense: f64, tokens: f64) -> f64 {
+        let Some((e, k)) = self.sh.moe.filter(|(e, _)| *e > 0.0) else {
+            return dense;
+        };
+        let tile = if p.moe_token_tile > 0.0 {
+            let (t, w, eff) = self.moe_share.get();
+            if t == tokens && w == p.moe_token_tile {
+                eff
+            } else {
+                let eff =
+                    prefill::moe_tile_efficiency(tokens.max(1.0) * k.min(e) / e, p.moe_token_tile);
+                self.moe_share.set((tokens, p.moe_token_tile, eff));
+                eff
+            }
+        } else {
+            1.0
+        };
+        (dense * p.moe_gemm_efficiency.clamp(0.01, 1.0) * tile).max(1.0)
+    }
+
     /// Seconds of one ubatch of `u` tokens (FLOPs `f`, weight bytes `touched`) with the
     /// query's layers on GPU `g` and the rest on the CPU.
     fn gpu_ubatch_seconds(
@@ -899,7 +925,7 @@ impl<'a> Placed<'a> {
         // GEMM-bound: the rates scale with the clock the board's power holds.
         let pf = q.tuning.prefill_factor.max(0.01) * g.sustained_clock_share(p);
         let dense = gpu_dense_rate(p, &g, sh) * par * pf;
-        let expert = expert_rate(p, dense, sh.moe, u);
+        let expert = self.expert_rate_at(p, dense, u);
         let attn = gpu_attention_rate(p, &g) * par * pf;
         let bps = g.achievable_bps(p) * par;
         let t_flops = f.dense / dense + f.experts / expert + f.attention / attn;

@@ -159,7 +159,7 @@ impl Placed<'_> {
         let Some(g) = self.gpu else {
             let pf = q.tuning.prefill_factor.max(0.01);
             let dense = super::cpu_dense_gemm_rate(cpu_p, &q.cpu, sh) * pf;
-            let expert = super::expert_rate(cpu_p, dense, sh.moe, u);
+            let expert = self.expert_rate_at(cpu_p, dense, u);
             let attn = super::cpu_dense_rate(cpu_p, &q.cpu) * pf;
             let t_flops = f.dense / dense + f.experts / expert + f.attention / attn;
             let t_kq = f.scores * cpu_p.kq_bytes_per_score / self.cpu_bps;
