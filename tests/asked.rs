@@ -295,10 +295,12 @@ fn a_tensor_split_moves_the_layers_between_gpus() {
     assert_eq!(f60.ram_required, offload_host_bytes(&e1, 60));
 }
 
-/// `--threads N` caps the CPU's share: CPU-only Llama 3 8B Q4_K_M decode is bandwidth-bound, so
-/// 4 of a 16-core desktop's threads draw 4/16 of its bandwidth: decode falls to about a quarter
-/// (the per-layer fixed cost does not scale, so a little more than 0.25); threads past the
-/// cores change nothing.
+/// `--threads N` caps the CPU's share: CPU-only Llama 3 8B Q4_K_M decode runs on N cores, each
+/// drawing at most what one core keeps in flight (`SpeedConstants::cpu_core_bandwidth_gbs`). As
+/// in llama.cpp's tools/llama-bench/README.md ("Different numbers of threads", llama 7B Q4_0 on
+/// a 16-thread CPU: tg16 4.05 t/s at 1 thread, 12.22 at 4, 15.32 at 16), one thread is far below
+/// all of them, 4 of 16 threads already reach most of the bandwidth (0.80× there), and threads
+/// past the cores change nothing.
 #[test]
 fn threads_cap_the_cpu_share() {
     let t = |n: Option<u32>| {
@@ -313,9 +315,12 @@ fn threads_cap_the_cpu_share() {
         fit(&s, "desktop-2x-rtx3090-128gb").decode_tokens_per_s
     };
     let all = t(None);
+    let one = t(Some(1));
     let four = t(Some(4));
-    let r = four / all;
-    assert!(r > 0.25 && r < 0.3, "{four} / {all} = {r}");
+    let r1 = one / all;
+    let r4 = four / all;
+    assert!(r1 > 0.15 && r1 < 0.4, "{one} / {all} = {r1}");
+    assert!(r4 > 0.6 && r4 < 0.95, "{four} / {all} = {r4}");
     assert!((t(Some(16)) / all - 1.0).abs() < 1e-9);
     assert!((t(Some(64)) / all - 1.0).abs() < 1e-9);
 }

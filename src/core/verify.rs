@@ -140,8 +140,8 @@ pub fn bench_scenario(s: &Scenario, n_ctx: u64, launch: &LaunchInputs) -> Scenar
 
 /// The prediction of one llama-bench pp test (`n_prompt` tokens from an empty cache) and one tg
 /// test (`n_gen` tokens), with the layers placed as `launch` says: (prompt tokens/s, generated
-/// tokens/s). Prompt processing is one ubatch at the start of the context; generation is at the
-/// test's average depth, `n_gen ÷ 2`.
+/// tokens/s). Prompt processing is the whole `n_prompt`-token prompt from an empty cache, in
+/// ubatches (`speed::prefill`); generation is at the test's average depth, `n_gen ÷ 2`.
 pub fn predicted_speeds(
     s: &Scenario,
     m: &Machine,
@@ -157,7 +157,7 @@ pub fn predicted_speeds(
         fit_all(&b, [m], cat, st).remove(0)
     };
     let pp = if n_prompt > 0 {
-        one(n_prompt, 1).prefill_tokens_per_s
+        one(n_prompt, n_prompt).prefill_tokens_per_s
     } else {
         0.0
     };

@@ -446,3 +446,112 @@ pub fn calibrate(
         runs: runs.len(),
     })
 }
+
+/// Which llama-bench test a [`SpeedCase`] measured.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CaseTest {
+    /// `pp N`: prompt tokens/s of an `N`-token prompt (in ubatches of 512).
+    Pp,
+    /// `tg N`: generated tokens/s of `N` tokens.
+    Tg,
+}
+
+/// A published llama-bench test beyond the scoreboards' pp512/tg128 from an empty cache: a
+/// longer prompt, a depth (`-d`), FlashAttention, a mixture of experts, a 70B model. The open
+/// check set of the prompt-processing and depth mechanisms (catalogs/speed_cases.ron,
+/// docs/speed.md "Beyond pp512").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpeedCase {
+    pub id: String,
+    pub spec: BenchMachineSpec,
+    /// The machine as the source names it.
+    pub published_machine: String,
+    /// Catalog model id.
+    pub model: String,
+    /// Weight precision (CLI name).
+    pub weights: String,
+    pub backend: Backend,
+    pub test: CaseTest,
+    /// `n_prompt` of a pp test, `n_gen` of a tg test.
+    pub tokens: u64,
+    /// Tokens in the cache before the test (`-d`).
+    #[serde(default)]
+    pub depth: u64,
+    /// `-fa 1`.
+    #[serde(default)]
+    pub flash_attention: bool,
+    /// Tokens/s.
+    pub measured: f64,
+    /// The mechanism the row checks ("moe", "long prompt", "decode at depth", "70B", "dense").
+    pub mechanism: String,
+    pub source: String,
+    #[serde(default)]
+    pub detail: Option<String>,
+    pub date: String,
+}
+
+/// The cases of catalogs/speed_cases.ron.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SpeedCases {
+    pub cases: Vec<SpeedCase>,
+}
+
+/// The model's tokens/s for case `c` with constants `k` (`None`: unknown model, weights or GPU).
+/// A pp test is the prompt of `tokens` from depth `depth`; a tg test decodes at its average
+/// depth, `depth + tokens ÷ 2`.
+pub fn predict_case(c: &SpeedCase, cat: &Catalog, k: &SpeedConstants) -> Option<f64> {
+    let preset = cat.model(&c.model)?;
+    let w = WeightPrecision::from_cli(&c.weights)?;
+    let b = Benchmark {
+        id: c.id.clone(),
+        machine: None,
+        spec: Some(c.spec.clone()),
+        published_machine: c.published_machine.clone(),
+        model: c.model.clone(),
+        weights: c.weights.clone(),
+        backend: c.backend,
+        pp512: 0.0,
+        tg128: 0.0,
+        source: c.source.clone(),
+        detail: None,
+        date: c.date.clone(),
+        notes: None,
+    };
+    let m = bench_machine(&b, cat)?;
+    let acc = m.gpu.as_deref().and_then(|id| cat.accelerator(id));
+    let gpu_run = c.backend != Backend::Cpu && acc.is_some();
+    let mut s = bench_scenario(preset.spec.clone(), Some(preset.id.clone()), w);
+    s.context = c.depth + c.tokens + 1;
+    s.flash_attention = c.flash_attention;
+    s.prompt_tokens = match c.test {
+        CaseTest::Pp => c.tokens,
+        CaseTest::Tg => 1,
+    };
+    let est = estimate_with(
+        &Scenario {
+            gpus: u64::from(gpu_run),
+            ..s.clone()
+        },
+        false,
+    );
+    let mut q = SpeedQuery::on_machine(&s, &est, &m, acc, k);
+    if gpu_run {
+        q.backend = c.backend;
+        q.gpus = 1;
+    } else {
+        q = q.cpu_only();
+    }
+    q.ubatch = 512;
+    let sp = match c.test {
+        CaseTest::Pp => {
+            q.depth = c.depth + c.tokens;
+            placement_speed(&q, k).prefill_tokens_per_s
+        }
+        CaseTest::Tg => {
+            q.depth = c.depth + c.tokens / 2;
+            placement_speed(&q, k).decode_tokens_per_s
+        }
+    };
+    Some(sp)
+}

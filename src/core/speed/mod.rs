@@ -5,14 +5,16 @@
 //! where bytes read = active weights + `B` × KV at the current depth, achievable bandwidth =
 //! `min(efficiency × peak, compute units × per-unit rate)`. vLLM's batched decode is a roofline
 //! instead: `max(bytes ÷ bandwidth, B · FLOPs ÷ GEMM rate) + layers · fixed`.
-//! Prefill (one ubatch of `U` tokens at depth `d`):
-//!   `t = max(FLOPs ÷ rate of the kernel used, weight bytes touched ÷ bandwidth)`
-//! with FLOPs = `U · (2 · active params + 4 · layers · heads · head_dim · (d + U/2))` and the rate
-//! of the kernel the runtime uses for these weights (INT8/MMQ, FP16 tensor at its accumulate
-//! convention, Metal simdgroup, CPU SIMD). Constants per backend: [`profile`]; derivations and
+//! Prefill: the prompt in ubatches of `U` tokens, each at its own depth ([`prefill`]): per
+//! ubatch `t = max(FLOPs ÷ rate of the kernel used, weight bytes touched ÷ bandwidth)` plus the
+//! materialised attention scores without FlashAttention, with the dense weights, the MoE expert
+//! GEMMs (by their token tile), and attention each at their own kernel's rate (INT8/MMQ, FP16
+//! tensor at its accumulate convention, Metal simdgroup, CPU SIMD), at the clock a power-limited
+//! board holds. Constants per backend: [`profile`]; derivations and
 //! the check against published llama-bench results: docs/speed.md.
 
 pub mod bench;
+pub mod prefill;
 pub mod profile;
 pub mod step;
 
@@ -49,6 +51,12 @@ pub struct SpeedConstants {
     /// nccl-tests `all_reduce_perf` at 8 B–64 KiB; github.com/NVIDIA/nccl-tests).
     pub allreduce_latency_nvlink_us: f64,
     pub allreduce_latency_pcie_us: f64,
+    /// DRAM bandwidth one CPU core can draw, GB/s (Little's law: a core keeps ~32 cache-line
+    /// misses in flight — the L2's miss queue, "superqueue" in Intel's optimization manual — and
+    /// 32 × 64 B over ~100 ns of DRAM latency ≈ 20 GB/s). llama.cpp's tools/llama-bench/README.md
+    /// ("Different numbers of threads", llama 7B Q4_0) decodes at 4.05 t/s on one thread: 3.56 GiB
+    /// a token ≈ 15.5 GB/s, this × the CPU profile's 0.7. Caps `--threads N` at `N ×` this.
+    pub cpu_core_bandwidth_gbs: f64,
 }
 
 impl Default for SpeedConstants {
@@ -63,6 +71,7 @@ impl Default for SpeedConstants {
             cpu_ghz: 3.0,
             allreduce_latency_nvlink_us: 10.0,
             allreduce_latency_pcie_us: 25.0,
+            cpu_core_bandwidth_gbs: 20.0,
         }
     }
 }
@@ -87,6 +96,13 @@ pub struct GpuDevice {
     /// Dense FP4 tensor TFLOPS where NVFP4 runs natively (Blackwell), else 0.
     #[serde(default)]
     pub fp4_tflops: f64,
+    /// Board power per TFLOPS of FP32 vector rate at boost, W (the catalog's `tdp_w ÷
+    /// vector_tflops`); 0 = unknown.
+    #[serde(default)]
+    pub watts_per_vector_tflop: f64,
+    /// An NVIDIA part: Vulkan runs its matmuls through `VK_NV_cooperative_matrix2` there.
+    #[serde(default)]
+    pub nvidia: bool,
 }
 
 /// Whether accelerator `a` has FP8 tensor cores (Ada Lovelace, Hopper and Blackwell NVIDIA
@@ -140,6 +156,26 @@ impl GpuDevice {
             vector_tflops: a.vector_tflops.unwrap_or(a.fp16_tflops / 4.0),
             compute_units: a.compute_units,
             unified: a.memory_kind == MemoryKind::Unified,
+            nvidia: a.vendor == crate::core::catalog::Vendor::Nvidia,
+            watts_per_vector_tflop: match (a.tdp_w, a.vector_tflops) {
+                (Some(w), Some(t)) if w > 0.0 && t > 0.0 => w / t,
+                _ => 0.0,
+            },
+        }
+    }
+    /// The share of its boost clock the part holds under a sustained GEMM (prefill) with profile
+    /// `p`. The power the chip needs at boost goes with the work it does there (its vector
+    /// FLOP/s at boost × the energy per unit of work); dynamic power is `C·V²·f` with the voltage
+    /// rising about in step with the clock in the boost range, so power goes as `f³`, and a board
+    /// whose power per vector TFLOPS is below what the boost clock needs runs at
+    /// `(W per TFLOPS ÷ needed)^(1/3)` of it. 1 where either is unknown, never above 1.
+    pub fn sustained_clock_share(&self, p: &Profile) -> f64 {
+        if self.watts_per_vector_tflop > 0.0 && p.boost_watts_per_vector_tflop > 0.0 {
+            (self.watts_per_vector_tflop / p.boost_watts_per_vector_tflop)
+                .cbrt()
+                .clamp(0.2, 1.0)
+        } else {
+            1.0
         }
     }
     /// Bandwidth the batch-1 kernels of profile `p` reach, bytes/s.
@@ -181,15 +217,20 @@ impl CpuDevice {
     }
     /// The CPU as `-t threads` of llama.cpp use it (`None`: every core): compute on
     /// `min(threads, cores)` cores (more threads than cores add no SIMD units; llama.cpp's
-    /// `--threads` help: "number of CPU threads to use during generation"), and their share of
-    /// the bandwidth the cores draw, `min(threads, cores) ÷ cores` (ggml-cpu splits each matrix
-    /// row-wise into equal chunks per thread, `ggml_compute_forward_mul_mat`, so each thread
-    /// streams its share of the weights).
-    pub fn with_threads(mut self, threads: Option<u32>) -> CpuDevice {
+    /// `--threads` help: "number of CPU threads to use during generation"), and the bandwidth
+    /// those cores can draw: `min(all cores' bandwidth, used × core_gbs)` (ggml-cpu splits each
+    /// matrix row-wise into equal chunks per thread, `ggml_compute_forward_mul_mat`, so each
+    /// thread streams its share of the weights, at most what one core keeps in flight:
+    /// [`SpeedConstants::cpu_core_bandwidth_gbs`]).
+    pub fn with_threads(mut self, threads: Option<u32>, core_gbs: f64) -> CpuDevice {
         if let Some(t) = threads.filter(|t| *t > 0) {
             let used = t.min(self.cores.max(1));
-            let share = f64::from(used) / f64::from(self.cores.max(1));
-            self.bandwidth = GbPerSec(self.bandwidth.0 * share);
+            let reach = if core_gbs > 0.0 {
+                f64::from(used) * core_gbs
+            } else {
+                self.bandwidth.0 * f64::from(used) / f64::from(self.cores.max(1))
+            };
+            self.bandwidth = GbPerSec(self.bandwidth.0.min(reach));
             self.cores = used;
         }
         self
@@ -295,7 +336,8 @@ impl<'a> SpeedQuery<'a> {
             gpus,
             gpu_link,
             nvlink,
-            cpu: CpuDevice::from_machine(m, acc, k).with_threads(s.launch.threads),
+            cpu: CpuDevice::from_machine(m, acc, k)
+                .with_threads(s.launch.threads, k.cpu_core_bandwidth_gbs),
             link,
             gpu_layers: if acc.is_some() {
                 est.workload.layers
@@ -370,10 +412,23 @@ struct Shape {
     moe: Option<(f64, f64)>,
     /// Layers that carry the MoE block (0 for a dense model).
     moe_layers: f64,
-    /// The output head's weights (vocab × hidden, tied or not).
-    head_params: f64,
     quant: bool,
     weights: WeightPrecision,
+    /// Routed-expert weights (elements) one token multiplies with: MoE layers × top-k × the
+    /// expert's three matrices (gate, up, down); 0 for a dense model.
+    routed_active: f64,
+    /// Output head elements (vocab × hidden), part of `active_params`: in prefill its GEMM runs
+    /// for the last token only.
+    head_params: f64,
+    /// Attention scores per token per attended position: attention layers × query heads.
+    scores_per_depth: f64,
+    /// Query heads per K/V head (GQA group; 1 for MHA and MLA's shared latent).
+    gqa_group: f64,
+    /// Recurrent state bytes per sequence (in `kv_at_depth`, read once whatever the depth).
+    kv_state: f64,
+    /// Share of the attention layers that attend within a sliding window, and the window.
+    local_share: f64,
+    window: f64,
 }
 
 fn shape(q: &SpeedQuery) -> Shape {
@@ -426,20 +481,99 @@ fn shape(q: &SpeedQuery) -> Shape {
         } else {
             0.0
         },
-        head_params: spec.vocab.saturating_mul(spec.hidden) as f64,
         quant: is_quantised(s.weights),
         weights: s.weights,
+        routed_active: spec
+            .moe
+            .as_ref()
+            .filter(|m| m.experts > 0)
+            .map_or(0.0, |m| {
+                spec.moe_layer_count() as f64
+                    * m.active_experts.min(m.experts) as f64
+                    * 3.0
+                    * spec.hidden as f64
+                    * m.expert_ffn as f64
+            }),
+        head_params: spec.vocab as f64 * spec.hidden as f64,
+        scores_per_depth: (spec.attention_layer_count() * spec.heads) as f64,
+        gqa_group: if spec.mla.is_some() || spec.kv_heads == 0 {
+            1.0
+        } else {
+            (spec.heads as f64 / spec.kv_heads as f64).max(1.0)
+        },
+        kv_state: spec.recurrent_state_bytes_per_sequence() as f64,
+        local_share: {
+            let (local, window) = spec.local_layers();
+            let attn = spec.attention_layer_count();
+            if window > 0 && attn > 0 {
+                local.min(attn) as f64 / attn as f64
+            } else {
+                0.0
+            }
+        },
+        window: match spec.local_layers() {
+            (n, w) if n > 0 && w > 0 => w as f64,
+            _ => f64::INFINITY,
+        },
     }
 }
 
-/// GEMM rate (FLOP/s) of the prefill kernel profile `p` uses on `g` for these weights.
-fn gpu_gemm_rate(p: &Profile, g: &GpuDevice, sh: &Shape) -> f64 {
-    let f16_rate = if p.f16_accumulate_fp16 {
+/// GEMM rate (FLOP/s) of the kernel profile `p` uses on `g` for these weights with `tokens`
+/// columns, the expert GEMMs of a mixture of experts at their share of it ([`expert_rate`]).
+fn gpu_gemm_rate(p: &Profile, g: &GpuDevice, sh: &Shape, tokens: f64) -> f64 {
+    expert_rate(p, gpu_dense_rate(p, g, sh), sh.moe, tokens)
+}
+
+/// The rate of the expert GEMMs (`mul_mat_id`) of a ubatch of `tokens` next to the dense rate:
+/// the profile's MoE factor (gathered rows, scattered outputs) times, where the profile models
+/// the kernel's token tile, the tile efficiency at `tokens · k / E` tokens per expert
+/// ([`prefill::moe_tile_efficiency`]); the dense rate for a dense model.
+fn expert_rate(p: &Profile, dense: f64, moe: Option<(f64, f64)>, tokens: f64) -> f64 {
+    let Some((e, k)) = moe.filter(|(e, _)| *e > 0.0) else {
+        return dense;
+    };
+    let tile = if p.moe_token_tile > 0.0 {
+        prefill::moe_tile_efficiency(tokens.max(1.0) * k.min(e) / e, p.moe_token_tile)
+    } else {
+        1.0
+    };
+    (dense * p.moe_gemm_efficiency.clamp(0.01, 1.0) * tile).max(1.0)
+}
+
+/// The rate attention runs at on `g` (FLOP/s): F16 K/V on the tensor cores accumulating in FP32
+/// — the FlashAttention kernels keep FP32 accumulators (ggml-cuda `fattn-mma-f16.cuh`, Vulkan
+/// `flash_attn_cm1/cm2.comp`, Metal `kernel_flash_attn_ext`) and the non-FA `KQ` product is set
+/// to `GGML_PREC_F32` (`build_attn_mha`): the FP32-accumulate tensor rate (on GeForce half the
+/// FP16-accumulate one) at the backend's 16-bit efficiency.
+fn gpu_attention_rate(p: &Profile, g: &GpuDevice) -> f64 {
+    (g.fp16_tflops * 1e12 * f16_efficiency(p, g)).max(1.0)
+}
+
+/// The backend's 16-bit GEMM rate on `g` (FLOP/s) at its accumulate convention.
+fn gpu_f16_rate(p: &Profile, g: &GpuDevice) -> f64 {
+    let peak = if p.f16_accumulate_fp16 {
         g.fp16_acc16_tflops
     } else {
         g.fp16_tflops
-    } * 1e12
-        * p.f16_gemm_efficiency;
+    };
+    (peak * 1e12 * f16_efficiency(p, g)).max(1.0)
+}
+
+/// The profile's 16-bit GEMM efficiency on `g`: ggml-vulkan's matmul shaders run through
+/// `VK_NV_cooperative_matrix2` on NVIDIA parts (`mul_mm_cm2.comp`, chosen when the device has
+/// `coopmat2`: ggml-vulkan.cpp `ggml_vk_get_device` / `ggml_vk_load_shaders`) and through
+/// `VK_KHR_cooperative_matrix` elsewhere, each at its own share of the tensor rate.
+fn f16_efficiency(p: &Profile, g: &GpuDevice) -> f64 {
+    if g.nvidia && p.coopmat2_gemm_efficiency > 0.0 {
+        p.coopmat2_gemm_efficiency
+    } else {
+        p.f16_gemm_efficiency
+    }
+}
+
+/// GEMM rate (FLOP/s) of the dense (non-expert) weights' kernel for these weights.
+fn gpu_dense_rate(p: &Profile, g: &GpuDevice, sh: &Shape) -> f64 {
+    let f16_rate = gpu_f16_rate(p, g);
     let rate = if sh.quant {
         let t = p.quant_tensor_efficiency.map(|e| g.int8_tops * 1e12 * e);
         let v = (p.quant_vector_multiple > 0.0)
@@ -455,12 +589,7 @@ fn gpu_gemm_rate(p: &Profile, g: &GpuDevice, sh: &Shape) -> f64 {
     } else {
         f16_rate
     };
-    let moe = if sh.moe.is_some() {
-        p.moe_gemm_efficiency.clamp(0.01, 1.0)
-    } else {
-        1.0
-    };
-    (rate * moe).max(1.0)
+    rate.max(1.0)
 }
 
 /// TF32 tensor rate ÷ FP16 tensor rate: 156 ÷ 312 TFLOPS on the A100 and 495 ÷ 989 on the H100
@@ -484,7 +613,6 @@ pub fn dense_gemm_rate(p: &Profile, g: &GpuDevice, fp32: bool) -> f64 {
         quant: false,
         moe: None,
         moe_layers: 0.0,
-        head_params: 0.0,
         layers: 0.0,
         layer_read: 0.0,
         outer_read: 0.0,
@@ -493,8 +621,15 @@ pub fn dense_gemm_rate(p: &Profile, g: &GpuDevice, fp32: bool) -> f64 {
         kv_at_depth: 0.0,
         attn_per_depth: 0.0,
         hidden: 0.0,
+        routed_active: 0.0,
+        head_params: 0.0,
+        scores_per_depth: 0.0,
+        gqa_group: 1.0,
+        kv_state: 0.0,
+        local_share: 0.0,
+        window: f64::INFINITY,
     };
-    gpu_gemm_rate(p, g, &sh)
+    gpu_dense_rate(p, g, &sh)
 }
 
 /// The CPU's rate for the same (profile `p`'s `f16_gemm_efficiency` of the cores' SIMD rate).
@@ -502,18 +637,14 @@ pub fn cpu_dense_rate(p: &Profile, c: &CpuDevice) -> f64 {
     (c.flops() * p.f16_gemm_efficiency).max(1.0)
 }
 
-fn cpu_gemm_rate(p: &Profile, c: &CpuDevice, sh: &Shape) -> f64 {
+/// The CPU's rate for the dense weights of `sh` (int8 dot products for quantised weights).
+fn cpu_dense_gemm_rate(p: &Profile, c: &CpuDevice, sh: &Shape) -> f64 {
     let e = if sh.quant {
         p.quant_tensor_efficiency.unwrap_or(p.f16_gemm_efficiency)
     } else {
         p.f16_gemm_efficiency
     };
-    let moe = if sh.moe.is_some() {
-        p.moe_gemm_efficiency.clamp(0.01, 1.0)
-    } else {
-        1.0
-    };
-    (c.flops() * e * moe).max(1.0)
+    (c.flops() * e).max(1.0)
 }
 
 /// Share of all routed experts a ubatch of `u` tokens touches: `1 − (1 − k/E)^u`.
@@ -594,7 +725,7 @@ pub fn placement_speed(q: &SpeedQuery, k: &SpeedConstants) -> Speed {
         None => p.b / p.cpu_decode(1.0, true),
         Some(g) => p.gpu_decode(g),
     };
-    let prefill = p.prefill();
+    let prefill = p.prompt_prefill();
     Speed {
         decode_tokens_per_s: finite(decode),
         prefill_tokens_per_s: finite(prefill),
@@ -611,8 +742,6 @@ struct Placed<'a> {
     l: f64,
     /// Sequences decoded together.
     b: f64,
-    /// Depth of the query (tokens already in the context).
-    d: f64,
     cpu_p: &'a Profile,
     cpu_bps: f64,
     link_bps: f64,
@@ -623,12 +752,42 @@ struct Placed<'a> {
     /// The GPU when any layer is on it, and the GPUs the layers are on.
     gpu: Option<GpuDevice>,
     n_gpus: f64,
+    /// The last expert-GEMM efficiency computed, keyed by (tokens, tile): a prompt's ubatches
+    /// share it, and its Poisson sum is the costliest arithmetic of a ubatch.
+    moe_share: std::cell::Cell<(f64, f64, f64)>,
+}
+
+/// KV bytes one decode step reads per sequence. Without FlashAttention llama.cpp computes
+/// `KQ = K·Q` and `KQV = V·softmax(KQ)` as `ggml_mul_mat` with the K/V heads broadcast over their
+/// group of query heads (`llm_graph_context::build_attn_mha`, non-FA branch); the batch-1
+/// mat-vec kernels (CUDA `mul_mat_vec`, Metal `kernel_mul_mv_f16_f32`, ggml-cpu `vec_dot_f16`)
+/// run one query head per row set and read its K/V head again for each of them: the cache is
+/// read `heads ÷ kv_heads` times. The FlashAttention kernels load each K/V tile once for the
+/// heads that share it, and the recurrent state of a hybrid is read once either way.
+fn decode_kv_bytes(sh: &Shape, q: &SpeedQuery) -> f64 {
+    let reads = if q.backend.is_llama_cpp() && !q.scenario.flash_attention {
+        sh.gqa_group
+    } else {
+        1.0
+    };
+    let attn = (sh.kv_at_depth - sh.kv_state).max(0.0);
+    attn * reads + sh.kv_state.min(sh.kv_at_depth)
 }
 
 /// Attention FLOPs of one token at `depth`: every position, or under sparse attention the
-/// top-k positions plus the indexer over every position.
+/// top-k positions plus the indexer over every position; a sliding-window layer at most its
+/// window.
 fn attention_flops(sh: &Shape, s: &Scenario, depth: f64) -> f64 {
-    sh.attn_per_depth * s.model.attended_depth(depth) + s.model.indexer_flops_per_depth() * depth
+    attention_flops_over(sh, s, depth, depth.min(sh.window))
+}
+
+/// Attention FLOPs of one token that attends `global` positions in the full-attention layers
+/// and `local` in the sliding-window ones (llama.cpp keeps `window + ubatch` cells for those:
+/// `llama_kv_cache_iswa`), plus a sparse-attention indexer over `global`.
+fn attention_flops_over(sh: &Shape, s: &Scenario, global: f64, local: f64) -> f64 {
+    sh.attn_per_depth
+        * ((1.0 - sh.local_share) * s.model.attended_depth(global) + sh.local_share * local)
+        + s.model.indexer_flops_per_depth() * global
 }
 
 impl<'a> Placed<'a> {
@@ -644,7 +803,7 @@ impl<'a> Placed<'a> {
             * q.tuning.bandwidth_factor.max(0.01);
         let link_bps = (q.link.bytes_per_sec() * k.pcie_efficiency).max(1.0);
         let attn_tok = attention_flops(&sh, q.scenario, d);
-        let kv = sh.kv_at_depth * b;
+        let kv = decode_kv_bytes(&sh, q) * b;
         let (gpu, n_gpus) = match q.gpu {
             Some(g) if q.gpu_layers > 0 => (Some(g), q.gpus.max(1) as f64),
             _ => (None, 1.0),
@@ -655,7 +814,6 @@ impl<'a> Placed<'a> {
             sh,
             l,
             b,
-            d,
             cpu_p,
             cpu_bps,
             link_bps,
@@ -663,6 +821,7 @@ impl<'a> Placed<'a> {
             kv,
             gpu,
             n_gpus,
+            moe_share: std::cell::Cell::new((f64::NAN, f64::NAN, 1.0)),
         }
     }
 
@@ -707,14 +866,14 @@ impl<'a> Placed<'a> {
         let t_gpu = if q.backend == Backend::Vllm || q.backend == Backend::Transformers {
             // Batched decode is a roofline: the weights are read once for all B sequences.
             let flops = b * (2.0 * weights + attn_tok * frac);
-            let rate = gpu_gemm_rate(p, &g, sh) * par;
+            let rate = gpu_gemm_rate(p, &g, sh, b) * par;
             t_mem.max(flops / rate) + fixed + comm
         } else {
             // llama.cpp: mat-vec kernels up to 8 sequences (mmvq), then MMQ GEMMs.
             let t_cmp = if b <= 8.0 {
                 b * weights * p.dot_flops_per_weight / (g.vector_tflops.max(0.01) * 1e12 * par)
             } else {
-                b * 2.0 * weights / (gpu_gemm_rate(p, &g, sh) * par)
+                b * 2.0 * weights / (gpu_gemm_rate(p, &g, sh, b) * par)
             };
             t_mem + t_cmp + fixed + comm
         };
@@ -730,28 +889,39 @@ impl<'a> Placed<'a> {
         b / (t_gpu + t_rest)
     }
 
-    /// Prefill tokens/s of one ubatch-sized chunk at the query depth.
-    fn prefill(&self) -> f64 {
-        let (q, k, sh, cpu_p) = (self.q, self.k, &self.sh, self.cpu_p);
-        let (l, d, n_gpus, cpu_bps) = (self.l, self.d, self.n_gpus, self.cpu_bps);
-        let u = q.ubatch.max(1) as f64;
-        // mlx-lm evaluates only the caches after each prefill chunk (`generate_step`:
-        // `mx.eval([c.state for c in prompt_cache])`): the lazy logits of the chunk's tokens,
-        // and so the output head's matmul, never run.
-        let params = if q.backend == Backend::Mlx {
-            (sh.active_params - sh.head_params).max(1.0)
+    /// [`expert_rate`] for a ubatch of `tokens`, its tile efficiency computed once per
+    /// (tokens, tile).
+    fn expert_rate_at(&self, p: &Profile, dense: f64, tokens: f64) -> f64 {
+        let Some((e, k)) = self.sh.moe.filter(|(e, _)| *e > 0.0) else {
+            return dense;
+        };
+        let tile = if p.moe_token_tile > 0.0 {
+            let (t, w, eff) = self.moe_share.get();
+            if t == tokens && w == p.moe_token_tile {
+                eff
+            } else {
+                let eff =
+                    prefill::moe_tile_efficiency(tokens.max(1.0) * k.min(e) / e, p.moe_token_tile);
+                self.moe_share.set((tokens, p.moe_token_tile, eff));
+                eff
+            }
         } else {
-            sh.active_params
+            1.0
         };
-        let chunk_flops = u * (2.0 * params + attention_flops(sh, q.scenario, d + u / 2.0));
-        let touched =
-            sh.layer_read + (sh.layer_total - sh.layer_read).max(0.0) * experts_touched(sh.moe, u);
-        let Some(g) = self.gpu else {
-            let rate = cpu_gemm_rate(cpu_p, &q.cpu, sh) * q.tuning.prefill_factor.max(0.01);
-            let t = (chunk_flops / rate).max((touched + sh.outer_read) / cpu_bps)
-                + l * cpu_p.layer_overhead_us * 1e-6;
-            return u / t;
-        };
+        (dense * p.moe_gemm_efficiency.clamp(0.01, 1.0) * tile).max(1.0)
+    }
+
+    /// Seconds of one ubatch of `u` tokens (FLOPs `f`, weight bytes `touched`) with the
+    /// query's layers on GPU `g` and the rest on the CPU.
+    fn gpu_ubatch_seconds(
+        &self,
+        g: GpuDevice,
+        f: &prefill::UbatchFlops,
+        touched: f64,
+        u: f64,
+    ) -> f64 {
+        let (q, k, sh) = (self.q, self.k, &self.sh);
+        let (l, n_gpus, cpu_bps) = (self.l, self.n_gpus, self.cpu_bps);
         let p = k.profiles.get(q.backend);
         let gl = q.gpu_layers.min(sh.layers as u64) as f64;
         let frac = gl / l;
@@ -767,12 +937,17 @@ impl<'a> Placed<'a> {
         } else {
             0.0
         };
-        let rate = gpu_gemm_rate(p, &g, sh) * par * q.tuning.prefill_factor.max(0.01);
+        // GEMM-bound: the rates scale with the clock the board's power holds.
+        let pf = q.tuning.prefill_factor.max(0.01) * g.sustained_clock_share(p);
+        let dense = gpu_dense_rate(p, &g, sh) * par * pf;
+        let expert = self.expert_rate_at(p, dense, u);
+        let attn = gpu_attention_rate(p, &g) * par * pf;
         let bps = g.achievable_bps(p) * par;
+        let t_flops = f.dense / dense + f.experts / expert + f.attention / attn;
+        let t_kq = f.scores * p.kq_bytes_per_score / bps;
         // Every layer's FLOPs run on the GPU: with CPU layers llama.cpp copies their weights
         // over PCIe for batches ≥ 32 tokens (llama.cpp PR 6083, GGML_CUDA_MIN_BATCH_OFFLOAD).
-        let t_cmp =
-            (chunk_flops / rate).max(touched * frac / bps) + gl * p.layer_overhead_us * 1e-6;
+        let t_cmp = t_flops.max(touched * frac / bps) + t_kq + gl * p.layer_overhead_us * 1e-6;
         let off_bytes = sh.layer_total * (1.0 - frac) + if gl >= l { 0.0 } else { sh.outer_read };
         // Unified memory has no link: Metal takes the same large-batch matmuls
         // (`ggml_backend_metal_device_offload_op`, batch ≥ 32) and the scheduler copies the
@@ -785,7 +960,7 @@ impl<'a> Placed<'a> {
         } else {
             off_bytes / cpu_bps
         };
-        u / (t_cmp + comm + t_copy)
+        t_cmp + comm + t_copy
     }
 }
 
@@ -842,8 +1017,27 @@ pub fn formula_text(b: Backend, k: &SpeedConstants) -> String {
             p.dot_flops_per_weight, p.layer_overhead_us
         ),
     };
+    let mut extra = String::new();
+    if p.moe_token_tile > 0.0 {
+        extra.push_str(&format!(
+            " × tile efficiency ({} tokens per tile)",
+            p.moe_token_tile
+        ));
+    }
+    if p.kq_bytes_per_score > 0.0 {
+        extra.push_str(&format!(
+            "; without FlashAttention + {} B per attention score ÷ bandwidth",
+            p.kq_bytes_per_score
+        ));
+    }
+    if p.boost_watts_per_vector_tflop > 0.0 {
+        extra.push_str(&format!(
+            "; clock × min(1, (W per vector TFLOPS ÷ {})^(1/3))",
+            p.boost_watts_per_vector_tflop
+        ));
+    }
     format!(
-        "{}: {decode}; prefill = FLOPs ÷ rate, rate = quantised: {quant}; F16: {} × FP16 tensor rate ({} accumulate); MoE × {}",
+        "{}: {decode}; prefill = FLOPs ÷ rate per ubatch, rate = quantised: {quant}; F16: {} × FP16 tensor rate ({} accumulate); MoE × {}{extra}",
         b.label(),
         p.f16_gemm_efficiency,
         if p.f16_accumulate_fp16 {

@@ -129,13 +129,31 @@ pub struct Profile {
     /// Whether F16 GEMMs accumulate in FP16 (llama.cpp CUDA calls cuBLAS with
     /// CUBLAS_COMPUTE_16F for F16 weights: ggml-cuda.cu, ggml_cuda_op_mul_mat_cublas).
     pub f16_accumulate_fp16: bool,
-    /// MoE expert GEMMs (grouped / indirect `mul_mat_id`) relative to a dense GEMM.
+    /// MoE expert GEMMs (grouped / indirect `mul_mat_id`) relative to a dense GEMM of the same
+    /// shape: the gathered token rows and scattered outputs. With a token tile (`moe_token_tile`
+    /// > 0) the tile waste multiplies it.
     pub moe_gemm_efficiency: f64,
     /// Fixed time per MoE layer per decoded token on top of `layer_overhead_us`, µs: the
     /// router's extra kernels (gate mat-vec, softmax, top-k, gathers, the weighted sum). 0 where
     /// the profile's per-layer cost was measured on dense and MoE models alike.
     #[serde(default)]
     pub moe_layer_overhead_us: f64,
+    /// Tokens per tile of the expert GEMM (`mul_mat_id`): each expert's tokens are padded to whole
+    /// tiles, and a tile costs the same however many of its columns are real tokens. 0 = not
+    /// modelled (the flat `moe_gemm_efficiency` applies). Sources per backend in
+    /// [`Profiles::default`]; the mechanism in `speed::prefill::moe_tile_efficiency`.
+    pub moe_token_tile: f64,
+    /// Bytes moved per attention score without FlashAttention: llama.cpp materialises the
+    /// F32 `KQ` matrix (heads × n_kv × ubatch per layer), softmaxes it in place and reads it back
+    /// for `KQV` (`llm_graph_context::build_attn_mha`, the non-FA branch). 0 = not modelled.
+    pub kq_bytes_per_score: f64,
+    /// Board power per TFLOPS of FP32 vector rate (W per TFLOPS) at which a part holds its boost
+    /// clock through a sustained prefill GEMM; below it the clock falls as the cube root of the
+    /// shortfall (`GpuDevice::sustained_clock_share`). 0 = not modelled.
+    pub boost_watts_per_vector_tflop: f64,
+    /// Vulkan on NVIDIA parts (`VK_NV_cooperative_matrix2`): the 16-bit GEMM efficiency there,
+    /// in place of `f16_gemm_efficiency`. 0 = not used.
+    pub coopmat2_gemm_efficiency: f64,
 }
 
 impl Default for Profile {
@@ -205,15 +223,33 @@ impl Default for Profiles {
             dot_flops_per_weight: 5.0,
             // MMQ: int8 mma (ggml-cuda/mmq.cuh) fed by vector-ALU tile loads/dequantisation.
             quant_tensor_efficiency: Some(0.9),
-            quant_vector_multiple: 3.0,
+            quant_vector_multiple: 3.4,
             // cuBLAS FP16 GEMM at FP16 accumulate: 4090 F16 pp512 11 048 t/s (PR 4766) and A100
             // F16 pp512 8 381 t/s (PR 6017) are 45 % and 36 % of that rate.
-            f16_gemm_efficiency: 0.40,
+            f16_gemm_efficiency: 0.44,
             f16_accumulate_fp16: true,
-            // mul_mat_id gathers rows per expert: smaller, ragged GEMMs (ggml-cuda/mmq.cu,
-            // ggml_cuda_mul_mat_id).
+            // mul_mat_id gathers each expert's token rows and scatters its outputs
+            // (ggml-cuda/mmid.cu `ggml_cuda_launch_mm_ids_helper`, mmq.cu `ggml_cuda_mul_mat_q`
+            // with `ids`): a heuristic 0.5 of a dense GEMM on top of the tile waste below.
             moe_gemm_efficiency: 0.5,
             moe_layer_overhead_us: 0.0,
+            // MMQ runs `mul_mat_id` as one launch over all experts whose column tile `mmq_x` is
+            // picked for the whole batch's token count (up to 128 on Turing and newer:
+            // ggml-cuda/mmq.cuh `get_mmq_x_max_host`; mmq.cu `ggml_cuda_mul_mat_q` with `ids`),
+            // and each expert's tokens fill whole tiles (`expert_bounds`): 128.
+            moe_token_tile: 128.0,
+            // F32 KQ written by the batched cuBLAS GEMM (4 B, `GGML_PREC_F32`), read and written
+            // by `soft_max` (8 B), converted to F16 for the KQV GEMM (4 B read, 2 B written,
+            // ggml-cuda.cu `ggml_cuda_mul_mat_batched_cublas`) and read by it (2 B): 20 B.
+            kq_bytes_per_score: 20.0,
+            // The scoreboard rows (discussion 15013) split at ~7 W per vector TFLOPS (7 pJ per
+            // FP32 FLOP at boost): the GeForce parts at 7–13 W per TFLOPS (RTX 3060 13.4, 3080
+            // 10.7, 4060 Ti 7.5, 5070 8.0) sit within −8…−5 % of the MMQ rate while those below
+            // run slower than it in order of their power per TFLOPS (4090 D 5.8, 5090 5.5,
+            // RTX PRO 6000 4.8, RTX 6000 Ada 3.3). Low-clock data-center parts (A100 PCIe 15.4,
+            // H100 PCIe 6.9) do little work per watt at boost and hold it.
+            boost_watts_per_vector_tflop: 7.0,
+            coopmat2_gemm_efficiency: 0.0,
         };
         Profiles {
             rocm: Profile {
@@ -223,6 +259,8 @@ impl Default for Profiles {
                 quant_tensor_efficiency: None,
                 quant_vector_multiple: 0.8,
                 f16_accumulate_fp16: false,
+                // Power per CU is on another scale than NVIDIA's per SM: not modelled.
+                boost_watts_per_vector_tflop: 0.0,
                 ..cuda.clone()
             },
             vulkan: Profile {
@@ -239,6 +277,17 @@ impl Default for Profiles {
                 f16_accumulate_fp16: true,
                 moe_gemm_efficiency: 0.5,
                 moe_layer_overhead_us: 0.0,
+                // `ggml_vk_guess_matmul_id_pipeline` picks the tile by the batch's total token
+                // count (n > 64: the large tile, BN = 128) and each expert's workgroups exit past
+                // its token count (`mul_mm.comp` / `mul_mmq.comp`, `data_expert_count`): 128.
+                moe_token_tile: 128.0,
+                // KQ written in F32 (4 B), softmax (8 B), read as F32 by the F16 × F32 matmul
+                // pipeline (4 B): 16 B.
+                kq_bytes_per_score: 16.0,
+                boost_watts_per_vector_tflop: 0.0,
+                // The coopmat2 shaders run on the tensor cores with dequantisation fused into the
+                // tile loads, as cuBLAS's F16 GEMMs do on CUDA: the CUDA F16 efficiency (0.44).
+                coopmat2_gemm_efficiency: 0.44,
             },
             metal: Profile {
                 // F16/Q8_0/Q4_0 rows of the same Macs (discussion 4167) give bandwidth fraction
@@ -257,6 +306,14 @@ impl Default for Profiles {
                 f16_accumulate_fp16: false,
                 moe_gemm_efficiency: 0.5,
                 moe_layer_overhead_us: 0.0,
+                // `kernel_mul_mm_id` multiplies 64 weight rows by 32 tokens per threadgroup
+                // (ggml-metal.metal, `kernel_mul_mm_id`, NR1 = 32 after `kernel_mul_mm_id_map0`
+                // groups the tokens by expert): 32.
+                moe_token_tile: 32.0,
+                // KQ in F32 (4 B), softmax (8 B), read as F32 by `kernel_mul_mm` (4 B): 16 B.
+                kq_bytes_per_score: 16.0,
+                boost_watts_per_vector_tflop: 0.0,
+                coopmat2_gemm_efficiency: 0.0,
             },
             cpu: Profile {
                 // Decode on DDR4/DDR5 reaches ~70 % of the channels' peak (13900K DDR5-6400:
@@ -272,8 +329,16 @@ impl Default for Profiles {
                 quant_vector_multiple: 0.0,
                 f16_gemm_efficiency: 0.6,
                 f16_accumulate_fp16: false,
+                // ggml-cpu runs `mul_mat_id` expert by expert with `vec_dot` chunks
+                // (`ggml_compute_forward_mul_mat_id`), not the repacked/tiled GEMMs dense
+                // matrices get: a flat factor, no tile.
                 moe_gemm_efficiency: 0.5,
                 moe_layer_overhead_us: 0.0,
+                moe_token_tile: 0.0,
+                // The same graph as the GPUs: KQ F32 written, softmaxed, read (16 B).
+                kq_bytes_per_score: 16.0,
+                boost_watts_per_vector_tflop: 0.0,
+                coopmat2_gemm_efficiency: 0.0,
             },
             vllm: Profile {
                 // CUDA graphs (vLLM captures decode graphs) leave tens of µs per layer; FP16/BF16
@@ -292,6 +357,11 @@ impl Default for Profiles {
                 f16_accumulate_fp16: false,
                 moe_gemm_efficiency: 0.5,
                 moe_layer_overhead_us: 0.0,
+                moe_token_tile: 0.0,
+                // FlashAttention / PagedAttention kernels: no score matrix in memory.
+                kq_bytes_per_score: 0.0,
+                boost_watts_per_vector_tflop: 0.0,
+                coopmat2_gemm_efficiency: 0.0,
             },
             transformers: Profile {
                 bandwidth_efficiency: 0.85,
@@ -310,6 +380,10 @@ impl Default for Profiles {
                 f16_accumulate_fp16: false,
                 moe_gemm_efficiency: 0.3,
                 moe_layer_overhead_us: 0.0,
+                moe_token_tile: 0.0,
+                kq_bytes_per_score: 0.0,
+                boost_watts_per_vector_tflop: 0.0,
+                coopmat2_gemm_efficiency: 0.0,
             },
             mlx: mlx_profile(),
             cuda,
@@ -352,5 +426,12 @@ fn mlx_profile() -> Profile {
         // its active parameters, 0.86 of the dense quantised rate.
         moe_gemm_efficiency: 0.86,
         moe_layer_overhead_us: 42.0,
+        // The 0.86 above is measured on the sorted gather, tile waste included.
+        moe_token_tile: 0.0,
+        // mlx-lm attends through the fused `mx.fast.scaled_dot_product_attention`
+        // (mlx_lm/models/base.py `scaled_dot_product_attention`): no score matrix is written.
+        kq_bytes_per_score: 0.0,
+        boost_watts_per_vector_tflop: 0.0,
+        coopmat2_gemm_efficiency: 0.0,
     }
 }

@@ -1,0 +1,225 @@
+//! Prompt processing: the prompt runs in ubatches of `U` tokens, each at its own depth, and the
+//! rate is the prompt's tokens over the sum of the ubatches' times (llama.cpp splits a batch into
+//! ubatches in `llama_context::decode`; llama-bench's `pp N` test is one such prompt). A ubatch
+//! at depth `d` costs:
+//!
+//! `t = max(dense FLOPs ÷ rate + expert FLOPs ÷ (rate × tile efficiency) + attention FLOPs ÷ F16
+//!      rate, weight bytes touched ÷ bandwidth) + KQ bytes ÷ bandwidth + layers × t_layer`
+//!
+//! - Expert GEMMs (`mul_mat_id`): each expert receives `λ = U · k / E` tokens on average and
+//!   its tokens fill whole tiles of the kernel's token tile `T` ([`moe_tile_efficiency`]).
+//! - Attention: `4 · layers · heads · head_dim` FLOPs per token per attended position, at the
+//!   backend's 16-bit GEMM rate whatever the weights' type (the KV cache is F16). With
+//!   FlashAttention the kernel skips the masked half of the ubatch's own block (`d + U/2`);
+//!   without it llama.cpp computes the whole `n_kv = d + U` and materialises the F32 scores:
+//!   `heads · n_kv · U` per layer, each moving the profile's `kq_bytes_per_score`.
+//! - The output head runs for the last token only (llama.cpp outputs the last token's logits
+//!   unless asked for more: `llama_batch_get_one`, `llama_context::decode` `n_outputs`).
+
+use super::{Placed, Shape, SpeedQuery, attention_flops_over, experts_touched};
+
+/// Most ubatches evaluated one by one; longer prompts are sampled at this many evenly spaced
+/// depths (the cost is linear in depth between them, so the midpoint rule is exact for it).
+const MAX_UBATCH_EVALS: u64 = 64;
+
+/// Share of an expert GEMM's tiles that carry real tokens: `λ ÷ (T · E[⌈n / T⌉])` with the
+/// tokens per expert `n` Poisson-distributed around `λ = U · k / E` (uniform routing; real
+/// routers are skewed, which only adds tiles). A tile costs the same however many of its `T`
+/// columns are filled (the tensor-core / simdgroup work runs over the whole tile).
+pub fn moe_tile_efficiency(lambda: f64, tile: f64) -> f64 {
+    // NaN or non-positive input: no waste.
+    if tile.is_nan() || lambda.is_nan() || tile <= 1.0 || lambda <= 0.0 {
+        return 1.0;
+    }
+    // E[⌈n/T⌉] = Σ_{j ≥ 0} P(n > j·T) for n ≥ 0 integer.
+    let mut expected_tiles = 0.0;
+    let mut j = 0.0;
+    loop {
+        let tail = poisson_tail_above(lambda, j * tile);
+        expected_tiles += tail;
+        if tail < 1e-6 || j > 1e4 {
+            break;
+        }
+        j += 1.0;
+    }
+    (lambda / (tile * expected_tiles.max(1e-9))).clamp(0.0, 1.0)
+}
+
+/// `P(n > m)` for `n ~ Poisson(λ)`, `m ≥ 0` (summed in log space; λ up to thousands).
+fn poisson_tail_above(lambda: f64, m: f64) -> f64 {
+    let m = m.floor() as u64;
+    // P(n ≤ m) = Σ_{i=0}^{m} e^{−λ} λ^i / i!
+    let mut log_term = -lambda; // i = 0
+    let mut cdf = log_term.exp();
+    for i in 1..=m {
+        log_term += lambda.ln() - (i as f64).ln();
+        cdf += log_term.exp();
+        if i as f64 > lambda && log_term < -40.0 {
+            break;
+        }
+    }
+    (1.0 - cdf).clamp(0.0, 1.0)
+}
+
+/// The prompt a prefill query processes: `(first depth, tokens)`. The scenario's prompt (at least
+/// one ubatch) ends at the query's depth, or at its own length when the depth is smaller: `fit`
+/// queries at depth = prompt (the prompt from an empty cache); llama-bench's `pp N @ dD` test
+/// is a query at depth `D` with a prompt of `N`.
+pub(super) fn prompt_span(q: &SpeedQuery) -> (f64, f64) {
+    let u = q.ubatch.max(1);
+    let n = q.scenario.prompt_tokens.max(u);
+    let end = q.depth.max(n);
+    ((end - n) as f64, n as f64)
+}
+
+/// The seconds of a prompt of `n` tokens from depth `start` in ubatches of `u`, given the time of
+/// one ubatch of `tokens` at depth `d` (`ubatch(tokens, d)`).
+pub(super) fn prompt_seconds(start: f64, n: f64, u: f64, ubatch: impl Fn(f64, f64) -> f64) -> f64 {
+    let u = u.max(1.0);
+    let full = (n / u).floor() as u64;
+    let rest = n - full as f64 * u;
+    let step = full.div_ceil(MAX_UBATCH_EVALS).max(1);
+    let mut total = 0.0;
+    let mut i = 0;
+    while i < full {
+        let group = step.min(full - i);
+        // The group's middle ubatch stands for all of it.
+        let mid = i as f64 + (group as f64 - 1.0) / 2.0;
+        total += group as f64 * ubatch(u, start + mid * u);
+        i += group;
+    }
+    if rest > 0.0 {
+        total += ubatch(rest, start + full as f64 * u);
+    }
+    total
+}
+
+/// FLOPs of one ubatch of `u` tokens at depth `d`, by the kernel that runs them.
+pub(super) struct UbatchFlops {
+    /// Dense weight GEMMs (attention projections, dense FFNs, shared experts).
+    pub dense: f64,
+    /// Routed-expert GEMMs (`mul_mat_id`).
+    pub experts: f64,
+    /// `QKᵀ` and `PV`.
+    pub attention: f64,
+    /// Attention scores materialised without FlashAttention (elements), 0 with it.
+    pub scores: f64,
+}
+
+impl UbatchFlops {
+    pub(super) fn of(sh: &Shape, q: &SpeedQuery, u: f64, d: f64) -> UbatchFlops {
+        let s = q.scenario;
+        let w = sh.window;
+        // FlashAttention skips the masked upper half of the ubatch's own block; the non-FA path
+        // multiplies and softmaxes all of `n_kv = d + U` (a sliding-window layer's cache holds
+        // `window + U` cells).
+        let (global, local) = if s.flash_attention {
+            (d + u / 2.0, (d + u / 2.0).min(w))
+        } else {
+            (d + u, d.min(w) + u)
+        };
+        let dense_params = (sh.active_params - sh.routed_active - sh.head_params).max(0.0);
+        let positions =
+            (1.0 - sh.local_share) * s.model.attended_depth(global) + sh.local_share * local;
+        UbatchFlops {
+            dense: u * 2.0 * dense_params,
+            experts: u * 2.0 * sh.routed_active,
+            attention: u * attention_flops_over(sh, s, global, local),
+            scores: if s.flash_attention {
+                0.0
+            } else {
+                sh.scores_per_depth * positions * u
+            },
+        }
+    }
+}
+
+impl Placed<'_> {
+    /// Prefill tokens/s of the query's prompt (see [`prompt_span`]).
+    pub(super) fn prompt_prefill(&self) -> f64 {
+        let q = self.q;
+        let (start, n) = prompt_span(q);
+        let u = q.ubatch.max(1) as f64;
+        let secs = prompt_seconds(start, n, u, |tokens, d| self.ubatch_seconds(tokens, d));
+        // The output head once, for the last token: a mat-vec over its bytes.
+        let head_s = self.sh.outer_read
+            / match self.gpu {
+                Some(g) => g.achievable_bps(self.k.profiles.get(q.backend)),
+                None => self.cpu_bps,
+            };
+        n / (secs + head_s).max(1e-12)
+    }
+
+    /// Seconds of one ubatch of `u` tokens at depth `d`.
+    fn ubatch_seconds(&self, u: f64, d: f64) -> f64 {
+        let (q, sh, cpu_p) = (self.q, &self.sh, self.cpu_p);
+        let f = UbatchFlops::of(sh, q, u, d);
+        let touched =
+            sh.layer_read + (sh.layer_total - sh.layer_read).max(0.0) * experts_touched(sh.moe, u);
+        let Some(g) = self.gpu else {
+            let pf = q.tuning.prefill_factor.max(0.01);
+            let dense = super::cpu_dense_gemm_rate(cpu_p, &q.cpu, sh) * pf;
+            let expert = self.expert_rate_at(cpu_p, dense, u);
+            let attn = super::cpu_dense_rate(cpu_p, &q.cpu) * pf;
+            let t_flops = f.dense / dense + f.experts / expert + f.attention / attn;
+            let t_kq = f.scores * cpu_p.kq_bytes_per_score / self.cpu_bps;
+            return t_flops.max(touched / self.cpu_bps)
+                + t_kq
+                + self.l * cpu_p.layer_overhead_us * 1e-6;
+        };
+        self.gpu_ubatch_seconds(g, &f, touched, u)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tile_efficiency_is_the_filled_share_of_whole_tiles() {
+        // Many tokens per expert: the last partial tile hardly matters.
+        assert!(moe_tile_efficiency(4096.0, 128.0) > 0.95);
+        // 32 tokens per expert in 128-token tiles (Qwen3-30B-A3B at U = 512: 512 · 8 / 128):
+        // one tile, a quarter filled (a second tile is all but impossible).
+        let q = moe_tile_efficiency(32.0, 128.0);
+        assert!((q - 0.25).abs() < 0.01, "{q}");
+        // λ = T: half the experts spill into a second tile (Poisson), so well below 1.
+        let e = moe_tile_efficiency(32.0, 32.0);
+        assert!(e > 0.6 && e < 0.75, "{e}");
+        // Fewer tokens per expert never fill tiles better.
+        let mut last = 0.0;
+        for l in [1.0, 4.0, 16.0, 64.0, 256.0, 1024.0] {
+            let x = moe_tile_efficiency(l, 64.0);
+            assert!(x >= last * 0.999, "{l}: {x} < {last}");
+            last = x;
+        }
+        // Bad input: no tile or no tokens is no waste, never NaN.
+        assert_eq!(moe_tile_efficiency(0.0, 128.0), 1.0);
+        assert_eq!(moe_tile_efficiency(32.0, 0.0), 1.0);
+        assert_eq!(moe_tile_efficiency(f64::NAN, 128.0), 1.0);
+    }
+
+    #[test]
+    fn prompt_seconds_sums_every_ubatch_and_samples_long_prompts_exactly_when_linear() {
+        // A cost linear in depth: the sampled sum equals the exact one.
+        let cost = |u: f64, d: f64| u * (1.0 + d * 1e-3);
+        let exact = |n: f64, u: f64| {
+            let mut t = 0.0;
+            let mut done = 0.0;
+            while done < n {
+                let k = u.min(n - done);
+                t += cost(k, done);
+                done += k;
+            }
+            t
+        };
+        for n in [512.0, 1000.0, 8192.0, 131_072.0, 1_000_000.0] {
+            let got = prompt_seconds(0.0, n, 512.0, cost);
+            let want = exact(n, 512.0);
+            assert!((got / want - 1.0).abs() < 1e-9, "{n}: {got} vs {want}");
+        }
+        // A start depth shifts every ubatch.
+        let a = prompt_seconds(4096.0, 512.0, 512.0, cost);
+        assert!((a - cost(512.0, 4096.0)).abs() < 1e-9);
+    }
+}
