@@ -440,6 +440,80 @@ pub fn build(
     build_stages(s, fit, m, acc, st, tp, Stages::ONE)
 }
 
+/// The kernel family a replica's GEMMs run: ggml's on llama.cpp, else the one for the weights.
+fn kernel_for(
+    backend: Backend,
+    weights: crate::core::precision::WeightPrecision,
+    gpu: &GpuDevice,
+) -> Kernel {
+    if backend.is_llama_cpp() {
+        Kernel::Ggml
+    } else {
+        Kernel::for_weights(weights, gpu)
+    }
+}
+
+/// The speculative drafter of the target's scenario on the same GPUs: its own step model (its
+/// scenario and estimate, the target's GPU, profile and links) joins `step`, and the plan's
+/// speculative line is returned. `None` without a drafter.
+fn attach_drafter(
+    target: &StepInputs<'_>,
+    engine: Engine,
+    backend: Backend,
+    step: &mut StepModel,
+) -> Option<ServingSpec> {
+    let (es, gpu, profile, est_gpus) = (target.scenario, target.gpu, target.profile, target.tp);
+    let Ok((ds, extra)) = crate::core::estimate::draft_scenario(es, &es.model)? else {
+        return None;
+    };
+    let dest = estimate_with(&ds, false);
+    let dkernel = kernel_for(backend, ds.weights, &gpu);
+    let mut draft = StepModel::new(&StepInputs {
+        scenario: &ds,
+        est: &dest,
+        kernel: dkernel,
+        ..*target
+    });
+    // EAGLE-3's wider q/k/v and fc, MTP's projection: parameters its layer shape lacks.
+    let extra_bytes = extra as f64 * ds.weights.bits_per_weight() / 8.0 / est_gpus as f64;
+    draft.dense_bytes += extra_bytes;
+    draft.active_params += extra as f64 / est_gpus as f64;
+    if dkernel == Kernel::Ggml {
+        draft.vector_s_per_token = (dest.params.active + extra) as f64
+            * profile.dot_flops_per_weight
+            / (gpu.vector_tflops.max(0.01) * 1e12);
+    }
+    let sp = es.speculative.as_ref().expect("draft_scenario needs it");
+    let (g, a) = (sp.tokens(), sp.acceptance());
+    let e = crate::core::speculative::tokens_per_step(a, g);
+    let spec = ServingSpec {
+        method: sp.method,
+        draft_tokens: g,
+        acceptance: a,
+        tokens_per_step: e,
+        draft_weights_per_gpu: dest
+            .per_gpu_kind(crate::core::estimate::ComponentKind::Weights)
+            .saturating_add(crate::core::units::Bytes::from_f64(extra_bytes))
+            .saturating_sub(
+                crate::core::estimate::shared_with_model(sp.method, &dest).div_ceil(est_gpus),
+            ),
+        draft_kv_bytes_per_token: draft.kv_seq_bytes(1.0),
+        speedup_one_user: None,
+        speedup_at_best: None,
+        plain_best_users: None,
+    };
+    *step = step.clone().with_speculation(draft, g, e);
+    if engine == Engine::Sglang {
+        // SGLang turns its overlap scheduler off for EAGLE speculative decoding
+        // (`server_args.py`: "The radix cache, chunked prefill, and overlap scheduler are
+        // disabled because of using eagle speculative decoding"; v0.5: "Overlap scheduler
+        // is disabled because of using eagle3 or standalone speculative decoding"): the CPU
+        // step it hid is paid in full, as vLLM's is.
+        step.costs = StepCosts::of(Backend::Vllm);
+    }
+    Some(spec)
+}
+
 /// [`build`] with the layers split into pipeline stages of `tp` GPUs each (vLLM
 /// `--pipeline-parallel-size`): each GPU holds its stage's share of the weights and of the KV
 /// cache, and a step passes every stage ([`StepModel::time`]).
@@ -471,11 +545,7 @@ pub fn build_stages(
     let backend = backend_for(es.runtime, Some(acc));
     let profile = st.speed.profiles.get(backend);
     let gpu = GpuDevice::from_accelerator(acc);
-    let kernel = if backend.is_llama_cpp() {
-        Kernel::Ggml
-    } else {
-        Kernel::for_weights(s.weights, &gpu)
-    };
+    let kernel = kernel_for(backend, s.weights, &gpu);
     let (gpu_link, nvlink) = match acc.gpu_link_gbs {
         Some(g) if g > 0.0 => (GbPerSec(g / 2.0), true),
         _ => (
@@ -488,9 +558,9 @@ pub fn build_stages(
         .as_ref()
         .filter(|c| c.machine.as_str() == &*m.id)
         .map_or(1.0, |c| c.tuning.bandwidth_factor);
-    let inputs_of = |scenario, est, kernel| StepInputs {
-        scenario,
-        est,
+    let target = StepInputs {
+        scenario: &es,
+        est: &est,
         gpu,
         profile,
         kernel,
@@ -501,7 +571,7 @@ pub fn build_stages(
         consts: &st.speed,
         bandwidth_factor,
     };
-    let mut step = StepModel::new(&inputs_of(&es, &est, kernel));
+    let mut step = StepModel::new(&target);
     if engine == Engine::Transformers {
         step.dispatch_bound = true;
         step.kv_passes = crate::core::speed::step::DYNAMIC_CACHE_KV_PASSES;
@@ -513,53 +583,7 @@ pub fn build_stages(
         step.vector_s_per_token = est.params.active as f64 * profile.dot_flops_per_weight
             / (gpu.vector_tflops.max(0.01) * 1e12);
     }
-    let mut spec = None;
-    if let Some(Ok((ds, extra))) = crate::core::estimate::draft_scenario(&es, &es.model) {
-        let dest = estimate_with(&ds, false);
-        let dkernel = if backend.is_llama_cpp() {
-            Kernel::Ggml
-        } else {
-            Kernel::for_weights(ds.weights, &gpu)
-        };
-        let mut draft = StepModel::new(&inputs_of(&ds, &dest, dkernel));
-        // EAGLE-3's wider q/k/v and fc, MTP's projection: parameters its layer shape lacks.
-        let extra_bytes = extra as f64 * ds.weights.bits_per_weight() / 8.0 / est_gpus as f64;
-        draft.dense_bytes += extra_bytes;
-        draft.active_params += extra as f64 / est_gpus as f64;
-        if dkernel == Kernel::Ggml {
-            draft.vector_s_per_token = (dest.params.active + extra) as f64
-                * profile.dot_flops_per_weight
-                / (gpu.vector_tflops.max(0.01) * 1e12);
-        }
-        let sp = es.speculative.as_ref().expect("draft_scenario needs it");
-        let (g, a) = (sp.tokens(), sp.acceptance());
-        let e = crate::core::speculative::tokens_per_step(a, g);
-        spec = Some(ServingSpec {
-            method: sp.method,
-            draft_tokens: g,
-            acceptance: a,
-            tokens_per_step: e,
-            draft_weights_per_gpu: dest
-                .per_gpu_kind(crate::core::estimate::ComponentKind::Weights)
-                .saturating_add(crate::core::units::Bytes::from_f64(extra_bytes))
-                .saturating_sub(
-                    crate::core::estimate::shared_with_model(sp.method, &dest).div_ceil(est_gpus),
-                ),
-            draft_kv_bytes_per_token: draft.kv_seq_bytes(1.0),
-            speedup_one_user: None,
-            speedup_at_best: None,
-            plain_best_users: None,
-        });
-        step = step.with_speculation(draft, g, e);
-        if engine == Engine::Sglang {
-            // SGLang turns its overlap scheduler off for EAGLE speculative decoding
-            // (`server_args.py`: "The radix cache, chunked prefill, and overlap scheduler are
-            // disabled because of using eagle speculative decoding"; v0.5: "Overlap scheduler
-            // is disabled because of using eagle3 or standalone speculative decoding"): the CPU
-            // step it hid is paid in full, as vLLM's is.
-            step.costs = StepCosts::of(Backend::Vllm);
-        }
-    }
+    let spec = attach_drafter(&target, engine, backend, &mut step);
     let gpus_in_machine = machine_gpus(m, acc);
     let (memory, usable) = if layer_split {
         (
