@@ -330,12 +330,9 @@ impl VerifyDialog {
 
     fn body(&mut self, ui: &mut Ui, ctx: &Context, i: &VerifyInputs) {
         let busy = self.busy();
-        ui.label(
-            RichText::new(
-                "Runs llama-bench here with the settings headroom recommends (one prompt test and one generation test, 3 repetitions each) and puts the prediction beside the measurement.",
-            )
-            .small()
-            .weak(),
+        super::style::hint(
+            ui,
+            "Runs llama-bench here with the settings headroom recommends (one prompt test and one generation test, 3 repetitions each) and puts the prediction beside the measurement.",
         );
         egui::Grid::new("verify-inputs")
             .num_columns(2)
