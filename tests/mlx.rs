@@ -509,6 +509,30 @@ fn recommend_says_why_non_apple_groups_are_empty() {
             .starts_with("apple-")
     );
     assert!(r.cluster.is_none());
+    // This machine without Apple silicon: no change is offered, and its card says why rather
+    // than "Runs it on the GPU as it is.".
+    let pc = cat
+        .machines
+        .iter()
+        .find(|m| m.gpu.as_deref() == Some("rtx-4090"))
+        .unwrap();
+    let r = recommend(
+        &s,
+        &cat.machines,
+        Some(pc),
+        cat,
+        &FitSettings::default(),
+        &Constraints::default(),
+        headroom::io::catalog::quality(),
+    );
+    let t = r.this_machine.expect("this machine");
+    assert!(t.upgrades.is_empty(), "{:?}", t.upgrades);
+    assert!(
+        t.as_it_is()
+            .starts_with("Does not run it: MLX runs only on Apple silicon"),
+        "{}",
+        t.as_it_is()
+    );
 }
 
 /// mlx-lm warns "This can be slow" past 0.9 of the wired limit: Llama 3.3 70B at 5 bits (5.5

@@ -1092,6 +1092,25 @@ impl fmt::Display for Summary<'_> {
 }
 
 impl ThisMachine {
+    /// The card's line when no change is offered: "Runs it on the GPU as it is." where it runs
+    /// on the GPU, else what it does now, as a sentence ("Does not run it: MLX runs only on
+    /// Apple silicon …").
+    pub fn as_it_is(&self) -> String {
+        if matches!(self.now, Outcome::Gpu { .. } | Outcome::Unified { .. }) {
+            return "Runs it on the GPU as it is.".into();
+        }
+        let now = Summary(&Self {
+            upgrades: Vec::new(),
+            past_floor: None,
+            ..self.clone()
+        })
+        .to_string();
+        let mut c = now.chars();
+        match c.next() {
+            Some(first) => format!("{}{}.", first.to_uppercase(), c.as_str()),
+            None => now,
+        }
+    }
     /// "This machine (RTX 4090 desktop)", or the detected name when it already says so.
     pub fn title(&self) -> String {
         if self.name.starts_with("This machine") {

@@ -326,14 +326,7 @@ fn this_card(ui: &mut Ui, w: f32, t: &ThisMachine, open: &mut Option<String>) {
                 );
             }
             None => {
-                ui.add(
-                    egui::Label::new(
-                        RichText::new("Runs it on the GPU as it is.")
-                            .size(SUB)
-                            .weak(),
-                    )
-                    .wrap(),
-                );
+                ui.add(egui::Label::new(RichText::new(t.as_it_is()).size(SUB).weak()).wrap());
             }
         }
         if let Some(p) = &t.past_floor {
