@@ -239,6 +239,20 @@ fn mlx_has_no_layer_offload() {
         "{:?}",
         r.notes
     );
+    // The Why column says so, and the wired-limit warning (for a model that fits near the
+    // limit) stays out of a model that does not fit at all.
+    let why = headroom::core::placement::explain::verdict_reason(&r, false);
+    assert!(why.starts_with("MLX keeps every layer on the GPU"), "{why}");
+    assert!(
+        !r.notes
+            .iter()
+            .any(|n| matches!(n, Note::MlxNearWiredLimit { .. })),
+        "{:?}",
+        r.notes
+    );
+    let pc = fit(&s, "desktop-rtx4090-64gb");
+    let why = headroom::core::placement::explain::verdict_reason(&pc, false);
+    assert!(why.starts_with("MLX runs only on Apple silicon"), "{why}");
     let llama = scenario("llama-3.3-70b", WeightPrecision::Q4_0, Runtime::LlamaCpp);
     assert_eq!(fit(&llama, m).verdict, Verdict::Offload);
 }

@@ -4,6 +4,7 @@
 
 use super::capacity::gpus_used;
 use super::experts::ExpertSplit;
+use super::note::Note;
 use crate::core::catalog::{Accelerator, Machine};
 use crate::core::estimate::{ComponentKind, Estimate};
 use crate::core::fit::{FitResult, Verdict};
@@ -227,6 +228,15 @@ pub fn verdict_reason(f: &FitResult, training: bool) -> String {
             "fits in neither VRAM nor RAM: {} of {} layers on the GPU, {} resident in RAM, {} read from the disk",
             f.gpu_layers, f.total_layers, f.ram_required, f.disk_bytes
         ),
+        // MLX: off Apple silicon it does not run at all; on a Mac it has no CPU offload.
+        Verdict::None
+            if let Some(n) = f
+                .notes
+                .iter()
+                .find(|n| matches!(n, Note::NeedsAppleSilicon | Note::MlxAllOnGpu { .. })) =>
+        {
+            n.to_string()
+        }
         Verdict::None if training && f.gpu_capacity.0 == 0 => {
             "training needs a GPU; this machine has none".to_string()
         }

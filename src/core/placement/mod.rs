@@ -246,18 +246,18 @@ fn mlx_short(job: &Job) -> Placement {
     p
 }
 
-/// mlx-lm's "can be slow" warning: the weights above 0.9 of the wired limit (the GPU's share).
+/// mlx-lm's "can be slow" warning: the weights above 0.9 of the wired limit (the GPU's share)
+/// but within it — past it the model does not run and [`Note::MlxAllOnGpu`] says so.
 fn mlx_near_limit(job: &Job) -> Option<Note> {
     let g = job.gpus.as_ref().filter(|g| g.unified)?;
     let weights = g
         .est
         .kind_total(crate::core::estimate::ComponentKind::Weights);
-    (weights.as_f64() > crate::core::mlx::SLOW_SHARE * g.capacity.as_f64()).then_some(
-        Note::MlxNearWiredLimit {
+    (weights.as_f64() > crate::core::mlx::SLOW_SHARE * g.capacity.as_f64() && weights <= g.capacity)
+        .then_some(Note::MlxNearWiredLimit {
             weights,
             limit: g.capacity,
-        },
-    )
+        })
 }
 
 /// On unified memory: the limit raise the settings assume, or the one that would put the whole
