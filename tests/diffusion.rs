@@ -1225,6 +1225,45 @@ fn a_saved_image_scenario_runs_on_the_command_line() {
     );
 }
 
+/// `estimate --mode image --save-scenario FILE` writes the image scenario (it was ignored in
+/// image mode), and the file opens again as the same pipeline and settings.
+#[test]
+fn an_image_estimate_saves_its_scenario() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("saved.ron");
+    let f = file.to_str().unwrap();
+    let o = headroom(&[
+        "estimate",
+        "--mode",
+        "image",
+        "--model",
+        "flux.1-dev",
+        "--resolution",
+        "768x512",
+        "--steps",
+        "20",
+        "--image-runtime",
+        "compiled",
+        "--save-scenario",
+        f,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = headroom(&["estimate", "--scenario", f, "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let im = &v["image"];
+    assert_eq!(im["pipeline"], "flux.1-dev");
+    assert_eq!(
+        (
+            im["width"].as_u64(),
+            im["height"].as_u64(),
+            im["steps"].as_u64()
+        ),
+        (Some(768), Some(512), Some(20))
+    );
+    assert_eq!(im["image_runtime"], "compiled", "{im}");
+}
+
 /// The picks are the fit rows' own extremes: the cloud group's "cheapest" has the lowest $ per
 /// 1000 images of every cloud instance that runs the pipeline on its GPU, "fastest" the most
 /// images per hour, and no machine that only runs it on its CPU is ever picked.

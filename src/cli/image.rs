@@ -172,6 +172,9 @@ fn pipeline(
 /// `headroom estimate --mode image`.
 pub fn run_estimate(a: &EstimateArgs) -> Result<String, CliError> {
     let i = inputs(&a.scenario)?;
+    if let Some(p) = &a.save_scenario {
+        save_scenario(p, &a.scenario, &i)?;
+    }
     // Sized as asked; `auto` is sized with everything on the GPU (the fit picks per machine).
     let e = estimate(&i, sized_placement(&i));
     if a.json {
@@ -181,6 +184,36 @@ pub fn run_estimate(a: &EstimateArgs) -> Result<String, CliError> {
     } else {
         Ok(estimate_table(&i, &e))
     }
+}
+
+/// `--save-scenario` in image mode: the scenario the flags describe (a saved one's other
+/// settings kept), in image mode with these inputs, as the window saves it. A pipeline read from
+/// a `--diffusers` folder is not a preset a scenario file can name: refused, nothing written.
+fn save_scenario(
+    path: &std::path::Path,
+    a: &ScenarioArgs,
+    i: &ImageInputs,
+) -> Result<(), CliError> {
+    if presets::find(&i.pipeline.id).is_none() {
+        return Err(CliError::usage(format!(
+            "--save-scenario: the pipeline read from --diffusers ({}) is not a preset a scenario file can name; save with --model {}",
+            i.pipeline.id,
+            presets::ids()
+        )));
+    }
+    let base = match &a.scenario {
+        Some(_) => super::scenario::saved_or_default(a)?,
+        None => crate::core::scenario::Scenario::default(),
+    };
+    let s = crate::core::scenario::Scenario {
+        mode: crate::core::scenario::Mode::Image,
+        weights: i.weights,
+        flash_attention: i.memory_efficient_attention,
+        image: i.settings(),
+        ..base
+    };
+    crate::io::export::write_scenario(path, &s)
+        .map_err(|e| CliError::output(format!("--save-scenario: {e}")))
 }
 
 /// The heading line of an image scenario.

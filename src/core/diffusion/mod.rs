@@ -314,7 +314,6 @@ pub struct ImageInputs {
     pub fp8_matmul: bool,
 }
 
-/// The ranges of the inputs (each flag's error names it).
 impl ImageFit {
     /// The GPU part of the placement: what it needs of one GPU and that GPU's usable memory;
     /// `None` where the pipeline runs on the CPU or the machine has no GPU.
@@ -324,6 +323,7 @@ impl ImageFit {
     }
 }
 
+/// The ranges of the inputs (each flag's error names it).
 pub mod limits {
     pub const SIDE: (u32, u32) = (64, 8192);
     pub const STEPS: (u32, u32) = (1, 1000);
@@ -331,6 +331,22 @@ pub mod limits {
 }
 
 impl ImageInputs {
+    /// The settings a scenario keeps for these inputs (`Scenario::image`; the weights and
+    /// memory-efficient attention are the scenario's own `weights` and `flash_attention`).
+    pub fn settings(&self) -> ImageSettings {
+        ImageSettings {
+            pipeline: self.pipeline.id.to_string(),
+            width: self.width,
+            height: self.height,
+            steps: self.steps,
+            images: self.images,
+            offload: self.offload,
+            vae_tiling: self.vae_tiling,
+            runtime: self.runtime_choice,
+            tf32: self.tf32,
+            fp8_matmul: self.fp8_matmul,
+        }
+    }
     /// The pipeline at its own defaults (resolution, steps), BF16, one image.
     pub fn new(pipeline: Pipeline) -> ImageInputs {
         ImageInputs {
