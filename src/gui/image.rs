@@ -558,6 +558,10 @@ fn shown(v: &View<'_>, d: &ImageDerived) -> Vec<usize> {
     idx
 }
 
+/// Below this width the image machine table drops its Pipelines column and narrows the others:
+/// 22 + 230 + 140 + 160 + 3 × 76 + 70 px of columns and their spacing.
+const NARROW_TABLE_PX: f32 = 900.0;
+
 /// Every machine: its image verdict, GPU memory needed and held, seconds per image, images
 /// per hour of the whole machine and $ per 1000 images; fastest first.
 fn machines(ui: &mut Ui, v: &mut View<'_>, d: &ImageDerived) {
@@ -577,28 +581,46 @@ fn machines(ui: &mut Ui, v: &mut View<'_>, d: &ImageDerived) {
         return;
     }
     let mut toggles = Vec::new();
-    TableBuilder::new(ui)
-        .id_salt("image-machines")
+    // Narrower than every column needs (a 1024-px window): the Pipelines column goes (its count
+    // is in images/h already) and the others take their narrow widths, so the answer columns
+    // stay on screen without a sideways scroll.
+    let narrow = ui.available_width() < NARROW_TABLE_PX;
+    let (num_w, gpu_w, verdict_w) = if narrow {
+        (64.0, 128.0, 128.0)
+    } else {
+        (76.0, 160.0, 140.0)
+    };
+    let mut headers = vec![
+        "",
+        "Machine",
+        "Verdict",
+        "GPU needs / has",
+        "s/image",
+        "images/h",
+        "$/1000 img",
+    ];
+    let mut table = TableBuilder::new(ui)
+        .id_salt(("image-machines", narrow))
         .striped(true)
         .resizable(true)
         .cell_layout(Layout::left_to_right(Align::Center))
-        .column(Column::exact(22.0))
-        .column(Column::initial(230.0).at_least(120.0).clip(true))
-        .column(Column::initial(160.0).at_least(80.0))
-        .column(Column::initial(140.0).at_least(80.0))
-        .columns(Column::initial(76.0).at_least(50.0), 3)
-        .column(Column::remainder().at_least(70.0).clip(true))
+        .column(Column::exact(22.0));
+    table = if narrow {
+        table.column(Column::remainder().at_least(110.0).clip(true))
+    } else {
+        table.column(Column::initial(230.0).at_least(120.0).clip(true))
+    };
+    table = table
+        .column(Column::initial(verdict_w).at_least(80.0))
+        .column(Column::initial(gpu_w).at_least(80.0))
+        .columns(Column::initial(num_w).at_least(50.0), 3);
+    if !narrow {
+        table = table.column(Column::remainder().at_least(70.0).clip(true));
+        headers.push("Pipelines");
+    }
+    table
         .header(24.0, |mut h| {
-            for t in [
-                "",
-                "Machine",
-                "Verdict",
-                "GPU needs / has",
-                "s/image",
-                "images/h",
-                "$/1000 img",
-                "Pipelines",
-            ] {
+            for t in headers {
                 h.col(|ui| {
                     ui.label(RichText::new(t).strong());
                 });
@@ -607,7 +629,8 @@ fn machines(ui: &mut Ui, v: &mut View<'_>, d: &ImageDerived) {
         .body(|body| {
             body.rows(24.0, rows.len(), |mut row| {
                 let f = &d.fits[rows[row.index()]];
-                machine_row(&mut row, f, v.state.is_selected(&f.machine), &mut toggles);
+                let on = v.state.is_selected(&f.machine);
+                machine_row(&mut row, f, on, !narrow, &mut toggles);
             });
         });
     for (id, on) in toggles {
@@ -620,6 +643,7 @@ fn machine_row(
     row: &mut egui_extras::TableRow<'_, '_>,
     f: &ImageFit,
     selected: bool,
+    pipelines: bool,
     toggles: &mut Vec<(String, bool)>,
 ) {
     row.col(|ui| {
@@ -652,6 +676,9 @@ fn machine_row(
     row.col(|ui| {
         ui.label(format::usd(f.usd_per_1000_images));
     });
+    if !pipelines {
+        return;
+    }
     row.col(|ui| {
         ui.label(if f.verdict.runs() {
             format::group_digits(f.pipelines)
