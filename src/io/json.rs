@@ -170,6 +170,31 @@ pub fn fit_json(r: &FitResult) -> Value {
     if let Some(b) = r.backend {
         v["speed_backend"] = json!(b.label());
     }
+    answers_json(r, runs, &mut v);
+    if let Some(m) = &r.measured {
+        v["measured"] = json!({
+            "benchmark": m.benchmark,
+            "backend": m.backend.label(),
+            "decode_tokens_per_s": m.decode_tokens_per_s,
+            "prefill_tokens_per_s": m.prefill_tokens_per_s,
+            "source": m.source,
+            "date": m.date,
+        });
+    }
+    if let Some(t) = &r.training {
+        v["training"] = json!({
+            "step_seconds": round4(t.step_seconds),
+            "tokens_per_s": round2(t.tokens_per_s),
+            "run_hours": round4(t.run_hours),
+            "run_usd": t.run_usd.map(round4),
+        });
+    }
+    v
+}
+
+/// What a fit row answers beyond memory and speed, where it runs: speculative decoding, a VLM's
+/// images, an embedding pass.
+fn answers_json(r: &FitResult, runs: bool, v: &mut Value) {
     if let Some(x) = r.speculative.as_ref().filter(|_| runs) {
         // Speculative decoding: `decode_tokens_per_s` above is with it; this is how.
         v["speculative"] = json!({
@@ -202,25 +227,6 @@ pub fn fit_json(r: &FitResult) -> Value {
             "batch_s": round4(e.batch_s),
         });
     }
-    if let Some(m) = &r.measured {
-        v["measured"] = json!({
-            "benchmark": m.benchmark,
-            "backend": m.backend.label(),
-            "decode_tokens_per_s": m.decode_tokens_per_s,
-            "prefill_tokens_per_s": m.prefill_tokens_per_s,
-            "source": m.source,
-            "date": m.date,
-        });
-    }
-    if let Some(t) = &r.training {
-        v["training"] = json!({
-            "step_seconds": round4(t.step_seconds),
-            "tokens_per_s": round2(t.tokens_per_s),
-            "run_hours": round4(t.run_hours),
-            "run_usd": t.run_usd.map(round4),
-        });
-    }
-    v
 }
 
 /// The row's notes; a `none` row's start with why it does not run (what one GPU, or RAM,

@@ -789,7 +789,6 @@ pub fn to_model(
     source: &str,
     name_hint: &str,
 ) -> Result<ImportedModel, ImportError> {
-    let mut notes: Vec<String> = Vec::new();
     let meta = Meta {
         header: h,
         arch: h.get_str("general.architecture").unwrap_or("").to_string(),
@@ -799,17 +798,7 @@ pub fn to_model(
         .get_u("block_count")
         .map(|b| b.saturating_sub(mtp_layers));
     let stats = TensorStats::of(h, main_layers, mtp_layers);
-
-    if meta.arch.is_empty() {
-        notes.push("general.architecture is missing (llama.cpp would refuse this file): shape inferred from the tensors".into());
-    }
-    if mtp_layers > 0 {
-        notes.push(format!(
-            "{mtp_layers} multi-token-prediction layer(s) ({} tensors, {}) are in the file but llama.cpp skips them at load: not counted",
-            stats.mtp_count,
-            Bytes(stats.mtp_bytes).display_gib()
-        ));
-    }
+    let mut notes = opening_notes(&meta, &stats, mtp_layers);
     let mut shape = dense_shape(&meta, &stats, main_layers, &mut notes);
     let recurrent = recurrent_layers(&meta, &stats, &mut shape, &mut notes);
     let moe = moe_spec(&meta, &stats, shape.layers, &mut notes);
@@ -907,6 +896,23 @@ pub fn to_model(
         notes,
         by_type,
     ))
+}
+
+/// The notes on the file as a whole: a missing architecture, multi-token-prediction layers
+/// llama.cpp skips at load.
+fn opening_notes(meta: &Meta, stats: &TensorStats, mtp_layers: u64) -> Vec<String> {
+    let mut notes = Vec::new();
+    if meta.arch.is_empty() {
+        notes.push("general.architecture is missing (llama.cpp would refuse this file): shape inferred from the tensors".into());
+    }
+    if mtp_layers > 0 {
+        notes.push(format!(
+            "{mtp_layers} multi-token-prediction layer(s) ({} tensors, {}) are in the file but llama.cpp skips them at load: not counted",
+            stats.mtp_count,
+            Bytes(stats.mtp_bytes).display_gib()
+        ));
+    }
+    notes
 }
 
 /// Attention with no heads is refused: the KV cache would be 0 B/token without a word
