@@ -888,6 +888,51 @@ fn techniques_section(ui: &mut Ui, v: &mut View<'_>) {
     );
 }
 
+/// The draft model picker: presets of the model's family and tokenizer, smaller than it.
+fn draft_model_row(
+    ui: &mut Ui,
+    cat: &crate::core::catalog::Catalog,
+    model: &crate::core::model::ModelSpec,
+    model_id: Option<&str>,
+    sp: &mut SpeculativeInputs,
+) {
+    let family = model_id
+        .and_then(|id| cat.model(id))
+        .map(|p| p.family.as_str());
+    let candidates = draft_candidates(&cat.models, model, family);
+    if candidates.is_empty() {
+        hint(
+            ui,
+            "No preset shares this model's tokenizer and is smaller: pick an EAGLE-3 head, or give a draft file with the CLI's --draft.",
+        );
+    } else {
+        let mut pick = candidates
+            .iter()
+            .position(|p| sp.draft_id.as_deref() == Some(p.id.as_str()));
+        let options: Vec<Option<usize>> = (0..candidates.len()).map(Some).collect();
+        let name = |i: Option<usize>| match i {
+            Some(i) => format!(
+                "{} ({})",
+                candidates[i].name,
+                format::params(candidates[i].spec.param_count().total)
+            ),
+            None => "Choose a draft model".into(),
+        };
+        if combo(
+            ui,
+            "Draft model",
+            "The drafter: presets of this model's family and tokenizer, smaller than it",
+            &mut pick,
+            &options,
+            name,
+        ) && let Some(i) = pick
+        {
+            sp.draft = Some(candidates[i].spec.clone());
+            sp.draft_id = Some(candidates[i].id.clone());
+        }
+    }
+}
+
 /// Speculative decoding (inference): on or off, the drafter, and how many tokens it drafts at
 /// what acceptance. The fit's decode speed follows (`core::speculative`).
 fn speculative_rows(ui: &mut Ui, v: &mut View<'_>) {
@@ -933,43 +978,7 @@ fn speculative_rows(ui: &mut Ui, v: &mut View<'_>) {
         sp.draft_weights = None;
     }
     if sp.method == SpecMethod::DraftModel {
-        let family = s
-            .model_id
-            .as_deref()
-            .and_then(|id| v.data.catalog.model(id))
-            .map(|p| p.family.as_str());
-        let candidates = draft_candidates(&v.data.catalog.models, &s.model, family);
-        if candidates.is_empty() {
-            hint(
-                ui,
-                "No preset shares this model's tokenizer and is smaller: pick an EAGLE-3 head, or give a draft file with the CLI's --draft.",
-            );
-        } else {
-            let mut pick = candidates
-                .iter()
-                .position(|p| sp.draft_id.as_deref() == Some(p.id.as_str()));
-            let options: Vec<Option<usize>> = (0..candidates.len()).map(Some).collect();
-            let name = |i: Option<usize>| match i {
-                Some(i) => format!(
-                    "{} ({})",
-                    candidates[i].name,
-                    format::params(candidates[i].spec.param_count().total)
-                ),
-                None => "Choose a draft model".into(),
-            };
-            if combo(
-                ui,
-                "Draft model",
-                "The drafter: presets of this model's family and tokenizer, smaller than it",
-                &mut pick,
-                &options,
-                name,
-            ) && let Some(i) = pick
-            {
-                sp.draft = Some(candidates[i].spec.clone());
-                sp.draft_id = Some(candidates[i].id.clone());
-            }
-        }
+        draft_model_row(ui, &v.data.catalog, &s.model, s.model_id.as_deref(), sp);
     }
     let mut tokens = sp.tokens();
     if slider_u64_typed(
