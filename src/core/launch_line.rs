@@ -373,6 +373,18 @@ fn llama_cpp(rest: &[String], bench: bool, a: &mut LaunchLine) -> Result<(), Str
             f => return Err(format!("{f}: not a llama.cpp flag headroom reads")),
         }
     }
+    settle_llama(a, (k, v), ctx, slots);
+    Ok(())
+}
+
+/// What llama.cpp's flags mean together: `-ngl` beside `--n-cpu-moe`, the K and V cache types
+/// (F16 where one is not given), and llama-server's context shared by its `-np` slots.
+fn settle_llama(
+    a: &mut LaunchLine,
+    (k, v): (Option<KvPrecision>, Option<KvPrecision>),
+    ctx: Option<u64>,
+    slots: Option<u64>,
+) {
     if a.gpu_layers.is_some() && a.n_cpu_moe.is_some() {
         // `-ngl N --n-cpu-moe M`: headroom models the expert split with every layer on the GPU
         // (`-ngl 99 --n-cpu-moe M`, how it is run); a smaller -ngl with it is not modelled.
@@ -399,7 +411,6 @@ fn llama_cpp(rest: &[String], bench: bool, a: &mut LaunchLine) -> Result<(), Str
         (None, Some(n)) => a.batch = Some(n.min(crate::core::scenario::limits::MAX_BATCH)),
         (None, None) => {}
     }
-    Ok(())
 }
 
 /// llama-bench takes comma lists (`-ngl 10,20,30`): the first value, as its first run uses.
