@@ -440,6 +440,24 @@ pub fn build(
     build_stages(s, fit, m, acc, st, tp, Stages::ONE)
 }
 
+/// One GPU's memory and its usable part, or every GPU's of the machine pooled where the engine
+/// splits layers across them (llama.cpp: one replica over all GPUs).
+fn replica_memory(
+    acc: &Accelerator,
+    fit: &FitResult,
+    gpus_in_machine: u64,
+    layer_split: bool,
+) -> (crate::core::units::Bytes, crate::core::units::Bytes) {
+    if layer_split {
+        (
+            acc.memory.saturating_mul(gpus_in_machine),
+            fit.gpu_capacity.saturating_mul(gpus_in_machine),
+        )
+    } else {
+        (acc.memory, fit.gpu_capacity)
+    }
+}
+
 /// The kernel family a replica's GEMMs run: ggml's on llama.cpp, else the one for the weights.
 fn kernel_for(
     backend: Backend,
@@ -585,14 +603,7 @@ pub fn build_stages(
     }
     let spec = attach_drafter(&target, engine, backend, &mut step);
     let gpus_in_machine = machine_gpus(m, acc);
-    let (memory, usable) = if layer_split {
-        (
-            acc.memory.saturating_mul(gpus_in_machine),
-            fit.gpu_capacity.saturating_mul(gpus_in_machine),
-        )
-    } else {
-        (acc.memory, fit.gpu_capacity)
-    };
+    let (memory, usable) = replica_memory(acc, fit, gpus_in_machine, layer_split);
     let settings = engine::settings(engine, &inputs, acc);
     let kv_pool = pool::pool(
         &settings,
