@@ -331,3 +331,79 @@ fn exact_file_bytes_do_not_count_the_tower_twice() {
         total
     );
 }
+
+fn llava_next_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/configs/llava/llava-hf_llava-v1.6-mistral-7b-hf.json")
+}
+
+/// llava-v1.6-mistral-7b-hf: LLaVA-1.5's CLIP ViT-L/14-336 (303,507,456) and projector
+/// (1024 × 4096 + 4096 + 4096² + 4096 = 20,979,712, text width 4096 from MistralConfig) plus
+/// `image_newline` (4,096) = 324,491,264; Mistral-7B's decoder at vocab 32,064: 32 × (q/o
+/// 2 × 4096² + k/v 2 × 4096 × 1024 + MLP 3 × 4096 × 14,336 + norms 8,192) = 6,979,584,000 +
+/// embeddings and head 2 × 32,064 × 4096 = 262,668,288 + final norm 4,096 = 7,242,256,384.
+/// Checkpoint total 7,566,747,648: the model card's "7.57B".
+#[test]
+fn llava_next_is_llava_1_5_tiled_over_its_grid_pinpoints() {
+    let text = std::fs::read_to_string(llava_next_path()).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let t = vision_tower(&v).unwrap().expect("a CLIP tower");
+    assert_eq!(t.params, 303_507_456 + 20_979_712 + 4_096);
+    assert_eq!(t.weight_bytes, 2 * t.params);
+    assert_eq!((t.tile, t.patch_size, t.grid_pinpoints.len()), (336, 14, 5));
+    // Sized at its largest pinpoint, 672²: 4 tiles + the base, 2,928 tokens (48² + 48 + 576).
+    assert_eq!((t.image_size, t.height()), (672, 672));
+    assert_eq!((t.crops(), t.tokens_per_image()), (5, 2_928));
+    // One pass of the tower is one 336² tile.
+    assert_eq!(t.patches(), 576);
+
+    let spec = parse_hf_config(&text).unwrap();
+    assert_eq!(
+        (spec.hidden, spec.layers, spec.intermediate, spec.kv_heads),
+        (4096, 32, 14_336, 8)
+    );
+    assert_eq!(spec.param_count().total, 7_566_747_648);
+    assert_eq!(spec.vision_params, 324_491_264);
+
+    // Pinpoints the tiles cannot cut are named.
+    let bad = text.replace("[1008, 336]", "[1000, 336]");
+    let e = parse_hf_config(&bad).unwrap_err().to_string();
+    assert!(e.contains("image_grid_pinpoints"), "{e}");
+    let bad = text.replace("[1008, 336]", "[1008]");
+    assert!(parse_hf_config(&bad).is_err());
+    // Without pinpoints LlavaNextConfig's defaults apply: the same five.
+    let mut v2 = v.clone();
+    v2.as_object_mut().unwrap().remove("image_grid_pinpoints");
+    assert_eq!(
+        vision_tower(&v2).unwrap().unwrap().tokens_per_image(),
+        2_928
+    );
+}
+
+#[test]
+fn cli_llava_next_takes_an_image_size_and_tiles_it() {
+    let cfg = llava_next_path();
+    let cfg = cfg.to_str().unwrap();
+    let out = headroom(&["estimate", "--config", cfg, "--image-size", "1024x768"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains("one 336² tile (of 5 per 1024 × 768 image) = 576 patches"),
+        "{s}"
+    );
+    let out = headroom(&["fit", "--config", cfg, "--image-size", "1024x768", "--json"]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let vis = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|m| m.get("vision"))
+        .expect("a machine that runs it has a vision object");
+    // 36 × 48 unpadded + 36 newlines + 576 base (core::vision's hand count).
+    assert_eq!(vis["tokens_per_image"], 2_340);
+}

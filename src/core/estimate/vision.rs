@@ -37,8 +37,18 @@ pub(super) fn place(job: &Job, list: &mut ComponentList) -> Bytes {
     let p = e.patches();
     let b_text = formula!(
         job.explain,
-        "one {} image = {} patches of {} px: max({}, FFN {p} × {} × 4 B, q/k/v {p} × {} × 12 B) + residual {p} × {} × 16 B = {}",
-        image_dims(e.image_size, e.height()),
+        "one {} = {} patches of {} px: max({}, FFN {p} × {} × 4 B, q/k/v {p} × {} × 12 B) + residual {p} × {} × 16 B = {}",
+        if e.tiles() {
+            // llama.cpp encodes a tiled image's crops one graph at a time.
+            format!(
+                "{} tile (of {} per {} image)",
+                image_dims(e.tile, e.tile),
+                e.crops(),
+                image_dims(e.image_size, e.height())
+            )
+        } else {
+            format!("{} image", image_dims(e.image_size, e.height()))
+        },
         group_digits(p),
         e.patch_size,
         if fa {

@@ -45,6 +45,8 @@ pub const SUPPORTED_ARCHS: &[&str] = &[
     "qwen2_5_vl",
     // LLaVA-1.5: a Llama decoder in `text_config` plus the CLIP tower of `vision.rs`.
     "llava",
+    // LLaVA-NeXT: LLaVA-1.5's tower with anyres tiling, a Mistral or Llama decoder.
+    "llava_next",
     "qwen3",
     "qwen3_moe",
     "qwen3_next",
@@ -97,6 +99,18 @@ pub(crate) const LLAMA_TEXT_DEFAULTS: &[(&str, u64)] = &[
     ("num_hidden_layers", 32),
     ("num_attention_heads", 32),
     ("max_position_embeddings", 2048),
+];
+
+/// transformers `MistralConfig.__init__` defaults (models/mistral/configuration_mistral.py), which
+/// llava-v1.6-mistral-7b-hf's `text_config` leaves out (its `sliding_window` is null: none).
+pub(crate) const MISTRAL_TEXT_DEFAULTS: &[(&str, u64)] = &[
+    ("vocab_size", 32_000),
+    ("hidden_size", 4096),
+    ("intermediate_size", 14_336),
+    ("num_hidden_layers", 32),
+    ("num_attention_heads", 32),
+    ("num_key_value_heads", 8),
+    ("max_position_embeddings", 131_072),
 ];
 
 /// transformers `SiglipVisionConfig` defaults (models/siglip/configuration_siglip.py).
@@ -360,7 +374,8 @@ fn language_model<'a>(
     let defaults = match kind.as_str() {
         "gemma3_text" => GEMMA3_TEXT_DEFAULTS,
         // LlavaConfig builds its text config from the class defaults for the keys it omits.
-        "llama" if top_type == "llava" => LLAMA_TEXT_DEFAULTS,
+        "llama" if top_type == "llava" || top_type == "llava_next" => LLAMA_TEXT_DEFAULTS,
+        "mistral" if top_type == "llava_next" => MISTRAL_TEXT_DEFAULTS,
         "gemma3n_text" => gemma3n::GEMMA3N_TEXT_DEFAULTS,
         _ => &[],
     };

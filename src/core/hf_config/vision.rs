@@ -13,6 +13,13 @@
 //!   linear layers with GELU between. Fixed resolution: `(image_size / patch_size)²` tokens (576),
 //!   the class token dropped (`vision_feature_select_strategy` "default", LLaVA-1.5's; "full",
 //!   which keeps it for 577, is not read).
+//! - **LLaVA-NeXT** (`llava_next`, LLaVA-1.6): transformers `modeling_llava_next.py`, LLaVA-1.5's
+//!   CLIP tower and projector plus an `image_newline` vector of the text width. "anyres"
+//!   tiling: an image is scaled into the best of `image_grid_pinpoints` and cut into tiles of the
+//!   tower's `image_size`, each encoded, plus the whole image at one tile
+//!   (`image_size_to_num_patches`); its tokens are the base tile's, the grid's features without
+//!   the letterbox padding, and a newline token per row (`VisionEncoder::tokens_per_image`).
+//!   Sized at the largest pinpoint unless `--image-size` says.
 
 use super::obj::{Obj, bad};
 use super::{ConfigError, MAX_FFN, MAX_HEADS, MAX_HIDDEN, MAX_LAYERS};
@@ -46,6 +53,11 @@ const CLIP_VISION_DEFAULTS: &[(&str, u64)] = &[
     ("patch_size", 32),
 ];
 
+/// transformers `LlavaNextConfig.__init__`'s `image_grid_pinpoints` when a config omits it
+/// (models/llava_next/configuration_llava_next.py), each `[height, width]`.
+const LLAVA_NEXT_PINPOINTS: &[[u64; 2]] =
+    &[[336, 672], [672, 336], [672, 672], [1008, 336], [336, 1008]];
+
 /// The image side a dynamic-resolution tower is sized at when no `--image-size` is given
 /// (llama.cpp `convert_hf_to_gguf.py` `Qwen2VLVisionModel`: `image_size` 560).
 pub const DYNAMIC_DEFAULT_SIDE: u64 = 560;
@@ -72,6 +84,7 @@ pub fn vision_tower(root: &Value) -> Result<Option<VisionEncoder>, ConfigError> 
             qwen2_5_vl_tower(&v, dtype_bytes(&top)?).map(Some)
         }
         Some("llava") => llava_tower(&top, dtype_bytes(&top)?).map(Some),
+        Some("llava_next") => llava_next_tower(&top, dtype_bytes(&top)?).map(Some),
         _ => Ok(None),
     }
 }
@@ -146,6 +159,8 @@ fn qwen2_5_vl_tower(v: &Obj, bytes_per_param: u64) -> Result<VisionEncoder, Conf
         image_height: 0,
         dynamic: true,
         in_checkpoint: true,
+        grid_pinpoints: Vec::new(),
+        tile: 0,
     })
 }
 
@@ -186,13 +201,7 @@ fn llava_tower(top: &Obj, bytes_per_param: u64) -> Result<VisionEncoder, ConfigE
     let channels = v.req("num_channels", 1, 64)?;
     let image = v.req("image_size", 1, 1 << 16)?;
     let patch = v.req("patch_size", 1, 1 << 10)?;
-    let empty = Map::new();
-    let text = Obj {
-        map: top.object("text_config")?.unwrap_or(&empty),
-        prefix: "text_config.",
-        defaults: super::LLAMA_TEXT_DEFAULTS,
-    };
-    let t = text.req("hidden_size", 1, MAX_HIDDEN)?;
+    let t = text_hidden(top)?;
     let bias = top.flag("multimodal_projector_bias")?.unwrap_or(true);
     let m = |a: u64, b: u64| a.saturating_mul(b);
     let n = m(image / patch, image / patch);
@@ -227,5 +236,83 @@ fn llava_tower(top: &Obj, bytes_per_param: u64) -> Result<VisionEncoder, ConfigE
         image_height: 0,
         dynamic: false,
         in_checkpoint: true,
+        grid_pinpoints: Vec::new(),
+        tile: 0,
     })
+}
+
+/// The text model's `hidden_size`: `text_config`'s, else its class default (LlamaConfig's and
+/// MistralConfig's are both 4096; llava-1.5-7b-hf and llava-v1.6-mistral-7b-hf omit it).
+fn text_hidden(top: &Obj) -> Result<u64, ConfigError> {
+    let empty = Map::new();
+    let text = Obj {
+        map: top.object("text_config")?.unwrap_or(&empty),
+        prefix: "text_config.",
+        defaults: super::LLAMA_TEXT_DEFAULTS,
+    };
+    text.req("hidden_size", 1, MAX_HIDDEN)
+}
+
+/// LLaVA-NeXT: LLaVA-1.5's tower and projector ([`llava_tower`]) plus the `image_newline`
+/// parameter of the text width t (`LlavaNextModel.image_newline`, `torch.empty(t)`), tiling
+/// `image_grid_pinpoints` (each `[height, width]`, multiples of the tower's `image_size`).
+///
+/// llava-v1.6-mistral-7b-hf: 303,507,456 + 20,979,712 + 4,096 = 324,491,264.
+fn llava_next_tower(top: &Obj, bytes_per_param: u64) -> Result<VisionEncoder, ConfigError> {
+    let mut e = llava_tower(top, bytes_per_param)?;
+    let newline = text_hidden(top)?;
+    e.params = e.params.saturating_add(newline);
+    e.weight_bytes = e.params.saturating_mul(bytes_per_param);
+    let pinpoints = match top.raw("image_grid_pinpoints") {
+        None => LLAVA_NEXT_PINPOINTS.to_vec(),
+        Some(v) => {
+            pinpoints(v, e.image_size).map_err(|m| bad(top.key("image_grid_pinpoints"), m))?
+        }
+    };
+    // Sized at the pinpoint of the most pixels (the largest image the grid takes unscaled).
+    let [h, w] = *pinpoints
+        .iter()
+        .max_by_key(|[h, w]| h.saturating_mul(*w))
+        .expect("pinpoints are not empty");
+    e.tile = e.image_size;
+    e.grid_pinpoints = pinpoints;
+    e.image_size = w;
+    e.image_height = if h == w { 0 } else { h };
+    Ok(e)
+}
+
+/// `image_grid_pinpoints` as `[height, width]` pairs, each side a positive multiple of `tile`.
+fn pinpoints(v: &Value, tile: u64) -> Result<Vec<[u64; 2]>, String> {
+    let Value::Array(list) = v else {
+        return Err(format!(
+            "expected a list of [height, width], got {}",
+            super::obj::describe(v)
+        ));
+    };
+    if list.is_empty() {
+        return Err("expected at least one [height, width]".into());
+    }
+    list.iter()
+        .map(|p| {
+            let pair = match p {
+                Value::Array(a) if a.len() == 2 => a,
+                other => {
+                    return Err(format!(
+                        "expected [height, width], got {}",
+                        super::obj::describe(other)
+                    ));
+                }
+            };
+            let side = |x: &Value| -> Result<u64, String> {
+                let n = super::obj::as_count(x)?;
+                if n == 0 || n > 1 << 16 || !n.is_multiple_of(tile) {
+                    return Err(format!(
+                        "{n} is not a multiple of the tower's image_size {tile} up to 65536"
+                    ));
+                }
+                Ok(n)
+            };
+            Ok([side(&pair[0])?, side(&pair[1])?])
+        })
+        .collect()
 }

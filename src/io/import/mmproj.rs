@@ -81,5 +81,7 @@ pub fn read_mmproj(path: &Path) -> Result<VisionEncoder, ImportError> {
         image_height: 0,
         dynamic: false,
         in_checkpoint: false,
+        grid_pinpoints: Vec::new(),
+        tile: 0,
     })
 }
