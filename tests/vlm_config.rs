@@ -407,3 +407,89 @@ fn cli_llava_next_takes_an_image_size_and_tiles_it() {
     // 36 × 48 unpadded + 36 newlines + 576 base (core::vision's hand count).
     assert_eq!(vis["tokens_per_image"], 2_340);
 }
+
+fn mllama_text() -> String {
+    std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/configs/mllama/meta-llama_Llama-3.2-11B-Vision.json"),
+    )
+    .unwrap()
+}
+
+/// Llama-3.2-11B-Vision's tower, transformers `modeling_mllama.py` `MllamaVisionModel` (h 1280,
+/// I 5120, 32 local + 8 global layers, 560² tiles of 14 px, 4 tiles, 9 aspect-ratio rows):
+/// patch Conv2d 3 × 14² × 1280 = 752,640; class 1,280; gated positions 1 + 1601 × 1280 +
+/// 9 × 4 × 1601 × 1280 = 75,823,361; pre/post tile embeddings 2 × (9 × 4 × 1280 + 1) = 92,162;
+/// LayerNorms pre/post 5,120; layer 4 × 1280² + 1280 × 5120 + 5120 + 5120 × 1280 + 1280 +
+/// 4 × 1280 = 19,672,320, × 32, + 8 × (19,672,320 + 2 gates) → 863,567,379; projector 7680 ×
+/// 4096 + 4096 = 31,461,376. Tower and projector 895,028,755.
+/// Text model: 40 layers × 218,112,000 + embeddings and head 2 × 128,256 × 4096 + norm =
+/// 9,775,157,248 (`MllamaTextModel` also has 8 extra embedding rows and q/k norms and two gates
+/// per cross-attention layer, 34,832 params not counted). Total 10,670,186,003: the card's
+/// "11B (10.6B)", the Hub's 10.7B.
+#[test]
+fn mllama_tower_and_cross_attention_layers() {
+    let text = mllama_text();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let t = vision_tower(&v).unwrap().expect("an mllama tower");
+    assert_eq!(t.params, 895_028_755);
+    assert_eq!(t.weight_bytes, 2 * t.params);
+    assert_eq!((t.layers, t.hidden, t.heads, t.ffn), (40, 1280, 16, 5120));
+    // Four 560² tiles of 40² patches and a class token each, in one pass: 6,404 positions, the
+    // K/V of the cross-attention layers; one <|image|> token in the context.
+    assert_eq!(t.patches(), 6_404);
+    assert_eq!(t.cross_tokens_per_image(), 6_404);
+    assert_eq!(t.tokens_per_image(), 1);
+    assert_eq!(t.crops(), 1);
+
+    let spec = parse_hf_config(&text).unwrap();
+    assert_eq!((spec.layers, spec.cross_attention_layers), (40, 8));
+    assert_eq!(spec.vision_params, 895_028_755);
+    let total = spec.param_count().total;
+    assert_eq!(total, 9_775_157_248 + 895_028_755);
+    // Within 1 % of the card's 10.6B and the Hub's 10.7B.
+    assert!((total as f64 / 10.6e9 - 1.0).abs() < 0.01, "{total}");
+    // Only the 32 self-attention layers cache text tokens.
+    assert_eq!(spec.kv_cache_layers().0, 32);
+}
+
+/// The images' K/V in the cross-attention layers: 8 layers × 6,404 tokens × 2 × 8 KV heads ×
+/// 128 × 2 B (F16) = 209,846,272 B per image and sequence; the text KV cache is the 32
+/// self-attention layers' only.
+#[test]
+fn mllama_estimate_sizes_the_cross_attention_kv() {
+    let spec = parse_hf_config(&mllama_text()).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&mllama_text()).unwrap();
+    let s = Scenario {
+        model: spec.clone(),
+        context: 4096,
+        vision: Some(VisionInputs {
+            encoder: vision_tower(&v).unwrap().unwrap(),
+            images: 2,
+            ..VisionInputs::default()
+        }),
+        ..Scenario::default()
+    };
+    let e = estimate(&s);
+    let row = |name: &str| {
+        e.components
+            .iter()
+            .filter(|c| c.name == name)
+            .map(|c| c.bytes.0)
+            .sum::<u64>()
+    };
+    assert_eq!(
+        row("Cross-attention K/V (image tokens)"),
+        2 * 8 * 6_404 * 2 * 8 * 128 * 2
+    );
+    let kv: u64 = e
+        .components
+        .iter()
+        .filter(|c| {
+            c.kind == ComponentKind::KvCache && c.name != "Cross-attention K/V (image tokens)"
+        })
+        .map(|c| c.bytes.0)
+        .sum();
+    // 32 layers × 2 × 8 × 128 × 2 B = 131,072 B per token, × 4096 tokens.
+    assert_eq!(kv, 32 * 2 * 8 * 128 * 2 * 4096);
+}

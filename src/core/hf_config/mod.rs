@@ -47,6 +47,8 @@ pub const SUPPORTED_ARCHS: &[&str] = &[
     "llava",
     // LLaVA-NeXT: LLaVA-1.5's tower with anyres tiling, a Mistral or Llama decoder.
     "llava_next",
+    // Llama 3.2 Vision: a Llama decoder with cross-attention layers and a tiled ViT.
+    "mllama",
     "qwen3",
     "qwen3_moe",
     "qwen3_next",
@@ -262,6 +264,8 @@ pub fn parse_hf_config_value(root: &Value) -> Result<ModelSpec, ConfigError> {
         encoder: None,
         gemma3n: None,
         kv_shared_layers: 0,
+        // Llama 3.2 Vision: the text model's layers that attend to the image tokens.
+        cross_attention_layers: c.layer_list("cross_attention_layers", shape.layers)?.len() as u64,
         // Qwen3.5: `mtp_use_dedicated_embeddings` false (its class default) = the MTP layer reads
         // the model's embedding and head.
         mtp_shares_embeddings: mtp_layers > 0

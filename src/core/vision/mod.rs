@@ -55,6 +55,14 @@ pub struct VisionEncoder {
     pub grid_pinpoints: Vec<[u64; 2]>,
     /// The tower's own square input side (`vision_config.image_size`) when it tiles; 0 otherwise.
     pub tile: u64,
+    /// Llama 3.2 Vision: tiles of `image_size²` encoded in one pass, attending across each other
+    /// (transformers `MllamaVisionModel.forward`), each `(image_size / patch)² + 1` positions
+    /// with its class token; sized at `max_num_tiles`. 0 for other towers.
+    pub joint_tiles: u64,
+    /// The encoder's output feeds the language model's cross-attention layers (Llama 3.2
+    /// Vision): an image takes one `<|image|>` token of the context, and its patches are the
+    /// K/V of those layers ([`Self::cross_tokens_per_image`]).
+    pub cross_attention: bool,
 }
 
 /// Qwen2-VL's processor caps an image at this many pixels, scaling larger ones down
@@ -75,6 +83,12 @@ impl VisionEncoder {
     /// of a tiling tower.
     pub fn patches(&self) -> u64 {
         let p = self.patch_size.max(1);
+        if self.joint_tiles > 0 {
+            let side = self.image_size / p;
+            return self
+                .joint_tiles
+                .saturating_mul(side.saturating_mul(side).saturating_add(1));
+        }
         if self.tiles() {
             return ((self.tile / p).saturating_mul(self.tile / p)).max(1);
         }
@@ -188,11 +202,25 @@ impl VisionEncoder {
 
     /// Language-model tokens one image becomes.
     pub fn tokens_per_image(&self) -> u64 {
+        if self.cross_attention {
+            return 1;
+        }
         if let Some(t) = self.anyres_tokens() {
             return t;
         }
         let m = self.merge.max(1);
         (self.patches() / m.saturating_mul(m)).max(1)
+    }
+
+    /// Image tokens the cross-attention layers attend to per image (0 without them): every
+    /// tile's positions, class tokens included (`MllamaForConditionalGeneration`:
+    /// `cross_attention_states` of `num_tiles × num_patches`).
+    pub fn cross_tokens_per_image(&self) -> u64 {
+        if self.cross_attention {
+            self.patches()
+        } else {
+            0
+        }
     }
 
     /// FLOPs to encode one image: each of its [`Self::crops`] a pass of the tower.

@@ -83,5 +83,7 @@ pub fn read_mmproj(path: &Path) -> Result<VisionEncoder, ImportError> {
         in_checkpoint: false,
         grid_pinpoints: Vec::new(),
         tile: 0,
+        joint_tiles: 0,
+        cross_attention: false,
     })
 }
