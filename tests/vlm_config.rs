@@ -493,3 +493,47 @@ fn mllama_estimate_sizes_the_cross_attention_kv() {
     // 32 layers × 2 × 8 × 128 × 2 B = 131,072 B per token, × 4096 tokens.
     assert_eq!(kv, 32 * 2 * 8 * 128 * 2 * 4096);
 }
+
+/// The VLM presets are their config.json files as the reader parses them: the same parameters
+/// (decoder and tower), the same KV cache layers and context.
+#[test]
+fn vlm_presets_match_their_configs() {
+    let cat = headroom::io::catalog::builtin();
+    for (id, path) in [
+        (
+            "qwen2.5-vl-7b",
+            "qwen2_5_vl/Qwen_Qwen2.5-VL-7B-Instruct.json",
+        ),
+        (
+            "llava-v1.6-mistral-7b",
+            "llava/llava-hf_llava-v1.6-mistral-7b-hf.json",
+        ),
+        (
+            "llama-3.2-11b-vision",
+            "mllama/meta-llama_Llama-3.2-11B-Vision.json",
+        ),
+    ] {
+        let text = std::fs::read_to_string(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/configs")
+                .join(path),
+        )
+        .unwrap();
+        let parsed = parse_hf_config(&text).unwrap();
+        let preset = &cat
+            .models
+            .iter()
+            .find(|m| m.id == id)
+            .unwrap_or_else(|| panic!("no preset {id}"))
+            .spec;
+        assert_eq!(
+            preset.param_count().total,
+            parsed.param_count().total,
+            "{id}"
+        );
+        assert_eq!(preset.vision_params, parsed.vision_params, "{id}");
+        assert_eq!(preset.kv_cache_layers(), parsed.kv_cache_layers(), "{id}");
+        assert_eq!(preset.max_context, parsed.max_context, "{id}");
+        assert_eq!(preset.arch, parsed.arch, "{id}");
+    }
+}
