@@ -125,6 +125,20 @@ fn goldens() -> Vec<((&'static str, &'static str), u64)> {
         // Hub: 7.06B (llava-hf/llava-1.5-7b-hf): Llama-2-7B at vocab 32,064 (6,738,939,904) +
         // CLIP ViT-L/14-336 303,507,456 + projector 20,979,712 (tests/vlm_config.rs).
         (fixture!("llava/llava-hf_llava-1.5-7b-hf"), 7_063_427_072),
+        // Model card: 7.57B (llava-hf/llava-v1.6-mistral-7b-hf): Mistral-7B at vocab 32,064
+        // (7,242,256,384) + the CLIP tower, projector and image_newline 324,491,264
+        // (tests/vlm_config.rs).
+        (
+            fixture!("llava/llava-hf_llava-v1.6-mistral-7b-hf"),
+            7_566_747_648,
+        ),
+        // Model card: "11B (10.6B)", Hub 10.7B (meta-llama/Llama-3.2-11B-Vision): a 40-layer
+        // Llama decoder at vocab 128,256 (9,775,157,248) + the tower and projector 895,028,755
+        // (hand count in tests/vlm_config.rs).
+        (
+            fixture!("mllama/meta-llama_Llama-3.2-11B-Vision"),
+            10_670_186_003,
+        ),
     ]
 }
 

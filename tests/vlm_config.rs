@@ -331,3 +331,209 @@ fn exact_file_bytes_do_not_count_the_tower_twice() {
         total
     );
 }
+
+fn llava_next_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/configs/llava/llava-hf_llava-v1.6-mistral-7b-hf.json")
+}
+
+/// llava-v1.6-mistral-7b-hf: LLaVA-1.5's CLIP ViT-L/14-336 (303,507,456) and projector
+/// (1024 × 4096 + 4096 + 4096² + 4096 = 20,979,712, text width 4096 from MistralConfig) plus
+/// `image_newline` (4,096) = 324,491,264; Mistral-7B's decoder at vocab 32,064: 32 × (q/o
+/// 2 × 4096² + k/v 2 × 4096 × 1024 + MLP 3 × 4096 × 14,336 + norms 8,192) = 6,979,584,000 +
+/// embeddings and head 2 × 32,064 × 4096 = 262,668,288 + final norm 4,096 = 7,242,256,384.
+/// Checkpoint total 7,566,747,648: the model card's "7.57B".
+#[test]
+fn llava_next_is_llava_1_5_tiled_over_its_grid_pinpoints() {
+    let text = std::fs::read_to_string(llava_next_path()).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let t = vision_tower(&v).unwrap().expect("a CLIP tower");
+    assert_eq!(t.params, 303_507_456 + 20_979_712 + 4_096);
+    assert_eq!(t.weight_bytes, 2 * t.params);
+    assert_eq!((t.tile, t.patch_size, t.grid_pinpoints.len()), (336, 14, 5));
+    // Sized at its largest pinpoint, 672²: 4 tiles + the base, 2,928 tokens (48² + 48 + 576).
+    assert_eq!((t.image_size, t.height()), (672, 672));
+    assert_eq!((t.crops(), t.tokens_per_image()), (5, 2_928));
+    // One pass of the tower is one 336² tile.
+    assert_eq!(t.patches(), 576);
+
+    let spec = parse_hf_config(&text).unwrap();
+    assert_eq!(
+        (spec.hidden, spec.layers, spec.intermediate, spec.kv_heads),
+        (4096, 32, 14_336, 8)
+    );
+    assert_eq!(spec.param_count().total, 7_566_747_648);
+    assert_eq!(spec.vision_params, 324_491_264);
+
+    // Pinpoints the tiles cannot cut are named.
+    let bad = text.replace("[1008, 336]", "[1000, 336]");
+    let e = parse_hf_config(&bad).unwrap_err().to_string();
+    assert!(e.contains("image_grid_pinpoints"), "{e}");
+    let bad = text.replace("[1008, 336]", "[1008]");
+    assert!(parse_hf_config(&bad).is_err());
+    // Without pinpoints LlavaNextConfig's defaults apply: the same five.
+    let mut v2 = v.clone();
+    v2.as_object_mut().unwrap().remove("image_grid_pinpoints");
+    assert_eq!(
+        vision_tower(&v2).unwrap().unwrap().tokens_per_image(),
+        2_928
+    );
+}
+
+#[test]
+fn cli_llava_next_takes_an_image_size_and_tiles_it() {
+    let cfg = llava_next_path();
+    let cfg = cfg.to_str().unwrap();
+    let out = headroom(&["estimate", "--config", cfg, "--image-size", "1024x768"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains("one 336² tile (of 5 per 1024 × 768 image) = 576 patches"),
+        "{s}"
+    );
+    let out = headroom(&["fit", "--config", cfg, "--image-size", "1024x768", "--json"]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let vis = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|m| m.get("vision"))
+        .expect("a machine that runs it has a vision object");
+    // 36 × 48 unpadded + 36 newlines + 576 base (core::vision's hand count).
+    assert_eq!(vis["tokens_per_image"], 2_340);
+}
+
+fn mllama_text() -> String {
+    std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/configs/mllama/meta-llama_Llama-3.2-11B-Vision.json"),
+    )
+    .unwrap()
+}
+
+/// Llama-3.2-11B-Vision's tower, transformers `modeling_mllama.py` `MllamaVisionModel` (h 1280,
+/// I 5120, 32 local + 8 global layers, 560² tiles of 14 px, 4 tiles, 9 aspect-ratio rows):
+/// patch Conv2d 3 × 14² × 1280 = 752,640; class 1,280; gated positions 1 + 1601 × 1280 +
+/// 9 × 4 × 1601 × 1280 = 75,823,361; pre/post tile embeddings 2 × (9 × 4 × 1280 + 1) = 92,162;
+/// LayerNorms pre/post 5,120; layer 4 × 1280² + 1280 × 5120 + 5120 + 5120 × 1280 + 1280 +
+/// 4 × 1280 = 19,672,320, × 32, + 8 × (19,672,320 + 2 gates) → 863,567,379; projector 7680 ×
+/// 4096 + 4096 = 31,461,376. Tower and projector 895,028,755.
+/// Text model: 40 layers × 218,112,000 + embeddings and head 2 × 128,256 × 4096 + norm =
+/// 9,775,157,248 (`MllamaTextModel` also has 8 extra embedding rows and q/k norms and two gates
+/// per cross-attention layer, 34,832 params not counted). Total 10,670,186,003: the card's
+/// "11B (10.6B)", the Hub's 10.7B.
+#[test]
+fn mllama_tower_and_cross_attention_layers() {
+    let text = mllama_text();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let t = vision_tower(&v).unwrap().expect("an mllama tower");
+    assert_eq!(t.params, 895_028_755);
+    assert_eq!(t.weight_bytes, 2 * t.params);
+    assert_eq!((t.layers, t.hidden, t.heads, t.ffn), (40, 1280, 16, 5120));
+    // Four 560² tiles of 40² patches and a class token each, in one pass: 6,404 positions, the
+    // K/V of the cross-attention layers; one <|image|> token in the context.
+    assert_eq!(t.patches(), 6_404);
+    assert_eq!(t.cross_tokens_per_image(), 6_404);
+    assert_eq!(t.tokens_per_image(), 1);
+    assert_eq!(t.crops(), 1);
+
+    let spec = parse_hf_config(&text).unwrap();
+    assert_eq!((spec.layers, spec.cross_attention_layers), (40, 8));
+    assert_eq!(spec.vision_params, 895_028_755);
+    let total = spec.param_count().total;
+    assert_eq!(total, 9_775_157_248 + 895_028_755);
+    // Within 1 % of the card's 10.6B and the Hub's 10.7B.
+    assert!((total as f64 / 10.6e9 - 1.0).abs() < 0.01, "{total}");
+    // Only the 32 self-attention layers cache text tokens.
+    assert_eq!(spec.kv_cache_layers().0, 32);
+}
+
+/// The images' K/V in the cross-attention layers: 8 layers × 6,404 tokens × 2 × 8 KV heads ×
+/// 128 × 2 B (F16) = 209,846,272 B per image and sequence; the text KV cache is the 32
+/// self-attention layers' only.
+#[test]
+fn mllama_estimate_sizes_the_cross_attention_kv() {
+    let spec = parse_hf_config(&mllama_text()).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&mllama_text()).unwrap();
+    let s = Scenario {
+        model: spec.clone(),
+        context: 4096,
+        vision: Some(VisionInputs {
+            encoder: vision_tower(&v).unwrap().unwrap(),
+            images: 2,
+            ..VisionInputs::default()
+        }),
+        ..Scenario::default()
+    };
+    let e = estimate(&s);
+    let row = |name: &str| {
+        e.components
+            .iter()
+            .filter(|c| c.name == name)
+            .map(|c| c.bytes.0)
+            .sum::<u64>()
+    };
+    assert_eq!(
+        row("Cross-attention K/V (image tokens)"),
+        2 * 8 * 6_404 * 2 * 8 * 128 * 2
+    );
+    let kv: u64 = e
+        .components
+        .iter()
+        .filter(|c| {
+            c.kind == ComponentKind::KvCache && c.name != "Cross-attention K/V (image tokens)"
+        })
+        .map(|c| c.bytes.0)
+        .sum();
+    // 32 layers × 2 × 8 × 128 × 2 B = 131,072 B per token, × 4096 tokens.
+    assert_eq!(kv, 32 * 2 * 8 * 128 * 2 * 4096);
+}
+
+/// The VLM presets are their config.json files as the reader parses them: the same parameters
+/// (decoder and tower), the same KV cache layers and context.
+#[test]
+fn vlm_presets_match_their_configs() {
+    let cat = headroom::io::catalog::builtin();
+    for (id, path) in [
+        (
+            "qwen2.5-vl-7b",
+            "qwen2_5_vl/Qwen_Qwen2.5-VL-7B-Instruct.json",
+        ),
+        (
+            "llava-v1.6-mistral-7b",
+            "llava/llava-hf_llava-v1.6-mistral-7b-hf.json",
+        ),
+        (
+            "llama-3.2-11b-vision",
+            "mllama/meta-llama_Llama-3.2-11B-Vision.json",
+        ),
+    ] {
+        let text = std::fs::read_to_string(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/configs")
+                .join(path),
+        )
+        .unwrap();
+        let parsed = parse_hf_config(&text).unwrap();
+        let preset = &cat
+            .models
+            .iter()
+            .find(|m| m.id == id)
+            .unwrap_or_else(|| panic!("no preset {id}"))
+            .spec;
+        assert_eq!(
+            preset.param_count().total,
+            parsed.param_count().total,
+            "{id}"
+        );
+        assert_eq!(preset.vision_params, parsed.vision_params, "{id}");
+        assert_eq!(preset.kv_cache_layers(), parsed.kv_cache_layers(), "{id}");
+        assert_eq!(preset.max_context, parsed.max_context, "{id}");
+        assert_eq!(preset.arch, parsed.arch, "{id}");
+    }
+}

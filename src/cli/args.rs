@@ -263,8 +263,9 @@ pub struct ScenarioArgs {
     /// Keep the vision encoder on the CPU (llama.cpp `--no-mmproj-offload`).
     #[arg(long, help_heading = "Images")]
     pub no_mmproj_offload: bool,
-    /// The image a dynamic-resolution vision tower sees (Qwen2.5-VL from --config or
-    /// --safetensors), WIDTHxHEIGHT or one side, rounded to its 28-px grid [default: 560].
+    /// The image a dynamic-resolution or tiling vision tower sees (Qwen2.5-VL, LLaVA-NeXT from
+    /// --config or --safetensors), WIDTHxHEIGHT or one side: Qwen2.5-VL rounds it to its 28-px
+    /// grid [default: 560], LLaVA-NeXT tiles it [default: its largest grid pinpoint, 672].
     #[arg(long, value_name = "WxH", value_parser = parse_image_size, help_heading = "Images")]
     pub image_size: Option<(u64, u64)>,
     /// With --mode image: the image size in pixels, WIDTHxHEIGHT or one side for a square

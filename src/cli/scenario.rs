@@ -165,7 +165,7 @@ fn apply_vision(a: &ScenarioArgs, s: &mut Scenario) -> Result<(), CliError> {
     let Some(encoder) = encoder else {
         if asked && s.vision.is_none() {
             return Err(CliError::usage(
-                "--images / --image-tokens / --image-size / --no-mmproj-offload need --mmproj FILE (the model's vision projector GGUF) or a --config / --safetensors whose config.json has a vision tower (qwen2_5_vl)"
+                "--images / --image-tokens / --image-size / --no-mmproj-offload need --mmproj FILE (the model's vision projector GGUF) or a --config / --safetensors whose config.json has a vision tower (qwen2_5_vl, llava, llava_next)"
                     .to_string(),
             ));
         }
@@ -207,14 +207,15 @@ fn config_tower(a: &ScenarioArgs) -> Result<Option<crate::core::vision::VisionEn
     Ok(None)
 }
 
-/// `--image-size` on a tower that takes any size; a fixed-size one is one line naming the flag.
+/// `--image-size` on a tower that takes any size (dynamic or tiling); a fixed-size one is one
+/// line naming the flag.
 fn sized(
     e: &crate::core::vision::VisionEncoder,
     w: u64,
     h: u64,
 ) -> Result<crate::core::vision::VisionEncoder, CliError> {
-    if !e.dynamic {
-        return Err(CliError::usage(format!(
+    e.at_image(w, h).ok_or_else(|| {
+        CliError::usage(format!(
             "--image-size: this vision encoder ({}) takes {}² images only; --image-tokens sets the tokens per image",
             if e.projector.is_empty() {
                 "mmproj"
@@ -222,9 +223,8 @@ fn sized(
                 e.projector.as_str()
             },
             e.image_size
-        )));
-    }
-    Ok(e.resized(w, h))
+        ))
+    })
 }
 
 /// `headroom serve` and `headroom cluster` plan generation; an embedding pass is sized by

@@ -90,6 +90,7 @@ pub(super) fn parse_bert(c: &Obj, name: String, arch: String) -> Result<ModelSpe
         }),
         gemma3n: None,
         kv_shared_layers: 0,
+        cross_attention_layers: 0,
         mtp_shares_embeddings: false,
         source: ShapeSource::Exact,
         nominal_params: None,

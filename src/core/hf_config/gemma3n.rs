@@ -109,6 +109,7 @@ pub(super) fn parse_gemma3n(
             laurel_rank: c.req("laurel_rank", 1, MAX_HIDDEN)?,
         }),
         kv_shared_layers: c.req("num_kv_shared_layers", 0, layers)?,
+        cross_attention_layers: 0,
         mtp_shares_embeddings: false,
         source: ShapeSource::Exact,
         nominal_params: None,

@@ -133,6 +133,7 @@ pub(super) fn parse_mamba2(c: &Obj, name: String, arch: String) -> Result<ModelS
         encoder: None,
         gemma3n: None,
         kv_shared_layers: 0,
+        cross_attention_layers: 0,
         mtp_shares_embeddings: false,
         // Mamba2Block: one RMSNorm before the mixer.
         norms_per_layer: 1,

@@ -436,6 +436,7 @@ pub(super) fn parse_nemotron_h(
         encoder: None,
         gemma3n: None,
         kv_shared_layers: 0,
+        cross_attention_layers: 0,
         mtp_shares_embeddings: false,
         source: ShapeSource::Exact,
         nominal_params: None,

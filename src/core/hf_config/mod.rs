@@ -45,6 +45,10 @@ pub const SUPPORTED_ARCHS: &[&str] = &[
     "qwen2_5_vl",
     // LLaVA-1.5: a Llama decoder in `text_config` plus the CLIP tower of `vision.rs`.
     "llava",
+    // LLaVA-NeXT: LLaVA-1.5's tower with anyres tiling, a Mistral or Llama decoder.
+    "llava_next",
+    // Llama 3.2 Vision: a Llama decoder with cross-attention layers and a tiled ViT.
+    "mllama",
     "qwen3",
     "qwen3_moe",
     "qwen3_next",
@@ -97,6 +101,18 @@ pub(crate) const LLAMA_TEXT_DEFAULTS: &[(&str, u64)] = &[
     ("num_hidden_layers", 32),
     ("num_attention_heads", 32),
     ("max_position_embeddings", 2048),
+];
+
+/// transformers `MistralConfig.__init__` defaults (models/mistral/configuration_mistral.py), which
+/// llava-v1.6-mistral-7b-hf's `text_config` leaves out (its `sliding_window` is null: none).
+pub(crate) const MISTRAL_TEXT_DEFAULTS: &[(&str, u64)] = &[
+    ("vocab_size", 32_000),
+    ("hidden_size", 4096),
+    ("intermediate_size", 14_336),
+    ("num_hidden_layers", 32),
+    ("num_attention_heads", 32),
+    ("num_key_value_heads", 8),
+    ("max_position_embeddings", 131_072),
 ];
 
 /// transformers `SiglipVisionConfig` defaults (models/siglip/configuration_siglip.py).
@@ -248,6 +264,8 @@ pub fn parse_hf_config_value(root: &Value) -> Result<ModelSpec, ConfigError> {
         encoder: None,
         gemma3n: None,
         kv_shared_layers: 0,
+        // Llama 3.2 Vision: the text model's layers that attend to the image tokens.
+        cross_attention_layers: c.layer_list("cross_attention_layers", shape.layers)?.len() as u64,
         // Qwen3.5: `mtp_use_dedicated_embeddings` false (its class default) = the MTP layer reads
         // the model's embedding and head.
         mtp_shares_embeddings: mtp_layers > 0
@@ -360,7 +378,8 @@ fn language_model<'a>(
     let defaults = match kind.as_str() {
         "gemma3_text" => GEMMA3_TEXT_DEFAULTS,
         // LlavaConfig builds its text config from the class defaults for the keys it omits.
-        "llama" if top_type == "llava" => LLAMA_TEXT_DEFAULTS,
+        "llama" if top_type == "llava" || top_type == "llava_next" => LLAMA_TEXT_DEFAULTS,
+        "mistral" if top_type == "llava_next" => MISTRAL_TEXT_DEFAULTS,
         "gemma3n_text" => gemma3n::GEMMA3N_TEXT_DEFAULTS,
         _ => &[],
     };

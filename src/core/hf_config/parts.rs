@@ -37,7 +37,9 @@ pub(super) enum Family {
 impl Family {
     pub(super) fn of(model_type: &str) -> Family {
         match model_type {
-            "llama" => Family::Llama,
+            // Llama 3.2 Vision's text model (transformers `MllamaTextModel`): Llama's self-attention
+            // layers; its cross-attention layers have the same q/k/v/o and MLP shapes.
+            "llama" | "mllama_text_model" => Family::Llama,
             "mistral" => Family::Mistral,
             "mixtral" => Family::Mixtral,
             // Qwen2.5-VL's decoder is Qwen2's (transformers `modeling_qwen2_5_vl.py`

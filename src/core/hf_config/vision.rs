@@ -13,6 +13,18 @@
 //!   linear layers with GELU between. Fixed resolution: `(image_size / patch_size)²` tokens (576),
 //!   the class token dropped (`vision_feature_select_strategy` "default", LLaVA-1.5's; "full",
 //!   which keeps it for 577, is not read).
+//! - **LLaVA-NeXT** (`llava_next`, LLaVA-1.6): transformers `modeling_llava_next.py`, LLaVA-1.5's
+//!   CLIP tower and projector plus an `image_newline` vector of the text width. "anyres"
+//!   tiling: an image is scaled into the best of `image_grid_pinpoints` and cut into tiles of the
+//!   tower's `image_size`, each encoded, plus the whole image at one tile
+//!   (`image_size_to_num_patches`); its tokens are the base tile's, the grid's features without
+//!   the letterbox padding, and a newline token per row (`VisionEncoder::tokens_per_image`).
+//!   Sized at the largest pinpoint unless `--image-size` says.
+//! - **Llama 3.2 Vision** (`mllama`): transformers `modeling_mllama.py` `MllamaVisionModel`, a
+//!   ViT over up to `max_num_tiles` tiles of `image_size²` encoded together (a local encoder of
+//!   `num_hidden_layers` and a gated global one of `num_global_layers`), and
+//!   `multi_modal_projector` from `vision_output_dim` to the text width. Its patches are not
+//!   context tokens: they are the K/V of the text model's `cross_attention_layers`.
 
 use super::obj::{Obj, bad};
 use super::{ConfigError, MAX_FFN, MAX_HEADS, MAX_HIDDEN, MAX_LAYERS};
@@ -46,6 +58,11 @@ const CLIP_VISION_DEFAULTS: &[(&str, u64)] = &[
     ("patch_size", 32),
 ];
 
+/// transformers `LlavaNextConfig.__init__`'s `image_grid_pinpoints` when a config omits it
+/// (models/llava_next/configuration_llava_next.py), each `[height, width]`.
+const LLAVA_NEXT_PINPOINTS: &[[u64; 2]] =
+    &[[336, 672], [672, 336], [672, 672], [1008, 336], [336, 1008]];
+
 /// The image side a dynamic-resolution tower is sized at when no `--image-size` is given
 /// (llama.cpp `convert_hf_to_gguf.py` `Qwen2VLVisionModel`: `image_size` 560).
 pub const DYNAMIC_DEFAULT_SIDE: u64 = 560;
@@ -72,6 +89,8 @@ pub fn vision_tower(root: &Value) -> Result<Option<VisionEncoder>, ConfigError> 
             qwen2_5_vl_tower(&v, dtype_bytes(&top)?).map(Some)
         }
         Some("llava") => llava_tower(&top, dtype_bytes(&top)?).map(Some),
+        Some("llava_next") => llava_next_tower(&top, dtype_bytes(&top)?).map(Some),
+        Some("mllama") => mllama_tower(&top, dtype_bytes(&top)?).map(Some),
         _ => Ok(None),
     }
 }
@@ -146,6 +165,10 @@ fn qwen2_5_vl_tower(v: &Obj, bytes_per_param: u64) -> Result<VisionEncoder, Conf
         image_height: 0,
         dynamic: true,
         in_checkpoint: true,
+        grid_pinpoints: Vec::new(),
+        tile: 0,
+        joint_tiles: 0,
+        cross_attention: false,
     })
 }
 
@@ -186,13 +209,7 @@ fn llava_tower(top: &Obj, bytes_per_param: u64) -> Result<VisionEncoder, ConfigE
     let channels = v.req("num_channels", 1, 64)?;
     let image = v.req("image_size", 1, 1 << 16)?;
     let patch = v.req("patch_size", 1, 1 << 10)?;
-    let empty = Map::new();
-    let text = Obj {
-        map: top.object("text_config")?.unwrap_or(&empty),
-        prefix: "text_config.",
-        defaults: super::LLAMA_TEXT_DEFAULTS,
-    };
-    let t = text.req("hidden_size", 1, MAX_HIDDEN)?;
+    let t = text_hidden(top)?;
     let bias = top.flag("multimodal_projector_bias")?.unwrap_or(true);
     let m = |a: u64, b: u64| a.saturating_mul(b);
     let n = m(image / patch, image / patch);
@@ -227,5 +244,202 @@ fn llava_tower(top: &Obj, bytes_per_param: u64) -> Result<VisionEncoder, ConfigE
         image_height: 0,
         dynamic: false,
         in_checkpoint: true,
+        grid_pinpoints: Vec::new(),
+        tile: 0,
+        joint_tiles: 0,
+        cross_attention: false,
     })
 }
+
+/// The text model's `hidden_size`: `text_config`'s, else its class default (LlamaConfig's and
+/// MistralConfig's are both 4096; llava-1.5-7b-hf and llava-v1.6-mistral-7b-hf omit it).
+fn text_hidden(top: &Obj) -> Result<u64, ConfigError> {
+    let empty = Map::new();
+    let text = Obj {
+        map: top.object("text_config")?.unwrap_or(&empty),
+        prefix: "text_config.",
+        defaults: super::LLAMA_TEXT_DEFAULTS,
+    };
+    text.req("hidden_size", 1, MAX_HIDDEN)
+}
+
+/// LLaVA-NeXT: LLaVA-1.5's tower and projector ([`llava_tower`]) plus the `image_newline`
+/// parameter of the text width t (`LlavaNextModel.image_newline`, `torch.empty(t)`), tiling
+/// `image_grid_pinpoints` (each `[height, width]`, multiples of the tower's `image_size`).
+///
+/// llava-v1.6-mistral-7b-hf: 303,507,456 + 20,979,712 + 4,096 = 324,491,264.
+fn llava_next_tower(top: &Obj, bytes_per_param: u64) -> Result<VisionEncoder, ConfigError> {
+    let mut e = llava_tower(top, bytes_per_param)?;
+    let newline = text_hidden(top)?;
+    e.params = e.params.saturating_add(newline);
+    e.weight_bytes = e.params.saturating_mul(bytes_per_param);
+    let pinpoints = match top.raw("image_grid_pinpoints") {
+        None => LLAVA_NEXT_PINPOINTS.to_vec(),
+        Some(v) => {
+            pinpoints(v, e.image_size).map_err(|m| bad(top.key("image_grid_pinpoints"), m))?
+        }
+    };
+    // Sized at the pinpoint of the most pixels (the largest image the grid takes unscaled).
+    let [h, w] = *pinpoints
+        .iter()
+        .max_by_key(|[h, w]| h.saturating_mul(*w))
+        .expect("pinpoints are not empty");
+    e.tile = e.image_size;
+    e.grid_pinpoints = pinpoints;
+    e.image_size = w;
+    e.image_height = if h == w { 0 } else { h };
+    Ok(e)
+}
+
+/// `image_grid_pinpoints` as `[height, width]` pairs, each side a positive multiple of `tile`.
+fn pinpoints(v: &Value, tile: u64) -> Result<Vec<[u64; 2]>, String> {
+    let Value::Array(list) = v else {
+        return Err(format!(
+            "expected a list of [height, width], got {}",
+            super::obj::describe(v)
+        ));
+    };
+    if list.is_empty() {
+        return Err("expected at least one [height, width]".into());
+    }
+    list.iter()
+        .map(|p| {
+            let pair = match p {
+                Value::Array(a) if a.len() == 2 => a,
+                other => {
+                    return Err(format!(
+                        "expected [height, width], got {}",
+                        super::obj::describe(other)
+                    ));
+                }
+            };
+            let side = |x: &Value| -> Result<u64, String> {
+                let n = super::obj::as_count(x)?;
+                if n == 0 || n > 1 << 16 || !n.is_multiple_of(tile) {
+                    return Err(format!(
+                        "{n} is not a multiple of the tower's image_size {tile} up to 65536"
+                    ));
+                }
+                Ok(n)
+            };
+            Ok([side(&pair[0])?, side(&pair[1])?])
+        })
+        .collect()
+}
+
+/// Llama 3.2 Vision's tower (transformers `modeling_mllama.py`), h = `hidden_size`, I =
+/// `intermediate_size`, L local + G global layers, c channels, p patch, s `image_size`, T =
+/// `max_num_tiles`, A = `len(supported_aspect_ratios)` + 1 rows (`max_aspect_ratio_id` + 1: the
+/// ids count from 1, 0 is padding), n =
+/// (s/p)² + 1 positions a tile with its class token, o = `vision_output_dim`, t the text width:
+/// - `patch_embedding` Conv2d without bias `c·p²·h`, `class_embedding` `h`;
+/// - `gated_positional_embedding`: gate 1, `embedding` `n·h`, `tile_embedding` `A × T·n·h`;
+/// - `pre_`/`post_tile_positional_embedding`: `A × T·h` and a gate each;
+/// - `layernorm_pre`/`_post` `2h` each;
+/// - per `MllamaVisionEncoderLayer`: q/k/v/o without bias `4h²`, `fc1` `h·I + I`, `fc2` `I·h +
+///   h`, two LayerNorms `4h`; the G global layers add `gate_attn` and `gate_ffn`;
+/// - `multi_modal_projector`: `o·t + t`.
+///
+/// Llama-3.2-11B-Vision (h 1280, I 5120, L 32, G 8, s 560, p 14, T 4, A 9, o 7680, t 4096):
+/// 752,640 + 1,280 + 75,823,361 + 92,162 + 5,120 + 32 × 19,672,320 + 8 × 19,672,322 =
+/// 863,567,379, + 31,461,376 = 895,028,755.
+fn mllama_tower(top: &Obj, bytes_per_param: u64) -> Result<VisionEncoder, ConfigError> {
+    let empty = Map::new();
+    let v = Obj {
+        map: top.object("vision_config")?.unwrap_or(&empty),
+        prefix: "vision_config.",
+        defaults: MLLAMA_VISION_DEFAULTS,
+    };
+    let h = v.req("hidden_size", 1, MAX_HIDDEN)?;
+    let ffn = v.req("intermediate_size", 1, MAX_FFN)?;
+    let local = v.req("num_hidden_layers", 1, MAX_LAYERS)?;
+    let global = v.req("num_global_layers", 0, MAX_LAYERS)?;
+    // MllamaVisionConfig stores `num_attention_heads` as `attention_heads`, the key its
+    // config.json files carry.
+    let heads = match v.count("attention_heads", 1, MAX_HEADS)? {
+        Some(n) => n,
+        None => v.req("num_attention_heads", 1, MAX_HEADS)?,
+    };
+    let channels = v.req("num_channels", 1, 64)?;
+    let image = v.req("image_size", 1, 1 << 16)?;
+    let patch = v.req("patch_size", 1, 1 << 10)?;
+    let tiles = v.req("max_num_tiles", 1, 64)?;
+    let out = v.req("vision_output_dim", 1, MAX_HIDDEN.saturating_mul(16))?;
+    let ratios = match v.raw("supported_aspect_ratios") {
+        Some(Value::Array(a)) if !a.is_empty() => a.len() as u64 + 1,
+        None => 9,
+        Some(other) => {
+            return Err(bad(
+                v.key("supported_aspect_ratios"),
+                format!(
+                    "expected a list of [rows, cols], got {}",
+                    super::obj::describe(other)
+                ),
+            ));
+        }
+    };
+    if patch > image {
+        return Err(bad(
+            v.key("patch_size"),
+            format!("{patch} is larger than image_size {image}"),
+        ));
+    }
+    let t = {
+        let text = Obj {
+            map: top.object("text_config")?.unwrap_or(&empty),
+            prefix: "text_config.",
+            defaults: &[("hidden_size", 4096)],
+        };
+        text.req("hidden_size", 1, MAX_HIDDEN)?
+    };
+    let m = |a: u64, b: u64| a.saturating_mul(b);
+    let n = m(image / patch, image / patch).saturating_add(1);
+    let embed = m(m(channels, m(patch, patch)), h)
+        .saturating_add(h)
+        .saturating_add(1 + m(n, h) + m(ratios, m(tiles, m(n, h))))
+        .saturating_add(m(2, m(ratios, m(tiles, h)).saturating_add(1)))
+        .saturating_add(m(4, h));
+    let layer = m(4, m(h, h))
+        .saturating_add(m(h, ffn).saturating_add(ffn))
+        .saturating_add(m(ffn, h).saturating_add(h))
+        .saturating_add(m(4, h));
+    let tower = embed
+        .saturating_add(m(local, layer))
+        .saturating_add(m(global, layer.saturating_add(2)));
+    let params = tower.saturating_add(m(out, t).saturating_add(t));
+    Ok(VisionEncoder {
+        file: "config.json".into(),
+        // llama.cpp's name for this projector (`tools/mtmd/clip-impl.h` PROJECTOR_TYPE_MLLAMA).
+        projector: "mllama".into(),
+        weight_bytes: m(params, bytes_per_param),
+        params,
+        layers: local.saturating_add(global),
+        hidden: h,
+        heads,
+        ffn,
+        image_size: image,
+        patch_size: patch,
+        merge: 1,
+        image_height: 0,
+        dynamic: false,
+        in_checkpoint: true,
+        grid_pinpoints: Vec::new(),
+        tile: 0,
+        joint_tiles: tiles,
+        cross_attention: true,
+    })
+}
+
+/// transformers `MllamaVisionConfig.__init__` defaults (models/mllama/configuration_mllama.py).
+const MLLAMA_VISION_DEFAULTS: &[(&str, u64)] = &[
+    ("hidden_size", 1280),
+    ("intermediate_size", 5120),
+    ("num_hidden_layers", 32),
+    ("num_global_layers", 8),
+    ("num_attention_heads", 16),
+    ("num_channels", 3),
+    ("image_size", 448),
+    ("patch_size", 14),
+    ("max_num_tiles", 4),
+    ("vision_output_dim", 7680),
+];

@@ -40,8 +40,11 @@ impl ModelSpec {
     /// layers: `(cache layers, of which sliding)`. All attention layers without KV sharing; with
     /// it only the first `L − kv_shared_layers` layers (Gemma 3n E4B: 35 − 15 = 20, of which 16
     /// sliding with its period of 5: `20 − ⌊20/5⌋`).
+    /// Cross-attention layers (Llama 3.2 Vision) cache the images' K/V, not the text's: none.
     pub fn kv_cache_layers(&self) -> (u64, u64) {
-        let attn = self.attention_layer_count();
+        let attn = self
+            .attention_layer_count()
+            .saturating_sub(self.cross_attention_layers);
         let (local, _) = self.local_layers();
         let shared = self.kv_shared_layers.min(self.layers);
         if shared == 0 {

@@ -324,6 +324,12 @@ pub struct ModelSpec {
     /// `n_layer_kv_from_start`). 0 = every attention layer has its own cache.
     #[serde(skip_serializing_if = "is_zero")]
     pub kv_shared_layers: u64,
+    /// Layers that attend to the image tokens instead of the text (Llama 3.2 Vision's
+    /// `cross_attention_layers`, transformers `MllamaCrossAttentionDecoderLayer`): their K/V are
+    /// the images', sized with the vision encoder (`estimate::vision`), and they keep no
+    /// per-token cache. 0 = none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cross_attention_layers: u64,
     /// The checkpoint's MTP layers read the model's own token embedding and output head instead
     /// of storing copies (Qwen3.5 `mtp_use_dedicated_embeddings: false`; transformers
     /// `Qwen3_5TextConfig`). DeepSeek-V3 stores copies (false). Either way the runtimes bind the
@@ -395,6 +401,7 @@ impl Default for ModelSpec {
             encoder: None,
             gemma3n: None,
             kv_shared_layers: 0,
+            cross_attention_layers: 0,
             mtp_shares_embeddings: false,
             source: ShapeSource::Exact,
             nominal_params: None,

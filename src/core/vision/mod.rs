@@ -49,6 +49,20 @@ pub struct VisionEncoder {
     /// Read from the model's config.json (`vision_config`): the tower is part of the model's own
     /// checkpoint, not an mmproj file.
     pub in_checkpoint: bool,
+    /// LLaVA-NeXT "anyres" tiling: the processor's `image_grid_pinpoints`, each `[height, width]`
+    /// in pixels; empty for a tower that is not tiled. With pinpoints, `image_size × height` is
+    /// the image and [`Self::tile`] the square the tower encodes ([`Self::anyres_grid`]).
+    pub grid_pinpoints: Vec<[u64; 2]>,
+    /// The tower's own square input side (`vision_config.image_size`) when it tiles; 0 otherwise.
+    pub tile: u64,
+    /// Llama 3.2 Vision: tiles of `image_size²` encoded in one pass, attending across each other
+    /// (transformers `MllamaVisionModel.forward`), each `(image_size / patch)² + 1` positions
+    /// with its class token; sized at `max_num_tiles`. 0 for other towers.
+    pub joint_tiles: u64,
+    /// The encoder's output feeds the language model's cross-attention layers (Llama 3.2
+    /// Vision): an image takes one `<|image|>` token of the context, and its patches are the
+    /// K/V of those layers ([`Self::cross_tokens_per_image`]).
+    pub cross_attention: bool,
 }
 
 /// Qwen2-VL's processor caps an image at this many pixels, scaling larger ones down
@@ -65,12 +79,104 @@ impl VisionEncoder {
         }
     }
 
-    /// Patches of one image at `image_size × height`.
+    /// Patches of one pass of the tower: an image at `image_size × height`, or one `tile²` crop
+    /// of a tiling tower.
     pub fn patches(&self) -> u64 {
         let p = self.patch_size.max(1);
+        if self.joint_tiles > 0 {
+            let side = self.image_size / p;
+            return self
+                .joint_tiles
+                .saturating_mul(side.saturating_mul(side).saturating_add(1));
+        }
+        if self.tiles() {
+            return ((self.tile / p).saturating_mul(self.tile / p)).max(1);
+        }
         (self.image_size / p)
             .saturating_mul(self.height() / p)
             .max(1)
+    }
+
+    /// Whether the tower tiles the image (LLaVA-NeXT anyres).
+    pub fn tiles(&self) -> bool {
+        self.tile > 0 && !self.grid_pinpoints.is_empty()
+    }
+
+    /// Passes of the tower per image: the `rows × cols` crops of the anyres grid plus the
+    /// whole image resized to one tile (transformers `modeling_llava_next.py`
+    /// `image_size_to_num_patches`); 1 for a tower that does not tile.
+    pub fn crops(&self) -> u64 {
+        match self.anyres_grid() {
+            Some((rows, cols)) => rows.saturating_mul(cols).saturating_add(1),
+            None => 1,
+        }
+    }
+
+    /// The anyres grid `(rows, cols)` of tiles for the image: the pinpoint that keeps the most
+    /// of the image's pixels when it is scaled to fit, ties to the least padding (transformers
+    /// `image_processing_utils.py` `select_best_resolution`), in tiles.
+    pub fn anyres_grid(&self) -> Option<(u64, u64)> {
+        if !self.tiles() {
+            return None;
+        }
+        let (w, h) = (self.image_size.max(1), self.height().max(1));
+        let original = w.saturating_mul(h);
+        let mut best: Option<([u64; 2], u64, u64)> = None;
+        for &[ph, pw] in &self.grid_pinpoints {
+            let scale = (pw as f64 / w as f64).min(ph as f64 / h as f64);
+            let (dw, dh) = ((w as f64 * scale) as u64, (h as f64 * scale) as u64);
+            let effective = dw.saturating_mul(dh).min(original);
+            let wasted = ph.saturating_mul(pw).saturating_sub(effective);
+            if best.is_none_or(|(_, e, waste)| effective > e || (effective == e && wasted < waste))
+            {
+                best = Some(([ph, pw], effective, wasted));
+            }
+        }
+        let [ph, pw] = best?.0;
+        Some(((ph / self.tile).max(1), (pw / self.tile).max(1)))
+    }
+
+    /// LLaVA-NeXT's tokens per image (transformers `processing_llava_next.py`
+    /// `_get_number_of_features` and `_get_unpadded_features`): the base tile's `n²` features
+    /// (`n = tile / patch`, the class token dropped by the "default" feature strategy), plus the
+    /// grid's `rows·n × cols·n` features with the padding rows or columns that letterboxing
+    /// added removed, plus one `image_newline` token per remaining row.
+    fn anyres_tokens(&self) -> Option<u64> {
+        let (rows, cols) = self.anyres_grid()?;
+        let n = self.tile / self.patch_size.max(1);
+        let (mut ch, mut cw) = (n.saturating_mul(rows), n.saturating_mul(cols));
+        let (w, h) = (self.image_size.max(1) as f64, self.height().max(1) as f64);
+        // Python's `int(round(x, 7))`: the rounding keeps 71.99999999999999 at 72.
+        let trunc7 = |x: f64| ((x * 1e7).round() / 1e7) as u64;
+        if w / h > cw as f64 / ch as f64 {
+            let new_h = trunc7(h * (cw as f64 / w));
+            ch -= 2 * (ch.saturating_sub(new_h) / 2);
+        } else {
+            let new_w = trunc7(w * (ch as f64 / h));
+            cw -= 2 * (cw.saturating_sub(new_w) / 2);
+        }
+        Some(
+            ch.saturating_mul(cw)
+                .saturating_add(ch)
+                .saturating_add(n.saturating_mul(n)),
+        )
+    }
+
+    /// The encoder at a `width × height` image, for a tower that takes any size: a dynamic one
+    /// resized to its grid ([`Self::resized`]), a tiling one at that image; `None` for a tower
+    /// of one fixed size.
+    pub fn at_image(&self, width: u64, height: u64) -> Option<VisionEncoder> {
+        if self.dynamic {
+            Some(self.resized(width, height))
+        } else if self.tiles() {
+            Some(VisionEncoder {
+                image_size: width,
+                image_height: if height == width { 0 } else { height },
+                ..self.clone()
+            })
+        } else {
+            None
+        }
     }
 
     /// The encoder at a `width × height` image, as a dynamic-resolution processor resizes it
@@ -96,17 +202,37 @@ impl VisionEncoder {
 
     /// Language-model tokens one image becomes.
     pub fn tokens_per_image(&self) -> u64 {
+        if self.cross_attention {
+            return 1;
+        }
+        if let Some(t) = self.anyres_tokens() {
+            return t;
+        }
         let m = self.merge.max(1);
         (self.patches() / m.saturating_mul(m)).max(1)
     }
 
-    /// FLOPs to encode one image.
-    pub fn flops_per_image(&self) -> f64 {
-        let p = self.patches() as f64;
-        2.0 * self.params as f64 * p + 4.0 * self.layers as f64 * self.hidden as f64 * p * p
+    /// Image tokens the cross-attention layers attend to per image (0 without them): every
+    /// tile's positions, class tokens included (`MllamaForConditionalGeneration`:
+    /// `cross_attention_states` of `num_tiles × num_patches`).
+    pub fn cross_tokens_per_image(&self) -> u64 {
+        if self.cross_attention {
+            self.patches()
+        } else {
+            0
+        }
     }
 
-    /// The compute buffer of one image's graph: the largest of the attention scores (f32
+    /// FLOPs to encode one image: each of its [`Self::crops`] a pass of the tower.
+    pub fn flops_per_image(&self) -> f64 {
+        let p = self.patches() as f64;
+        let pass =
+            2.0 * self.params as f64 * p + 4.0 * self.layers as f64 * self.hidden as f64 * p * p;
+        pass * self.crops() as f64
+    }
+
+    /// The compute buffer of one pass's graph (llama.cpp encodes a tiled image's crops one at a
+    /// time: `tools/mtmd/mtmd.cpp` `mtmd_encode`, LLaVA not batched): the largest of the attention scores (f32
     /// `heads × P²`, none with FlashAttention), the FFN's f32 `P × ffn` and the q/k/v of one
     /// layer (`3 × P × hidden`), plus four f32 tensors of the residual stream `P × hidden`.
     pub fn compute_buffer_bytes(&self, flash_attention: bool) -> u64 {
@@ -242,6 +368,65 @@ mod tests {
         let big = q.resized(8192, 8192);
         assert_eq!((big.image_size, big.height()), (3584, 3584));
         assert_eq!(big.tokens_per_image(), 16_384);
+    }
+
+    /// LLaVA-NeXT's CLIP ViT-L/14-336 with llava-v1.6's `image_grid_pinpoints`.
+    fn llava_next(width: u64, height: u64) -> VisionEncoder {
+        VisionEncoder {
+            params: 324_491_264,
+            layers: 24,
+            hidden: 1024,
+            heads: 16,
+            ffn: 4096,
+            image_size: 336,
+            patch_size: 14,
+            merge: 1,
+            tile: 336,
+            grid_pinpoints: vec![[336, 672], [672, 336], [672, 672], [1008, 336], [336, 1008]],
+            ..VisionEncoder::default()
+        }
+        .at_image(width, height)
+        .expect("a tiling tower takes any size")
+    }
+
+    /// Hand-computed from transformers `select_best_resolution` and `LlavaNextProcessor.
+    /// _get_number_of_features` with n = 336 / 14 = 24 patches a tile side.
+    #[test]
+    fn anyres_tiles_unpads_and_adds_a_newline_per_row() {
+        // 672²: 672 × 672 keeps all 451,584 px (the others 112,896): a 2 × 2 grid, 48 × 48
+        // features, no padding; 48² + 48 newlines + 24² base = 2,928; 4 tiles + the base = 5
+        // passes of the tower.
+        let sq = llava_next(672, 672);
+        assert_eq!(sq.anyres_grid(), Some((2, 2)));
+        assert_eq!(sq.tokens_per_image(), 2_928);
+        assert_eq!(sq.crops(), 5);
+        // One pass is one 336² tile: 576 patches.
+        assert_eq!(sq.patches(), 576);
+        // 1024 × 768 (H 768, W 1024): scaled into 672 × 672 it keeps 672 × 504 = 338,688 px,
+        // into [336, 672] or [336, 1008] 448 × 336 = 150,528: the 2 × 2 grid again. Wider
+        // than the grid: new height 768 × 48 / 1024 = 36, padding (48 − 36) / 2 = 6 rows off
+        // each side → 36 × 48 = 1,728 + 36 newlines + 576 = 2,340.
+        let wide = llava_next(1024, 768);
+        assert_eq!(wide.anyres_grid(), Some((2, 2)));
+        assert_eq!(wide.tokens_per_image(), 2_340);
+        // 1008 × 336 fits [336, 1008] exactly (338,688 px): 1 × 3 tiles, 24 × 72 features
+        // (1008 × 24 / 336 = 71.99999999999999 in floats, 72 after Python's round(·, 7)):
+        // 1,728 + 24 + 576 = 2,328, 4 passes.
+        let strip = llava_next(1008, 336);
+        assert_eq!(strip.anyres_grid(), Some((1, 3)));
+        assert_eq!(strip.tokens_per_image(), 2_328);
+        assert_eq!(strip.crops(), 4);
+        // Encoding FLOPs are the passes' sum.
+        let one = 2.0 * 324_491_264.0 * 576.0 + 4.0 * 24.0 * 1024.0 * 576.0 * 576.0;
+        assert!((sq.flops_per_image() - 5.0 * one).abs() < 1.0);
+        // A tiny image still takes the smallest grid, scaled up: 100 × 100 → [336, 672]
+        // (ties on the whole image's 10,000 px, least padding first), 24 × 48 features
+        // unpadded to 24 × 24: 576 + 24 + 576.
+        let tiny = llava_next(100, 100);
+        assert_eq!(tiny.anyres_grid(), Some((1, 2)));
+        assert_eq!(tiny.tokens_per_image(), 576 + 24 + 576);
+        // A tower that neither tiles nor resizes takes no other size.
+        assert!(gemma3().at_image(672, 672).is_none());
     }
 
     #[test]

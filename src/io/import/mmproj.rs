@@ -81,5 +81,9 @@ pub fn read_mmproj(path: &Path) -> Result<VisionEncoder, ImportError> {
         image_height: 0,
         dynamic: false,
         in_checkpoint: false,
+        grid_pinpoints: Vec::new(),
+        tile: 0,
+        joint_tiles: 0,
+        cross_attention: false,
     })
 }
