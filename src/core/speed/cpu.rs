@@ -33,7 +33,6 @@ use serde::{Deserialize, Serialize};
 
 /// The int8 dot-product instruction path of a CPU core (see the module documentation).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
 pub enum CpuIsa {
     /// AVX2 `vpmaddubsw` + `vpmaddwd` (also AVX-512 without VNNI, and any unknown x86 part).
     #[default]
@@ -117,6 +116,16 @@ fn number_after(s: &str, from: &str) -> Option<u32> {
     digits.parse().ok()
 }
 
+/// The first model number of four or more digits ("7800x3d" → 7800, "i9-13900k" → 13900).
+fn model_number(n: &str) -> Option<u32> {
+    n.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter_map(|w| {
+            let digits: String = w.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse::<u32>().ok()
+        })
+        .find(|v| *v >= 1000)
+}
+
 /// The dot-product path by family (lower-case name).
 fn isa_of(n: &str) -> CpuIsa {
     // Apple: M1 has dotprod; M2 and later add FEAT_I8MM.
@@ -143,6 +152,23 @@ fn isa_of(n: &str) -> CpuIsa {
             CpuIsa::NeonDotprod
         };
     }
+    // Server codenames, as cloud instance pages name the part.
+    const CODENAMES: &[(&str, CpuIsa)] = &[
+        ("sapphire rapids", CpuIsa::Amx),
+        ("emerald rapids", CpuIsa::Amx),
+        ("granite rapids", CpuIsa::Amx),
+        ("cascade lake", CpuIsa::Vnni),
+        ("ice lake", CpuIsa::Vnni),
+        ("genoa", CpuIsa::Vnni),
+        ("bergamo", CpuIsa::Vnni),
+        ("turin", CpuIsa::Vnni),
+        ("skylake", CpuIsa::Avx2),
+        ("milan", CpuIsa::Avx2),
+        ("rome", CpuIsa::Avx2),
+    ];
+    if let Some((_, isa)) = CODENAMES.iter().find(|(k, _)| n.contains(k)) {
+        return *isa;
+    }
     if n.contains("amd") || n.contains("ryzen") || n.contains("epyc") {
         return amd_isa(n);
     }
@@ -167,20 +193,8 @@ fn amd_isa(n: &str) -> CpuIsa {
             CpuIsa::Avx2
         };
     }
-    let model = number_after(n, "threadripper").or_else(|| number_after(n, "ryzen"));
-    // "Ryzen 9 7950X": the digit after "ryzen" is the tier; the model number follows it.
-    let model = match model {
-        Some(t) if t < 10 => n
-            .split(|c: char| !c.is_ascii_alphanumeric())
-            .filter_map(|w| {
-                w.trim_end_matches(|c: char| c.is_ascii_alphabetic())
-                    .parse::<u32>()
-                    .ok()
-            })
-            .find(|v| *v >= 1000),
-        other => other,
-    };
-    match model {
+    // "Ryzen 9 7950X", "Threadripper PRO 7985WX": the four-digit model number.
+    match model_number(n) {
         Some(m) if (7000..10_000).contains(&m) => CpuIsa::Vnni,
         _ => CpuIsa::Avx2,
     }
@@ -208,15 +222,7 @@ fn intel_isa(n: &str) -> CpuIsa {
         return CpuIsa::Vnni;
     }
     // "Core i9-13900K": the generation is the model number's leading digits.
-    let model = n
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .filter_map(|w| {
-            w.trim_end_matches(|c: char| c.is_ascii_alphabetic())
-                .parse::<u32>()
-                .ok()
-        })
-        .find(|v| *v >= 1000);
-    match model {
+    match model_number(n) {
         Some(m) if m >= 10_000 && m / 1000 >= 11 => CpuIsa::Vnni,
         _ => CpuIsa::Avx2,
     }
@@ -243,6 +249,17 @@ mod tests {
         assert_eq!(isa("Intel Xeon Platinum 8380"), CpuIsa::Vnni);
         assert_eq!(isa("Intel Xeon Gold 6154"), CpuIsa::Avx2);
         assert_eq!(isa("Intel Xeon w9-3475X"), CpuIsa::Amx);
+        assert_eq!(isa("AMD Ryzen 7 7800X3D"), CpuIsa::Vnni);
+        assert_eq!(isa("AMD EPYC 74F3V (Milan)"), CpuIsa::Avx2);
+        assert_eq!(isa("AMD EPYC 9V84 (Genoa)"), CpuIsa::Vnni);
+        assert_eq!(isa("2x Intel Xeon Sapphire Rapids"), CpuIsa::Amx);
+        assert_eq!(isa("Intel Xeon (Cascade Lake)"), CpuIsa::Vnni);
+        assert_eq!(isa("Intel Xeon Platinum 8259CL (Cascade Lake)"), CpuIsa::Vnni);
+        assert_eq!(isa("Intel Core Ultra 9 275HX"), CpuIsa::Vnni);
+        assert_eq!(isa("Intel Core i9-14900HX"), CpuIsa::Vnni);
+        assert_eq!(isa("Intel Core i5-10400"), CpuIsa::Avx2);
+        assert_eq!(isa("Apple M4 Max (16-core CPU)"), CpuIsa::NeonI8mm);
+        assert_eq!(isa("Apple M1 (8-core CPU)"), CpuIsa::NeonDotprod);
         assert_eq!(isa("Apple M1 Max"), CpuIsa::NeonDotprod);
         assert_eq!(isa("Apple M4 Pro"), CpuIsa::NeonI8mm);
         assert_eq!(isa("AWS Graviton2"), CpuIsa::NeonDotprod);
