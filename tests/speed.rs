@@ -723,11 +723,15 @@ fn cpu_prefill_follows_the_dot_product_path() {
     let (_, dot) = run(WeightPrecision::Q4_0, CpuIsa::NeonDotprod);
     let (_, mm) = run(WeightPrecision::Q4_0, CpuIsa::NeonI8mm);
     let r = mm / dot;
-    assert!((r / (123.0 / 65.45) - 1.0).abs() < 0.15, "i8mm / dotprod {r}");
+    assert!(
+        (r / (123.0 / 65.45) - 1.0).abs() < 0.15,
+        "i8mm / dotprod {r}"
+    );
     // The catalog's 9950X (Zen 5) is detected as VNNI at its 4.3 GHz base clock.
     let c = cat();
     let mach = c.machine(m).unwrap();
-    let dev = headroom::core::speed::CpuDevice::from_machine(mach, None, &SpeedConstants::default());
+    let dev =
+        headroom::core::speed::CpuDevice::from_machine(mach, None, &SpeedConstants::default());
     assert_eq!(dev.isa, CpuIsa::Vnni);
     assert_eq!(dev.ghz, 4.3);
 }

@@ -142,9 +142,17 @@ fn isa_of(n: &str) -> CpuIsa {
             _ => CpuIsa::NeonDotprod,
         };
     }
-    if ["ampere", "altra", "neoverse", "snapdragon", "cortex", "grace", "arm"]
-        .iter()
-        .any(|k| n.contains(k))
+    if [
+        "ampere",
+        "altra",
+        "neoverse",
+        "snapdragon",
+        "cortex",
+        "grace",
+        "arm",
+    ]
+    .iter()
+    .any(|k| n.contains(k))
     {
         return if n.contains("grace") || n.contains("oryon") {
             CpuIsa::NeonI8mm
@@ -206,7 +214,10 @@ fn amd_isa(n: &str) -> CpuIsa {
 fn intel_isa(n: &str) -> CpuIsa {
     if n.contains("xeon") {
         // Xeon W-2400/3400 (Sapphire Rapids) are named "w9-3475X", "w5-2455X".
-        if [" w3-", " w5-", " w7-", " w9-"].iter().any(|k| n.contains(k)) {
+        if [" w3-", " w5-", " w7-", " w9-"]
+            .iter()
+            .any(|k| n.contains(k))
+        {
             return CpuIsa::Amx;
         }
         let model = ["platinum", "gold", "silver", "bronze"]
@@ -244,7 +255,10 @@ mod tests {
         assert_eq!(isa("AMD EPYC 9654"), CpuIsa::Vnni);
         assert_eq!(isa("AMD EPYC 7763"), CpuIsa::Avx2);
         assert_eq!(isa("Intel Core i9-13900K"), CpuIsa::Vnni);
-        assert_eq!(isa("Intel(R) Core(TM) i7-7820HQ CPU @ 2.90GHz"), CpuIsa::Avx2);
+        assert_eq!(
+            isa("Intel(R) Core(TM) i7-7820HQ CPU @ 2.90GHz"),
+            CpuIsa::Avx2
+        );
         assert_eq!(isa("Intel Xeon Platinum 8480+"), CpuIsa::Amx);
         assert_eq!(isa("Intel Xeon Platinum 8380"), CpuIsa::Vnni);
         assert_eq!(isa("Intel Xeon Gold 6154"), CpuIsa::Avx2);
@@ -254,7 +268,10 @@ mod tests {
         assert_eq!(isa("AMD EPYC 9V84 (Genoa)"), CpuIsa::Vnni);
         assert_eq!(isa("2x Intel Xeon Sapphire Rapids"), CpuIsa::Amx);
         assert_eq!(isa("Intel Xeon (Cascade Lake)"), CpuIsa::Vnni);
-        assert_eq!(isa("Intel Xeon Platinum 8259CL (Cascade Lake)"), CpuIsa::Vnni);
+        assert_eq!(
+            isa("Intel Xeon Platinum 8259CL (Cascade Lake)"),
+            CpuIsa::Vnni
+        );
         assert_eq!(isa("Intel Core Ultra 9 275HX"), CpuIsa::Vnni);
         assert_eq!(isa("Intel Core i9-14900HX"), CpuIsa::Vnni);
         assert_eq!(isa("Intel Core i5-10400"), CpuIsa::Avx2);
@@ -278,7 +295,10 @@ mod tests {
         );
         assert!(CpuIsa::NeonI8mm.int8_macs_per_cycle() > CpuIsa::NeonDotprod.int8_macs_per_cycle());
         assert_eq!(cpu_facts("AMD Ryzen 9 7950X").base_ghz, Some(4.5));
-        assert_eq!(cpu_facts("AMD Ryzen Threadripper PRO 5975WX").base_ghz, Some(3.6));
+        assert_eq!(
+            cpu_facts("AMD Ryzen Threadripper PRO 5975WX").base_ghz,
+            Some(3.6)
+        );
         assert_eq!(cpu_facts("Apple M2 Ultra").base_ghz, None);
     }
 }
