@@ -7,13 +7,13 @@
 //!
 //! - **AVX2**: `vpmaddubsw` (32 u8×s8 products, pairs summed to i16) then `vpmaddwd` to widen to
 //!   i32: two multiply-port µops per 32 MACs, two vector multiply ports (Intel p0/p1 from Haswell
-//!   to Golden Cove, AMD Zen 2/3 FP0/FP3; uops.info, Agner Fog's instruction tables): 32 MACs
+//!   to Golden Cove, two multiply pipes on AMD Zen 2/3; uops.info, Agner Fog's instruction tables): 32 MACs
 //!   per cycle. llamafile's `tinyBLAS_Q0_AVX` (ggml-cpu/llamafile/sgemm.cpp, `updot`) and the
 //!   `vec_dot_q*_q8` kernels use it; AVX-512 parts without VNNI run the same 256-bit path.
 //! - **VNNI** (AVX-512 VNNI with VL: Ice Lake, Cascade Lake and newer Xeons, Zen 4/5; AVX-VNNI:
 //!   Alder Lake and newer Core parts): `vpdpbusd` does the 32 MACs and the widening in one µop
 //!   on a 256-bit register (`_mm256_dpbusd_epi32` / `_mm256_dpbusd_avx_epi32` in `updot`), two
-//!   per cycle (p0/p1 on Intel, FP0/FP1 on Zen 4): 64.
+//!   per cycle (p0/p1 on Intel, two pipes on Zen 4): 64.
 //! - **AMX** (Sapphire Rapids and newer Xeons): `tdpbusd` tiles exist, but ggml uses them only
 //!   when built with `GGML_AMX` and the weights sit in the AMX buffer type (ggml-cpu/amx/), and
 //!   the tiles' feed (unpacking, scales) stays on AVX-512: Ollama removed its AMX build because
@@ -95,10 +95,16 @@ const BASE_CLOCKS: &[(&str, f64)] = &[
 /// brand string). Unknown x86 parts are AVX2; unknown ARM parts NEON dotprod.
 pub fn cpu_facts(name: &str) -> CpuFacts {
     let n = name.to_ascii_lowercase();
-    let base_ghz = BASE_CLOCKS
-        .iter()
-        .find(|(k, _)| n.contains(k))
-        .map(|(_, g)| *g);
+    // The listed part exactly: "12700" is not the 12700K (3.6 GHz), "7950x" not the 7950X3D.
+    let listed = |k: &str| {
+        n.match_indices(k).any(|(i, _)| {
+            !n[i + k.len()..]
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphanumeric())
+        })
+    };
+    let base_ghz = BASE_CLOCKS.iter().find(|(k, _)| listed(k)).map(|(_, g)| *g);
     CpuFacts {
         isa: isa_of(&n),
         base_ghz,
@@ -300,5 +306,8 @@ mod tests {
             Some(3.6)
         );
         assert_eq!(cpu_facts("Apple M2 Ultra").base_ghz, None);
+        assert_eq!(cpu_facts("Intel Core i7-12700").base_ghz, Some(2.1));
+        assert_eq!(cpu_facts("Intel Core i7-12700K").base_ghz, None);
+        assert_eq!(cpu_facts("AMD Ryzen 9 7950X3D").base_ghz, None);
     }
 }
