@@ -1,7 +1,7 @@
 //! Measured reference points (published llama-bench results, `catalogs/benchmarks.ron`), the
 //! prediction of one such measurement, and calibration from the user's own llama-bench run.
 
-use super::{Backend, SpeedConstants, SpeedQuery, Tuning, placement_speed};
+use super::{Backend, CpuIsa, SpeedConstants, SpeedQuery, Tuning, placement_speed};
 use crate::core::catalog::{Catalog, Machine, MachineKind, Vendor};
 use crate::core::estimate::{Estimate, estimate_with};
 use crate::core::model::{FileWeights, ModelSpec};
@@ -20,6 +20,26 @@ pub struct BenchMachineSpec {
     /// System RAM bandwidth, GB/s.
     pub ram_bandwidth: f64,
     pub cpu_cores: u32,
+    /// The int8 dot-product path the run's build used for these weights, where it is not the
+    /// one the CPU's name gives (`speed::cpu`): a build before the kernel for the CPU's best
+    /// path existed (llama.cpp's i8mm Q4_0 repack came in late 2024).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_isa: Option<CpuIsa>,
+    /// The CPU's sustained clock, GHz, where the CPU's name does not give it (`speed::cpu`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_ghz: Option<f64>,
+}
+
+impl BenchMachineSpec {
+    /// The CPU of `q` as this spec states it.
+    fn apply_cpu(&self, q: &mut SpeedQuery<'_>) {
+        if let Some(isa) = self.cpu_isa {
+            q.cpu.isa = isa;
+        }
+        if let Some(g) = self.cpu_ghz.filter(|g| *g > 0.0) {
+            q.cpu.ghz = g;
+        }
+    }
 }
 
 /// One published llama-bench result.
@@ -174,6 +194,19 @@ pub fn predict_llama_bench(
     tuning: Tuning,
     k: &SpeedConstants,
 ) -> (f64, f64) {
+    predict_on(s, m, None, cat, backend, tuning, k)
+}
+
+/// [`predict_llama_bench`] with the CPU facts a published row states (`spec`).
+fn predict_on(
+    s: &Scenario,
+    m: &Machine,
+    spec: Option<&BenchMachineSpec>,
+    cat: &Catalog,
+    backend: Backend,
+    tuning: Tuning,
+    k: &SpeedConstants,
+) -> (f64, f64) {
     let acc = m.gpu.as_deref().and_then(|id| cat.accelerator(id));
     let gpu_run = backend != Backend::Cpu && acc.is_some();
     let est: Estimate = estimate_with(
@@ -191,6 +224,9 @@ pub fn predict_llama_bench(
         q = q.cpu_only();
     }
     q.tuning = tuning;
+    if let Some(sp) = spec {
+        sp.apply_cpu(&mut q);
+    }
     // tg128: 128 tokens from an empty cache, on average at depth 64.
     q.depth = 64;
     let tg = placement_speed(&q, k).decode_tokens_per_s;
@@ -214,7 +250,8 @@ pub fn check_benchmarks(
             let preset = cat.model(&b.model)?;
             let w = WeightPrecision::from_cli(&b.weights)?;
             let s = bench_scenario(preset.spec.clone(), Some(preset.id.clone()), w);
-            let (tg, pp) = predict_llama_bench(&s, &m, cat, b.backend, Tuning::default(), k);
+            let spec = b.spec.as_ref().filter(|_| b.machine.is_none());
+            let (tg, pp) = predict_on(&s, &m, spec, cat, b.backend, Tuning::default(), k);
             let vendor = m
                 .gpu
                 .as_deref()
@@ -543,6 +580,7 @@ pub fn predict_case(c: &SpeedCase, cat: &Catalog, k: &SpeedConstants) -> Option<
         q = q.cpu_only();
     }
     q.ubatch = 512;
+    c.spec.apply_cpu(&mut q);
     let sp = match c.test {
         CaseTest::Pp => {
             q.depth = c.depth + c.tokens;

@@ -14,6 +14,7 @@
 //! the check against published llama-bench results: docs/speed.md.
 
 pub mod bench;
+pub mod cpu;
 pub mod prefill;
 pub mod profile;
 pub mod step;
@@ -23,6 +24,7 @@ use super::estimate::Estimate;
 use super::precision::WeightPrecision;
 use super::scenario::{Scenario, SplitStyle};
 use super::units::{Bytes, GbPerSec};
+pub use cpu::{CpuFacts, CpuIsa, cpu_facts};
 pub use profile::{Backend, Profile, Profiles, backend_for};
 use serde::{Deserialize, Serialize};
 
@@ -195,8 +197,13 @@ pub struct CpuDevice {
     /// Peak bandwidth the CPU cores can draw (unified chips: their cluster's share).
     pub bandwidth: GbPerSec,
     pub cores: u32,
+    /// Sustained all-core clock: the CPU's base clock where [`cpu_facts`] lists it, else
+    /// [`SpeedConstants::cpu_ghz`].
     pub ghz: f64,
     pub flops_per_cycle: f64,
+    /// The int8 dot-product path the quantised prompt GEMMs run on (from the CPU's name).
+    #[serde(default)]
+    pub isa: CpuIsa,
 }
 
 impl CpuDevice {
@@ -208,11 +215,13 @@ impl CpuDevice {
         } else {
             m.ram_bandwidth.0
         };
+        let facts = cpu_facts(&m.cpu);
         CpuDevice {
             bandwidth: GbPerSec(bw),
             cores: m.cpu_cores.max(1),
-            ghz: k.cpu_ghz,
+            ghz: facts.base_ghz.unwrap_or(k.cpu_ghz),
             flops_per_cycle: k.cpu_flops_per_cycle,
+            isa: facts.isa,
         }
     }
     /// The CPU as `-t threads` of llama.cpp use it (`None`: every core): compute on
@@ -234,6 +243,11 @@ impl CpuDevice {
             self.cores = used;
         }
         self
+    }
+    /// Int8 ops/s (2 per multiply-accumulate) of all cores on their dot-product path.
+    pub fn int8_ops(&self) -> f64 {
+        (self.cores.max(1) as f64 * self.ghz.max(0.1) * 1e9 * 2.0 * self.isa.int8_macs_per_cycle())
+            .max(1.0)
     }
     /// FP32 SIMD FLOP/s of all cores.
     pub fn flops(&self) -> f64 {
@@ -637,14 +651,14 @@ pub fn cpu_dense_rate(p: &Profile, c: &CpuDevice) -> f64 {
     (c.flops() * p.f16_gemm_efficiency).max(1.0)
 }
 
-/// The CPU's rate for the dense weights of `sh` (int8 dot products for quantised weights).
+/// The CPU's rate for the dense weights of `sh`: quantised weights run ggml's int8 block dot
+/// products at the profile's share of the cores' int8 path ([`cpu`]); F16 weights the FP32
+/// SIMD FMAs after conversion.
 fn cpu_dense_gemm_rate(p: &Profile, c: &CpuDevice, sh: &Shape) -> f64 {
-    let e = if sh.quant {
-        p.quant_tensor_efficiency.unwrap_or(p.f16_gemm_efficiency)
-    } else {
-        p.f16_gemm_efficiency
-    };
-    (c.flops() * e).max(1.0)
+    match p.quant_tensor_efficiency {
+        Some(e) if sh.quant => (c.int8_ops() * e).max(1.0),
+        _ => (c.flops() * p.f16_gemm_efficiency).max(1.0),
+    }
 }
 
 /// Share of all routed experts a ubatch of `u` tokens touches: `1 − (1 − k/E)^u`.
@@ -979,7 +993,9 @@ pub fn formula_text(b: Backend, k: &SpeedConstants) -> String {
             "1 ÷ (1 ÷ ({t} × INT8 TOPS) + 1 ÷ ({} × vector TFLOPS))",
             p.quant_vector_multiple
         ),
-        (Some(t), false) if b == Backend::Cpu => format!("{t} × cores × GHz × FLOP/cycle"),
+        (Some(t), false) if b == Backend::Cpu => format!(
+            "{t} × cores × base GHz × 2 × int8 MACs/cycle (AVX2 32, VNNI 64, NEON dotprod 64, i8mm 128)"
+        ),
         (Some(t), false) if matches!(b, Backend::Metal | Backend::Mlx) => {
             format!("{t} × GPU FP32 TFLOPS")
         }

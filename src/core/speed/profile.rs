@@ -324,8 +324,14 @@ impl Default for Profiles {
                 layer_overhead_us: 20.0,
                 // AVX2 dequantise + int8 dot per weight, in FP32-FLOP units of the cores' rate.
                 dot_flops_per_weight: 3.0,
-                // The cores' FP32 SIMD rate × this (int8 dot products run ~ at that rate).
-                quant_tensor_efficiency: Some(0.9),
+                // Share of the cores' int8 dot-product peak (`speed::cpu`: cores × base clock ×
+                // MACs per cycle of the AVX2 / VNNI / NEON path) ggml's block-quantised GEMMs
+                // reach: per 32-weight block and column `tinyBLAS_Q0_AVX::gemm` (ggml-cpu/
+                // llamafile/sgemm.cpp) also unpacks, sign-adjusts, converts the i32 sum and
+                // FMAs it with the two scales. The scoreboard rows (ik_llama.cpp PR 54,
+                // mainline column) give 0.27–0.33 on Zen 3 (AVX2) and 0.19–0.22 on Zen 4 (VNNI)
+                // at base clock: 0.25 between them (docs/speed.md).
+                quant_tensor_efficiency: Some(0.25),
                 quant_vector_multiple: 0.0,
                 f16_gemm_efficiency: 0.6,
                 f16_accumulate_fp16: false,
