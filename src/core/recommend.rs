@@ -1075,6 +1075,15 @@ impl fmt::Display for PastFloor {
     }
 }
 
+/// What a machine does with the scenario now, as its summary begins ([`Outcome::write_now`]).
+struct NowText<'a>(&'a Outcome);
+
+impl fmt::Display for NowText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.write_now(f)
+    }
+}
+
 /// [`ThisMachine::summary`].
 pub struct Summary<'a>(&'a ThisMachine);
 
@@ -1099,12 +1108,7 @@ impl ThisMachine {
         if matches!(self.now, Outcome::Gpu { .. } | Outcome::Unified { .. }) {
             return "Runs it on the GPU as it is.".into();
         }
-        let now = Summary(&Self {
-            upgrades: Vec::new(),
-            past_floor: None,
-            ..self.clone()
-        })
-        .to_string();
+        let now = NowText(&self.now).to_string();
         let mut c = now.chars();
         match c.next() {
             Some(first) => format!("{}{}.", first.to_uppercase(), c.as_str()),

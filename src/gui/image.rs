@@ -590,7 +590,7 @@ fn machines(ui: &mut Ui, v: &mut View<'_>, d: &ImageDerived) {
     } else {
         (76.0, 160.0, 140.0)
     };
-    let mut headers = vec![
+    const HEADERS: [&str; 8] = [
         "",
         "Machine",
         "Verdict",
@@ -598,7 +598,9 @@ fn machines(ui: &mut Ui, v: &mut View<'_>, d: &ImageDerived) {
         "s/image",
         "images/h",
         "$/1000 img",
+        "Pipelines",
     ];
+    let headers = if narrow { &HEADERS[..7] } else { &HEADERS[..] };
     let mut table = TableBuilder::new(ui)
         .id_salt(("image-machines", narrow))
         .striped(true)
@@ -616,13 +618,12 @@ fn machines(ui: &mut Ui, v: &mut View<'_>, d: &ImageDerived) {
         .columns(Column::initial(num_w).at_least(50.0), 3);
     if !narrow {
         table = table.column(Column::remainder().at_least(70.0).clip(true));
-        headers.push("Pipelines");
     }
     table
         .header(24.0, |mut h| {
             for t in headers {
                 h.col(|ui| {
-                    ui.label(RichText::new(t).strong());
+                    ui.label(RichText::new(*t).strong());
                 });
             }
         })

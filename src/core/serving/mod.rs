@@ -473,16 +473,16 @@ fn kernel_for(
 
 /// The speculative drafter of the target's scenario on the same GPUs: its own step model (its
 /// scenario and estimate, the target's GPU, profile and links) joins `step`, and the plan's
-/// speculative line is returned. `None` without a drafter.
+/// speculative line is returned beside it (`None`, and `step` as it was, without a drafter).
 fn attach_drafter(
     target: &StepInputs<'_>,
     engine: Engine,
     backend: Backend,
-    step: &mut StepModel,
-) -> Option<ServingSpec> {
+    step: StepModel,
+) -> (StepModel, Option<ServingSpec>) {
     let (es, gpu, profile, est_gpus) = (target.scenario, target.gpu, target.profile, target.tp);
-    let Ok((ds, extra)) = crate::core::estimate::draft_scenario(es, &es.model)? else {
-        return None;
+    let Some(Ok((ds, extra))) = crate::core::estimate::draft_scenario(es, &es.model) else {
+        return (step, None);
     };
     let dest = estimate_with(&ds, false);
     let dkernel = kernel_for(backend, ds.weights, &gpu);
@@ -520,7 +520,7 @@ fn attach_drafter(
         speedup_at_best: None,
         plain_best_users: None,
     };
-    *step = step.clone().with_speculation(draft, g, e);
+    let mut step = step.with_speculation(draft, g, e);
     if engine == Engine::Sglang {
         // SGLang turns its overlap scheduler off for EAGLE speculative decoding
         // (`server_args.py`: "The radix cache, chunked prefill, and overlap scheduler are
@@ -529,7 +529,7 @@ fn attach_drafter(
         // step it hid is paid in full, as vLLM's is.
         step.costs = StepCosts::of(Backend::Vllm);
     }
-    Some(spec)
+    (step, Some(spec))
 }
 
 /// [`build`] with the layers split into pipeline stages of `tp` GPUs each (vLLM
@@ -601,7 +601,7 @@ pub fn build_stages(
         step.vector_s_per_token = est.params.active as f64 * profile.dot_flops_per_weight
             / (gpu.vector_tflops.max(0.01) * 1e12);
     }
-    let spec = attach_drafter(&target, engine, backend, &mut step);
+    let (step, spec) = attach_drafter(&target, engine, backend, step);
     let gpus_in_machine = machine_gpus(m, acc);
     let (memory, usable) = replica_memory(acc, fit, gpus_in_machine, layer_split);
     let settings = engine::settings(engine, &inputs, acc);
