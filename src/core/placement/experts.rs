@@ -291,10 +291,11 @@ fn expert_job<'j>(job: &'j Job) -> Option<(&'j Gpus<'j>, Vec<RoutedExperts>)> {
 fn placed(job: &Job, g: &Gpus, split: ExpertSplit) -> Placement {
     let s = job.s;
     let link = host_link(g.acc).bytes_per_sec() * job.st.speed.pcie_efficiency;
-    let run = speed_model(s, job.m, job.acc, job.st);
+    let run = speed_model(s, job.m, job.acc, job.st, job.cpu);
     let speed = expert_offload_speed(g.est, &split, s.batch, s.ubatch, link, &run);
     let split = with_shares(split, g.need, g.host_need, g.count);
-    let backend = super::speed::query(s, g.est, job.m, job.acc, job.st, job.layers).backend;
+    let backend =
+        super::speed::query(s, g.est, job.m, job.acc, job.st, job.cpu, job.layers).backend;
     let headroom = g
         .capacity
         .signed_sub(split.gpu_required)
@@ -326,10 +327,11 @@ fn speed_model<'a>(
     m: &'a Machine,
     acc: Option<&'a Accelerator>,
     st: &'a FitSettings,
+    cpu: crate::core::speed::CpuDevice,
 ) -> impl Fn(&Estimate, bool) -> Speed + 'a {
     move |e: &Estimate, on_gpu: bool| {
         if on_gpu {
-            let q = super::speed::query(s, e, m, acc, st, e.workload.layers.max(1));
+            let q = super::speed::query(s, e, m, acc, st, cpu, e.workload.layers.max(1));
             placement_speed(&q, &st.speed)
         } else {
             let experts_only = Scenario {
@@ -340,7 +342,7 @@ fn speed_model<'a>(
                 },
                 ..s.clone()
             };
-            let q = super::speed::query(&experts_only, e, m, acc, st, 0);
+            let q = super::speed::query(&experts_only, e, m, acc, st, cpu, 0);
             placement_speed(&q, &st.speed)
         }
     }
@@ -387,7 +389,8 @@ pub fn expert_offload_points(
         false,
     );
     let link = host_link(acc).bytes_per_sec() * st.speed.pcie_efficiency;
-    let run = speed_model(&sc, m, Some(acc), st);
+    let cpu = crate::core::speed::CpuDevice::for_scenario(m, Some(acc), &sc, &st.speed);
+    let run = speed_model(&sc, m, Some(acc), st, cpu);
     ns.iter()
         .map(|&n| {
             let x = split(&inv, n.min(sc.model.layers));

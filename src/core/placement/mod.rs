@@ -34,7 +34,7 @@ use super::catalog::{Accelerator, Machine};
 use super::estimate::Estimate;
 use super::fit::{EstimateCache, FitSettings, OffloadStyle, TrainingSpeed, Verdict};
 use super::scenario::{Scenario, SplitStyle};
-use super::speed::{Backend, Speed, placement_speed};
+use super::speed::{Backend, CpuDevice, Speed, placement_speed};
 use super::units::Bytes;
 use capacity::{Gpus, gpus_used, ram_capacity};
 use experts::ExpertSplit;
@@ -60,6 +60,8 @@ pub struct Job<'a> {
     pub layers: u64,
     /// The machine's GPUs, when it has an accelerator.
     pub gpus: Option<Gpus<'a>>,
+    /// Its CPU as the scenario uses it, read once per machine for every speed query.
+    pub cpu: CpuDevice,
 }
 
 impl<'a> Job<'a> {
@@ -93,6 +95,7 @@ impl<'a> Job<'a> {
             cpu_est,
             cpu_total: cache.peek_total(0).expect("ensured"),
             layers: cpu_est.workload.layers,
+            cpu: CpuDevice::for_scenario(m, acc, s, &st.speed),
             gpus: acc.map(|a| {
                 let est = cache.peek_with_needs(g).expect("ensured");
                 Gpus::new(m, a, g, est, s, st)
@@ -113,7 +116,7 @@ impl<'a> Job<'a> {
     }
     /// [`Self::speed`] with the layers that are not on the GPU run in `style`.
     pub fn speed_as(&self, est: &Estimate, gpu_layers: u64, style: SplitStyle) -> (Speed, Backend) {
-        let mut q = speed::query(self.s, est, self.m, self.acc, self.st, gpu_layers);
+        let mut q = speed::query(self.s, est, self.m, self.acc, self.st, self.cpu, gpu_layers);
         q.style = style;
         (placement_speed(&q, &self.st.speed), q.backend)
     }

@@ -8,10 +8,10 @@ use crate::core::catalog::{Accelerator, Machine};
 use crate::core::estimate::Estimate;
 use crate::core::fit::{FitSettings, TrainingSpeed};
 use crate::core::scenario::Scenario;
-use crate::core::speed::{Backend, SpeedQuery};
+use crate::core::speed::{Backend, CpuDevice, SpeedQuery};
 
 /// The speed model's query for the scenario on `m` with `gpu_layers` of the layers on the GPU(s)
-/// (0 = CPU only): the runtime's profile, this machine's calibration and the llama.cpp split
+/// (0 = CPU only) and its CPU (the job's, made once per machine): the runtime's profile, this machine's calibration and the llama.cpp split
 /// mode from the settings. Every speed the fit engine reports goes through it.
 pub fn query<'a>(
     s: &'a Scenario,
@@ -19,9 +19,10 @@ pub fn query<'a>(
     m: &Machine,
     acc: Option<&Accelerator>,
     st: &FitSettings,
+    cpu: CpuDevice,
     gpu_layers: u64,
 ) -> SpeedQuery<'a> {
-    let mut q = SpeedQuery::on_machine(s, est, m, acc, &st.speed);
+    let mut q = SpeedQuery::on_machine_with_cpu(s, est, m, acc, cpu);
     q.style = st.split_style;
     if let Some(c) = st.calibration.as_ref().filter(|c| *c.machine == *m.id) {
         q.tuning = c.tuning;

@@ -224,6 +224,15 @@ impl CpuDevice {
             isa: facts.isa,
         }
     }
+    /// The CPU of `m` as the scenario's launch settings use it (`--threads`).
+    pub fn for_scenario(
+        m: &Machine,
+        acc: Option<&Accelerator>,
+        s: &Scenario,
+        k: &SpeedConstants,
+    ) -> CpuDevice {
+        CpuDevice::from_machine(m, acc, k).with_threads(s.launch.threads, k.cpu_core_bandwidth_gbs)
+    }
     /// The CPU as `-t threads` of llama.cpp use it (`None`: every core): compute on
     /// `min(threads, cores)` cores (more threads than cores add no SIMD units; llama.cpp's
     /// `--threads` help: "number of CPU threads to use during generation"), and the bandwidth
@@ -325,6 +334,19 @@ impl<'a> SpeedQuery<'a> {
         acc: Option<&Accelerator>,
         k: &SpeedConstants,
     ) -> SpeedQuery<'a> {
+        Self::on_machine_with_cpu(s, est, m, acc, CpuDevice::for_scenario(m, acc, s, k))
+    }
+
+    /// [`Self::on_machine`] with the machine's CPU as the caller already made it
+    /// ([`CpuDevice::for_scenario`]: reading the CPU's facts from its name is done once per
+    /// machine, not once per query).
+    pub fn on_machine_with_cpu(
+        s: &'a Scenario,
+        est: &'a Estimate,
+        m: &Machine,
+        acc: Option<&Accelerator>,
+        cpu: CpuDevice,
+    ) -> SpeedQuery<'a> {
         let backend = backend_for(s.runtime, acc);
         let gpu = acc.map(|a| GpuDevice::for_weights(a, s.weights));
         let unified = acc.is_some_and(|a| a.memory_kind == MemoryKind::Unified);
@@ -350,8 +372,7 @@ impl<'a> SpeedQuery<'a> {
             gpus,
             gpu_link,
             nvlink,
-            cpu: CpuDevice::from_machine(m, acc, k)
-                .with_threads(s.launch.threads, k.cpu_core_bandwidth_gbs),
+            cpu,
             link,
             gpu_layers: if acc.is_some() {
                 est.workload.layers
