@@ -211,7 +211,7 @@ fn a_budget_below_every_fitting_machine_says_what_would_have_to_give() {
     let st = FitSettings::default();
     let k = Constraints {
         budget_usd: Some(500.0),
-        kinds: vec![KindFilter::Apple],
+        kinds: vec![KindFilter(MachineKind::Apple)],
         ..Constraints::default()
     };
     let r = recommend(
@@ -253,7 +253,10 @@ fn speed_floor_and_minimum_context_are_respected() {
     let k = Constraints {
         min_tokens_per_s: Some(60.0),
         min_context: Some(8192),
-        kinds: vec![KindFilter::Laptop, KindFilter::Cloud],
+        kinds: vec![
+            KindFilter(MachineKind::Laptop),
+            KindFilter(MachineKind::Cloud),
+        ],
         ..Constraints::default()
     };
     let r = recommend(

@@ -3,7 +3,7 @@
 //! GPU's limit the notes offer — with the arithmetic anyone can check by hand.
 
 use headroom::core::WeightPrecision;
-use headroom::core::catalog::Machine;
+use headroom::core::catalog::{Machine, MachineKind};
 use headroom::core::fit::{FitResult, FitSettings, OffloadStyle, Verdict, fit_all};
 use headroom::core::placement::capacity::per_layer_bytes;
 use headroom::core::placement::note::{Note, RaiseHow};
@@ -198,7 +198,7 @@ fn a_2000_dollar_apple_pick_for_70b_offloads_to_its_gpu_and_names_the_raise() {
     let s = scenario("llama-3.1-70b", WeightPrecision::Q4KM);
     let k = Constraints {
         budget_usd: Some(2000.0),
-        kinds: vec![KindFilter::Apple],
+        kinds: vec![KindFilter(MachineKind::Apple)],
         ..Constraints::default()
     };
     let r = recommend(

@@ -93,58 +93,58 @@ impl Group {
     }
 }
 
-/// A `--kind` value: which groups to answer for, and which machines inside them.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum KindFilter {
-    Laptop,
-    Apple,
-    Desktop,
-    Workstation,
-    Cloud,
-    MiniPc,
-}
+/// A `--kind` value: which groups to answer for, and which machines inside them. It names a
+/// catalog kind (`laptop`, `apple`, `desktop`, `workstation`, `cloud`, `mini-pc`); written and
+/// read by that name.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct KindFilter(pub MachineKind);
 
 impl KindFilter {
-    pub const ALL: [KindFilter; 6] = [
-        KindFilter::Laptop,
-        KindFilter::Apple,
-        KindFilter::Desktop,
-        KindFilter::Workstation,
-        KindFilter::Cloud,
-        KindFilter::MiniPc,
-    ];
-    /// The catalog's kind of the same name, whose name the filter takes.
-    const fn machine_kind(self) -> MachineKind {
-        match self {
-            KindFilter::Laptop => MachineKind::Laptop,
-            KindFilter::Apple => MachineKind::Apple,
-            KindFilter::Desktop => MachineKind::Desktop,
-            KindFilter::Workstation => MachineKind::Workstation,
-            KindFilter::Cloud => MachineKind::Cloud,
-            KindFilter::MiniPc => MachineKind::MiniPc,
-        }
-    }
+    pub const ALL: [KindFilter; 6] = {
+        let k = MachineKind::ALL;
+        [
+            KindFilter(k[0]),
+            KindFilter(k[1]),
+            KindFilter(k[2]),
+            KindFilter(k[3]),
+            KindFilter(k[4]),
+            KindFilter(k[5]),
+        ]
+    };
     pub const fn cli_name(self) -> &'static str {
-        self.machine_kind().cli_name()
+        self.0.cli_name()
     }
     pub fn from_cli(s: &str) -> Option<Self> {
         let t = s.trim().to_ascii_lowercase();
         Self::ALL.into_iter().find(|k| k.cli_name() == t)
     }
     pub(crate) fn group(self) -> Group {
-        match self {
-            KindFilter::Laptop => Group::Laptop,
-            KindFilter::Apple => Group::Apple,
-            KindFilter::Cloud => Group::Cloud,
-            _ => Group::Desktop,
+        match self.0 {
+            MachineKind::Laptop => Group::Laptop,
+            MachineKind::Apple => Group::Apple,
+            MachineKind::Cloud => Group::Cloud,
+            MachineKind::Desktop | MachineKind::Workstation | MachineKind::MiniPc => Group::Desktop,
         }
     }
     pub(crate) fn matches(self, m: &Machine, apple_gpu: bool) -> bool {
-        match self {
-            KindFilter::Workstation | KindFilter::MiniPc => m.kind == self.machine_kind(),
-            k => k.group().contains(m, apple_gpu),
+        match self.0 {
+            MachineKind::Workstation | MachineKind::MiniPc => m.kind == self.0,
+            _ => self.group().contains(m, apple_gpu),
         }
+    }
+}
+
+impl Serialize for KindFilter {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        ser.serialize_str(self.cli_name())
+    }
+}
+
+impl<'de> Deserialize<'de> for KindFilter {
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(de)?;
+        KindFilter::from_cli(&name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown machine kind {name:?}")))
     }
 }
 
@@ -2019,7 +2019,10 @@ mod tests {
         assert_eq!(format::usd_coarse(1599.0), "$1,599");
         assert_eq!(PickPrice::PerHour(Some(1.86)).to_string(), "$1.86/h");
         assert_eq!(PickPrice::Purchase(None).to_string(), "price unknown");
-        assert_eq!(KindFilter::from_cli("Mini-PC"), Some(KindFilter::MiniPc));
+        assert_eq!(
+            KindFilter::from_cli("Mini-PC"),
+            Some(KindFilter(MachineKind::MiniPc))
+        );
         assert_eq!(KindFilter::from_cli("phone"), None);
     }
 

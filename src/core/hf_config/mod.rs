@@ -15,7 +15,7 @@
 //! archs, and the class default (false) for the others listed.
 
 use super::format::one_line;
-use super::model::{MlaSpec, MlpKind, ModelSpec, MoeSpec, ShapeSource};
+use super::model::{MlaSpec, MlpKind, ModelSpec, MoeSpec, RecurrentSpec, ShapeSource};
 use serde_json::{Map, Value};
 
 /// What went wrong reading a config.json. Messages are written for users.
@@ -193,38 +193,9 @@ pub fn parse_hf_config_value(root: &Value) -> Result<ModelSpec, ConfigError> {
     } else {
         dense_width(c, shape.layers, shape.intermediate, &moe)?
     };
-    // Gemma 3's vision tower (SigLIP) and projector live in the same checkpoint.
-    let vision_params = if top_type == "gemma3" {
-        let v = Obj {
-            map: top.object("vision_config")?.unwrap_or(&empty),
-            prefix: "vision_config.",
-            defaults: SIGLIP_VISION_DEFAULTS,
-        };
-        siglip_params(&v, shape.hidden)?
-    } else if let Some(t) = vision::vision_tower(root)? {
-        // Qwen2.5-VL: its tower is in the same checkpoint too.
-        t.params
-    } else {
-        0
-    };
-    // DeepSeek `num_nextn_predict_layers`; Qwen3.5 `mtp_num_hidden_layers`.
-    let mtp_layers = match c.count("num_nextn_predict_layers", 0, MAX_LAYERS)? {
-        Some(n) => n,
-        None => c
-            .count("mtp_num_hidden_layers", 0, MAX_LAYERS)?
-            .unwrap_or(0),
-    };
-    let recurrent = if fam == Family::Jamba {
-        Some(hybrid::parse_jamba(c, shape.layers, shape.hidden)?)
-    } else if matches!(fam, Family::Lfm2 | Family::Lfm2Moe) {
-        Some(hybrid_blocks::parse_short_conv(
-            c,
-            shape.layers,
-            shape.hidden,
-        )?)
-    } else {
-        hybrid::parse_linear_attention(c, shape.layers)?
-    };
+    let vision_params = vision_params(root, &top, &top_type, shape.hidden)?;
+    let mtp_layers = mtp_layers(c)?;
+    let recurrent = recurrent_layers(c, fam, &shape)?;
     let attn_output_gate = match c.flag("attn_output_gate")? {
         Some(g) => g,
         // Qwen3NextAttention always gates (q_proj is 2·n_h·d wide).
@@ -275,6 +246,52 @@ pub fn parse_hf_config_value(root: &Value) -> Result<ModelSpec, ConfigError> {
         file_weights: None,
     };
     checked(spec, c)
+}
+
+/// The parameters of a vision tower stored in the same checkpoint as the language model:
+/// Gemma 3's SigLIP tower and projector, Qwen2.5-VL's tower; 0 for a text-only config.
+fn vision_params(root: &Value, top: &Obj, top_type: &str, hidden: u64) -> Result<u64, ConfigError> {
+    if top_type == "gemma3" {
+        let empty = Map::new();
+        let v = Obj {
+            map: top.object("vision_config")?.unwrap_or(&empty),
+            prefix: "vision_config.",
+            defaults: SIGLIP_VISION_DEFAULTS,
+        };
+        return siglip_params(&v, hidden);
+    }
+    Ok(vision::vision_tower(root)?.map_or(0, |t| t.params))
+}
+
+/// Multi-token-prediction layers: DeepSeek `num_nextn_predict_layers`, Qwen3.5
+/// `mtp_num_hidden_layers`.
+fn mtp_layers(c: &Obj) -> Result<u64, ConfigError> {
+    Ok(match c.count("num_nextn_predict_layers", 0, MAX_LAYERS)? {
+        Some(n) => n,
+        None => c
+            .count("mtp_num_hidden_layers", 0, MAX_LAYERS)?
+            .unwrap_or(0),
+    })
+}
+
+/// The recurrent (non-attention) layers of a hybrid: Jamba's Mamba layers, LFM2's short
+/// convolutions, or the linear-attention layers of Qwen3-Next and kin.
+fn recurrent_layers(
+    c: &Obj,
+    fam: Family,
+    shape: &Shape,
+) -> Result<Option<RecurrentSpec>, ConfigError> {
+    if fam == Family::Jamba {
+        Ok(Some(hybrid::parse_jamba(c, shape.layers, shape.hidden)?))
+    } else if matches!(fam, Family::Lfm2 | Family::Lfm2Moe) {
+        Ok(Some(hybrid_blocks::parse_short_conv(
+            c,
+            shape.layers,
+            shape.hidden,
+        )?))
+    } else {
+        hybrid::parse_linear_attention(c, shape.layers)
+    }
 }
 
 /// The spec, unless its shape comes to more parameters than any real model.
