@@ -394,6 +394,23 @@ mod tests {
         assert!(name_tokens("   ").core.is_empty());
     }
 
+    /// A SUPER or Ti card and its plain sibling are different parts in the built-in catalog:
+    /// each name finds its own entry, never its sibling's.
+    #[test]
+    fn siblings_in_the_builtin_catalog() {
+        let c = crate::io::catalog::builtin();
+        for (name, want) in [
+            ("NVIDIA GeForce RTX 3080", "rtx-3080"),
+            ("NVIDIA GeForce RTX 3080 Ti", "rtx-3080-ti"),
+            ("NVIDIA GeForce RTX 4070 Ti", "rtx-4070-ti"),
+            ("NVIDIA GeForce RTX 4070 Ti SUPER", "rtx-4070-ti-super"),
+            ("NVIDIA GeForce RTX 4080", "rtx-4080"),
+            ("NVIDIA GeForce RTX 4080 SUPER", "rtx-4080-super"),
+        ] {
+            assert_eq!(match_accelerator(name, c).as_deref(), Some(want), "{name}");
+        }
+    }
+
     #[test]
     fn name_table() {
         let c = catalog();
