@@ -525,7 +525,8 @@ fn measurements_2() -> Vec<Measured> {
         });
     }
     // github.com/ikawrakow/ik_llama.cpp/issues/2199: RTX A1000 8 GB + Core i9-9900T (8C/16T),
-    // Qwen3.6-35B-A3B UD-Q4_K_M (llama.cpp arch qwen35moe, the Qwen3.5-35B-A3B shape),
+    // Qwen3.6-35B-A3B UD-Q4_K_M (llama.cpp arch qwen35moe, the Qwen3.5-35B-A3B shape: llama-bench
+    // names the same file "qwen35moe 35B.A3B Q4_K - Medium, 21.10 GiB, 35.51 B" in llama.cpp PR 26678),
     // `llama-bench -ngl 99 --n-cpu-moe 99 -t 12 -fa 1 -ctk q4_0 -ctv q8_0 -p 512 -n 128`;
     // mainline build 10155: tg128 26.15 t/s. RAM size not given (the model's 21 GB fit it);
     // its speed is the 9900T's rated dual-channel DDR4-2666, 41.6 GB/s (Intel ARK). RTX A1000
