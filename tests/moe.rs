@@ -5,6 +5,7 @@
 use headroom::core::WeightPrecision;
 use headroom::core::estimate::{estimate, routed_experts};
 use headroom::core::model::ModelSpec;
+use headroom::core::precision::{KvPrecision, KvTypes};
 use headroom::core::scenario::Scenario;
 use headroom::io::catalog::builtin;
 
@@ -448,24 +449,192 @@ fn measurements() -> Vec<Measured> {
         n_cpu_moe: 36,
         decode: 25.62,
     });
+    v.extend(measurements_2());
     v
 }
 
-/// Measurements the model misses by more than ±35 %, with the cause (docs/moe.md): the llmfit
-/// bench average of PR 778 includes prompt processing, and per offloaded layer llama.cpp hands
-/// the activations from the GPU to the CPU thread pool and back (a graph split each way), a
-/// fixed cost the speed model carries only as its per-layer overhead; it weighs most on small
-/// experts (DeepSeek-Coder-V2-Lite: 6 of 64 experts of width 1408, ~31 MB a layer and token).
-/// It stays within the bound given here, so a regression still fails.
-const KNOWN_MISSES: [(&str, f64); 1] = [("llmfit PR 778", 0.60)];
+/// A catalog machine's GPU (as the catalog has it) in a host the source describes.
+fn host_with(
+    acc: &str,
+    cpu: &str,
+    cores: u32,
+    ram_gib: u64,
+    ram_bandwidth: f64,
+) -> (Catalog, Machine) {
+    let cat = builtin().clone();
+    let mut m = cat.machine("desktop-rtx3060-32gb").unwrap().clone();
+    m.id = format!("test-{acc}-{cores}").into();
+    m.gpu = Some(acc.into());
+    m.cpu = cpu.into();
+    m.cpu_cores = cores;
+    m.ram = Bytes::gib(ram_gib);
+    m.ram_bandwidth = headroom::core::units::GbPerSec(ram_bandwidth);
+    (cat, m)
+}
 
+/// The rows collected for the Speed II check (each source read; what it leaves out is assumed
+/// as said at the row).
+fn measurements_2() -> Vec<Measured> {
+    let llama = |model: ModelSpec, weights, context, prompt: u64| Scenario {
+        model,
+        weights,
+        context,
+        prompt_tokens: prompt.min(context),
+        runtime: Runtime::LlamaCpp,
+        ..Scenario::default()
+    };
+    let q8 = KvTypes::same(KvPrecision::Q8_0);
+    let mut v = Vec::new();
+    // r/LocalLLaMA post 1rei65v "Qwen3.5-35B-A3B … CPU/GPU offloading" (snapshot 2026-02-25 at
+    // reddit.sentinel-team.org/posts/1rei65v): RTX 5080 16 GB, Ryzen 9 9950X, 128 GB DDR5-4800
+    // dual channel ("~77 GB/s"), PCIe 5.0 x16; 20 threads, 65K context, flash attention,
+    // --no-mmap, KV q8_0. tok/s (short prompt): Q8_0 `-ot "exps=CPU"` 35.7; Q4_K_M
+    // `-ot "exps=CPU"` 51.0; Q4_K_M `--n-cpu-moe 24` 69.6. `-ot exps=CPU` is --n-cpu-moe 40.
+    let (cat, m) = host_with("rtx-5080", "AMD Ryzen 9 9950X", 16, 128, 76.8);
+    let qwen35 = |w| Scenario {
+        kv: q8,
+        ..llama(preset("qwen3.5-35b-a3b"), w, 65_536, 64)
+    };
+    for (source, w, n, decode) in [
+        (
+            "r/LocalLLaMA 1rei65v: RTX 5080 + 9950X DDR5-4800, Qwen3.5-35B-A3B Q8_0, -ot exps=CPU",
+            WeightPrecision::Q8_0,
+            40,
+            35.7,
+        ),
+        (
+            "r/LocalLLaMA 1rei65v: RTX 5080 + 9950X DDR5-4800, Qwen3.5-35B-A3B Q4_K_M, -ot exps=CPU",
+            WeightPrecision::Q4KM,
+            40,
+            51.0,
+        ),
+        (
+            "r/LocalLLaMA 1rei65v: RTX 5080 + 9950X DDR5-4800, Qwen3.5-35B-A3B Q4_K_M, --n-cpu-moe 24",
+            WeightPrecision::Q4KM,
+            24,
+            69.6,
+        ),
+    ] {
+        v.push(Measured {
+            source,
+            scenario: qwen35(w),
+            catalog: cat.clone(),
+            machine: m.clone(),
+            n_cpu_moe: n,
+            decode,
+        });
+    }
+    // github.com/ikawrakow/ik_llama.cpp/issues/2199: RTX A1000 8 GB + Core i9-9900T (8C/16T),
+    // Qwen3.6-35B-A3B UD-Q4_K_M (llama.cpp arch qwen35moe, the Qwen3.5-35B-A3B shape: llama-bench
+    // names the same file "qwen35moe 35B.A3B Q4_K - Medium, 21.10 GiB, 35.51 B" in llama.cpp PR 26678),
+    // `llama-bench -ngl 99 --n-cpu-moe 99 -t 12 -fa 1 -ctk q4_0 -ctv q8_0 -p 512 -n 128`;
+    // mainline build 10155: tg128 26.15 t/s. RAM size not given (the model's 21 GB fit it);
+    // its speed is the 9900T's rated dual-channel DDR4-2666, 41.6 GB/s (Intel ARK). RTX A1000
+    // (NVIDIA datasheet): 8 GB GDDR6 at 192 GB/s, PCIe 4.0 x8, 26.9 dense FP16 tensor TFLOPS.
+    let (cat, m) = machine_with(
+        "rtx-3060-12gb",
+        "rtx-a1000",
+        8,
+        192.0,
+        26.9,
+        107.6,
+        4,
+        "Intel Core i9-9900T",
+        8,
+        32,
+        41.6,
+    );
+    v.push(Measured {
+        source: "ik_llama.cpp issue 2199: RTX A1000 + i9-9900T DDR4-2666, Qwen3.6-35B-A3B Q4_K_M, --n-cpu-moe 99",
+        scenario: Scenario {
+            kv: KvTypes {
+                k: KvPrecision::Q4_0,
+                v: KvPrecision::Q8_0,
+            },
+            ..llama(preset("qwen3.5-35b-a3b"), WeightPrecision::Q4KM, 4096, 512)
+        },
+        catalog: cat,
+        machine: m,
+        n_cpu_moe: 40,
+        decode: 26.15,
+    });
+    // r/LocalLLaMA 1ofxt6s "Optimizing gpt-oss-120B on AMD RX 6900 XT 16GB: Achieving 19
+    // tokens/sec": RX 6900 XT (16 GB, 512 GB/s), Ryzen 9 7900 (12 cores), 2 × 32 GB DDR5-5600
+    // dual channel (89.6 GB/s), ROCm 6.2.4, the MoE of 28 layers on the CPU; 19 t/s. RX 6900 XT
+    // (AMD spec page): 46.08 FP16 TFLOPS, PCIe 4.0 x16.
+    let (cat, m) = machine_with(
+        "rx-7900-xtx",
+        "rx-6900-xt",
+        16,
+        512.0,
+        46.08,
+        92.2,
+        4,
+        "AMD Ryzen 9 7900",
+        12,
+        64,
+        89.6,
+    );
+    v.push(Measured {
+        source: "r/LocalLLaMA 1ofxt6s: RX 6900 XT + Ryzen 9 7900 DDR5-5600, gpt-oss-120b MXFP4, --n-cpu-moe 28",
+        scenario: llama(preset("gpt-oss-120b"), WeightPrecision::Mxfp4, 8192, 128),
+        catalog: cat,
+        machine: m,
+        n_cpu_moe: 28,
+        decode: 19.0,
+    });
+    // github.com/ggml-org/llama.cpp/pull/15077 (the PR adding --n-cpu-moe), comment by g0t4
+    // 2025-08-07: "108T/s with gpt-oss:120b on my dual 5090s" with `--ctx-size 0 --flash-attn
+    // --n-gpu-layers 99 --n-cpu-moe 3`. The host is not given: a 16-core desktop with dual-channel
+    // DDR5-6000 (96 GB/s) is assumed; 3 layers' experts (159 MB a token) are all it reads.
+    let (cat, mut m) = host_with("rtx-5090", "AMD Ryzen 9 9950X", 16, 128, 96.0);
+    m.gpu_count = 2;
+    v.push(Measured {
+        source: "llama.cpp PR 15077: 2 × RTX 5090 (host assumed), gpt-oss-120b MXFP4, --n-cpu-moe 3",
+        scenario: Scenario {
+            gpus: 2,
+            ..llama(preset("gpt-oss-120b"), WeightPrecision::Mxfp4, 131_072, 128)
+        },
+        catalog: cat,
+        machine: m,
+        n_cpu_moe: 3,
+        decode: 108.0,
+    });
+    // hardware-corner.net/gpt-oss-offloading-moe-layers (Allan Witt, 2025-11-10): RTX 3090 +
+    // EPYC 7343 (16 cores) + 64 GB DDR4-3200, `--n-gpu-layers 99 --n-cpu-moe 27`: 1.81 t/s at an
+    // 85-token context. The DIMM count is not given: eight channels of DDR4-3200, 204.8 GB/s, as
+    // the platform is rated (AMD EPYC 7003 spec).
+    let (cat, m) = host_with("rtx-3090", "AMD EPYC 7343", 16, 64, 204.8);
+    v.push(Measured {
+        source: "hardware-corner.net: RTX 3090 + EPYC 7343 DDR4-3200, gpt-oss-120b MXFP4, --n-cpu-moe 27",
+        scenario: llama(preset("gpt-oss-120b"), WeightPrecision::Mxfp4, 8192, 85),
+        catalog: cat,
+        machine: m,
+        n_cpu_moe: 27,
+        decode: 1.81,
+    });
+    v
+}
+
+/// Measurements the model misses by more than ±35 %, each with its cause (docs/moe.md) and a
+/// bound on its error, so a regression still fails:
+/// - llmfit PR 778: the llmfit bench average includes prompt processing, and DeepSeek-Coder-V2-
+///   Lite's small experts (6 of 64 of width 1408, ~31 MB a layer and token) make the fixed cost
+///   of each offloaded layer's graph split weigh most.
+/// - hardware-corner.net: the same page measures the plain layer split (13 of 36 layers on the
+///   GPU) at 0.90 t/s, 20× below what the host's DDR4 delivers for the ~2 GB such a token reads:
+///   that host was not bound by its RAM bandwidth, which no model of the placement can see.
+const KNOWN_MISSES: [(&str, f64); 2] = [("llmfit PR 778", 0.60), ("hardware-corner.net", 30.0)];
+
+/// Speed II target for expert offload: within ±35 % on at least 70 % of the published runs.
 #[test]
 fn published_expert_offload_decode_within_35_percent() {
     let st = FitSettings::default();
     let mut table = Vec::new();
     let mut bad = Vec::new();
     let mut within = 0;
-    for x in measurements() {
+    let runs = measurements();
+    for x in &runs {
         let (split, sp) = expert_offload_at(&x.scenario, &x.machine, &x.catalog, &st, x.n_cpu_moe)
             .unwrap_or_else(|| panic!("{}: no expert offload", x.source));
         assert!(split.ram_bytes.0 > 0, "{}", x.source);
@@ -491,7 +660,8 @@ fn published_expert_offload_decode_within_35_percent() {
     }
     println!("{}", table.join("\n"));
     assert!(bad.is_empty(), "{}", table.join("\n"));
-    assert!(within >= 3, "{}", table.join("\n"));
+    assert!(runs.len() >= 11, "{}", runs.len());
+    assert!(within * 10 >= runs.len() * 7, "{}", table.join("\n"));
 }
 
 #[test]

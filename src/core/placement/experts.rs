@@ -39,6 +39,38 @@ use serde::{Deserialize, Serialize};
 /// `min_batch_size = 32`; later builds read `GGML_OP_OFFLOAD_MIN_BATCH`, default 32).
 pub const OFFLOAD_MIN_BATCH: u64 = 32;
 
+/// Crossings of the GPU–host boundary per offloaded MoE layer and decode step. The layer's
+/// routed-expert ops run on the CPU backend (their weights are in a CPU buffer), so
+/// `ggml_backend_sched` cuts the graph there: one split hands the router's input and choice
+/// (`ffn_moe` input, `selected_experts`, weights) to the CPU, the next hands the experts' sum
+/// back (ggml/src/ggml-backend.cpp, `ggml_backend_sched_compute_splits`: each split's inputs
+/// from another backend are copied before it runs). With tensor overrides llama.cpp keeps one
+/// copy of the graph (`n_copies = 1`: pipeline parallelism is off when `has_tensor_overrides()`,
+/// llama.cpp PR 28874), so every crossing waits for the other side: two synchronised small
+/// transfers per layer, whatever the layer's size.
+pub const HANDOFFS_PER_LAYER: f64 = 2.0;
+
+/// What moving between the GPU and host memory costs an expert-offload step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HostLink {
+    /// Bulk host→device copy rate, bytes/s (the link after its efficiency): the RAM experts'
+    /// trip to the GPU in prefill.
+    pub bytes_per_s: f64,
+    /// One small synchronised transfer between a GPU and host memory, s: the speed model's
+    /// small-message latency over PCIe (`SpeedConstants::allreduce_latency_pcie_us`).
+    pub handoff_s: f64,
+}
+
+impl HostLink {
+    /// The link of `acc` under the speed settings `st`.
+    pub fn of(acc: &Accelerator, st: &FitSettings) -> HostLink {
+        HostLink {
+            bytes_per_s: host_link(acc).bytes_per_sec() * st.speed.pcie_efficiency,
+            handoff_s: st.speed.allreduce_latency_pcie_us * 1e-6,
+        }
+    }
+}
+
 /// Whether a GGUF tensor name is one `--n-cpu-moe` / `--cpu-moe` moves to RAM: the regex
 /// `\.ffn_(up|down|gate|gate_up)_(ch|)exps` searched in `blk.N.…` names (common/common.h
 /// `LLM_FFN_EXPS_REGEX`, `llm_ffn_exps_block_regex`). Matches `blk.3.ffn_up_exps.weight`,
@@ -166,15 +198,17 @@ fn cpu_part(est: &Estimate, s: &ExpertSplit) -> Estimate {
 /// `run(est, on_gpu)` is the speed model: the speed of `est` with every layer on the GPU(s)
 /// (`on_gpu`), or on the CPU alone. Decode: one step is the GPU part's time plus the CPU's time
 /// to read the active experts of the offloaded layers (they run one after the other, layer by
-/// layer). Prefill of a ubatch of `ubatch` tokens: at ≥ [`OFFLOAD_MIN_BATCH`] tokens the whole
-/// model's FLOPs on the GPU plus the RAM experts copied over the link (`link_bytes_per_s`, after
-/// its efficiency) once per ubatch; below, the GPU part plus the experts on the CPU.
+/// layer) plus [`HANDOFFS_PER_LAYER`] synchronised transfers per offloaded MoE layer
+/// (`link.handoff_s` each). Prefill of a ubatch of `ubatch` tokens: at ≥ [`OFFLOAD_MIN_BATCH`]
+/// tokens the whole model's FLOPs on the GPU plus the RAM experts copied over the link
+/// (`link.bytes_per_s`) once per ubatch; below, the GPU part plus the experts on the CPU and the
+/// same handoffs.
 pub fn expert_offload_speed(
     est: &Estimate,
     s: &ExpertSplit,
     batch: u64,
     ubatch: u64,
-    link_bytes_per_s: f64,
+    link: HostLink,
     run: &dyn Fn(&Estimate, bool) -> Speed,
 ) -> Speed {
     let b = batch.max(1) as f64;
@@ -190,12 +224,13 @@ pub fn expert_offload_speed(
             inv(c.prefill_tokens_per_s, u),
         )
     };
-    let t_decode = inv(gpu.decode_tokens_per_s, b) + cpu_decode;
+    let handoffs = s.moe_layers_in_ram as f64 * HANDOFFS_PER_LAYER * link.handoff_s.max(0.0);
+    let t_decode = inv(gpu.decode_tokens_per_s, b) + cpu_decode + handoffs;
     let t_prefill = if ubatch >= OFFLOAD_MIN_BATCH {
         let full = run(est, true);
-        inv(full.prefill_tokens_per_s, u) + s.ram_bytes.as_f64() / link_bytes_per_s.max(1.0)
+        inv(full.prefill_tokens_per_s, u) + s.ram_bytes.as_f64() / link.bytes_per_s.max(1.0)
     } else {
-        inv(gpu.prefill_tokens_per_s, u) + cpu_prefill
+        inv(gpu.prefill_tokens_per_s, u) + cpu_prefill + handoffs
     };
     let rate = |n: f64, t: f64| {
         let r = n / t;
@@ -290,7 +325,7 @@ fn expert_job<'j>(job: &'j Job) -> Option<(&'j Gpus<'j>, Vec<RoutedExperts>)> {
 /// memory and note.
 fn placed(job: &Job, g: &Gpus, split: ExpertSplit) -> Placement {
     let s = job.s;
-    let link = host_link(g.acc).bytes_per_sec() * job.st.speed.pcie_efficiency;
+    let link = HostLink::of(g.acc, job.st);
     let run = speed_model(s, job.m, job.acc, job.st, job.cpu);
     let speed = expert_offload_speed(g.est, &split, s.batch, s.ubatch, link, &run);
     let split = with_shares(split, g.need, g.host_need, g.count);
@@ -388,7 +423,7 @@ pub fn expert_offload_points(
         },
         false,
     );
-    let link = host_link(acc).bytes_per_sec() * st.speed.pcie_efficiency;
+    let link = HostLink::of(acc, st);
     let cpu = crate::core::speed::CpuDevice::for_scenario(m, Some(acc), &sc, &st.speed);
     let run = speed_model(&sc, m, Some(acc), st, cpu);
     ns.iter()
@@ -456,6 +491,35 @@ mod tests {
         );
         assert_eq!(s.all_expert_bytes, Bytes(300));
         assert_eq!(split(&v, 99).ram_bytes, Bytes(300));
+    }
+
+    #[test]
+    fn each_offloaded_layer_adds_two_handoffs_to_a_decode_step() {
+        // GPU part 100 tok/s, CPU part 50 tok/s: 10 + 20 ms a step, plus 2 handoffs of 25 µs in
+        // each of the 2 MoE layers in RAM (layers 1 and 2): 30.1 ms. Prefill at 16 tokens (below
+        // OFFLOAD_MIN_BATCH) pays the same 0.1 ms per ubatch.
+        let est = crate::core::estimate::estimate(&Scenario::default());
+        let run = |_: &Estimate, on_gpu: bool| Speed {
+            decode_tokens_per_s: if on_gpu { 100.0 } else { 50.0 },
+            prefill_tokens_per_s: if on_gpu { 1600.0 } else { 800.0 },
+        };
+        let link = HostLink {
+            bytes_per_s: 1e9,
+            handoff_s: 25e-6,
+        };
+        let x = split(&inv(), 3);
+        let sp = expert_offload_speed(&est, &x, 1, 16, link, &run);
+        assert!(
+            (1.0 / sp.decode_tokens_per_s - 0.0301).abs() < 1e-12,
+            "{sp:?}"
+        );
+        assert!(
+            (16.0 / sp.prefill_tokens_per_s - 0.0301).abs() < 1e-12,
+            "{sp:?}"
+        );
+        // Nothing in RAM: no CPU part, no handoff.
+        let none = expert_offload_speed(&est, &split(&inv(), 0), 1, 16, link, &run);
+        assert!((none.decode_tokens_per_s - 100.0).abs() < 1e-9, "{none:?}");
     }
 
     #[test]
