@@ -93,7 +93,35 @@ const BASE_CLOCKS: &[(&str, f64)] = &[
 
 /// The facts of the CPU called `name` (catalog `cpu`, a published row's machine, the OS's
 /// brand string). Unknown x86 parts are AVX2; unknown ARM parts NEON dotprod.
+///
+/// Reading them is some sixty substring searches of the lower-cased name, and every machine's
+/// fit asks (once per machine and scenario): the answers are remembered per thread, by name, for
+/// the few hundred names a catalog holds ([`MEMO_NAMES`]); past that they are read afresh.
 pub fn cpu_facts(name: &str) -> CpuFacts {
+    MEMO.with(|memo| {
+        if let Some(f) = memo.borrow().get(name) {
+            return *f;
+        }
+        let f = read_cpu_facts(name);
+        let mut memo = memo.borrow_mut();
+        if memo.len() < MEMO_NAMES {
+            memo.insert(name.into(), f);
+        }
+        f
+    })
+}
+
+/// How many CPU names [`cpu_facts`] remembers per thread (the built-in catalog has under 100).
+const MEMO_NAMES: usize = 1024;
+
+type Memo = std::collections::HashMap<Box<str>, CpuFacts, crate::core::catalog::IdHashBuild>;
+
+thread_local! {
+    static MEMO: std::cell::RefCell<Memo> = std::cell::RefCell::new(Memo::default());
+}
+
+/// [`cpu_facts`] read from the name.
+fn read_cpu_facts(name: &str) -> CpuFacts {
     let n = name.to_ascii_lowercase();
     // The listed part exactly: "12700" is not the 12700K (3.6 GHz), "7950x" not the 7950X3D.
     let listed = |k: &str| {
