@@ -1068,9 +1068,15 @@ pub fn formula_text(b: Backend, k: &SpeedConstants) -> String {
     };
     let mut extra = String::new();
     if p.moe_token_tile > 0.0 {
+        let amd_intel = if p.moe_token_tile_amd_intel > 0.0 {
+            format!(", {} on AMD and Intel", p.moe_token_tile_amd_intel)
+        } else {
+            String::new()
+        };
         extra.push_str(&format!(
-            " × tile efficiency ({} tokens per tile)",
-            p.moe_token_tile
+            " × tile efficiency ({} tokens per tile{amd_intel}) + {} B per hidden element per token and routed expert ÷ bandwidth",
+            p.moe_token_tile,
+            prefill::EXPERT_OUTPUT_BYTES_PER_HIDDEN
         ));
     }
     if p.kq_bytes_per_score > 0.0 {
@@ -1085,8 +1091,13 @@ pub fn formula_text(b: Backend, k: &SpeedConstants) -> String {
             p.boost_watts_per_vector_tflop
         ));
     }
+    let moe = if p.moe_gemm_efficiency == 1.0 {
+        "MoE experts at that rate".to_string()
+    } else {
+        format!("MoE × {}", p.moe_gemm_efficiency)
+    };
     format!(
-        "{}: {decode}; prefill = FLOPs ÷ rate per ubatch, rate = quantised: {quant}; F16: {} × FP16 tensor rate ({} accumulate); MoE × {}{extra}",
+        "{}: {decode}; prefill = FLOPs ÷ rate per ubatch, rate = quantised: {quant}; F16: {} × FP16 tensor rate ({} accumulate); {moe}{extra}",
         b.label(),
         p.f16_gemm_efficiency,
         if p.f16_accumulate_fp16 {
@@ -1094,7 +1105,6 @@ pub fn formula_text(b: Backend, k: &SpeedConstants) -> String {
         } else {
             "FP32"
         },
-        p.moe_gemm_efficiency
     )
 }
 
