@@ -49,7 +49,10 @@ pub fn moe_kernel_tile(tile: f64, tokens: f64) -> f64 {
 /// Share of an expert GEMM's tiles that carry real tokens: `λ ÷ (T · E[⌈n / T⌉])` with the
 /// tokens per expert `n` Poisson-distributed around `λ = U · k / E` (uniform routing; real
 /// routers are skewed, which only adds tiles). A tile costs the same however many of its `T`
-/// columns are filled (the tensor-core / simdgroup work runs over the whole tile).
+/// columns are filled: the kernels load, dequantise and multiply the whole tile and only mask
+/// the write-back (ggml-cuda mmq.cuh `mul_mat_q_process_tile` accumulates `mmq_x × mmq_y`
+/// sums whatever `tile_y_max_j`; Vulkan `mul_mm.comp` and Metal `kernel_mul_mm_id` run their
+/// cooperative / simdgroup matrices over the whole tile).
 pub fn moe_tile_efficiency(lambda: f64, tile: f64) -> f64 {
     // NaN or non-positive input: no waste.
     if tile.is_nan() || lambda.is_nan() || tile <= 1.0 || lambda <= 0.0 {
