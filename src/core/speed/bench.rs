@@ -28,6 +28,10 @@ pub struct BenchMachineSpec {
     /// The CPU's sustained clock, GHz, where the CPU's name does not give it (`speed::cpu`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_ghz: Option<f64>,
+    /// System RAM, GiB, where it matters (a unified-memory machine holding a model over 64 GiB);
+    /// 64 when not stated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ram_gib: Option<u64>,
 }
 
 impl BenchMachineSpec {
@@ -137,7 +141,7 @@ pub fn bench_machine(b: &Benchmark, cat: &Catalog) -> Option<Machine> {
         kind: MachineKind::Desktop,
         gpu: sp.gpu.clone(),
         gpu_count: 1,
-        ram: Bytes::gib(64),
+        ram: Bytes::gib(sp.ram_gib.unwrap_or(64).max(1)),
         ram_bandwidth: GbPerSec(sp.ram_bandwidth),
         cpu: b.published_machine.clone(),
         cpu_cores: sp.cpu_cores.max(1),
@@ -518,6 +522,9 @@ pub struct SpeedCase {
     /// `-fa 1`.
     #[serde(default)]
     pub flash_attention: bool,
+    /// `-ub N` when the run set it (llama-bench's default: 512).
+    #[serde(default)]
+    pub ubatch: Option<u64>,
     /// Tokens/s.
     pub measured: f64,
     /// The mechanism the row checks ("moe", "long prompt", "decode at depth", "70B", "dense").
@@ -561,6 +568,8 @@ pub fn predict_case(c: &SpeedCase, cat: &Catalog, k: &SpeedConstants) -> Option<
     let mut s = bench_scenario(preset.spec.clone(), Some(preset.id.clone()), w);
     s.context = c.depth + c.tokens + 1;
     s.flash_attention = c.flash_attention;
+    let ubatch = c.ubatch.unwrap_or(512).max(1);
+    s.ubatch = ubatch;
     s.prompt_tokens = match c.test {
         CaseTest::Pp => c.tokens,
         CaseTest::Tg => 1,
@@ -579,7 +588,7 @@ pub fn predict_case(c: &SpeedCase, cat: &Catalog, k: &SpeedConstants) -> Option<
     } else {
         q = q.cpu_only();
     }
-    q.ubatch = 512;
+    q.ubatch = ubatch;
     c.spec.apply_cpu(&mut q);
     let sp = match c.test {
         CaseTest::Pp => {

@@ -105,6 +105,10 @@ pub struct GpuDevice {
     /// An NVIDIA part: Vulkan runs its matmuls through `VK_NV_cooperative_matrix2` there.
     #[serde(default)]
     pub nvidia: bool,
+    /// The part's vendor (kernels pick their tiles by it: [`Profile::moe_tile_on`]); `None` in
+    /// settings written before it was recorded.
+    #[serde(default)]
+    pub vendor: Option<crate::core::catalog::Vendor>,
 }
 
 /// Whether accelerator `a` has FP8 tensor cores (Ada Lovelace, Hopper and Blackwell NVIDIA
@@ -159,6 +163,7 @@ impl GpuDevice {
             compute_units: a.compute_units,
             unified: a.memory_kind == MemoryKind::Unified,
             nvidia: a.vendor == crate::core::catalog::Vendor::Nvidia,
+            vendor: Some(a.vendor),
             watts_per_vector_tflop: match (a.tdp_w, a.vector_tflops) {
                 (Some(w), Some(t)) if w > 0.0 && t > 0.0 => w / t,
                 _ => 0.0,
@@ -556,23 +561,27 @@ fn shape(q: &SpeedQuery) -> Shape {
 /// GEMM rate (FLOP/s) of the kernel profile `p` uses on `g` for these weights with `tokens`
 /// columns, the expert GEMMs of a mixture of experts at their share of it ([`expert_rate`]).
 fn gpu_gemm_rate(p: &Profile, g: &GpuDevice, sh: &Shape, tokens: f64) -> f64 {
-    expert_rate(p, gpu_dense_rate(p, g, sh), sh.moe, tokens)
+    let tile = p.moe_tile_on(g.vendor);
+    expert_rate(p, gpu_dense_rate(p, g, sh), sh.moe, tokens, tile)
 }
 
 /// The rate of the expert GEMMs (`mul_mat_id`) of a ubatch of `tokens` next to the dense rate:
-/// the profile's MoE factor (gathered rows, scattered outputs) times, where the profile models
-/// the kernel's token tile, the tile efficiency at `tokens · k / E` tokens per expert
-/// ([`prefill::moe_tile_efficiency`]); the dense rate for a dense model.
-fn expert_rate(p: &Profile, dense: f64, moe: Option<(f64, f64)>, tokens: f64) -> f64 {
+/// the profile's MoE factor times, where the kernel's token tile `tile` is modelled (> 0), the
+/// tile efficiency at `tokens · k / E` tokens per expert ([`prefill::moe_tile_efficiency`]);
+/// the dense rate for a dense model.
+fn expert_rate(p: &Profile, dense: f64, moe: Option<(f64, f64)>, tokens: f64, tile: f64) -> f64 {
     let Some((e, k)) = moe.filter(|(e, _)| *e > 0.0) else {
         return dense;
     };
-    let tile = if p.moe_token_tile > 0.0 {
-        prefill::moe_tile_efficiency(tokens.max(1.0) * k.min(e) / e, p.moe_token_tile)
+    let fill = if tile > 0.0 {
+        prefill::moe_tile_efficiency(
+            tokens.max(1.0) * k.min(e) / e,
+            prefill::moe_kernel_tile(tile, tokens),
+        )
     } else {
         1.0
     };
-    (dense * p.moe_gemm_efficiency.clamp(0.01, 1.0) * tile).max(1.0)
+    (dense * p.moe_gemm_efficiency.clamp(0.01, 1.0) * fill).max(1.0)
 }
 
 /// The rate attention runs at on `g` (FLOP/s): F16 K/V on the tensor cores accumulating in FP32
@@ -930,20 +939,23 @@ impl<'a> Placed<'a> {
         let Some((e, k)) = self.sh.moe.filter(|(e, _)| *e > 0.0) else {
             return dense;
         };
-        let tile = if p.moe_token_tile > 0.0 {
+        let tile = p.moe_tile_on(self.gpu.and_then(|g| g.vendor));
+        let fill = if tile > 0.0 {
             let (t, w, eff) = self.moe_share.get();
-            if t == tokens && w == p.moe_token_tile {
+            if t == tokens && w == tile {
                 eff
             } else {
-                let eff =
-                    prefill::moe_tile_efficiency(tokens.max(1.0) * k.min(e) / e, p.moe_token_tile);
-                self.moe_share.set((tokens, p.moe_token_tile, eff));
+                let eff = prefill::moe_tile_efficiency(
+                    tokens.max(1.0) * k.min(e) / e,
+                    prefill::moe_kernel_tile(tile, tokens),
+                );
+                self.moe_share.set((tokens, tile, eff));
                 eff
             }
         } else {
             1.0
         };
-        (dense * p.moe_gemm_efficiency.clamp(0.01, 1.0) * tile).max(1.0)
+        (dense * p.moe_gemm_efficiency.clamp(0.01, 1.0) * fill).max(1.0)
     }
 
     /// Seconds of one ubatch of `u` tokens (FLOPs `f`, weight bytes `touched`) with the
@@ -979,7 +991,7 @@ impl<'a> Placed<'a> {
         let attn = gpu_attention_rate(p, &g) * par * pf;
         let bps = g.achievable_bps(p) * par;
         let t_flops = f.dense / dense + f.experts / expert + f.attention / attn;
-        let t_kq = f.scores * p.kq_bytes_per_score / bps;
+        let t_kq = (f.scores * p.kq_bytes_per_score + f.expert_bytes) / bps;
         // Every layer's FLOPs run on the GPU: with CPU layers llama.cpp copies their weights
         // over PCIe for batches ≥ 32 tokens (llama.cpp PR 6083, GGML_CUDA_MIN_BATCH_OFFLOAD).
         let t_cmp = t_flops.max(touched * frac / bps) + t_kq + gl * p.layer_overhead_us * 1e-6;
@@ -1056,9 +1068,15 @@ pub fn formula_text(b: Backend, k: &SpeedConstants) -> String {
     };
     let mut extra = String::new();
     if p.moe_token_tile > 0.0 {
+        let amd_intel = if p.moe_token_tile_amd_intel > 0.0 {
+            format!(", {} on AMD and Intel", p.moe_token_tile_amd_intel)
+        } else {
+            String::new()
+        };
         extra.push_str(&format!(
-            " × tile efficiency ({} tokens per tile)",
-            p.moe_token_tile
+            " × tile efficiency ({} tokens per tile{amd_intel}) + {} B per hidden element per token and routed expert ÷ bandwidth",
+            p.moe_token_tile,
+            prefill::EXPERT_OUTPUT_BYTES_PER_HIDDEN
         ));
     }
     if p.kq_bytes_per_score > 0.0 {
@@ -1073,8 +1091,13 @@ pub fn formula_text(b: Backend, k: &SpeedConstants) -> String {
             p.boost_watts_per_vector_tflop
         ));
     }
+    let moe = if p.moe_gemm_efficiency == 1.0 {
+        "MoE experts at that rate".to_string()
+    } else {
+        format!("MoE × {}", p.moe_gemm_efficiency)
+    };
     format!(
-        "{}: {decode}; prefill = FLOPs ÷ rate per ubatch, rate = quantised: {quant}; F16: {} × FP16 tensor rate ({} accumulate); MoE × {}{extra}",
+        "{}: {decode}; prefill = FLOPs ÷ rate per ubatch, rate = quantised: {quant}; F16: {} × FP16 tensor rate ({} accumulate); {moe}{extra}",
         b.label(),
         p.f16_gemm_efficiency,
         if p.f16_accumulate_fp16 {
@@ -1082,7 +1105,6 @@ pub fn formula_text(b: Backend, k: &SpeedConstants) -> String {
         } else {
             "FP32"
         },
-        p.moe_gemm_efficiency
     )
 }
 

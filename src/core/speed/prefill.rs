@@ -4,10 +4,12 @@
 //! at depth `d` costs:
 //!
 //! `t = max(dense FLOPs ÷ rate + expert FLOPs ÷ (rate × tile efficiency) + attention FLOPs ÷ F16
-//!      rate, weight bytes touched ÷ bandwidth) + KQ bytes ÷ bandwidth + layers × t_layer`
+//!      rate, weight bytes touched ÷ bandwidth) + (KQ bytes + expert output bytes) ÷ bandwidth
+//!      + layers × t_layer`
 //!
 //! - Expert GEMMs (`mul_mat_id`): each expert receives `λ = U · k / E` tokens on average and
-//!   its tokens fill whole tiles of the kernel's token tile `T` ([`moe_tile_efficiency`]).
+//!   its tokens fill whole tiles of the kernel's token tile `T` ([`moe_tile_efficiency`]); the
+//!   k separate expert outputs per token add their bytes ([`EXPERT_OUTPUT_BYTES_PER_HIDDEN`]).
 //! - Attention: `4 · layers · heads · head_dim` FLOPs per token per attended position, at the
 //!   backend's 16-bit GEMM rate whatever the weights' type (the KV cache is F16). With
 //!   FlashAttention the kernel skips the masked half of the ubatch's own block (`d + U/2`);
@@ -22,10 +24,35 @@ use super::{Placed, Shape, SpeedQuery, attention_flops_over, experts_touched};
 /// depths (the cost is linear in depth between them, so the midpoint rule is exact for it).
 const MAX_UBATCH_EVALS: u64 = 64;
 
+/// Bytes each (token, routed expert) slot moves per hidden element outside the expert GEMMs:
+/// llama.cpp keeps every selected expert's output apart until the router weights are applied
+/// (`llm_graph_context::build_moe_ffn`: the down `mul_mat_id` writes an F32 `[n_embd,
+/// n_expert_used, n_tokens]` tensor, 4 B; `ggml_mul` by the weights reads and writes it, 8 B;
+/// the `ggml_add` of the k expert views reads it, 4 B). A dense FFN writes one F32 row per
+/// token where a mixture writes k; the FFN-width intermediates (gate, up, GLU) cost a mixture
+/// what they cost a dense FFN of the same active width, which the dense kernel rates already
+/// carry. These are separate element-wise kernels: their time adds to the GEMMs'.
+pub const EXPERT_OUTPUT_BYTES_PER_HIDDEN: f64 = 16.0;
+
+/// The token tile the expert GEMM runs at for a ubatch of `tokens`: the kernels size it for the
+/// ubatch's token count, the most one expert can get, so a ubatch below the largest tile `tile`
+/// takes the smallest tile covering it (ggml-cuda mmq.cuh `mul_mat_q_case`: `mmq_x` in steps of
+/// 8 up to the maximum, fewest tiles of `ncols_max`; ggml-vulkan `ggml_vk_guess_matmul_id_pipeline`:
+/// the small and medium tiles at ≤ 32 and ≤ 64 tokens).
+pub fn moe_kernel_tile(tile: f64, tokens: f64) -> f64 {
+    if tile.is_nan() || tile <= 0.0 || tokens.is_nan() || tokens <= 0.0 {
+        return tile;
+    }
+    tile.min((tokens / 8.0).ceil() * 8.0)
+}
+
 /// Share of an expert GEMM's tiles that carry real tokens: `λ ÷ (T · E[⌈n / T⌉])` with the
 /// tokens per expert `n` Poisson-distributed around `λ = U · k / E` (uniform routing; real
 /// routers are skewed, which only adds tiles). A tile costs the same however many of its `T`
-/// columns are filled (the tensor-core / simdgroup work runs over the whole tile).
+/// columns are filled: the kernels load, dequantise and multiply the whole tile and only mask
+/// the write-back (ggml-cuda mmq.cuh `mul_mat_q_process_tile` accumulates `mmq_x × mmq_y`
+/// sums whatever `tile_y_max_j`; Vulkan `mul_mm.comp` and Metal `kernel_mul_mm_id` run their
+/// cooperative / simdgroup matrices over the whole tile).
 pub fn moe_tile_efficiency(lambda: f64, tile: f64) -> f64 {
     // NaN or non-positive input: no waste.
     if tile.is_nan() || lambda.is_nan() || tile <= 1.0 || lambda <= 0.0 {
@@ -104,6 +131,8 @@ pub(super) struct UbatchFlops {
     pub attention: f64,
     /// Attention scores materialised without FlashAttention (elements), 0 with it.
     pub scores: f64,
+    /// Bytes of the routed experts' separate outputs ([`EXPERT_OUTPUT_BYTES_PER_HIDDEN`]).
+    pub expert_bytes: f64,
 }
 
 impl UbatchFlops {
@@ -130,6 +159,9 @@ impl UbatchFlops {
             } else {
                 sh.scores_per_depth * positions * u
             },
+            expert_bytes: sh.moe.map_or(0.0, |(e, k)| {
+                u * k.min(e) * sh.moe_layers * sh.hidden * EXPERT_OUTPUT_BYTES_PER_HIDDEN
+            }),
         }
     }
 }
@@ -162,7 +194,7 @@ impl Placed<'_> {
             let expert = self.expert_rate_at(cpu_p, dense, u);
             let attn = super::cpu_dense_rate(cpu_p, &q.cpu) * pf;
             let t_flops = f.dense / dense + f.experts / expert + f.attention / attn;
-            let t_kq = f.scores * cpu_p.kq_bytes_per_score / self.cpu_bps;
+            let t_kq = (f.scores * cpu_p.kq_bytes_per_score + f.expert_bytes) / self.cpu_bps;
             return t_flops.max(touched / self.cpu_bps)
                 + t_kq
                 + self.l * cpu_p.layer_overhead_us * 1e-6;
@@ -197,6 +229,45 @@ mod tests {
         assert_eq!(moe_tile_efficiency(0.0, 128.0), 1.0);
         assert_eq!(moe_tile_efficiency(32.0, 0.0), 1.0);
         assert_eq!(moe_tile_efficiency(f64::NAN, 128.0), 1.0);
+    }
+
+    #[test]
+    fn the_kernel_tile_follows_the_ubatch_below_the_largest_tile() {
+        // A 512-token ubatch takes the largest tile; smaller ubatches the smallest tile that
+        // covers them, in steps of 8 (mmq.cuh `mul_mat_q_case`).
+        assert_eq!(moe_kernel_tile(128.0, 512.0), 128.0);
+        assert_eq!(moe_kernel_tile(128.0, 64.0), 64.0);
+        assert_eq!(moe_kernel_tile(128.0, 60.0), 64.0);
+        assert_eq!(moe_kernel_tile(64.0, 2048.0), 64.0);
+        // A smaller tile for the same tokens per expert fills better.
+        let lam = 64.0 * 4.0 / 32.0;
+        assert!(
+            moe_tile_efficiency(lam, moe_kernel_tile(128.0, 64.0))
+                > 1.9 * moe_tile_efficiency(lam, 128.0)
+        );
+        // Bad input: no tile stays no tile, never NaN.
+        assert_eq!(moe_kernel_tile(0.0, 512.0), 0.0);
+        assert_eq!(moe_kernel_tile(128.0, 0.0), 128.0);
+        assert_eq!(moe_kernel_tile(128.0, f64::NAN), 128.0);
+    }
+
+    #[test]
+    fn vulkan_takes_the_medium_expert_tile_on_amd_and_intel_only() {
+        use crate::core::catalog::Vendor;
+        let p = super::super::Profiles::default();
+        // ggml_vk_get_device turns `mul_mat_id_l` off on AMD and Intel: 64-token tiles there,
+        // the large 128-token tile elsewhere (and where the vendor is not known).
+        assert_eq!(p.vulkan.moe_tile_on(Some(Vendor::Amd)), 64.0);
+        assert_eq!(p.vulkan.moe_tile_on(Some(Vendor::Intel)), 64.0);
+        assert_eq!(p.vulkan.moe_tile_on(Some(Vendor::Nvidia)), 128.0);
+        assert_eq!(p.vulkan.moe_tile_on(None), 128.0);
+        // MMQ (CUDA, HIP) and Metal pick one tile whatever the vendor.
+        assert_eq!(p.rocm.moe_tile_on(Some(Vendor::Amd)), 128.0);
+        assert_eq!(p.metal.moe_tile_on(Some(Vendor::Apple)), 32.0);
+        // The indirect GEMM is the dense kernel on every llama.cpp GPU backend.
+        for q in [&p.cuda, &p.rocm, &p.vulkan, &p.metal] {
+            assert_eq!(q.moe_gemm_efficiency, 1.0);
+        }
     }
 
     #[test]

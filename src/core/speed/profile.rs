@@ -130,8 +130,10 @@ pub struct Profile {
     /// CUBLAS_COMPUTE_16F for F16 weights: ggml-cuda.cu, ggml_cuda_op_mul_mat_cublas).
     pub f16_accumulate_fp16: bool,
     /// MoE expert GEMMs (grouped / indirect `mul_mat_id`) relative to a dense GEMM of the same
-    /// shape: the gathered token rows and scattered outputs. With a token tile (`moe_token_tile`
-    /// > 0) the tile waste multiplies it.
+    /// shape, on top of the tile waste where the profile models the kernel's token tile
+    /// (`moe_token_tile` > 0). 1 where the indirect GEMM is the dense kernel itself reading its
+    /// columns through the expert's row ids (llama.cpp's GPU backends; the gathered inputs and
+    /// scattered outputs are counted as bytes: `speed::prefill::EXPERT_OUTPUT_BYTES_PER_HIDDEN`).
     pub moe_gemm_efficiency: f64,
     /// Fixed time per MoE layer per decoded token on top of `layer_overhead_us`, µs: the
     /// router's extra kernels (gate mat-vec, softmax, top-k, gathers, the weighted sum). 0 where
@@ -143,6 +145,11 @@ pub struct Profile {
     /// modelled (the flat `moe_gemm_efficiency` applies). Sources per backend in
     /// [`Profiles::default`]; the mechanism in `speed::prefill::moe_tile_efficiency`.
     pub moe_token_tile: f64,
+    /// The expert GEMM's token tile on AMD and Intel parts where it differs from
+    /// `moe_token_tile` (ggml-vulkan disables the large `mul_mat_id` tile there); 0 = the same
+    /// tile on every vendor ([`Profile::moe_tile_on`]).
+    #[serde(default)]
+    pub moe_token_tile_amd_intel: f64,
     /// Bytes moved per attention score without FlashAttention: llama.cpp materialises the
     /// F32 `KQ` matrix (heads × n_kv × ubatch per layer), softmaxes it in place and reads it back
     /// for `KQV` (`llm_graph_context::build_attn_mha`, the non-FA branch). 0 = not modelled.
@@ -159,6 +166,18 @@ pub struct Profile {
 impl Default for Profile {
     fn default() -> Self {
         Profiles::default().cuda
+    }
+}
+
+impl Profile {
+    /// The expert GEMM's token tile on a GPU of `vendor` (`None`: not known, or the CPU).
+    pub fn moe_tile_on(&self, vendor: Option<Vendor>) -> f64 {
+        match vendor {
+            Some(Vendor::Amd | Vendor::Intel) if self.moe_token_tile_amd_intel > 0.0 => {
+                self.moe_token_tile_amd_intel
+            }
+            _ => self.moe_token_tile,
+        }
     }
 }
 
@@ -228,16 +247,22 @@ impl Default for Profiles {
             // F16 pp512 8 381 t/s (PR 6017) are 45 % and 36 % of that rate.
             f16_gemm_efficiency: 0.44,
             f16_accumulate_fp16: true,
-            // mul_mat_id gathers each expert's token rows and scatters its outputs
-            // (ggml-cuda/mmid.cu `ggml_cuda_launch_mm_ids_helper`, mmq.cu `ggml_cuda_mul_mat_q`
-            // with `ids`): a heuristic 0.5 of a dense GEMM on top of the tile waste below.
-            moe_gemm_efficiency: 0.5,
+            // `mul_mat_id` is the dense MMQ kernel: `ggml_cuda_mul_mat_q` with `ids` sorts the
+            // token slots by expert (ggml-cuda/mmid.cu `ggml_cuda_launch_mm_ids_helper`),
+            // quantises the activations straight into that order (`quantize_mmq_q8_1_cuda` with
+            // `ids_src1`) and runs `mul_mat_q` with `expert_bounds`: each (expert, column tile)
+            // is an ordinary tile, empty ones are skipped (mmq.cuh, `jt*mmq_x >= col_diff`) and
+            // the results are written through `ids_dst`. No rate penalty beyond the tiles below;
+            // the expert outputs' extra bytes are counted in speed::prefill.
+            moe_gemm_efficiency: 1.0,
             moe_layer_overhead_us: 0.0,
-            // MMQ runs `mul_mat_id` as one launch over all experts whose column tile `mmq_x` is
-            // picked for the whole batch's token count (up to 128 on Turing and newer:
-            // ggml-cuda/mmq.cuh `get_mmq_x_max_host`; mmq.cu `ggml_cuda_mul_mat_q` with `ids`),
-            // and each expert's tokens fill whole tiles (`expert_bounds`): 128.
+            // The column tile `mmq_x` is picked for `ncols_max` = the ubatch's token count (the
+            // most one expert can get: mmq.cu passes `ne12`; mmq.cuh `mul_mat_q_case` takes the
+            // `mmq_x` with fewest tiles), up to 128 with int8 MMA on Turing and newer and with
+            // AMD WMMA / MFMA (mmq.cuh `get_mmq_x_max_host`); every tile is computed over its
+            // full width (`mul_mat_q_process_tile`): 128.
             moe_token_tile: 128.0,
+            moe_token_tile_amd_intel: 0.0,
             // F32 KQ written by the batched cuBLAS GEMM (4 B, `GGML_PREC_F32`), read and written
             // by `soft_max` (8 B), converted to F16 for the KQV GEMM (4 B read, 2 B written,
             // ggml-cuda.cu `ggml_cuda_mul_mat_batched_cublas`) and read by it (2 B): 20 B.
@@ -275,12 +300,23 @@ impl Default for Profiles {
                 quant_vector_multiple: 0.0,
                 f16_gemm_efficiency: 0.30,
                 f16_accumulate_fp16: true,
-                moe_gemm_efficiency: 0.5,
+                // `ggml_vk_mul_mat_id_q_f16` dispatches the dense matmul shaders compiled with
+                // MUL_MAT_ID (`mul_mm.comp`, `mul_mmq.comp`): one dispatch `{m, n_tokens,
+                // n_experts}` whose B rows are read through the expert's row ids
+                // (`ggml_vk_matmul_id`); workgroups past an expert's token count exit
+                // (`data_expert_count`). No rate penalty beyond the tiles below.
+                moe_gemm_efficiency: 1.0,
                 moe_layer_overhead_us: 0.0,
-                // `ggml_vk_guess_matmul_id_pipeline` picks the tile by the batch's total token
-                // count (n > 64: the large tile, BN = 128) and each expert's workgroups exit past
-                // its token count (`mul_mm.comp` / `mul_mmq.comp`, `data_expert_count`): 128.
+                // `ggml_vk_guess_matmul_id_pipeline` picks the tile by the ubatch's total token
+                // count `nei1`, not per expert: above 64 tokens the large tile, 128 columns
+                // (coopmat2 `l_mmqid_wg_denoms`, else `l_wg_denoms` = {128, 128, 1})...
                 moe_token_tile: 128.0,
+                // ...except where `mul_mat_id_l` is off: ggml_vk_get_device turns the large
+                // `mul_mat_id` tile off for every AMD part and for Intel parts without Xe2's
+                // cooperative matrices (Xe2 with them keeps it; the catalog does not tell the
+                // two apart, so every Intel part takes the medium tile), and the medium tile's
+                // 64 columns apply (`m_wg_denoms` = {64, 64, 1}).
+                moe_token_tile_amd_intel: 64.0,
                 // KQ written in F32 (4 B), softmax (8 B), read as F32 by the F16 × F32 matmul
                 // pipeline (4 B): 16 B.
                 kq_bytes_per_score: 16.0,
@@ -304,12 +340,17 @@ impl Default for Profiles {
                 quant_vector_multiple: 0.0,
                 f16_gemm_efficiency: 0.68,
                 f16_accumulate_fp16: false,
-                moe_gemm_efficiency: 0.5,
+                // `kernel_mul_mm_id` is `kernel_mul_mm`'s simdgroup tile loop reading its token
+                // rows through the per-expert lists `kernel_mul_mm_id_map0` writes
+                // (ggml-metal-ops.cpp `ggml_metal_op_mul_mat_id`, batch ≥ 32): no rate penalty
+                // beyond the tiles below.
+                moe_gemm_efficiency: 1.0,
                 moe_layer_overhead_us: 0.0,
                 // `kernel_mul_mm_id` multiplies 64 weight rows by 32 tokens per threadgroup
                 // (ggml-metal.metal, `kernel_mul_mm_id`, NR1 = 32 after `kernel_mul_mm_id_map0`
                 // groups the tokens by expert): 32.
                 moe_token_tile: 32.0,
+                moe_token_tile_amd_intel: 0.0,
                 // KQ in F32 (4 B), softmax (8 B), read as F32 by `kernel_mul_mm` (4 B): 16 B.
                 kq_bytes_per_score: 16.0,
                 boost_watts_per_vector_tflop: 0.0,
@@ -341,6 +382,7 @@ impl Default for Profiles {
                 moe_gemm_efficiency: 0.5,
                 moe_layer_overhead_us: 0.0,
                 moe_token_tile: 0.0,
+                moe_token_tile_amd_intel: 0.0,
                 // The same graph as the GPUs: KQ F32 written, softmaxed, read (16 B).
                 kq_bytes_per_score: 16.0,
                 boost_watts_per_vector_tflop: 0.0,
@@ -364,6 +406,7 @@ impl Default for Profiles {
                 moe_gemm_efficiency: 0.5,
                 moe_layer_overhead_us: 0.0,
                 moe_token_tile: 0.0,
+                moe_token_tile_amd_intel: 0.0,
                 // FlashAttention / PagedAttention kernels: no score matrix in memory.
                 kq_bytes_per_score: 0.0,
                 boost_watts_per_vector_tflop: 0.0,
@@ -387,6 +430,7 @@ impl Default for Profiles {
                 moe_gemm_efficiency: 0.3,
                 moe_layer_overhead_us: 0.0,
                 moe_token_tile: 0.0,
+                moe_token_tile_amd_intel: 0.0,
                 kq_bytes_per_score: 0.0,
                 boost_watts_per_vector_tflop: 0.0,
                 coopmat2_gemm_efficiency: 0.0,
@@ -434,6 +478,7 @@ fn mlx_profile() -> Profile {
         moe_layer_overhead_us: 42.0,
         // The 0.86 above is measured on the sorted gather, tile waste included.
         moe_token_tile: 0.0,
+        moe_token_tile_amd_intel: 0.0,
         // mlx-lm attends through the fused `mx.fast.scaled_dot_product_attention`
         // (mlx_lm/models/base.py `scaled_dot_product_attention`): no score matrix is written.
         kq_bytes_per_score: 0.0,
