@@ -801,6 +801,19 @@ struct Placed<'a> {
     moe_share: std::cell::Cell<(f64, f64, f64)>,
 }
 
+/// What every ubatch of a prompt shares on the GPU ([`Placed::gpu_prefill_rates`]).
+pub(super) struct GpuPrefillRates {
+    g: GpuDevice,
+    /// Layers on the GPU.
+    gl: f64,
+    /// GPUs that run one ubatch's work side by side.
+    par: f64,
+    /// Dense-GEMM and attention FLOP/s at the sustained clock, bytes/s.
+    dense: f64,
+    attn: f64,
+    bps: f64,
+}
+
 /// KV bytes one decode step reads per sequence. Without FlashAttention llama.cpp computes
 /// `KQ = K·Q` and `KQV = V·softmax(KQ)` as `ggml_mul_mat` with the K/V heads broadcast over their
 /// group of query heads (`llm_graph_context::build_attn_mha`, non-FA branch); the batch-1
@@ -958,38 +971,51 @@ impl<'a> Placed<'a> {
         (dense * p.moe_gemm_efficiency.clamp(0.01, 1.0) * fill).max(1.0)
     }
 
+    /// The rates every ubatch of a prompt shares with the query's layers on GPU `g`: they do
+    /// not depend on the ubatch's size or depth, so a prompt computes them once.
+    pub(super) fn gpu_prefill_rates(&self, g: GpuDevice) -> GpuPrefillRates {
+        let (q, k, sh) = (self.q, self.k, &self.sh);
+        let p = k.profiles.get(q.backend);
+        let gl = q.gpu_layers.min(sh.layers as u64) as f64;
+        let par = match q.multi {
+            _ if self.n_gpus <= 1.0 => 1.0,
+            // Layer split: one ubatch passes the GPUs one after another (llama.cpp pipelines
+            // only several ubatches of one batch, PR 6017).
+            MultiGpu::LayerSplit => 1.0,
+            MultiGpu::RowSplit | MultiGpu::TensorParallel => self.n_gpus,
+        };
+        // GEMM-bound: the rates scale with the clock the board's power holds.
+        let pf = q.tuning.prefill_factor.max(0.01) * g.sustained_clock_share(p);
+        GpuPrefillRates {
+            g,
+            gl,
+            par,
+            dense: gpu_dense_rate(p, &g, sh) * par * pf,
+            attn: gpu_attention_rate(p, &g) * par * pf,
+            bps: g.achievable_bps(p) * par,
+        }
+    }
+
     /// Seconds of one ubatch of `u` tokens (FLOPs `f`, weight bytes `touched`) with the
-    /// query's layers on GPU `g` and the rest on the CPU.
+    /// query's layers on the GPU of `r` and the rest on the CPU.
     fn gpu_ubatch_seconds(
         &self,
-        g: GpuDevice,
+        r: &GpuPrefillRates,
         f: &prefill::UbatchFlops,
         touched: f64,
         u: f64,
     ) -> f64 {
         let (q, k, sh) = (self.q, self.k, &self.sh);
-        let (l, n_gpus, cpu_bps) = (self.l, self.n_gpus, self.cpu_bps);
         let p = k.profiles.get(q.backend);
-        let gl = q.gpu_layers.min(sh.layers as u64) as f64;
+        let (g, gl, par, dense, attn, bps) = (r.g, r.gl, r.par, r.dense, r.attn, r.bps);
+        let (l, n_gpus, cpu_bps) = (self.l, self.n_gpus, self.cpu_bps);
         let frac = gl / l;
-        let par = match q.multi {
-            _ if n_gpus <= 1.0 => 1.0,
-            // Layer split: one ubatch passes the GPUs one after another (llama.cpp pipelines
-            // only several ubatches of one batch, PR 6017).
-            MultiGpu::LayerSplit => 1.0,
-            MultiGpu::RowSplit | MultiGpu::TensorParallel => n_gpus,
-        };
         let comm = if par > 1.0 {
             2.0 * gl * allreduce_s(q, k, n_gpus, u * sh.hidden * 2.0)
         } else {
             0.0
         };
-        // GEMM-bound: the rates scale with the clock the board's power holds.
-        let pf = q.tuning.prefill_factor.max(0.01) * g.sustained_clock_share(p);
-        let dense = gpu_dense_rate(p, &g, sh) * par * pf;
         let expert = self.expert_rate_at(p, dense, u);
-        let attn = gpu_attention_rate(p, &g) * par * pf;
-        let bps = g.achievable_bps(p) * par;
         let t_flops = f.dense / dense + f.experts / expert + f.attention / attn;
         let t_kq = (f.scores * p.kq_bytes_per_score + f.expert_bytes) / bps;
         // Every layer's FLOPs run on the GPU: with CPU layers llama.cpp copies their weights

@@ -172,7 +172,10 @@ impl Placed<'_> {
         let q = self.q;
         let (start, n) = prompt_span(q);
         let u = q.ubatch.max(1) as f64;
-        let secs = prompt_seconds(start, n, u, |tokens, d| self.ubatch_seconds(tokens, d));
+        let rates = self.gpu.map(|g| self.gpu_prefill_rates(g));
+        let secs = prompt_seconds(start, n, u, |tokens, d| {
+            self.ubatch_seconds(rates.as_ref(), tokens, d)
+        });
         // The output head once, for the last token: a mat-vec over its bytes.
         let head_s = self.sh.outer_read
             / match self.gpu {
@@ -182,13 +185,14 @@ impl Placed<'_> {
         n / (secs + head_s).max(1e-12)
     }
 
-    /// Seconds of one ubatch of `u` tokens at depth `d`.
-    fn ubatch_seconds(&self, u: f64, d: f64) -> f64 {
+    /// Seconds of one ubatch of `u` tokens at depth `d` (`gpu`: the prompt's GPU rates, `None`
+    /// on the CPU).
+    fn ubatch_seconds(&self, gpu: Option<&super::GpuPrefillRates>, u: f64, d: f64) -> f64 {
         let (q, sh, cpu_p) = (self.q, &self.sh, self.cpu_p);
         let f = UbatchFlops::of(sh, q, u, d);
         let touched =
             sh.layer_read + (sh.layer_total - sh.layer_read).max(0.0) * experts_touched(sh.moe, u);
-        let Some(g) = self.gpu else {
+        let Some(r) = gpu else {
             let pf = q.tuning.prefill_factor.max(0.01);
             let dense = super::cpu_dense_gemm_rate(cpu_p, &q.cpu, sh) * pf;
             let expert = self.expert_rate_at(cpu_p, dense, u);
@@ -199,7 +203,7 @@ impl Placed<'_> {
                 + t_kq
                 + self.l * cpu_p.layer_overhead_us * 1e-6;
         };
-        self.gpu_ubatch_seconds(g, &f, touched, u)
+        self.gpu_ubatch_seconds(r, &f, touched, u)
     }
 }
 
