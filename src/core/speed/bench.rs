@@ -518,6 +518,9 @@ pub struct SpeedCase {
     /// `-fa 1`.
     #[serde(default)]
     pub flash_attention: bool,
+    /// `-ub` (llama-bench's default, 512, when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ubatch: Option<u64>,
     /// Tokens/s.
     pub measured: f64,
     /// The mechanism the row checks ("moe", "long prompt", "decode at depth", "70B", "dense").
@@ -579,7 +582,7 @@ pub fn predict_case(c: &SpeedCase, cat: &Catalog, k: &SpeedConstants) -> Option<
     } else {
         q = q.cpu_only();
     }
-    q.ubatch = 512;
+    q.ubatch = c.ubatch.filter(|u| *u > 0).unwrap_or(512);
     c.spec.apply_cpu(&mut q);
     let sp = match c.test {
         CaseTest::Pp => {
