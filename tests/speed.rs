@@ -574,6 +574,35 @@ fn speed_cases_table() {
         ratios += 1;
     }
     assert!(ratios >= 10, "{ratios} long-prompt rows");
+    // FlashAttention depth sweeps (llama-bench -d with -fa 1): each row against the same machine
+    // and model at depth 0 (its id without `-dN`), so the machine's own offset cancels and what
+    // is left is how the model's cost grows with depth (attention FLOPs for a prompt, the KV read
+    // for decode). The DGX Spark sweeps (llama.cpp benches/dgx-spark.md) hold within ±30 %.
+    let mut sweeps = 0;
+    for (c, e) in rows
+        .iter()
+        .filter(|(c, _)| c.flash_attention && c.depth >= 4096)
+    {
+        let base = c.id.replace(&format!("-d{}", c.depth), "");
+        let Some((_, e0)) = by_id(&base) else {
+            continue;
+        };
+        let ratio_err = (1.0 + e) / (1.0 + e0) - 1.0;
+        println!(
+            "{:<44} @d{} vs d0, vs measured {:+.0} %",
+            c.id,
+            c.depth,
+            ratio_err * 100.0
+        );
+        assert!(
+            ratio_err.abs() <= 0.30,
+            "{}: {:+.0} %",
+            c.id,
+            ratio_err * 100.0
+        );
+        sweeps += 1;
+    }
+    assert!(sweeps >= 16, "{sweeps} depth-sweep rows");
     // December-2023 builds (the XiongjieDai Llama 2 rows) predate MMQ's int8 tensor-core kernels
     // and CUDA graphs: their 7B rows run far below today's kernels (docs/speed.md, limits).
     assert!(
