@@ -105,6 +105,10 @@ pub struct GpuDevice {
     /// An NVIDIA part: Vulkan runs its matmuls through `VK_NV_cooperative_matrix2` there.
     #[serde(default)]
     pub nvidia: bool,
+    /// An AMD data-center part (CDNA, MFMA matrix cores): ggml-cuda's HIP build takes its MMA
+    /// FlashAttention kernel there whatever the head grouping (`amd_mfma_available`).
+    #[serde(default)]
+    pub amd_cdna: bool,
 }
 
 /// Whether accelerator `a` has FP8 tensor cores (Ada Lovelace, Hopper and Blackwell NVIDIA
@@ -159,6 +163,8 @@ impl GpuDevice {
             compute_units: a.compute_units,
             unified: a.memory_kind == MemoryKind::Unified,
             nvidia: a.vendor == crate::core::catalog::Vendor::Nvidia,
+            amd_cdna: a.vendor == crate::core::catalog::Vendor::Amd
+                && a.segment == crate::core::catalog::Segment::Datacenter,
             watts_per_vector_tflop: match (a.tdp_w, a.vector_tflops) {
                 (Some(w), Some(t)) if w > 0.0 && t > 0.0 => w / t,
                 _ => 0.0,
@@ -976,7 +982,21 @@ impl<'a> Placed<'a> {
         let pf = q.tuning.prefill_factor.max(0.01) * g.sustained_clock_share(p);
         let dense = gpu_dense_rate(p, &g, sh) * par * pf;
         let expert = self.expert_rate_at(p, dense, u);
-        let attn = gpu_attention_rate(p, &g) * par * pf;
+        let attn = q
+            .scenario
+            .flash_attention
+            .then(|| {
+                prefill::flash_attention_rate(
+                    q.backend,
+                    &g,
+                    sh.gqa_group,
+                    q.scenario.model.head_dim as f64,
+                )
+            })
+            .flatten()
+            .unwrap_or_else(|| gpu_attention_rate(p, &g))
+            * par
+            * pf;
         let bps = g.achievable_bps(p) * par;
         let t_flops = f.dense / dense + f.experts / expert + f.attention / attn;
         let t_kq = f.scores * p.kq_bytes_per_score / bps;

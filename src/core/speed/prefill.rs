@@ -16,7 +16,59 @@
 //! - The output head runs for the last token only (llama.cpp outputs the last token's logits
 //!   unless asked for more: `llama_batch_get_one`, `llama_context::decode` `n_outputs`).
 
-use super::{Placed, Shape, SpeedQuery, attention_flops_over, experts_touched};
+use super::{Backend, GpuDevice, Placed, Shape, SpeedQuery, attention_flops_over, experts_touched};
+
+/// Share of the FP16 matrix rate the HIP build's MMA FlashAttention kernel reaches on RDNA
+/// (WMMA): ggml-cuda `fattn.cu` `ggml_cuda_get_best_fattn_kernel` takes it when the query heads
+/// of a KV head can be packed into one tile (`gqa_opt_applies`: ≥ 2 per KV head, heads ≤ 128).
+/// From the pair that isolates it on a Radeon 8060S (kyuz0/amd-strix-halo-toolboxes, ROCm 7.2.3,
+/// build 9193, Ministral-3-14B BF16, 4 query heads per KV head): pp512 at depth 0 against
+/// pp2048 at 32,768 and 65,536 leave 13.6 and 12.4 TFLOPS for the attention FLOPs, 0.23 and 0.21
+/// of its 59.4.
+pub const ROCM_FA_MMA_SHARE: f64 = 0.22;
+
+/// Share of the FP32 vector rate the HIP build's tile FlashAttention kernel reaches: the kernel
+/// `ggml_cuda_get_best_fattn_kernel` falls back to on AMD consumer parts when the heads cannot be
+/// grouped (multi-head attention, heads > 128); it multiplies on the vector ALUs
+/// (`fattn-tile.cuh`). From the Llama-2-7B Q4_0 pair of the same runs (32 KV heads for 32 query
+/// heads, build 9187): 3.1 and 2.6 TFLOPS at depth 32,768 and 65,536, 0.11 and 0.09 of 29.7.
+pub const ROCM_FA_TILE_SHARE: f64 = 0.10;
+
+/// Share of the FP32 vector rate ggml-vulkan's FlashAttention reaches on parts without
+/// `VK_NV_cooperative_matrix2` (`ggml_vk_flash_attn`: the scalar `flash_attn.comp` or
+/// `flash_attn_cm1.comp`, whose `P·V` product and softmax run on the vector ALUs). From the
+/// Radeon 8060S RADV pairs (kyuz0/amd-strix-halo-toolboxes, builds 9187/9193): Llama-2-7B Q4_0
+/// 4.5 and 3.0 TFLOPS, Ministral-3-14B 2.5 and 1.8 TFLOPS at depth 32,768 and 65,536 (0.15, 0.10,
+/// 0.09, 0.06 of 29.7); llama.cpp PR 18280 (December 2025) Llama-3-8B Q4_K_S pp512 487 → 269 at
+/// depth 8,192: 2.6 TFLOPS (0.09). Their geometric mean.
+pub const VULKAN_FA_VECTOR_SHARE: f64 = 0.09;
+
+/// The FLOP rate of the FlashAttention kernel that runs a prompt's attention where it is not the
+/// backend's 16-bit GEMM rate (`None`: that rate, the CUDA MMA kernel's and Vulkan's coopmat2
+/// one). ROCm on AMD consumer parts: the grouped MMA kernel ([`ROCM_FA_MMA_SHARE`] of the FP16
+/// matrix rate) or the tile kernel ([`ROCM_FA_TILE_SHARE`] of the vector rate); CDNA parts take
+/// the MMA kernel at any grouping (`amd_mfma_available`). Vulkan without coopmat2:
+/// [`VULKAN_FA_VECTOR_SHARE`] of the vector rate.
+pub(super) fn flash_attention_rate(
+    backend: Backend,
+    g: &GpuDevice,
+    gqa: f64,
+    head_dim: f64,
+) -> Option<f64> {
+    match backend {
+        Backend::Rocm if !g.nvidia && !g.amd_cdna => {
+            let grouped = gqa >= 2.0 && head_dim <= 128.0;
+            Some(if grouped {
+                g.fp16_tflops * 1e12 * ROCM_FA_MMA_SHARE
+            } else {
+                g.vector_tflops * 1e12 * ROCM_FA_TILE_SHARE
+            })
+        }
+        Backend::Vulkan if !g.nvidia => Some(g.vector_tflops * 1e12 * VULKAN_FA_VECTOR_SHARE),
+        _ => None,
+    }
+    .map(|r| r.max(1.0))
+}
 
 /// Most ubatches evaluated one by one; longer prompts are sampled at this many evenly spaced
 /// depths (the cost is linear in depth between them, so the midpoint rule is exact for it).
