@@ -710,31 +710,44 @@ fn power_limited_boards_hold_less_of_their_boost_clock() {
 /// the GEMM rate is the whole story at the start of the context).
 #[test]
 fn vulkan_on_nvidia_runs_the_coopmat2_shaders() {
-    let pp = |nvidia: bool| {
-        speed_with(
-            "llama-2-7b",
-            WeightPrecision::Fp16,
-            "desktop-rtx4070-32gb",
-            Runtime::LlamaCpp,
-            |q| {
-                q.backend = Backend::Vulkan;
-                q.depth = 0;
-                if let Some(g) = q.gpu.as_mut() {
-                    g.nvidia = nvidia;
-                }
-            },
-        )
-        .1
+    let pp = |nvidia: bool, fa: bool| {
+        let c = cat();
+        let m = c.machine("desktop-rtx4070-32gb").unwrap();
+        let acc = m.gpu.as_deref().and_then(|g| c.accelerator(g));
+        let s = Scenario {
+            model: c.model("llama-2-7b").unwrap().spec.clone(),
+            model_id: Some("llama-2-7b".into()),
+            weights: WeightPrecision::Fp16,
+            runtime: Runtime::LlamaCpp,
+            context: 32768,
+            prompt_tokens: 512,
+            flash_attention: fa,
+            ..Scenario::default()
+        };
+        let est = estimate_with(&s, false);
+        let k = SpeedConstants::default();
+        let mut q = SpeedQuery::on_machine(&s, &est, m, acc, &k);
+        q.backend = Backend::Vulkan;
+        q.depth = 0;
+        if let Some(g) = q.gpu.as_mut() {
+            g.nvidia = nvidia;
+        }
+        placement_speed(&q, &k).prefill_tokens_per_s
     };
-    let (nv, other) = (pp(true), pp(false));
     let v = &SpeedConstants::default().profiles.vulkan;
     let want = v.coopmat2_gemm_efficiency / v.f16_gemm_efficiency;
+    // Without FlashAttention only the GEMM shaders differ; attention and the KQ traffic do not
+    // scale with the GEMM rate: a bit under the ratio.
+    let (nv, other) = (pp(true, false), pp(false, false));
     assert!(nv > other, "{nv} vs {other}");
-    // Attention and the KQ traffic do not scale with the GEMM rate: a bit under the ratio.
     assert!(
         nv / other > 0.8 * want && nv / other <= want + 1e-9,
         "{nv} / {other} vs {want}"
     );
+    // With it the part without coopmat2 also runs the scalar / coopmat1 FlashAttention shaders
+    // (`ggml_vk_flash_attn`), slower than the coopmat2 one: the gap only widens.
+    let (nv_fa, other_fa) = (pp(true, true), pp(false, true));
+    assert!(nv_fa / other_fa >= nv / other, "{nv_fa} / {other_fa}");
 }
 
 /// CPU prompt processing follows the int8 dot-product path of the CPU (`speed::cpu`): the same

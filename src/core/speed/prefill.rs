@@ -252,6 +252,67 @@ mod tests {
     }
 
     #[test]
+    fn flash_attention_kernel_path_follows_the_runtime_selection() {
+        use crate::core::units::GbPerSec;
+        // A Radeon 8060S as the catalog has it: 59.4 FP16 matrix TFLOPS, 29.7 vector TFLOPS.
+        let rdna = GpuDevice {
+            bandwidth: GbPerSec(256.0),
+            fp16_tflops: 59.4,
+            fp16_acc16_tflops: 59.4,
+            int8_tops: 59.4,
+            vector_tflops: 29.7,
+            compute_units: Some(40),
+            unified: true,
+            fp8: false,
+            fp4_tflops: 0.0,
+            watts_per_vector_tflop: 0.0,
+            nvidia: false,
+            amd_cdna: false,
+        };
+        let r = |b, g: &GpuDevice, gqa, hd| flash_attention_rate(b, g, gqa, hd);
+        // ROCm: grouped heads of ≤ 128 take the MMA kernel, anything else the tile kernel.
+        let mma = r(Backend::Rocm, &rdna, 4.0, 128.0).unwrap();
+        assert!(
+            (mma / 1e12 - 59.4 * ROCM_FA_MMA_SHARE).abs() < 1e-6,
+            "{mma}"
+        );
+        let tile = r(Backend::Rocm, &rdna, 1.0, 128.0).unwrap();
+        assert!(
+            (tile / 1e12 - 29.7 * ROCM_FA_TILE_SHARE).abs() < 1e-6,
+            "{tile}"
+        );
+        assert_eq!(r(Backend::Rocm, &rdna, 4.0, 256.0), Some(tile));
+        assert!(mma > 3.0 * tile, "grouped {mma} vs ungrouped {tile}");
+        // Vulkan without coopmat2: the vector-rate share whatever the grouping.
+        let vk = r(Backend::Vulkan, &rdna, 4.0, 128.0).unwrap();
+        assert!(
+            (vk / 1e12 - 29.7 * VULKAN_FA_VECTOR_SHARE).abs() < 1e-6,
+            "{vk}"
+        );
+        assert_eq!(r(Backend::Vulkan, &rdna, 1.0, 128.0), Some(vk));
+        // The backend's own rate: CUDA, Vulkan on NVIDIA (coopmat2), ROCm on CDNA (MFMA), Metal.
+        let nv = GpuDevice {
+            nvidia: true,
+            ..rdna
+        };
+        let cdna = GpuDevice {
+            amd_cdna: true,
+            ..rdna
+        };
+        assert_eq!(r(Backend::Cuda, &nv, 4.0, 128.0), None);
+        assert_eq!(r(Backend::Vulkan, &nv, 4.0, 128.0), None);
+        assert_eq!(r(Backend::Rocm, &cdna, 1.0, 128.0), None);
+        assert_eq!(r(Backend::Metal, &rdna, 4.0, 128.0), None);
+        // A part with no rates never yields a zero or negative rate.
+        let dead = GpuDevice {
+            fp16_tflops: 0.0,
+            vector_tflops: 0.0,
+            ..rdna
+        };
+        assert!(r(Backend::Rocm, &dead, 4.0, 128.0).unwrap() >= 1.0);
+    }
+
+    #[test]
     fn prompt_seconds_sums_every_ubatch_and_samples_long_prompts_exactly_when_linear() {
         // A cost linear in depth: the sampled sum equals the exact one.
         let cost = |u: f64, d: f64| u * (1.0 + d * 1e-3);
