@@ -606,12 +606,12 @@ fn speed_cases_table() {
             sweeps_ok += 1;
         }
     }
-    // Known misses (docs/speed.md, limits): multi-head Llama-2-7B decode deep in the context on
-    // the 8060S (ROCm's vector kernel, Vulkan) and Ministral-3-14B BF16 on Vulkan, whose
-    // depth-0 prompt is already +156 % (BF16 GEMMs on a part without Vulkan bf16).
+    // Known misses (docs/speed.md, limits): the Vulkan Llama-2-7B prompt at 32K (−33 %) and
+    // Ministral-3-14B BF16 on Vulkan, whose depth-0 prompt is already +156 % (BF16 GEMMs on a
+    // part without Vulkan bf16).
     assert!(sweeps >= 36, "{sweeps} depth-sweep rows");
     assert!(
-        sweeps_ok * 100 >= sweeps * 80,
+        sweeps_ok * 100 >= sweeps * 85,
         "depth sweeps within ±30 % of their depth-0 row: {sweeps_ok} of {sweeps}"
     );
     // December-2023 builds (the XiongjieDai Llama 2 rows) predate MMQ's int8 tensor-core kernels

@@ -808,6 +808,11 @@ struct Placed<'a> {
 fn decode_kv_bytes(sh: &Shape, q: &SpeedQuery) -> f64 {
     let reads = if q.backend.is_llama_cpp() && !q.scenario.flash_attention {
         sh.gqa_group
+    } else if q.scenario.flash_attention && q.gpu.is_some() {
+        // An ungrouped FlashAttention decode kernel reads the cache below the weights' rate
+        // (ROCm's vector kernel, Vulkan without coopmat2): as if it read more bytes.
+        let grouped = sh.gqa_group >= 2.0 || q.scenario.model.mla.is_some();
+        1.0 / prefill::flash_decode_kv_share(q.backend, q.gpu.is_some_and(|g| g.nvidia), grouped)
     } else {
         1.0
     };

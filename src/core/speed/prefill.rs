@@ -43,6 +43,37 @@ pub const ROCM_FA_TILE_SHARE: f64 = 0.10;
 /// depth 8,192: 2.6 TFLOPS (0.09). Their geometric mean.
 pub const VULKAN_FA_VECTOR_SHARE: f64 = 0.09;
 
+/// Share of the bandwidth the weights stream at that ROCm's FlashAttention vector kernel reaches
+/// reading the KV cache in decode. `ggml_cuda_get_best_fattn_kernel` (ggml-cuda `fattn.cu`) sends
+/// a one-token query whose heads cannot be grouped (`!gqa_opt_applies`: multi-head attention) to
+/// `fattn-vec.cuh`, one block per query head; grouped heads go to the tile or MMA kernel, which
+/// reads each KV head once for its group at the full rate. From the Llama-2-7B Q4_0 pair on a
+/// Radeon 8060S (kyuz0/amd-strix-halo-toolboxes, ROCm 7.2.3, build 9187): tg128 at depth 0
+/// against tg32 at 32,768 and 65,536 leaves 159 and 314 ms per token for 17.2 and 34.4 GB of
+/// cache, 0.46 and 0.47 of the 235 GB/s the weights stream at (Ministral-3-14B, grouped: 1.00).
+pub const ROCM_FA_VEC_KV_SHARE: f64 = 0.46;
+
+/// The same for ggml-vulkan's FlashAttention on parts without coopmat2 when the heads cannot be
+/// grouped (`ggml_vk_flash_attn` packs a KV head's query rows into one workgroup only for
+/// grouped-query attention, llama.cpp PR 18938): the Llama-2-7B RADV pair leaves 100 and 200 ms
+/// per token for the same 17.2 and 34.4 GB, 0.73 and 0.73 (Ministral-3-14B: 0.98 and 1.01).
+pub const VULKAN_FA_UNGROUPED_KV_SHARE: f64 = 0.73;
+
+/// The share of the achievable bandwidth a decode step's FlashAttention kernel reads the KV
+/// cache at (1: the weights' rate): below 1 only for the ungrouped paths of ROCm
+/// ([`ROCM_FA_VEC_KV_SHARE`]) and of Vulkan without coopmat2 ([`VULKAN_FA_UNGROUPED_KV_SHARE`]).
+/// `grouped`: ≥ 2 query heads per KV head, or MLA (whose 576/512 kernels always group).
+pub(super) fn flash_decode_kv_share(backend: Backend, nvidia: bool, grouped: bool) -> f64 {
+    if grouped {
+        return 1.0;
+    }
+    match backend {
+        Backend::Rocm => ROCM_FA_VEC_KV_SHARE,
+        Backend::Vulkan if !nvidia => VULKAN_FA_UNGROUPED_KV_SHARE,
+        _ => 1.0,
+    }
+}
+
 /// The FLOP rate of the FlashAttention kernel that runs a prompt's attention where it is not the
 /// backend's 16-bit GEMM rate (`None`: that rate, the CUDA MMA kernel's and Vulkan's coopmat2
 /// one). ROCm on AMD consumer parts: the grouped MMA kernel ([`ROCM_FA_MMA_SHARE`] of the FP16
@@ -310,6 +341,36 @@ mod tests {
             ..rdna
         };
         assert!(r(Backend::Rocm, &dead, 4.0, 128.0).unwrap() >= 1.0);
+    }
+
+    #[test]
+    fn flash_decode_reads_the_cache_slower_only_on_ungrouped_amd_paths() {
+        assert_eq!(
+            flash_decode_kv_share(Backend::Rocm, false, false),
+            ROCM_FA_VEC_KV_SHARE
+        );
+        assert_eq!(
+            flash_decode_kv_share(Backend::Vulkan, false, false),
+            VULKAN_FA_UNGROUPED_KV_SHARE
+        );
+        // Grouped heads, coopmat2 (NVIDIA) Vulkan, CUDA and Metal read at the weights' rate.
+        for (b, nv, grouped) in [
+            (Backend::Rocm, false, true),
+            (Backend::Vulkan, false, true),
+            (Backend::Vulkan, true, false),
+            (Backend::Cuda, true, false),
+            (Backend::Metal, false, false),
+        ] {
+            assert_eq!(
+                flash_decode_kv_share(b, nv, grouped),
+                1.0,
+                "{b:?} {grouped}"
+            );
+        }
+        // Never above the weights' rate nor zero.
+        for s in [ROCM_FA_VEC_KV_SHARE, VULKAN_FA_UNGROUPED_KV_SHARE] {
+            assert!(s > 0.0 && s <= 1.0);
+        }
     }
 
     #[test]
