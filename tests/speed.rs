@@ -606,10 +606,11 @@ fn speed_cases_table() {
             sweeps_ok += 1;
         }
     }
-    // Known misses (docs/speed.md, limits): the Vulkan Llama-2-7B prompt at 32K (−33 %) and
+    // Known misses (docs/speed.md, limits): the Vulkan Llama-2-7B prompt at 32K (−33 %),
     // Ministral-3-14B BF16 on Vulkan, whose depth-0 prompt is already +156 % (BF16 GEMMs on a
-    // part without Vulkan bf16).
-    assert!(sweeps >= 36, "{sweeps} depth-sweep rows");
+    // part without Vulkan bf16), and the held-out Gemma-3-27B prompt under ROCm (+99 %: the
+    // sliding-window layers over llama-bench's full `swa_full` cache).
+    assert!(sweeps >= 40, "{sweeps} depth-sweep rows");
     assert!(
         sweeps_ok * 100 >= sweeps * 85,
         "depth sweeps within ±30 % of their depth-0 row: {sweeps_ok} of {sweeps}"
