@@ -109,6 +109,10 @@ pub struct GpuDevice {
     /// settings written before it was recorded.
     #[serde(default)]
     pub vendor: Option<crate::core::catalog::Vendor>,
+    /// An AMD data-center part (CDNA, MFMA matrix cores): ggml-cuda's HIP build takes its MMA
+    /// FlashAttention kernel there whatever the head grouping (`amd_mfma_available`).
+    #[serde(default)]
+    pub amd_cdna: bool,
 }
 
 /// Whether accelerator `a` has FP8 tensor cores (Ada Lovelace, Hopper and Blackwell NVIDIA
@@ -164,6 +168,8 @@ impl GpuDevice {
             unified: a.memory_kind == MemoryKind::Unified,
             nvidia: a.vendor == crate::core::catalog::Vendor::Nvidia,
             vendor: Some(a.vendor),
+            amd_cdna: a.vendor == crate::core::catalog::Vendor::Amd
+                && a.segment == crate::core::catalog::Segment::Datacenter,
             watts_per_vector_tflop: match (a.tdp_w, a.vector_tflops) {
                 (Some(w), Some(t)) if w > 0.0 && t > 0.0 => w / t,
                 _ => 0.0,
@@ -824,6 +830,11 @@ pub(super) struct GpuPrefillRates {
 fn decode_kv_bytes(sh: &Shape, q: &SpeedQuery) -> f64 {
     let reads = if q.backend.is_llama_cpp() && !q.scenario.flash_attention {
         sh.gqa_group
+    } else if q.scenario.flash_attention && q.gpu.is_some() {
+        // An ungrouped FlashAttention decode kernel reads the cache below the weights' rate
+        // (ROCm's vector kernel, Vulkan without coopmat2): as if it read more bytes.
+        let grouped = sh.gqa_group >= 2.0 || q.scenario.model.mla.is_some();
+        1.0 / prefill::flash_decode_kv_share(q.backend, q.gpu.is_some_and(|g| g.nvidia), grouped)
     } else {
         1.0
     };
@@ -991,7 +1002,23 @@ impl<'a> Placed<'a> {
             gl,
             par,
             dense: gpu_dense_rate(p, &g, sh) * par * pf,
-            attn: gpu_attention_rate(p, &g) * par * pf,
+            // With FlashAttention the kernel path's own rate where it is not the 16-bit GEMM
+            // rate ([`prefill::flash_attention_rate`]).
+            attn: q
+                .scenario
+                .flash_attention
+                .then(|| {
+                    prefill::flash_attention_rate(
+                        q.backend,
+                        &g,
+                        sh.gqa_group,
+                        q.scenario.model.head_dim as f64,
+                    )
+                })
+                .flatten()
+                .unwrap_or_else(|| gpu_attention_rate(p, &g))
+                * par
+                * pf,
             bps: g.achievable_bps(p) * par,
         }
     }

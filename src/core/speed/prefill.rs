@@ -18,7 +18,90 @@
 //! - The output head runs for the last token only (llama.cpp outputs the last token's logits
 //!   unless asked for more: `llama_batch_get_one`, `llama_context::decode` `n_outputs`).
 
-use super::{Placed, Shape, SpeedQuery, attention_flops_over, experts_touched};
+use super::{Backend, GpuDevice, Placed, Shape, SpeedQuery, attention_flops_over, experts_touched};
+
+/// Share of the FP16 matrix rate the HIP build's MMA FlashAttention kernel reaches on RDNA
+/// (WMMA): ggml-cuda `fattn.cu` `ggml_cuda_get_best_fattn_kernel` takes it when the query heads
+/// of a KV head can be packed into one tile (`gqa_opt_applies`: ≥ 2 per KV head, heads ≤ 128).
+/// From the pair that isolates it on a Radeon 8060S (kyuz0/amd-strix-halo-toolboxes, ROCm 7.2.3,
+/// build 9193, Ministral-3-14B BF16, 4 query heads per KV head): pp512 at depth 0 against
+/// pp2048 at 32,768 and 65,536 leave 13.6 and 12.4 TFLOPS for the attention FLOPs, 0.23 and 0.21
+/// of its 59.4.
+pub const ROCM_FA_MMA_SHARE: f64 = 0.22;
+
+/// Share of the FP32 vector rate the HIP build's tile FlashAttention kernel reaches: the kernel
+/// `ggml_cuda_get_best_fattn_kernel` falls back to on AMD consumer parts when the heads cannot be
+/// grouped (multi-head attention, heads > 128); it multiplies on the vector ALUs
+/// (`fattn-tile.cuh`). From the Llama-2-7B Q4_0 pair of the same runs (32 KV heads for 32 query
+/// heads, build 9187): 3.1 and 2.6 TFLOPS at depth 32,768 and 65,536, 0.11 and 0.09 of 29.7.
+pub const ROCM_FA_TILE_SHARE: f64 = 0.10;
+
+/// Share of the FP32 vector rate ggml-vulkan's FlashAttention reaches on parts without
+/// `VK_NV_cooperative_matrix2` (`ggml_vk_flash_attn`: the scalar `flash_attn.comp` or
+/// `flash_attn_cm1.comp`, whose `P·V` product and softmax run on the vector ALUs). From the
+/// Radeon 8060S RADV pairs (kyuz0/amd-strix-halo-toolboxes, builds 9187/9193): Llama-2-7B Q4_0
+/// 4.5 and 3.0 TFLOPS, Ministral-3-14B 2.5 and 1.8 TFLOPS at depth 32,768 and 65,536 (0.15, 0.10,
+/// 0.09, 0.06 of 29.7); llama.cpp PR 18280 (December 2025) Llama-3-8B Q4_K_S pp512 487 → 269 at
+/// depth 8,192: 2.6 TFLOPS (0.09). Their geometric mean.
+pub const VULKAN_FA_VECTOR_SHARE: f64 = 0.09;
+
+/// Share of the bandwidth the weights stream at that ROCm's FlashAttention vector kernel reaches
+/// reading the KV cache in decode. `ggml_cuda_get_best_fattn_kernel` (ggml-cuda `fattn.cu`) sends
+/// a one-token query whose heads cannot be grouped (`!gqa_opt_applies`: multi-head attention) to
+/// `fattn-vec.cuh`, one block per query head; grouped heads go to the tile or MMA kernel, which
+/// reads each KV head once for its group at the full rate. From the Llama-2-7B Q4_0 pair on a
+/// Radeon 8060S (kyuz0/amd-strix-halo-toolboxes, ROCm 7.2.3, build 9187): tg128 at depth 0
+/// against tg32 at 32,768 and 65,536 leaves 159 and 314 ms per token for 17.2 and 34.4 GB of
+/// cache, 0.46 and 0.47 of the 235 GB/s the weights stream at (Ministral-3-14B, grouped: 1.00).
+pub const ROCM_FA_VEC_KV_SHARE: f64 = 0.46;
+
+/// The same for ggml-vulkan's FlashAttention on parts without coopmat2 when the heads cannot be
+/// grouped (`ggml_vk_flash_attn` packs a KV head's query rows into one workgroup only for
+/// grouped-query attention, llama.cpp PR 18938): the Llama-2-7B RADV pair leaves 100 and 200 ms
+/// per token for the same 17.2 and 34.4 GB, 0.73 and 0.73 (Ministral-3-14B: 0.98 and 1.01).
+pub const VULKAN_FA_UNGROUPED_KV_SHARE: f64 = 0.73;
+
+/// The share of the achievable bandwidth a decode step's FlashAttention kernel reads the KV
+/// cache at (1: the weights' rate): below 1 only for the ungrouped paths of ROCm
+/// ([`ROCM_FA_VEC_KV_SHARE`]) and of Vulkan without coopmat2 ([`VULKAN_FA_UNGROUPED_KV_SHARE`]).
+/// `grouped`: ≥ 2 query heads per KV head, or MLA (whose 576/512 kernels always group).
+pub(super) fn flash_decode_kv_share(backend: Backend, nvidia: bool, grouped: bool) -> f64 {
+    if grouped {
+        return 1.0;
+    }
+    match backend {
+        Backend::Rocm => ROCM_FA_VEC_KV_SHARE,
+        Backend::Vulkan if !nvidia => VULKAN_FA_UNGROUPED_KV_SHARE,
+        _ => 1.0,
+    }
+}
+
+/// The FLOP rate of the FlashAttention kernel that runs a prompt's attention where it is not the
+/// backend's 16-bit GEMM rate (`None`: that rate, the CUDA MMA kernel's and Vulkan's coopmat2
+/// one). ROCm on AMD consumer parts: the grouped MMA kernel ([`ROCM_FA_MMA_SHARE`] of the FP16
+/// matrix rate) or the tile kernel ([`ROCM_FA_TILE_SHARE`] of the vector rate); CDNA parts take
+/// the MMA kernel at any grouping (`amd_mfma_available`). Vulkan without coopmat2:
+/// [`VULKAN_FA_VECTOR_SHARE`] of the vector rate.
+pub(super) fn flash_attention_rate(
+    backend: Backend,
+    g: &GpuDevice,
+    gqa: f64,
+    head_dim: f64,
+) -> Option<f64> {
+    match backend {
+        Backend::Rocm if !g.nvidia && !g.amd_cdna => {
+            let grouped = gqa >= 2.0 && head_dim <= 128.0;
+            Some(if grouped {
+                g.fp16_tflops * 1e12 * ROCM_FA_MMA_SHARE
+            } else {
+                g.vector_tflops * 1e12 * ROCM_FA_TILE_SHARE
+            })
+        }
+        Backend::Vulkan if !g.nvidia => Some(g.vector_tflops * 1e12 * VULKAN_FA_VECTOR_SHARE),
+        _ => None,
+    }
+    .map(|r| r.max(1.0))
+}
 
 /// Most ubatches evaluated one by one; longer prompts are sampled at this many evenly spaced
 /// depths (the cost is linear in depth between them, so the midpoint rule is exact for it).
@@ -271,6 +354,98 @@ mod tests {
         // The indirect GEMM is the dense kernel on every llama.cpp GPU backend.
         for q in [&p.cuda, &p.rocm, &p.vulkan, &p.metal] {
             assert_eq!(q.moe_gemm_efficiency, 1.0);
+        }
+    }
+
+    #[test]
+    fn flash_attention_kernel_path_follows_the_runtime_selection() {
+        use crate::core::units::GbPerSec;
+        // A Radeon 8060S as the catalog has it: 59.4 FP16 matrix TFLOPS, 29.7 vector TFLOPS.
+        let rdna = GpuDevice {
+            bandwidth: GbPerSec(256.0),
+            fp16_tflops: 59.4,
+            fp16_acc16_tflops: 59.4,
+            int8_tops: 59.4,
+            vector_tflops: 29.7,
+            compute_units: Some(40),
+            unified: true,
+            fp8: false,
+            fp4_tflops: 0.0,
+            watts_per_vector_tflop: 0.0,
+            nvidia: false,
+            vendor: Some(crate::core::catalog::Vendor::Amd),
+            amd_cdna: false,
+        };
+        let r = |b, g: &GpuDevice, gqa, hd| flash_attention_rate(b, g, gqa, hd);
+        // ROCm: grouped heads of ≤ 128 take the MMA kernel, anything else the tile kernel.
+        let mma = r(Backend::Rocm, &rdna, 4.0, 128.0).unwrap();
+        assert!(
+            (mma / 1e12 - 59.4 * ROCM_FA_MMA_SHARE).abs() < 1e-6,
+            "{mma}"
+        );
+        let tile = r(Backend::Rocm, &rdna, 1.0, 128.0).unwrap();
+        assert!(
+            (tile / 1e12 - 29.7 * ROCM_FA_TILE_SHARE).abs() < 1e-6,
+            "{tile}"
+        );
+        assert_eq!(r(Backend::Rocm, &rdna, 4.0, 256.0), Some(tile));
+        assert!(mma > 3.0 * tile, "grouped {mma} vs ungrouped {tile}");
+        // Vulkan without coopmat2: the vector-rate share whatever the grouping.
+        let vk = r(Backend::Vulkan, &rdna, 4.0, 128.0).unwrap();
+        assert!(
+            (vk / 1e12 - 29.7 * VULKAN_FA_VECTOR_SHARE).abs() < 1e-6,
+            "{vk}"
+        );
+        assert_eq!(r(Backend::Vulkan, &rdna, 1.0, 128.0), Some(vk));
+        // The backend's own rate: CUDA, Vulkan on NVIDIA (coopmat2), ROCm on CDNA (MFMA), Metal.
+        let nv = GpuDevice {
+            nvidia: true,
+            ..rdna
+        };
+        let cdna = GpuDevice {
+            amd_cdna: true,
+            ..rdna
+        };
+        assert_eq!(r(Backend::Cuda, &nv, 4.0, 128.0), None);
+        assert_eq!(r(Backend::Vulkan, &nv, 4.0, 128.0), None);
+        assert_eq!(r(Backend::Rocm, &cdna, 1.0, 128.0), None);
+        assert_eq!(r(Backend::Metal, &rdna, 4.0, 128.0), None);
+        // A part with no rates never yields a zero or negative rate.
+        let dead = GpuDevice {
+            fp16_tflops: 0.0,
+            vector_tflops: 0.0,
+            ..rdna
+        };
+        assert!(r(Backend::Rocm, &dead, 4.0, 128.0).unwrap() >= 1.0);
+    }
+
+    #[test]
+    fn flash_decode_reads_the_cache_slower_only_on_ungrouped_amd_paths() {
+        assert_eq!(
+            flash_decode_kv_share(Backend::Rocm, false, false),
+            ROCM_FA_VEC_KV_SHARE
+        );
+        assert_eq!(
+            flash_decode_kv_share(Backend::Vulkan, false, false),
+            VULKAN_FA_UNGROUPED_KV_SHARE
+        );
+        // Grouped heads, coopmat2 (NVIDIA) Vulkan, CUDA and Metal read at the weights' rate.
+        for (b, nv, grouped) in [
+            (Backend::Rocm, false, true),
+            (Backend::Vulkan, false, true),
+            (Backend::Vulkan, true, false),
+            (Backend::Cuda, true, false),
+            (Backend::Metal, false, false),
+        ] {
+            assert_eq!(
+                flash_decode_kv_share(b, nv, grouped),
+                1.0,
+                "{b:?} {grouped}"
+            );
+        }
+        // Never above the weights' rate nor zero.
+        for s in [ROCM_FA_VEC_KV_SHARE, VULKAN_FA_UNGROUPED_KV_SHARE] {
+            assert!(s > 0.0 && s <= 1.0);
         }
     }
 
