@@ -15,6 +15,7 @@
 
 pub mod bench;
 pub mod cpu;
+pub mod metal;
 pub mod prefill;
 pub mod profile;
 pub mod step;
@@ -464,6 +465,8 @@ struct Shape {
     /// Share of the attention layers that attend within a sliding window, and the window.
     local_share: f64,
     window: f64,
+    /// ALU issue cycles (per SIMD lane) of one token's weight mat-vecs ([`metal`]).
+    mv_cycles: f64,
 }
 
 fn shape(q: &SpeedQuery) -> Shape {
@@ -550,6 +553,7 @@ fn shape(q: &SpeedQuery) -> Shape {
             (n, w) if n > 0 && w > 0 => w as f64,
             _ => f64::INFINITY,
         },
+        mv_cycles: metal::token_issue_cycles(&w.active_elements_by_type),
     }
 }
 
@@ -663,6 +667,7 @@ pub fn dense_gemm_rate(p: &Profile, g: &GpuDevice, fp32: bool) -> f64 {
         kv_state: 0.0,
         local_share: 0.0,
         window: f64::INFINITY,
+        mv_cycles: 0.0,
     };
     gpu_dense_rate(p, g, &sh)
 }
@@ -894,7 +899,18 @@ impl<'a> Placed<'a> {
                 (n_gpus, 2.0 * gl * allreduce_s(q, k, n_gpus, msg))
             }
         };
-        let t_mem = bytes / (bps * par);
+        // The weights' batch-1 mat-vecs take the longer of their bytes and their ALU work
+        // where the profile models it (Metal: `speed::metal`); the attention over the KV cache
+        // runs in its own kernels after them.
+        let w_bytes = bytes - kv * frac;
+        let t_alu = if p.mv_alu_efficiency > 0.0 && b <= 8.0 && q.backend.is_llama_cpp() {
+            let share = w_bytes / (sh.layer_read + sh.outer_read).max(1.0);
+            b * sh.mv_cycles * share
+                / (metal::lane_cycles_per_s(g.vector_tflops) * p.mv_alu_efficiency * par)
+        } else {
+            0.0
+        };
+        let t_mem = (w_bytes / (bps * par)).max(t_alu) + kv * frac / (bps * par);
         // The router's kernels of the MoE layers on the GPU, where the profile counts them.
         let moe_fixed = sh.moe_layers * frac * p.moe_layer_overhead_us * 1e-6;
         let fixed = gl * p.layer_overhead_us * 1e-6 + moe_fixed;
