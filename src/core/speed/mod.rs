@@ -1065,6 +1065,10 @@ pub fn formula_text(b: Backend, k: &SpeedConstants) -> String {
             "decode token = bytes ÷ {bw} + weights × {} FLOP ÷ vector rate + layers × {} µs + MoE layers × {} µs",
             p.dot_flops_per_weight, p.layer_overhead_us, p.moe_layer_overhead_us
         ),
+        _ if p.mv_alu_efficiency > 0.0 => format!(
+            "decode token = max(weight bytes ÷ {bw}, weights × ALU issue cycles by type (speed/metal.rs) ÷ ({} × vector TFLOPS ÷ 2)) + KV bytes ÷ {bw} + layers × {} µs",
+            p.mv_alu_efficiency, p.layer_overhead_us
+        ),
         _ => format!(
             "decode token = bytes ÷ {bw} + weights × {} FLOP ÷ vector rate + layers × {} µs",
             p.dot_flops_per_weight, p.layer_overhead_us
