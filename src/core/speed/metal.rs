@@ -42,12 +42,37 @@ pub fn mv_issue_cycles(t: GgmlType) -> f64 {
     }
 }
 
-/// ALU issue cycles (per SIMD lane) of one decoded token's weight mat-vecs: the sum over the
-/// estimate's active elements by type ([`mv_issue_cycles`]).
-pub fn token_issue_cycles(by_type: &[(GgmlType, u64)]) -> f64 {
+/// Issue cycles per weight of a step that multiplies `b` sequences' activations (`ne11 = b`).
+/// For 2–8 columns llama.cpp runs `kernel_mul_mv_ext_*` (ggml-metal-ops.cpp,
+/// `ggml_metal_op_mul_mat`: F16/F32/BF16, Q4_0…Q8_0, MXFP4, IQ4_NL from 2 columns; Q2_K…Q6_K
+/// from 4), which dequantises a weight once for `r1ptg` columns (2 at `b` = 2, 3 at 3 and 6, 4 at
+/// 4, 7 and 8, 5 at 5) and FMAs it with each: the conversion work is paid once per group of
+/// columns, one FMA cycle per column. Otherwise (`b` = 1, k-quants at 2–3, over 8: the GEMM
+/// path, not modelled here) each column repeats the whole kernel.
+pub fn batch_issue_cycles(t: GgmlType, b: u64) -> f64 {
+    let one = mv_issue_cycles(t);
+    let b = b.max(1);
+    let k_quant = matches!(t.name(), "Q2_K" | "Q3_K" | "Q4_K" | "Q5_K" | "Q6_K");
+    let ext = (2..=8).contains(&b) && (!k_quant || b >= 4);
+    if !ext {
+        return one * b as f64;
+    }
+    let r1ptg = match b {
+        2 => 2,
+        3 | 6 => 3,
+        5 => 5,
+        _ => 4,
+    };
+    let groups = b.div_ceil(r1ptg) as f64;
+    groups * (one - 1.0).max(0.0) + b as f64
+}
+
+/// ALU issue cycles (per SIMD lane) of one decode step of `b` sequences through the weight
+/// mat-vecs: the sum over the estimate's active elements by type ([`batch_issue_cycles`]).
+pub fn token_issue_cycles(by_type: &[(GgmlType, u64)], b: u64) -> f64 {
     by_type
         .iter()
-        .map(|(t, e)| *e as f64 * mv_issue_cycles(*t))
+        .map(|(t, e)| *e as f64 * batch_issue_cycles(*t, b))
         .sum()
 }
 
@@ -75,10 +100,34 @@ mod tests {
     }
 
     #[test]
+    fn small_batches_share_the_dequantisation() {
+        // Q4_0 at 4 columns: one conversion pass (3 cycles) + 4 FMAs, not 4 × 4.
+        assert_eq!(batch_issue_cycles(GgmlType::Q4_0, 4), 3.0 + 4.0);
+        // Q4_K at 2 columns runs the plain kernel twice (no ext kernel below 4 columns).
+        let q4k = mv_issue_cycles(GgmlType::Q4K);
+        assert_eq!(batch_issue_cycles(GgmlType::Q4K, 2), 2.0 * q4k);
+        assert!(batch_issue_cycles(GgmlType::Q4K, 4) < 2.0 * q4k);
+        // Monotone in the batch within one kernel (k-quants switch to the ext kernel at 4
+        // columns, which dequantises once for 4: cheaper than 3 plain passes), and never
+        // cheaper per column than one FMA.
+        for t in [GgmlType::Q4_0, GgmlType::Q4K, GgmlType::Q6K, GgmlType::F16] {
+            for b in 1..8 {
+                if !(b == 3 && matches!(t.name(), "Q4_K" | "Q6_K")) {
+                    assert!(
+                        batch_issue_cycles(t, b + 1) >= batch_issue_cycles(t, b),
+                        "{t:?} {b}"
+                    );
+                }
+                assert!(batch_issue_cycles(t, b) >= b as f64);
+            }
+        }
+    }
+
+    #[test]
     fn token_cycles_sum_by_type() {
-        let c = token_issue_cycles(&[(GgmlType::Q4_0, 1000), (GgmlType::F16, 10)]);
+        let c = token_issue_cycles(&[(GgmlType::Q4_0, 1000), (GgmlType::F16, 10)], 1);
         assert_eq!(c, 1000.0 * 4.0 + 10.0);
-        assert_eq!(token_issue_cycles(&[]), 0.0);
+        assert_eq!(token_issue_cycles(&[], 1), 0.0);
         // M1 Max: 32 cores × 128 lanes × 1.296 GHz = 5.3e12 lane-cycles/s = 10.6 TFLOPS / 2.
         assert!((lane_cycles_per_s(10.6) - 5.3e12).abs() < 1e9);
     }

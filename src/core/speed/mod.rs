@@ -20,7 +20,7 @@ pub mod prefill;
 pub mod profile;
 pub mod step;
 
-use super::catalog::{Accelerator, Machine, MemoryKind};
+use super::catalog::{Accelerator, Machine, MemoryKind, Vendor};
 use super::estimate::Estimate;
 use super::precision::WeightPrecision;
 use super::scenario::{Scenario, SplitStyle};
@@ -156,7 +156,13 @@ impl GpuDevice {
             fp16_tflops: a.fp16_tflops,
             fp16_acc16_tflops: acc16,
             int8_tops: a.int8_tops.unwrap_or(acc16),
-            vector_tflops: a.vector_tflops.unwrap_or(a.fp16_tflops / 4.0),
+            // Apple GPUs before M5 have no matrix units: their FP16 rate is the FP32 ALU rate
+            // (the catalog's convention for Apple parts, docs/speed.md "Accelerator facts").
+            vector_tflops: a.vector_tflops.unwrap_or(if a.vendor == Vendor::Apple {
+                a.fp16_tflops
+            } else {
+                a.fp16_tflops / 4.0
+            }),
             compute_units: a.compute_units,
             unified: a.memory_kind == MemoryKind::Unified,
             nvidia: a.vendor == crate::core::catalog::Vendor::Nvidia,
@@ -465,8 +471,6 @@ struct Shape {
     /// Share of the attention layers that attend within a sliding window, and the window.
     local_share: f64,
     window: f64,
-    /// ALU issue cycles (per SIMD lane) of one token's weight mat-vecs ([`metal`]).
-    mv_cycles: f64,
 }
 
 fn shape(q: &SpeedQuery) -> Shape {
@@ -553,7 +557,6 @@ fn shape(q: &SpeedQuery) -> Shape {
             (n, w) if n > 0 && w > 0 => w as f64,
             _ => f64::INFINITY,
         },
-        mv_cycles: metal::token_issue_cycles(&w.active_elements_by_type),
     }
 }
 
@@ -667,7 +670,6 @@ pub fn dense_gemm_rate(p: &Profile, g: &GpuDevice, fp32: bool) -> f64 {
         kv_state: 0.0,
         local_share: 0.0,
         window: f64::INFINITY,
-        mv_cycles: 0.0,
     };
     gpu_dense_rate(p, g, &sh)
 }
@@ -905,7 +907,7 @@ impl<'a> Placed<'a> {
         let w_bytes = bytes - kv * frac;
         let t_alu = if p.mv_alu_efficiency > 0.0 && b <= 8.0 && q.backend.is_llama_cpp() {
             let share = w_bytes / (sh.layer_read + sh.outer_read).max(1.0);
-            b * sh.mv_cycles * share
+            metal::token_issue_cycles(&q.est.workload.active_elements_by_type, q.batch) * share
                 / (metal::lane_cycles_per_s(g.vector_tflops) * p.mv_alu_efficiency * par)
         } else {
             0.0
