@@ -828,3 +828,48 @@ fn cpu_prefill_follows_the_dot_product_path() {
     assert_eq!(dev.isa, CpuIsa::Vnni);
     assert_eq!(dev.ghz, 4.3);
 }
+
+/// Metal decode of quantised weights takes the longer of the bytes and the mat-vec kernels' ALU
+/// issue time (`speed::metal`): Q4_K_M (k-quant scales, Q6_K tensors) is ALU-bound on the M1
+/// Max (10.4 TFLOPS for 400 GB/s: XiongjieDai measured 35.7 t/s, Llama 3 8B tg512), Q4_0 (one
+/// conversion per weight) decodes faster, and F16 (no conversion) runs exactly at its bytes.
+#[test]
+fn metal_k_quant_decode_is_alu_bound_on_the_m1_max() {
+    let m1 = "macbook-pro-16-m1-max-64gb";
+    let tg = |w, m| speed_with("llama-3-8b", w, m, Runtime::LlamaCpp, |_| {}).0;
+    let mut k0 = SpeedConstants::default();
+    k0.profiles.metal.mv_alu_efficiency = 0.0;
+    let bytes_only = |w| {
+        let c = cat();
+        let mach = c.machine(m1).unwrap();
+        let acc = mach.gpu.as_deref().and_then(|g| c.accelerator(g));
+        let s = Scenario {
+            model: c.model("llama-3-8b").unwrap().spec.clone(),
+            weights: w,
+            runtime: Runtime::LlamaCpp,
+            context: 32768,
+            prompt_tokens: 512,
+            ..Scenario::default()
+        };
+        let est = estimate_with(&s, false);
+        let q = SpeedQuery::on_machine(&s, &est, mach, acc, &k0);
+        placement_speed(&q, &k0).decode_tokens_per_s
+    };
+    let (q4km, q4km_bytes) = (
+        tg(WeightPrecision::Q4KM, m1),
+        bytes_only(WeightPrecision::Q4KM),
+    );
+    assert!(
+        q4km < 0.8 * q4km_bytes,
+        "{q4km} vs bytes-bound {q4km_bytes}"
+    );
+    // Published 35.7 t/s (May 2024 build): within ±25 %.
+    assert!((q4km / 35.73 - 1.0).abs() < 0.25, "{q4km}");
+    let f16 = tg(WeightPrecision::Fp16, m1);
+    assert!(
+        (f16 / bytes_only(WeightPrecision::Fp16) - 1.0).abs() < 1e-9,
+        "{f16}"
+    );
+    let q40 = tg(WeightPrecision::Q4_0, m1);
+    assert!(q40 > q4km, "Q4_0 {q40} vs Q4_K_M {q4km}");
+}

@@ -145,10 +145,12 @@ fn a_48_gb_mac_mini_runs_70b_q4_k_m_mostly_on_its_gpu() {
     assert_eq!(r.verdict, Verdict::Offload, "{r:?}");
     assert_eq!(r.gpu_layers, by_hand.min(79));
     assert!(r.headroom_bytes >= 0);
-    // CPU only: 1.80 tok/s before.
+    // CPU only: 1.80 tok/s before. The GPU's 83 % of the layers run Q4_K_M at the pace of the
+    // Metal mat-vec kernels' ALU work on the M4 Pro (speed::metal: 8.6 TFLOPS for 273 GB/s),
+    // not of its bytes: about twice the CPU-only rate (3.55 tok/s; over 3.6 at the bytes alone).
     let cpu = cpu_only_decode(&s, &m);
     assert!(
-        r.decode_tokens_per_s > 2.0 * cpu,
+        r.decode_tokens_per_s > 1.8 * cpu,
         "{} vs CPU {cpu}",
         r.decode_tokens_per_s
     );

@@ -70,6 +70,11 @@ pub struct Workload {
     /// layers (its weights and KV are components, and in `fixed_per_device`).
     #[serde(default)]
     pub draft: Option<DraftLoad>,
+    /// Weight elements one decoded token multiplies with, by the ggml type llama.cpp stores
+    /// them in (GGUF and 16/32-bit precisions; empty otherwise): the mat-vec kernel each runs
+    /// through, whose ALU work per weight differs by type (`speed::metal`).
+    #[serde(skip)]
+    pub active_elements_by_type: Vec<(crate::core::precision::GgmlType, u64)>,
 }
 
 /// What the drafter of speculative decoding costs per drafted token.
@@ -309,6 +314,7 @@ pub fn estimate_owned(mut s: Scenario, explain: bool) -> Estimate {
         fixed_per_device,
         layers: spec.layers,
         draft: draft.map(|d| d.load),
+        active_elements_by_type: weights::active_elements_by_type(spec, s.weights),
     };
 
     if !explain {

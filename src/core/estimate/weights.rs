@@ -656,3 +656,61 @@ fn outer_sums(spec: &ModelSpec, p: WeightPrecision) -> (u64, u64) {
     }
     (outer, outer_read)
 }
+
+/// Weight elements one decoded token multiplies with, by the ggml type llama.cpp stores each
+/// tensor in at precision `p` (`llama_tensor_get_type`, [`WeightPrecision::ggml_type_in`]):
+/// the repeated layers' active elements (MoE: top-k experts) and the output head (the tied
+/// embedding when it serves as the head); norms and vectors (`Small`) and the embedding lookup
+/// are left out. Empty for precisions llama.cpp does not store as ggml types (MLX, bitsandbytes,
+/// GPTQ, …). Mat-vec kernels differ in ALU work per weight by type (`speed::metal`).
+pub(super) fn active_elements_by_type(
+    spec: &ModelSpec,
+    p: WeightPrecision,
+) -> Vec<(GgmlType, u64)> {
+    if !(p.is_gguf()
+        || matches!(
+            p,
+            WeightPrecision::Fp32 | WeightPrecision::Fp16 | WeightPrecision::Bf16
+        ))
+    {
+        return Vec::new();
+    }
+    let n = spec.layers;
+    let gqa = gqa_of(spec);
+    let mut out: Vec<(GgmlType, u64)> = Vec::with_capacity(4);
+    let mut add = |t: GgmlType, e: u64| match out.iter_mut().find(|(u, _)| *u == t) {
+        Some((_, sum)) => *sum = sum.saturating_add(e),
+        None => out.push((t, e)),
+    };
+    let layer = |i: u64, mult: u64, add: &mut dyn FnMut(GgmlType, u64)| {
+        for g in spec.layer_tensors(i) {
+            if g.class != TensorClass::Small && g.row > 0 {
+                add(
+                    p.ggml_type_in(g.class, i, n, gqa),
+                    g.active_elements.saturating_mul(mult),
+                );
+            }
+        }
+    };
+    if p.mixes_by_layer() && n <= 4096 {
+        for i in 0..n {
+            layer(i, 1, &mut add);
+        }
+    } else {
+        for g in spec.layer_groups() {
+            layer(g.first, g.count, &mut add);
+        }
+    }
+    for g in spec.outer_tensors() {
+        let head = match g.class {
+            TensorClass::Output => true,
+            // A tied table is the output matrix, at the type llama.cpp gives the output.
+            TensorClass::TokenEmbedding => spec.tied_embeddings && g.elements == g.active_elements,
+            _ => false,
+        };
+        if head {
+            add(p.ggml_type_in(TensorClass::Output, 0, n, gqa), g.elements);
+        }
+    }
+    out
+}

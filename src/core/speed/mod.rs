@@ -15,11 +15,12 @@
 
 pub mod bench;
 pub mod cpu;
+pub mod metal;
 pub mod prefill;
 pub mod profile;
 pub mod step;
 
-use super::catalog::{Accelerator, Machine, MemoryKind};
+use super::catalog::{Accelerator, Machine, MemoryKind, Vendor};
 use super::estimate::Estimate;
 use super::precision::WeightPrecision;
 use super::scenario::{Scenario, SplitStyle};
@@ -163,7 +164,13 @@ impl GpuDevice {
             fp16_tflops: a.fp16_tflops,
             fp16_acc16_tflops: acc16,
             int8_tops: a.int8_tops.unwrap_or(acc16),
-            vector_tflops: a.vector_tflops.unwrap_or(a.fp16_tflops / 4.0),
+            // Apple GPUs before M5 have no matrix units: their FP16 rate is the FP32 ALU rate
+            // (the catalog's convention for Apple parts, docs/speed.md "Accelerator facts").
+            vector_tflops: a.vector_tflops.unwrap_or(if a.vendor == Vendor::Apple {
+                a.fp16_tflops
+            } else {
+                a.fp16_tflops / 4.0
+            }),
             compute_units: a.compute_units,
             unified: a.memory_kind == MemoryKind::Unified,
             nvidia: a.vendor == crate::core::catalog::Vendor::Nvidia,
@@ -927,7 +934,18 @@ impl<'a> Placed<'a> {
                 (n_gpus, 2.0 * gl * allreduce_s(q, k, n_gpus, msg))
             }
         };
-        let t_mem = bytes / (bps * par);
+        // The weights' batch-1 mat-vecs take the longer of their bytes and their ALU work
+        // where the profile models it (Metal: `speed::metal`); the attention over the KV cache
+        // runs in its own kernels after them.
+        let w_bytes = bytes - kv * frac;
+        let t_alu = if p.mv_alu_efficiency > 0.0 && b <= 8.0 && q.backend.is_llama_cpp() {
+            let share = w_bytes / (sh.layer_read + sh.outer_read).max(1.0);
+            metal::token_issue_cycles(&q.est.workload.active_elements_by_type, q.batch) * share
+                / (metal::lane_cycles_per_s(g.vector_tflops) * p.mv_alu_efficiency * par)
+        } else {
+            0.0
+        };
+        let t_mem = (w_bytes / (bps * par)).max(t_alu) + kv * frac / (bps * par);
         // The router's kernels of the MoE layers on the GPU, where the profile counts them.
         let moe_fixed = sh.moe_layers * frac * p.moe_layer_overhead_us * 1e-6;
         let fixed = gl * p.layer_overhead_us * 1e-6 + moe_fixed;
@@ -1113,6 +1131,10 @@ pub fn formula_text(b: Backend, k: &SpeedConstants) -> String {
         _ if p.moe_layer_overhead_us > 0.0 => format!(
             "decode token = bytes ÷ {bw} + weights × {} FLOP ÷ vector rate + layers × {} µs + MoE layers × {} µs",
             p.dot_flops_per_weight, p.layer_overhead_us, p.moe_layer_overhead_us
+        ),
+        _ if p.mv_alu_efficiency > 0.0 => format!(
+            "decode token = max(weight bytes ÷ {bw}, weights × ALU issue cycles by type (speed/metal.rs) ÷ ({} × vector TFLOPS ÷ 2)) + KV bytes ÷ {bw} + layers × {} µs",
+            p.mv_alu_efficiency, p.layer_overhead_us
         ),
         _ => format!(
             "decode token = bytes ÷ {bw} + weights × {} FLOP ÷ vector rate + layers × {} µs",

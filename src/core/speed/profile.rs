@@ -161,6 +161,12 @@ pub struct Profile {
     /// Vulkan on NVIDIA parts (`VK_NV_cooperative_matrix2`): the 16-bit GEMM efficiency there,
     /// in place of `f16_gemm_efficiency`. 0 = not used.
     pub coopmat2_gemm_efficiency: f64,
+    /// Share of the GPU's ALU issue rate the batch-1 mat-vec kernels reach on their integer→float
+    /// conversions, shifts and FMAs (`speed::metal`: issue cycles per weight by ggml type, at
+    /// `vector_tflops ÷ 2` lane-cycles per second). A token's weight mat-vecs take the longer of
+    /// their bytes and that ALU time. 0 = not modelled (the profile's `dot_flops_per_weight`).
+    #[serde(default)]
+    pub mv_alu_efficiency: f64,
 }
 
 impl Default for Profile {
@@ -275,6 +281,7 @@ impl Default for Profiles {
             // H100 PCIe 6.9) do little work per watt at boost and hold it.
             boost_watts_per_vector_tflop: 7.0,
             coopmat2_gemm_efficiency: 0.0,
+            mv_alu_efficiency: 0.0,
         };
         Profiles {
             rocm: Profile {
@@ -324,6 +331,7 @@ impl Default for Profiles {
                 // The coopmat2 shaders run on the tensor cores with dequantisation fused into the
                 // tile loads, as cuBLAS's F16 GEMMs do on CUDA: the CUDA F16 efficiency (0.44).
                 coopmat2_gemm_efficiency: 0.44,
+                mv_alu_efficiency: 0.0,
             },
             metal: Profile {
                 // F16/Q8_0/Q4_0 rows of the same Macs (discussion 4167) give bandwidth fraction
@@ -355,6 +363,13 @@ impl Default for Profiles {
                 kq_bytes_per_score: 16.0,
                 boost_watts_per_vector_tflop: 0.0,
                 coopmat2_gemm_efficiency: 0.0,
+                // Q4_K_M decode on the M1 (7 cores), M1 Max, M2 Ultra and M3 Max (XiongjieDai's
+                // May 2024 tables, 8B and 70B) runs below its bytes' time: with the kernels'
+                // issue cycles (`speed::metal`: 5.4 per Q4_K weight, 10 per Q6_K) the six
+                // ALU-bound rows reach 0.38–0.46 of the issue rate (median 0.45); the
+                // discussion 4167 Q4_0 rows of the M1 Max and M1 Pro (4 cycles per weight) sit
+                // at the knee with it.
+                mv_alu_efficiency: 0.45,
             },
             cpu: Profile {
                 // Decode on DDR4/DDR5 reaches ~70 % of the channels' peak (13900K DDR5-6400:
@@ -387,6 +402,7 @@ impl Default for Profiles {
                 kq_bytes_per_score: 16.0,
                 boost_watts_per_vector_tflop: 0.0,
                 coopmat2_gemm_efficiency: 0.0,
+                mv_alu_efficiency: 0.0,
             },
             vllm: Profile {
                 // CUDA graphs (vLLM captures decode graphs) leave tens of µs per layer; FP16/BF16
@@ -411,6 +427,7 @@ impl Default for Profiles {
                 kq_bytes_per_score: 0.0,
                 boost_watts_per_vector_tflop: 0.0,
                 coopmat2_gemm_efficiency: 0.0,
+                mv_alu_efficiency: 0.0,
             },
             transformers: Profile {
                 bandwidth_efficiency: 0.85,
@@ -434,6 +451,7 @@ impl Default for Profiles {
                 kq_bytes_per_score: 0.0,
                 boost_watts_per_vector_tflop: 0.0,
                 coopmat2_gemm_efficiency: 0.0,
+                mv_alu_efficiency: 0.0,
             },
             mlx: mlx_profile(),
             cuda,
@@ -484,5 +502,6 @@ fn mlx_profile() -> Profile {
         kq_bytes_per_score: 0.0,
         boost_watts_per_vector_tflop: 0.0,
         coopmat2_gemm_efficiency: 0.0,
+        mv_alu_efficiency: 0.0,
     }
 }
