@@ -191,9 +191,14 @@ impl GpuDevice {
     /// `(W per TFLOPS ÷ needed)^(1/3)` of it. 1 where either is unknown, never above 1.
     pub fn sustained_clock_share(&self, p: &Profile) -> f64 {
         if self.watts_per_vector_tflop > 0.0 && p.boost_watts_per_vector_tflop > 0.0 {
-            (self.watts_per_vector_tflop / p.boost_watts_per_vector_tflop)
-                .cbrt()
-                .clamp(0.2, 1.0)
+            let power = self.watts_per_vector_tflop / p.boost_watts_per_vector_tflop;
+            // A board with the power its boost needs holds it (and skips the cube root, a
+            // measurable share of a whole-catalog fit).
+            if power >= 1.0 {
+                1.0
+            } else {
+                power.cbrt().clamp(0.2, 1.0)
+            }
         } else {
             1.0
         }
