@@ -2,7 +2,7 @@
 //! behaviour away from them: k-quants, context depth, partial offload, several GPUs, MoE, vLLM.
 //! `cargo test --test speed -- --nocapture` prints the calibration table.
 
-use headroom::core::catalog::Catalog;
+use headroom::core::catalog::{Catalog, Vendor};
 use headroom::core::estimate::estimate_with;
 use headroom::core::fit::{FitSettings, fit_all};
 use headroom::core::precision::WeightPrecision;
@@ -770,7 +770,7 @@ fn vulkan_on_nvidia_runs_the_coopmat2_shaders() {
         q.backend = Backend::Vulkan;
         q.depth = 0;
         if let Some(g) = q.gpu.as_mut() {
-            g.nvidia = nvidia;
+            g.vendor = Some(if nvidia { Vendor::Nvidia } else { Vendor::Amd });
         }
         placement_speed(&q, &k).prefill_tokens_per_s
     };

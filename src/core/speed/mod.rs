@@ -103,11 +103,9 @@ pub struct GpuDevice {
     /// vector_tflops`); 0 = unknown.
     #[serde(default)]
     pub watts_per_vector_tflop: f64,
-    /// An NVIDIA part: Vulkan runs its matmuls through `VK_NV_cooperative_matrix2` there.
-    #[serde(default)]
-    pub nvidia: bool,
-    /// The part's vendor (kernels pick their tiles by it: [`Profile::moe_tile_on`]); `None` in
-    /// settings written before it was recorded.
+    /// The part's vendor (kernels pick their tiles by it: [`Profile::moe_tile_on`]; Vulkan runs
+    /// its matmuls through `VK_NV_cooperative_matrix2` on NVIDIA: [`GpuDevice::nvidia`]); `None`
+    /// in settings written before it was recorded.
     #[serde(default)]
     pub vendor: Option<crate::core::catalog::Vendor>,
     /// An AMD data-center part (CDNA, MFMA matrix cores): ggml-cuda's HIP build takes its MMA
@@ -173,7 +171,6 @@ impl GpuDevice {
             }),
             compute_units: a.compute_units,
             unified: a.memory_kind == MemoryKind::Unified,
-            nvidia: a.vendor == crate::core::catalog::Vendor::Nvidia,
             vendor: Some(a.vendor),
             amd_cdna: a.vendor == crate::core::catalog::Vendor::Amd
                 && a.segment == crate::core::catalog::Segment::Datacenter,
@@ -182,6 +179,10 @@ impl GpuDevice {
                 _ => 0.0,
             },
         }
+    }
+    /// An NVIDIA part.
+    pub fn nvidia(&self) -> bool {
+        self.vendor == Some(crate::core::catalog::Vendor::Nvidia)
     }
     /// The share of its boost clock the part holds under a sustained GEMM (prefill) with profile
     /// `p`. The power the chip needs at boost goes with the work it does there (its vector
@@ -626,7 +627,7 @@ fn gpu_f16_rate(p: &Profile, g: &GpuDevice) -> f64 {
 /// `coopmat2`: ggml-vulkan.cpp `ggml_vk_get_device` / `ggml_vk_load_shaders`) and through
 /// `VK_KHR_cooperative_matrix` elsewhere, each at its own share of the tensor rate.
 fn f16_efficiency(p: &Profile, g: &GpuDevice) -> f64 {
-    if g.nvidia && p.coopmat2_gemm_efficiency > 0.0 {
+    if g.nvidia() && p.coopmat2_gemm_efficiency > 0.0 {
         p.coopmat2_gemm_efficiency
     } else {
         p.f16_gemm_efficiency
@@ -846,7 +847,7 @@ fn decode_kv_bytes(sh: &Shape, q: &SpeedQuery) -> f64 {
         // An ungrouped FlashAttention decode kernel reads the cache below the weights' rate
         // (ROCm's vector kernel, Vulkan without coopmat2): as if it read more bytes.
         let grouped = sh.gqa_group >= 2.0 || q.scenario.model.mla.is_some();
-        1.0 / prefill::flash_decode_kv_share(q.backend, q.gpu.is_some_and(|g| g.nvidia), grouped)
+        1.0 / prefill::flash_decode_kv_share(q.backend, q.gpu.is_some_and(|g| g.nvidia()), grouped)
     } else {
         1.0
     };

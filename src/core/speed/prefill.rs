@@ -89,7 +89,7 @@ pub(super) fn flash_attention_rate(
     head_dim: f64,
 ) -> Option<f64> {
     match backend {
-        Backend::Rocm if !g.nvidia && !g.amd_cdna => {
+        Backend::Rocm if !g.nvidia() && !g.amd_cdna => {
             let grouped = gqa >= 2.0 && head_dim <= 128.0;
             Some(if grouped {
                 g.fp16_tflops * 1e12 * ROCM_FA_MMA_SHARE
@@ -97,7 +97,7 @@ pub(super) fn flash_attention_rate(
                 g.vector_tflops * 1e12 * ROCM_FA_TILE_SHARE
             })
         }
-        Backend::Vulkan if !g.nvidia => Some(g.vector_tflops * 1e12 * VULKAN_FA_VECTOR_SHARE),
+        Backend::Vulkan if !g.nvidia() => Some(g.vector_tflops * 1e12 * VULKAN_FA_VECTOR_SHARE),
         _ => None,
     }
     .map(|r| r.max(1.0))
@@ -372,7 +372,6 @@ mod tests {
             fp8: false,
             fp4_tflops: 0.0,
             watts_per_vector_tflop: 0.0,
-            nvidia: false,
             vendor: Some(crate::core::catalog::Vendor::Amd),
             amd_cdna: false,
         };
@@ -399,7 +398,7 @@ mod tests {
         assert_eq!(r(Backend::Vulkan, &rdna, 1.0, 128.0), Some(vk));
         // The backend's own rate: CUDA, Vulkan on NVIDIA (coopmat2), ROCm on CDNA (MFMA), Metal.
         let nv = GpuDevice {
-            nvidia: true,
+            vendor: Some(crate::core::catalog::Vendor::Nvidia),
             ..rdna
         };
         let cdna = GpuDevice {
