@@ -43,9 +43,10 @@ fn json_fixture_round_trips_into_stored_constants_and_slower_speeds() {
     assert_eq!(cal.machine, "desktop-rtx4090-64gb");
     assert_eq!(cal.date, "2025-08-06");
     assert_eq!(cal.runs, 2);
-    // The run is slower than the model's prediction: both multipliers fall below 1.
+    // The run is slower than the model's prediction: both multipliers fall below 1 (its
+    // prompt rate only just: the model's pp512 is within 2 % of this run).
     assert!(cal.tuning.bandwidth_factor < 0.95, "{cal:?}");
-    assert!(cal.tuning.prefill_factor < 0.95, "{cal:?}");
+    assert!((0.95..1.0).contains(&cal.tuning.prefill_factor), "{cal:?}");
 
     let s = scenario();
     let plain = fit_all(&s, [m], c, &FitSettings::default()).remove(0);

@@ -645,9 +645,8 @@ fn speed_cases_table() {
             sweeps_ok += 1;
         }
     }
-    // Known misses (docs/speed.md, limits): the Vulkan Llama-2-7B prompt at 32K (−33 %),
-    // Ministral-3-14B BF16 on Vulkan, whose depth-0 prompt is already +156 % (BF16 GEMMs on a
-    // part without Vulkan bf16), and the held-out Gemma-3-27B prompt under ROCm (+99 %: the
+    // Known misses (docs/speed.md, limits): the Vulkan Llama-2-7B prompt at 32K, Ministral-3-14B
+    // BF16 on Vulkan at 64K, and the held-out Gemma-3-27B prompt under ROCm (+99 %: the
     // sliding-window layers over llama-bench's full `swa_full` cache).
     assert!(sweeps >= 40, "{sweeps} depth-sweep rows");
     assert!(
@@ -656,8 +655,9 @@ fn speed_cases_table() {
     );
     // December-2023 builds (the XiongjieDai Llama 2 rows) predate MMQ's int8 tensor-core kernels
     // and CUDA graphs: their 7B rows run far below today's kernels (docs/speed.md, limits).
+    // The target on measurements not seen: ≥ 75 % of prompts within ±35 %.
     assert!(
-        pp_ok * 100 >= pp_n * 60,
+        pp_ok * 100 >= pp_n * 75,
         "prefill within ±35 %: {pp_ok} of {pp_n}"
     );
     assert!(
@@ -872,4 +872,143 @@ fn metal_k_quant_decode_is_alu_bound_on_the_m1_max() {
     );
     let q40 = tg(WeightPrecision::Q4_0, m1);
     assert!(q40 > q4km, "Q4_0 {q40} vs Q4_K_M {q4km}");
+}
+
+/// The GEMM kernels that walk the weight tiles fastest read the weights again for every token
+/// tile (`speed::prefill::streamed_weight_bytes`): on CUDA a 512-token ubatch of quantised
+/// weights costs three more passes over them than one read (MMQ tiles of 128 tokens), which a
+/// profile without the tile does not pay; 16-bit weights (cuBLAS) and Metal (`kernel_mul_mm`
+/// walks the token tiles fastest) do not. Published: DGX Spark, Qwen2.5-Coder-7B Q8_0 pp2048 at
+/// `-ub 2048 -fa 1`, 2,276 t/s (ggerganov's DGX Spark page in ggml-org/llama.cpp, build 6918):
+/// sixteen passes over 7.5 GB at 273 GB/s are half of it (+84 % without them).
+#[test]
+fn gemm_weight_passes_per_token_tile() {
+    use headroom::core::speed::bench::{SpeedCases, predict_case};
+    let pp = |m: &str, w: WeightPrecision, tile: Option<f64>, backend: Option<Backend>| {
+        let c = cat();
+        let m = c.machine(m).unwrap();
+        let acc = m.gpu.as_deref().and_then(|g| c.accelerator(g));
+        let s = Scenario {
+            model: c.model("llama-3-8b").unwrap().spec.clone(),
+            model_id: Some("llama-3-8b".into()),
+            weights: w,
+            runtime: Runtime::LlamaCpp,
+            context: 4096,
+            prompt_tokens: 512,
+            ..Scenario::default()
+        };
+        let est = estimate_with(&s, false);
+        let mut k = SpeedConstants::default();
+        let mut q = SpeedQuery::on_machine(&s, &est, m, acc, &k);
+        if let Some(b) = backend {
+            q.backend = b;
+        }
+        if let Some(t) = tile {
+            k.profiles.get_mut(q.backend).gemm_token_tile = t;
+        }
+        q.depth = 0;
+        let bps = q.gpu.unwrap().bandwidth.bytes_per_sec();
+        (placement_speed(&q, &k).prefill_tokens_per_s, est, bps)
+    };
+    // CUDA, Q4_0: the time a 512-token prompt gains from the three extra passes is their bytes
+    // at the profile's bandwidth (0.92 of the 4090's 1008 GB/s), to within the layers' share.
+    let (with, est, bps) = pp("desktop-rtx4090-64gb", WeightPrecision::Q4_0, None, None);
+    let (without, _, _) = pp(
+        "desktop-rtx4090-64gb",
+        WeightPrecision::Q4_0,
+        Some(0.0),
+        None,
+    );
+    assert!(with < without, "{with} vs {without}");
+    let w = &est.workload;
+    let layer_bytes =
+        (w.active_weight_bytes_per_token.as_f64() - w.outer_weights.as_f64()).max(0.0);
+    let extra = 512.0 / with - 512.0 / without;
+    let want = 3.0 * layer_bytes / (0.92 * bps);
+    assert!((extra / want - 1.0).abs() < 0.02, "{extra} s vs {want} s");
+    // cuBLAS runs the 16-bit weights: no passes whatever the tile.
+    let (f16, _, _) = pp("desktop-rtx4090-64gb", WeightPrecision::Fp16, None, None);
+    let (f16_0, _, _) = pp(
+        "desktop-rtx4090-64gb",
+        WeightPrecision::Fp16,
+        Some(0.0),
+        None,
+    );
+    assert_eq!(f16, f16_0);
+    // Metal's profile has no tile: the same as forcing none.
+    let mac = "mac-studio-m2-ultra-192gb";
+    let (metal, _, _) = pp(mac, WeightPrecision::Q4_0, None, Some(Backend::Metal));
+    let (metal_0, _, _) = pp(mac, WeightPrecision::Q4_0, Some(0.0), Some(Backend::Metal));
+    assert_eq!(metal, metal_0);
+
+    // The published DGX Spark row, and what it would be without the passes.
+    let cases: SpeedCases =
+        ron::from_str(include_str!("../catalogs/speed_cases.ron")).expect("speed_cases.ron");
+    let row = cases
+        .cases
+        .iter()
+        .find(|c| c.id == "spark-qwen25-coder-7b-q80-pp2048-fa")
+        .expect("row");
+    let k = SpeedConstants::default();
+    let now = predict_case(row, cat(), &k).unwrap() / row.measured - 1.0;
+    let mut k0 = k.clone();
+    k0.profiles.cuda.gemm_token_tile = 0.0;
+    let before = predict_case(row, cat(), &k0).unwrap() / row.measured - 1.0;
+    assert!(now.abs() < 0.20, "DGX Spark pp2048 {:+.0} %", now * 100.0);
+    assert!(before > 0.5, "without the passes {:+.0} %", before * 100.0);
+}
+
+/// ggml-vulkan compiles BF16 matmuls from its scalar tile shader where the device has no BF16
+/// cooperative matrices (`coopmat_bf16_support`): on the Radeon 8060S under Vulkan the BF16
+/// prompts of kyuz0/amd-strix-halo-toolboxes run at a third of their ROCm rate (Ministral-3-14B
+/// 255 vs 801 t/s, Gemma-3-27B 123 vs 464 t/s). Both Vulkan rows land within ±25 %; F16 weights
+/// keep the cooperative-matrix rate, and NVIDIA parts (coopmat2) are not affected.
+#[test]
+fn vulkan_bf16_runs_the_scalar_shader_without_bf16_matrix_cores() {
+    use headroom::core::speed::bench::{SpeedCases, predict_case};
+    let cases: SpeedCases =
+        ron::from_str(include_str!("../catalogs/speed_cases.ron")).expect("speed_cases.ron");
+    let k = SpeedConstants::default();
+    for id in [
+        "kyuz0-strix-halo-vk-ministral3-14b-bf16-pp512-fa",
+        "kyuz0-strix-halo-vk-gemma3-27b-bf16-pp512-fa",
+    ] {
+        let row = cases.cases.iter().find(|c| c.id == id).expect(id);
+        let e = predict_case(row, cat(), &k).unwrap() / row.measured - 1.0;
+        assert!(e.abs() <= 0.25, "{id}: {:+.0} %", e * 100.0);
+    }
+    let pp = |w: WeightPrecision, vendor: Vendor| {
+        let c = cat();
+        let m = c.machine("desktop-rtx4070-32gb").unwrap();
+        let acc = m.gpu.as_deref().and_then(|g| c.accelerator(g));
+        let s = Scenario {
+            model: c.model("llama-3-8b").unwrap().spec.clone(),
+            model_id: Some("llama-3-8b".into()),
+            weights: w,
+            runtime: Runtime::LlamaCpp,
+            context: 4096,
+            prompt_tokens: 512,
+            ..Scenario::default()
+        };
+        let est = estimate_with(&s, false);
+        let mut q = SpeedQuery::on_machine(&s, &est, m, acc, &k);
+        q.backend = Backend::Vulkan;
+        q.depth = 0;
+        if let Some(g) = q.gpu.as_mut() {
+            g.vendor = Some(vendor);
+        }
+        placement_speed(&q, &k).prefill_tokens_per_s
+    };
+    // The same part as AMD: BF16 far below F16 (vector rate × 0.32 against the matrix rate).
+    let (bf16, f16) = (
+        pp(WeightPrecision::Bf16, Vendor::Amd),
+        pp(WeightPrecision::Fp16, Vendor::Amd),
+    );
+    assert!(bf16 < 0.7 * f16, "{bf16} vs {f16}");
+    // As NVIDIA (coopmat2): BF16 and F16 at the same matrix rate.
+    let (nb, nf) = (
+        pp(WeightPrecision::Bf16, Vendor::Nvidia),
+        pp(WeightPrecision::Fp16, Vendor::Nvidia),
+    );
+    assert!((nb / nf - 1.0).abs() < 0.01, "{nb} vs {nf}");
 }

@@ -634,6 +634,18 @@ fn f16_efficiency(p: &Profile, g: &GpuDevice) -> f64 {
     }
 }
 
+/// The token tile of the GEMM kernel that re-reads the weights per tile (the profile's
+/// `gemm_token_tile`), 0 where the weights are read once: CUDA and ROCm run only quantised
+/// weights through their own MMQ kernel and hand 16-bit weights to cuBLAS / hipBLAS
+/// (ggml-cuda.cu `ggml_cuda_mul_mat`: `ggml_cuda_op_mul_mat_cublas`).
+fn weight_pass_tile(p: &Profile, backend: Backend, sh: &Shape) -> f64 {
+    match backend {
+        Backend::Cuda | Backend::Rocm if !sh.quant => 0.0,
+        b if b.is_llama_cpp() => p.gemm_token_tile,
+        _ => 0.0,
+    }
+}
+
 /// GEMM rate (FLOP/s) of the dense (non-expert) weights' kernel for these weights.
 fn gpu_dense_rate(p: &Profile, g: &GpuDevice, sh: &Shape) -> f64 {
     let f16_rate = gpu_f16_rate(p, g);
@@ -649,6 +661,12 @@ fn gpu_dense_rate(p: &Profile, g: &GpuDevice, sh: &Shape) -> f64 {
         }
     } else if sh.weights == WeightPrecision::Fp32 {
         g.vector_tflops * 1e12 * p.f16_gemm_efficiency
+    } else if sh.weights == WeightPrecision::Bf16
+        && p.bf16_scalar_gemm_share > 0.0
+        && !(g.nvidia() && p.coopmat2_gemm_efficiency > 0.0)
+    {
+        // No 16-bit matrix path for BF16: the scalar shader on the FP32 ALUs.
+        g.vector_tflops * 1e12 * p.bf16_scalar_gemm_share
     } else {
         f16_rate
     };
@@ -1071,7 +1089,17 @@ impl<'a> Placed<'a> {
         let t_kq = (f.scores * p.kq_bytes_per_score + f.expert_bytes) / bps;
         // Every layer's FLOPs run on the GPU: with CPU layers llama.cpp copies their weights
         // over PCIe for batches ≥ 32 tokens (llama.cpp PR 6083, GGML_CUDA_MIN_BATCH_OFFLOAD).
-        let t_cmp = t_flops.max(touched * frac / bps) + t_kq + gl * p.layer_overhead_us * 1e-6;
+        // The weight passes beyond the first, one per token tile of the GEMM kernels
+        // ([`prefill::streamed_weight_bytes`]), add their reads to the GEMMs' time.
+        let rereads = match weight_pass_tile(p, q.backend, sh) {
+            tile if tile > 0.0 => {
+                let streamed = prefill::streamed_weight_bytes(sh, u, tile, p.moe_tile_on(g.vendor));
+                (streamed - touched).max(0.0) * frac / bps
+            }
+            _ => 0.0,
+        };
+        let t_cmp =
+            t_flops.max(touched * frac / bps) + rereads + t_kq + gl * p.layer_overhead_us * 1e-6;
         let off_bytes = sh.layer_total * (1.0 - frac) + if gl >= l { 0.0 } else { sh.outer_read };
         // Unified memory has no link: Metal takes the same large-batch matmuls
         // (`ggml_backend_metal_device_offload_op`, batch ≥ 32) and the scheduler copies the
@@ -1158,6 +1186,23 @@ pub fn formula_text(b: Backend, k: &SpeedConstants) -> String {
             " × tile efficiency ({} tokens per tile{amd_intel}) + {} B per hidden element per token and routed expert ÷ bandwidth",
             p.moe_token_tile,
             prefill::EXPERT_OUTPUT_BYTES_PER_HIDDEN
+        ));
+    }
+    if p.gemm_token_tile > 0.0 {
+        let which = if matches!(b, Backend::Cuda | Backend::Rocm) {
+            "quantised weights"
+        } else {
+            "weights"
+        };
+        extra.push_str(&format!(
+            "; + the {which} read again per {}-token tile ÷ bandwidth",
+            p.gemm_token_tile
+        ));
+    }
+    if p.bf16_scalar_gemm_share > 0.0 {
+        extra.push_str(&format!(
+            "; BF16 without BF16 matrix cores: {} × vector TFLOPS",
+            p.bf16_scalar_gemm_share
         ));
     }
     if p.kq_bytes_per_score > 0.0 {

@@ -129,6 +129,36 @@ pub fn moe_kernel_tile(tile: f64, tokens: f64) -> f64 {
     tile.min((tokens / 8.0).ceil() * 8.0)
 }
 
+/// Weight bytes one ubatch of `u` tokens streams from memory when its GEMM kernel covers at
+/// most `tile` tokens per pass over the weights (0: one read). llama.cpp's GPU GEMMs compute one
+/// output tile of weight rows × token columns per workgroup and walk the weight-row tiles
+/// fastest: ggml-cuda mmq.cuh `launch_mul_mat_q` (grid `(nty, ntx)` = weight-row tiles ×
+/// `mmq_x` token tiles; the stream-k kernel orders its work token tile outermost), ggml-vulkan
+/// `mul_mm.comp` (workgroups over `{m, n}`) and Metal `kernel_mul_mm` (threadgroups over 64
+/// weight rows × 32 tokens): each token tile reads every weight of the matrix again, and a
+/// model's matrices (tens of MB each) pass the GPU's last-level cache between two passes. The
+/// dense weights are read `⌈U ÷ T⌉` times; an expert's weights once per tile of the tokens it
+/// receives (`λ = U · k / E` among the experts the ubatch touches).
+pub(super) fn streamed_weight_bytes(sh: &Shape, u: f64, tile: f64, expert_tile: f64) -> f64 {
+    let passes = |tokens: f64, tile: f64| {
+        if tile > 0.0 && tokens > 0.0 {
+            (tokens / moe_kernel_tile(tile, tokens)).ceil().max(1.0)
+        } else {
+            1.0
+        }
+    };
+    let per_layer_params = (sh.active_params - sh.head_params).max(1.0);
+    let routed_read = sh.layer_read * (sh.routed_active / per_layer_params).clamp(0.0, 1.0);
+    let dense = (sh.layer_read - routed_read).max(0.0);
+    let experts = (sh.layer_total - dense).max(0.0);
+    let Some((e, k)) = sh.moe.filter(|(e, _)| *e > 0.0) else {
+        return dense * passes(u, tile) + experts;
+    };
+    let share = experts_touched(sh.moe, u);
+    let per_expert = u * k.min(e) / (e * share.max(1e-9));
+    dense * passes(u, tile) + experts * share * passes(per_expert, expert_tile)
+}
+
 /// Share of an expert GEMM's tiles that carry real tokens: `λ ÷ (T · E[⌈n / T⌉])` with the
 /// tokens per expert `n` Poisson-distributed around `λ = U · k / E` (uniform routing; real
 /// routers are skewed, which only adds tiles). A tile costs the same however many of its `T`

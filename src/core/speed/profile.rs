@@ -150,6 +150,18 @@ pub struct Profile {
     /// tile on every vendor ([`Profile::moe_tile_on`]).
     #[serde(default)]
     pub moe_token_tile_amd_intel: f64,
+    /// Tokens per tile of the dense GEMM kernel that walks the weight tiles fastest, so that
+    /// every token tile reads the weights again from memory (`speed::prefill::streamed_weight_bytes`).
+    /// 0 = the weights are read once per ubatch (a kernel that walks the token tiles fastest, or
+    /// one not modelled). On CUDA and ROCm it applies to the quantised weights' MMQ kernel only:
+    /// unquantised weights go to cuBLAS / hipBLAS (`ggml_cuda_op_mul_mat_cublas`).
+    #[serde(default)]
+    pub gemm_token_tile: f64,
+    /// BF16 weights where the backend has no 16-bit matrix path for them: share of the FP32
+    /// vector rate its scalar GEMM shader reaches (ggml-vulkan without `VK_KHR_shader_bfloat16`
+    /// cooperative matrices). 0 = BF16 runs at the 16-bit GEMM rate.
+    #[serde(default)]
+    pub bf16_scalar_gemm_share: f64,
     /// Bytes moved per attention score without FlashAttention: llama.cpp materialises the
     /// F32 `KQ` matrix (heads × n_kv × ubatch per layer), softmaxes it in place and reads it back
     /// for `KQV` (`llm_graph_context::build_attn_mha`, the non-FA branch). 0 = not modelled.
@@ -247,8 +259,12 @@ impl Default for Profiles {
             // mmvq: unpack nibbles, dp4a, scale: ~5 FP32-op equivalents per weight.
             dot_flops_per_weight: 5.0,
             // MMQ: int8 mma (ggml-cuda/mmq.cuh) fed by vector-ALU tile loads/dequantisation.
+            // Derived with the weight passes per token tile (`gemm_token_tile`) counted apart:
+            // the scoreboard's NVIDIA Q4_0 pp512 rows (discussion 15013) sit at a signed median
+            // of −7 % with 4.3 (−17 % with the 3.4 that held while those passes were not
+            // counted and this term absorbed them).
             quant_tensor_efficiency: Some(0.9),
-            quant_vector_multiple: 3.4,
+            quant_vector_multiple: 4.3,
             // cuBLAS FP16 GEMM at FP16 accumulate: 4090 F16 pp512 11 048 t/s (PR 4766) and A100
             // F16 pp512 8 381 t/s (PR 6017) are 45 % and 36 % of that rate.
             f16_gemm_efficiency: 0.44,
@@ -269,6 +285,14 @@ impl Default for Profiles {
             // full width (`mul_mat_q_process_tile`): 128.
             moe_token_tile: 128.0,
             moe_token_tile_amd_intel: 0.0,
+            // MMQ's grid walks the weight-row tiles fastest (`launch_mul_mat_q`: blocks
+            // `(nty, ntx)`; the stream-k kernel hands each SM a run of tiles whose token tiles
+            // pass over the same weights again), with `mmq_x` up to 128 tokens: each 128 tokens
+            // of a ubatch read the quantised weights once more. DGX Spark (273 GB/s) isolates it:
+            // Qwen2.5-Coder-7B Q8_0 pp2048 at `-ub 2048` runs at 2,276 t/s (ggerganov's DGX Spark
+            // page), 16 passes over 7.5 GB are 0.48 s of its 0.90 s.
+            gemm_token_tile: 128.0,
+            bf16_scalar_gemm_share: 0.0,
             // F32 KQ written by the batched cuBLAS GEMM (4 B, `GGML_PREC_F32`), read and written
             // by `soft_max` (8 B), converted to F16 for the KQV GEMM (4 B read, 2 B written,
             // ggml-cuda.cu `ggml_cuda_mul_mat_batched_cublas`) and read by it (2 B): 20 B.
@@ -288,8 +312,11 @@ impl Default for Profiles {
                 // HIP build of the same kernels. On RDNA3 MMQ runs on dp4a vector ALUs (the mma
                 // paths are for CDNA), and dual issue (counted in RDNA3's vector_tflops) is rarely
                 // reached: ~0.8 × vector rate.
+                // Derived with the weight passes per token tile counted (as CUDA's): the
+                // RX 7900 XTX Q4_0 pp512 row of the scoreboard (discussion 15013) at −3 %
+                // with 0.9.
                 quant_tensor_efficiency: None,
-                quant_vector_multiple: 0.8,
+                quant_vector_multiple: 0.9,
                 f16_accumulate_fp16: false,
                 // Power per CU is on another scale than NVIDIA's per SM: not modelled.
                 boost_watts_per_vector_tflop: 0.0,
@@ -324,6 +351,19 @@ impl Default for Profiles {
                 // two apart, so every Intel part takes the medium tile), and the medium tile's
                 // 64 columns apply (`m_wg_denoms` = {64, 64, 1}).
                 moe_token_tile_amd_intel: 64.0,
+                // `mul_mm.comp` takes its weight-row tile from `gl_WorkGroupID.x` and its token
+                // tile from `.y`: the weight tiles are walked fastest and each token tile reads
+                // the weights again. The dense matmul keeps the large 128-token tile on AMD with
+                // cooperative matrices (`mul_mat_l = coopmat_support` under RADV) and elsewhere.
+                gemm_token_tile: 128.0,
+                // Without BF16 cooperative matrices (`coopmat_bf16_support`: VK_KHR_shader_bfloat16)
+                // ggml-vulkan compiles BF16 matmuls from the scalar tile shader
+                // (`ggml_vk_load_shaders`, "use scalar tile sizes") that multiplies on the FP32
+                // ALUs. The Radeon 8060S's BF16 rows under Vulkan (kyuz0/amd-strix-halo-toolboxes,
+                // Ministral-3-14B and Gemma-3-27B pp512, 255 and 123 t/s against 801 and 464
+                // under ROCm) leave 0.32 of its vector rate for them; NVIDIA's coopmat2 path is
+                // not affected.
+                bf16_scalar_gemm_share: 0.32,
                 // KQ written in F32 (4 B), softmax (8 B), read as F32 by the F16 × F32 matmul
                 // pipeline (4 B): 16 B.
                 kq_bytes_per_score: 16.0,
@@ -359,6 +399,12 @@ impl Default for Profiles {
                 // groups the tokens by expert): 32.
                 moe_token_tile: 32.0,
                 moe_token_tile_amd_intel: 0.0,
+                // `kernel_mul_mm` is dispatched with the token tiles on the grid's fastest axis
+                // (ggml-metal-ops.cpp `ggml_metal_op_mul_mat`: threadgroups `((ne11 + 31)/32,
+                // (ne01 + 63)/64)`): the threadgroups that share a weight tile run together and
+                // the weights leave memory once per ubatch.
+                gemm_token_tile: 0.0,
+                bf16_scalar_gemm_share: 0.0,
                 // KQ in F32 (4 B), softmax (8 B), read as F32 by `kernel_mul_mm` (4 B): 16 B.
                 kq_bytes_per_score: 16.0,
                 boost_watts_per_vector_tflop: 0.0,
@@ -398,6 +444,8 @@ impl Default for Profiles {
                 moe_layer_overhead_us: 0.0,
                 moe_token_tile: 0.0,
                 moe_token_tile_amd_intel: 0.0,
+                gemm_token_tile: 0.0,
+                bf16_scalar_gemm_share: 0.0,
                 // The same graph as the GPUs: KQ F32 written, softmaxed, read (16 B).
                 kq_bytes_per_score: 16.0,
                 boost_watts_per_vector_tflop: 0.0,
@@ -423,6 +471,8 @@ impl Default for Profiles {
                 moe_layer_overhead_us: 0.0,
                 moe_token_tile: 0.0,
                 moe_token_tile_amd_intel: 0.0,
+                gemm_token_tile: 0.0,
+                bf16_scalar_gemm_share: 0.0,
                 // FlashAttention / PagedAttention kernels: no score matrix in memory.
                 kq_bytes_per_score: 0.0,
                 boost_watts_per_vector_tflop: 0.0,
@@ -448,6 +498,8 @@ impl Default for Profiles {
                 moe_layer_overhead_us: 0.0,
                 moe_token_tile: 0.0,
                 moe_token_tile_amd_intel: 0.0,
+                gemm_token_tile: 0.0,
+                bf16_scalar_gemm_share: 0.0,
                 kq_bytes_per_score: 0.0,
                 boost_watts_per_vector_tflop: 0.0,
                 coopmat2_gemm_efficiency: 0.0,
@@ -497,6 +549,8 @@ fn mlx_profile() -> Profile {
         // The 0.86 above is measured on the sorted gather, tile waste included.
         moe_token_tile: 0.0,
         moe_token_tile_amd_intel: 0.0,
+        gemm_token_tile: 0.0,
+        bf16_scalar_gemm_share: 0.0,
         // mlx-lm attends through the fused `mx.fast.scaled_dot_product_attention`
         // (mlx_lm/models/base.py `scaled_dot_product_attention`): no score matrix is written.
         kq_bytes_per_score: 0.0,
