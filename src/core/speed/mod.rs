@@ -1147,6 +1147,14 @@ pub fn formula_text(b: Backend, k: &SpeedConstants) -> String {
             p.dot_flops_per_weight, p.layer_overhead_us
         ),
     };
+    let decode = if p.unified_layer_overhead_us > 0.0 && b.is_llama_cpp() {
+        format!(
+            "{decode} (+ layers × {} µs on a GPU that shares the host's memory)",
+            p.unified_layer_overhead_us
+        )
+    } else {
+        decode
+    };
     let mut extra = String::new();
     if p.moe_token_tile > 0.0 {
         let amd_intel = if p.moe_token_tile_amd_intel > 0.0 {
