@@ -319,8 +319,9 @@ impl Default for Profiles {
                 // 24438, b9592) — the four sources' medians 50, 57, 93, 57: ~60 µs. It is the
                 // per-kernel cost of HIP's AQL dispatch (every packet with a system-scope acquire
                 // fence, ROCclr `rocvirtual.cpp` `kDispatchPacketHeader`) against RADV's command
-                // buffers: ~3 µs more per serialized dispatch (ROCm/rocm-systems issue 10834:
-                // 3.9 against 0.9 µs on gfx1100; 3.0× on gfx1151) over ~20 kernels a layer.
+                // buffers: ~3 µs more per serialized dispatch, even replayed from a HIP graph
+                // (ROCm/rocm-systems issue 10834: 3.9 against 0.9 µs per node of a 941-node
+                // chain on gfx1100; 3.0× on gfx1151) over ~20 kernels a layer.
                 // Both profiles read the same bytes, so ROCm's layer costs Vulkan's 47 µs + 60:
                 // 76 µs on top of the discrete parts' 31 (which the RX 7900 XTX scoreboard row
                 // holds).
