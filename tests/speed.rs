@@ -661,7 +661,7 @@ fn speed_cases_table() {
         "prefill within ±35 %: {pp_ok} of {pp_n}"
     );
     assert!(
-        tg_ok * 100 >= tg_n * 85,
+        tg_ok * 100 >= tg_n * 90,
         "decode within ±25 %: {tg_ok} of {tg_n}"
     );
 }
@@ -1011,4 +1011,74 @@ fn vulkan_bf16_runs_the_scalar_shader_without_bf16_matrix_cores() {
         pp(WeightPrecision::Fp16, Vendor::Nvidia),
     );
     assert!((nb / nf - 1.0).abs() < 0.01, "{nb} vs {nf}");
+}
+
+
+/// HIP decode on an APU: every layer pays HIP's per-kernel dispatch on top of what RADV's command
+/// buffers cost (`Profile::unified_layer_overhead_us`). On the Radeon 8060S ROCm decodes slower
+/// than Vulkan by ~60 µs per layer, for a dense and a mixture-of-experts model alike (the
+/// same-machine pairs: llama.cpp issues 13565 and 24438, visorcraft/strix-halo-llm-perf); the
+/// extra is per layer, not per byte; a discrete AMD part and Vulkan on the APU do not pay it.
+#[test]
+fn rocm_decode_on_an_apu_pays_the_hip_dispatch_per_layer() {
+    let apu = "framework-desktop-128gb";
+    let tg = |model: &str, w, m: &str, b: Backend, k: &SpeedConstants| {
+        let c = cat();
+        let mach = c.machine(m).unwrap();
+        let acc = mach.gpu.as_deref().and_then(|g| c.accelerator(g));
+        let s = Scenario {
+            model: c.model(model).unwrap().spec.clone(),
+            model_id: Some(model.into()),
+            weights: w,
+            runtime: Runtime::LlamaCpp,
+            context: 4096,
+            prompt_tokens: 512,
+            flash_attention: false,
+            gpus: 1,
+            ..Scenario::default()
+        };
+        let est = estimate_with(&s, false);
+        let mut q = SpeedQuery::on_machine(&s, &est, mach, acc, k);
+        q.backend = b;
+        // An empty cache: the backends' attention kernels differ at depth.
+        q.depth = 1;
+        placement_speed(&q, k).decode_tokens_per_s
+    };
+    let k = SpeedConstants::default();
+    let rocm = &k.profiles.rocm;
+    let vk = &k.profiles.vulkan;
+    // ROCm's layer on the APU = Vulkan's + the measured ~60 µs gap.
+    let gap_us = rocm.decode_layer_us(true) - vk.decode_layer_us(true);
+    assert!((50.0..=70.0).contains(&gap_us), "{gap_us} µs");
+    assert_eq!(rocm.decode_layer_us(false), rocm.layer_overhead_us);
+    assert_eq!(vk.decode_layer_us(true), vk.layer_overhead_us);
+    for (model, w, layers) in [
+        ("llama-2-7b", WeightPrecision::Q4_0, 32.0),
+        ("qwen3-30b-a3b", WeightPrecision::Q4KM, 48.0),
+    ] {
+        let (r, v) = (
+            tg(model, w, apu, Backend::Rocm, &k),
+            tg(model, w, apu, Backend::Vulkan, &k),
+        );
+        // Both read the same bytes: the per-token times differ by the layers' fixed costs.
+        let per_layer_us = (1.0 / r - 1.0 / v) / layers * 1e6;
+        assert!(
+            (per_layer_us - gap_us).abs() < 1.0,
+            "{model}: ROCm {r} vs Vulkan {v} t/s: {per_layer_us} µs per layer"
+        );
+    }
+    // Without the term, ROCm on the APU would decode faster than Vulkan there (31 < 47 µs).
+    let mut k0 = SpeedConstants::default();
+    k0.profiles.rocm.unified_layer_overhead_us = 0.0;
+    let moe = |k: &SpeedConstants, b| tg("qwen3-30b-a3b", WeightPrecision::Q4KM, apu, b, k);
+    assert!(moe(&k0, Backend::Rocm) > moe(&k0, Backend::Vulkan));
+    // Published: ROCm 66.2 t/s against Vulkan 86.1 on the same build (b8038): within ±25 %
+    // with the term, +46 % without it.
+    let with = moe(&k, Backend::Rocm);
+    assert!((with / 66.2 - 1.0).abs() < 0.25, "{with}");
+    assert!(moe(&k0, Backend::Rocm) / 66.2 > 1.25);
+    // A discrete part's ROCm decode does not change.
+    let xtx = "desktop-rx7900xtx-64gb";
+    let d = |k: &SpeedConstants| tg("llama-2-7b", WeightPrecision::Q4_0, xtx, Backend::Rocm, k);
+    assert_eq!(d(&k), d(&k0));
 }

@@ -972,7 +972,7 @@ impl<'a> Placed<'a> {
         let t_mem = (w_bytes / (bps * par)).max(t_alu) + kv * frac / (bps * par);
         // The router's kernels of the MoE layers on the GPU, where the profile counts them.
         let moe_fixed = sh.moe_layers * frac * p.moe_layer_overhead_us * 1e-6;
-        let fixed = gl * p.layer_overhead_us * 1e-6 + moe_fixed;
+        let fixed = gl * p.decode_layer_us(g.unified) * 1e-6 + moe_fixed;
         let t_gpu = if q.backend == Backend::Vllm || q.backend == Backend::Transformers {
             // Batched decode is a roofline: the weights are read once for all B sequences.
             let flops = b * (2.0 * weights + attn_tok * frac);
@@ -1174,6 +1174,14 @@ pub fn formula_text(b: Backend, k: &SpeedConstants) -> String {
             "decode token = bytes ÷ {bw} + weights × {} FLOP ÷ vector rate + layers × {} µs",
             p.dot_flops_per_weight, p.layer_overhead_us
         ),
+    };
+    let decode = if p.unified_layer_overhead_us > 0.0 && b.is_llama_cpp() {
+        format!(
+            "{decode} (+ layers × {} µs on a GPU that shares the host's memory)",
+            p.unified_layer_overhead_us
+        )
+    } else {
+        decode
     };
     let mut extra = String::new();
     if p.moe_token_tile > 0.0 {

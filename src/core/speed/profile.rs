@@ -179,6 +179,11 @@ pub struct Profile {
     /// their bytes and that ALU time. 0 = not modelled (the profile's `dot_flops_per_weight`).
     #[serde(default)]
     pub mv_alu_efficiency: f64,
+    /// Fixed time per layer per decoded token on a GPU that shares the host's memory (an APU),
+    /// µs, on top of `layer_overhead_us` ([`Profile::decode_layer_us`]). 0 = the same cost as on
+    /// a discrete part.
+    #[serde(default)]
+    pub unified_layer_overhead_us: f64,
 }
 
 impl Default for Profile {
@@ -188,6 +193,15 @@ impl Default for Profile {
 }
 
 impl Profile {
+    /// Fixed time per layer per decoded token, µs, on a GPU whose memory is the host's
+    /// (`unified`: an APU) or its own.
+    pub fn decode_layer_us(&self, unified: bool) -> f64 {
+        if unified {
+            self.layer_overhead_us + self.unified_layer_overhead_us.max(0.0)
+        } else {
+            self.layer_overhead_us
+        }
+    }
     /// The expert GEMM's token tile on a GPU of `vendor` (`None`: not known, or the CPU).
     pub fn moe_tile_on(&self, vendor: Option<Vendor>) -> f64 {
         match vendor {
@@ -306,6 +320,7 @@ impl Default for Profiles {
             boost_watts_per_vector_tflop: 7.0,
             coopmat2_gemm_efficiency: 0.0,
             mv_alu_efficiency: 0.0,
+            unified_layer_overhead_us: 0.0,
         };
         Profiles {
             rocm: Profile {
@@ -320,6 +335,24 @@ impl Default for Profiles {
                 f16_accumulate_fp16: false,
                 // Power per CU is on another scale than NVIDIA's per SM: not modelled.
                 boost_watts_per_vector_tflop: 0.0,
+                // On an APU (Radeon 8060S, gfx1151) HIP decode spends more per layer than RADV
+                // on the same machine and build, dense and MoE models alike, with or without HIP
+                // graphs (on by default since llama.cpp PR 22254): ROCm − Vulkan per token and
+                // layer is 50 µs (Llama-2-7B Q4_0, llama.cpp issue 13565, b5392), 57 µs (the
+                // same model with FA, kyuz0/amd-strix-halo-toolboxes, b9187), 86, 100, 73 and
+                // 125 µs (Llama-2-7B and Llama-3.1-70B Q4_K_M, Qwen3-30B-A3B Q4_K_M,
+                // Qwen3-235B-A22B Q3_K_M: visorcraft/strix-halo-llm-perf BENCHMARKS.md, b8038)
+                // and 49 and 64 µs (Qwen2.5-7B Q4_K_M, Qwen3.5-35B-A3B Q8_0: llama.cpp issue
+                // 24438, b9592) — the four sources' medians 50, 57, 93, 57: ~60 µs. It is the
+                // per-kernel cost of HIP's AQL dispatch (every packet with a system-scope acquire
+                // fence, ROCclr `rocvirtual.cpp` `kDispatchPacketHeader`) against RADV's command
+                // buffers: ~3 µs more per serialized dispatch, even replayed from a HIP graph
+                // (ROCm/rocm-systems issue 10834: 3.9 against 0.9 µs per node of a 941-node
+                // chain on gfx1100; 3.0× on gfx1151) over ~20 kernels a layer.
+                // Both profiles read the same bytes, so ROCm's layer costs Vulkan's 47 µs + 60:
+                // 76 µs on top of the discrete parts' 31 (which the RX 7900 XTX scoreboard row
+                // holds).
+                unified_layer_overhead_us: 76.0,
                 ..cuda.clone()
             },
             vulkan: Profile {
@@ -372,6 +405,7 @@ impl Default for Profiles {
                 // tile loads, as cuBLAS's F16 GEMMs do on CUDA: the CUDA F16 efficiency (0.44).
                 coopmat2_gemm_efficiency: 0.44,
                 mv_alu_efficiency: 0.0,
+                unified_layer_overhead_us: 0.0,
             },
             metal: Profile {
                 // F16/Q8_0/Q4_0 rows of the same Macs (discussion 4167) give bandwidth fraction
@@ -416,6 +450,7 @@ impl Default for Profiles {
                 // discussion 4167 Q4_0 rows of the M1 Max and M1 Pro (4 cycles per weight) sit
                 // at the knee with it.
                 mv_alu_efficiency: 0.45,
+                unified_layer_overhead_us: 0.0,
             },
             cpu: Profile {
                 // Decode on DDR4/DDR5 reaches ~70 % of the channels' peak (13900K DDR5-6400:
@@ -451,6 +486,7 @@ impl Default for Profiles {
                 boost_watts_per_vector_tflop: 0.0,
                 coopmat2_gemm_efficiency: 0.0,
                 mv_alu_efficiency: 0.0,
+                unified_layer_overhead_us: 0.0,
             },
             vllm: Profile {
                 // CUDA graphs (vLLM captures decode graphs) leave tens of µs per layer; FP16/BF16
@@ -478,6 +514,7 @@ impl Default for Profiles {
                 boost_watts_per_vector_tflop: 0.0,
                 coopmat2_gemm_efficiency: 0.0,
                 mv_alu_efficiency: 0.0,
+                unified_layer_overhead_us: 0.0,
             },
             transformers: Profile {
                 bandwidth_efficiency: 0.85,
@@ -504,6 +541,7 @@ impl Default for Profiles {
                 boost_watts_per_vector_tflop: 0.0,
                 coopmat2_gemm_efficiency: 0.0,
                 mv_alu_efficiency: 0.0,
+                unified_layer_overhead_us: 0.0,
             },
             mlx: mlx_profile(),
             cuda,
@@ -557,5 +595,6 @@ fn mlx_profile() -> Profile {
         boost_watts_per_vector_tflop: 0.0,
         coopmat2_gemm_efficiency: 0.0,
         mv_alu_efficiency: 0.0,
+        unified_layer_overhead_us: 0.0,
     }
 }
