@@ -261,7 +261,12 @@ fn nvidia_parts_carry_their_l2_cache() {
     // NVIDIA Ada GPU architecture whitepaper: RTX 4090 72 MB of AD102's 96 MB.
     assert_eq!(l2("rtx-4090"), Some(72.0));
     // NVIDIA A100 Tensor Core GPU architecture whitepaper: 40 MB L2 (of GA100's 48), every A100.
-    for id in ["a100-40gb-sxm", "a100-80gb-sxm", "a100-40gb-pcie", "a100-80gb-pcie"] {
+    for id in [
+        "a100-40gb-sxm",
+        "a100-80gb-sxm",
+        "a100-40gb-pcie",
+        "a100-80gb-pcie",
+    ] {
         assert_eq!(l2(id), Some(40.0), "{id}");
     }
     // NVIDIA H100 Tensor Core GPU architecture whitepaper: 50 MB on H100 SXM5 and PCIe.

@@ -535,7 +535,9 @@ impl Catalog {
                     a.id
                 ));
             }
-            if a.l2_cache_mib.is_some_and(|l2| !(l2 > 0.0 && l2.is_finite())) {
+            if a.l2_cache_mib
+                .is_some_and(|l2| !(l2 > 0.0 && l2.is_finite()))
+            {
                 errs.push(format!(
                     "accelerator '{}': l2_cache_mib must be positive",
                     a.id
