@@ -235,6 +235,50 @@ fn numbers_are_plausible() {
     }
 }
 
+/// Every NVIDIA part carries its enabled L2 (the speed model asks whether re-read weight tiles stay
+/// in it), within what any NVIDIA GPU has shipped; the golden values are the vendors' own.
+#[test]
+fn nvidia_parts_carry_their_l2_cache() {
+    let c = cat();
+    let nvidia: Vec<_> = c
+        .accelerators
+        .iter()
+        .filter(|a| a.vendor == Vendor::Nvidia)
+        .collect();
+    assert!(nvidia.len() >= 50, "{} NVIDIA parts", nvidia.len());
+    for a in &nvidia {
+        let l2 = a
+            .l2_cache_mib
+            .unwrap_or_else(|| panic!("{}: no l2_cache_mib", a.id));
+        assert!((1.0..=256.0).contains(&l2), "{}: L2 {l2} MiB", a.id);
+        assert!(
+            a.notes.as_deref().is_some_and(|n| n.contains("L2 ")),
+            "{}: the L2 figure names its source in notes",
+            a.id
+        );
+    }
+    let l2 = |id: &str| c.accelerator(id).and_then(|a| a.l2_cache_mib);
+    // NVIDIA Ada GPU architecture whitepaper: RTX 4090 72 MB of AD102's 96 MB.
+    assert_eq!(l2("rtx-4090"), Some(72.0));
+    // NVIDIA A100 Tensor Core GPU architecture whitepaper: 40 MB L2 (of GA100's 48), every A100.
+    for id in [
+        "a100-40gb-sxm",
+        "a100-80gb-sxm",
+        "a100-40gb-pcie",
+        "a100-80gb-pcie",
+    ] {
+        assert_eq!(l2(id), Some(40.0), "{id}");
+    }
+    // NVIDIA H100 Tensor Core GPU architecture whitepaper: 50 MB on H100 SXM5 and PCIe.
+    assert_eq!(l2("h100-sxm"), Some(50.0));
+    assert_eq!(l2("h100-pcie"), Some(50.0));
+    // NVIDIA Ampere GA102 whitepaper: 6144 KB, 512 KB per 32-bit memory controller.
+    assert_eq!(l2("rtx-3090"), Some(6.0));
+    // A cut part never has more L2 than the full die of the same generation beside it.
+    assert!(l2("rtx-4090") < l2("rtx-6000-ada"));
+    assert!(l2("rtx-5090") < l2("rtx-pro-6000-blackwell"));
+}
+
 #[test]
 fn strix_halo_machines_carry_the_gpu_allocation() {
     let c = cat();
@@ -466,6 +510,15 @@ fn zero_memory_names_the_entry() {
     assert_eq!(
         e,
         "tests/fixtures/catalog/zero_memory.ron:4:13: accelerator 'empty-gpu': memory must be positive"
+    );
+}
+
+#[test]
+fn negative_l2_names_the_entry() {
+    let e = fixture_error("negative_l2.ron");
+    assert_eq!(
+        e,
+        "tests/fixtures/catalog/negative_l2.ron:4:13: accelerator 'minus-cache': l2_cache_mib must be positive"
     );
 }
 

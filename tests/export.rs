@@ -51,6 +51,7 @@ fn acc(
         fp16_acc16_tflops: None,
         vector_tflops: None,
         compute_units: None,
+        l2_cache_mib: None,
         int8_tops: None,
         mamf_tflops: None,
         fp4_tflops: None,

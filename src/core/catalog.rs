@@ -103,6 +103,10 @@ pub struct Accelerator {
     /// SMs (NVIDIA), CUs (AMD) or GPU cores (Apple).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compute_units: Option<u32>,
+    /// Last-level (L2) cache of the GPU, MiB, as the vendor or TechPowerUp's GPU database lists it (the
+    /// part's enabled L2, not the full die's). `None` = not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l2_cache_mib: Option<f64>,
     #[serde(default)]
     pub int8_tops: Option<f64>,
     /// Maximum achievable matmul TFLOPS, dense BF16: the best `matmul` measured on the part over
@@ -158,6 +162,7 @@ impl Accelerator {
             fp16_acc16_tflops: None,
             vector_tflops: None,
             compute_units: None,
+            l2_cache_mib: None,
             int8_tops: None,
             mamf_tflops: None,
             fp4_tflops: None,
@@ -527,6 +532,14 @@ impl Catalog {
             if !(a.fp16_tflops > 0.0 && a.fp16_tflops.is_finite()) {
                 errs.push(format!(
                     "accelerator '{}': fp16_tflops must be positive",
+                    a.id
+                ));
+            }
+            if a.l2_cache_mib
+                .is_some_and(|l2| !(l2 > 0.0 && l2.is_finite()))
+            {
+                errs.push(format!(
+                    "accelerator '{}': l2_cache_mib must be positive",
                     a.id
                 ));
             }

@@ -405,6 +405,7 @@ mod tests {
             fp16_acc16_tflops: None,
             vector_tflops: None,
             compute_units: None,
+            l2_cache_mib: None,
             int8_tops: Some(660.6),
             mamf_tflops: None,
             fp4_tflops: None,
