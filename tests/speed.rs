@@ -1013,7 +1013,6 @@ fn vulkan_bf16_runs_the_scalar_shader_without_bf16_matrix_cores() {
     assert!((nb / nf - 1.0).abs() < 0.01, "{nb} vs {nf}");
 }
 
-
 /// HIP decode on an APU: every layer pays HIP's per-kernel dispatch on top of what RADV's command
 /// buffers cost (`Profile::unified_layer_overhead_us`). On the Radeon 8060S ROCm decodes slower
 /// than Vulkan by ~60 µs per layer, for a dense and a mixture-of-experts model alike (the
