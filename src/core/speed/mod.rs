@@ -1207,23 +1207,22 @@ pub fn formula_text(b: Backend, k: &SpeedConstants) -> String {
             p.gemm_token_tile
         ));
     }
-    if p.bf16_scalar_gemm_share > 0.0 {
-        extra.push_str(&format!(
-            "; BF16 without BF16 matrix cores: {} × vector TFLOPS",
-            p.bf16_scalar_gemm_share
-        ));
-    }
-    if p.kq_bytes_per_score > 0.0 {
-        extra.push_str(&format!(
-            "; without FlashAttention + {} B per attention score ÷ bandwidth",
-            p.kq_bytes_per_score
-        ));
-    }
-    if p.boost_watts_per_vector_tflop > 0.0 {
-        extra.push_str(&format!(
-            "; clock × min(1, (W per vector TFLOPS ÷ {})^(1/3))",
-            p.boost_watts_per_vector_tflop
-        ));
+    // The profile's optional terms, each shown where the profile uses it.
+    let terms: [(f64, fn(f64) -> String); 3] = [
+        (p.bf16_scalar_gemm_share, |v| {
+            format!("; BF16 without BF16 matrix cores: {v} × vector TFLOPS")
+        }),
+        (p.kq_bytes_per_score, |v| {
+            format!("; without FlashAttention + {v} B per attention score ÷ bandwidth")
+        }),
+        (p.boost_watts_per_vector_tflop, |v| {
+            format!("; clock × min(1, (W per vector TFLOPS ÷ {v})^(1/3))")
+        }),
+    ];
+    for (v, text) in terms {
+        if v > 0.0 {
+            extra.push_str(&text(v));
+        }
     }
     let moe = if p.moe_gemm_efficiency == 1.0 {
         "MoE experts at that rate".to_string()
