@@ -1116,6 +1116,9 @@ impl<'a> Placed<'a> {
     }
 }
 
+/// How [`formula_text`] writes one optional term of a profile from its value.
+type TermText = fn(f64) -> String;
+
 /// The speed formula of a backend with its constants, for reports.
 pub fn formula_text(b: Backend, k: &SpeedConstants) -> String {
     let p = k.profiles.get(b);
@@ -1208,7 +1211,7 @@ pub fn formula_text(b: Backend, k: &SpeedConstants) -> String {
         ));
     }
     // The profile's optional terms, each shown where the profile uses it.
-    let terms: [(f64, fn(f64) -> String); 3] = [
+    let terms: [(f64, TermText); 3] = [
         (p.bf16_scalar_gemm_share, |v| {
             format!("; BF16 without BF16 matrix cores: {v} × vector TFLOPS")
         }),
