@@ -395,7 +395,8 @@ impl Default for Profiles {
                 // ALUs. The Radeon 8060S's BF16 rows under Vulkan (kyuz0/amd-strix-halo-toolboxes,
                 // Ministral-3-14B and Gemma-3-27B pp512, 255 and 123 t/s against 801 and 464
                 // under ROCm) leave 0.32 of its vector rate for them; NVIDIA's coopmat2 path is
-                // not affected.
+                // not affected. Intel parts are taken alike: ggml-vulkan notes that Intel's
+                // Windows driver does not expose BF16 support (`ggml_vk_get_device`).
                 bf16_scalar_gemm_share: 0.32,
                 // KQ written in F32 (4 B), softmax (8 B), read as F32 by the F16 × F32 matmul
                 // pipeline (4 B): 16 B.
