@@ -14,7 +14,7 @@ use super::quality::QualityTable;
 use super::scenario::{Runtime, Scenario, SplitStyle};
 use super::speculative::SpecSpeed;
 use super::speed::bench::{Benchmark, Calibration, Measured, measured_for};
-use super::speed::{Backend, MultiGpu, Speed, SpeedConstants};
+use super::speed::{Backend, ModelShape, MultiGpu, Speed, SpeedConstants, SpeedQuery};
 use super::units::Bytes;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -285,6 +285,9 @@ struct Cached {
     host_need: Bytes,
     /// [`Estimate::total`]: everything (the CPU-only estimate's RAM need).
     total: Bytes,
+    /// The speed model's reading of the model's shape for this estimate, made by the first speed
+    /// query on it and shared by the others ([`ModelShape`]).
+    shape: std::cell::OnceCell<ModelShape>,
 }
 
 impl EstimateCache {
@@ -312,6 +315,7 @@ impl EstimateCache {
                 host_need: est.host_total(),
                 total: est.total(),
                 est,
+                shape: std::cell::OnceCell::new(),
             });
         }
     }
@@ -332,6 +336,15 @@ impl EstimateCache {
     /// [`Estimate::total`] of the estimate over `gpus` GPUs, when [`Self::ensure`] has made it.
     pub fn peek_total(&self, gpus: u64) -> Option<Bytes> {
         self.cached(gpus).map(|c| c.total)
+    }
+    /// The speed model's shape of `q` ([`ModelShape::of`]) when `q` runs one of these estimates
+    /// (the very one, not an equal copy) on this cache's scenario: made once per estimate.
+    pub fn shape(&self, q: &SpeedQuery) -> Option<&ModelShape> {
+        if !std::ptr::eq(q.scenario, &self.base) {
+            return None;
+        }
+        let c = self.by_gpus.iter().find(|c| std::ptr::eq(&c.est, q.est))?;
+        Some(c.shape.get_or_init(|| ModelShape::of(q)))
     }
     fn cached(&self, gpus: u64) -> Option<&Cached> {
         self.by_gpus.iter().find(|c| c.gpus == gpus)

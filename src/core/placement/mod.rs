@@ -118,6 +118,7 @@ impl<'a> Job<'a> {
     pub fn speed_as(&self, est: &Estimate, gpu_layers: u64, style: SplitStyle) -> (Speed, Backend) {
         let mut q = speed::query(self.s, est, self.m, self.acc, self.st, self.cpu, gpu_layers);
         q.style = style;
+        q.shape = self.cache.shape(&q);
         (placement_speed(&q, &self.st.speed), q.backend)
     }
 }

@@ -346,6 +346,9 @@ pub struct SpeedQuery<'a> {
     pub style: SplitStyle,
     pub multi: MultiGpu,
     pub tuning: Tuning,
+    /// The model's shape for this query's scenario and estimate, made once and shared by every
+    /// query on that estimate ([`ModelShape`]); `None`: read from them on each call.
+    pub shape: Option<&'a ModelShape>,
 }
 
 impl<'a> SpeedQuery<'a> {
@@ -418,6 +421,7 @@ impl<'a> SpeedQuery<'a> {
                 MultiGpu::LayerSplit
             },
             tuning: Tuning::default(),
+            shape: None,
         }
     }
     /// The same query on the CPU alone.
@@ -452,6 +456,7 @@ pub fn is_quantised(w: WeightPrecision) -> bool {
 }
 
 /// The shape numbers the model needs, from the scenario and its estimate.
+#[derive(Copy, Clone, Debug)]
 struct Shape {
     layers: f64,
     /// Weight bytes of the repeated layers read per decoded token (active experts only).
@@ -488,6 +493,26 @@ struct Shape {
     /// Share of the attention layers that attend within a sliding window, and the window.
     local_share: f64,
     window: f64,
+}
+
+/// The model's shape as the speed model reads it ([`shape`]: from the query's scenario, its
+/// estimate and its depth, nothing else), made once per estimate and shared by the queries on it
+/// (a whole-catalog fit makes one or more per machine on the same few estimates). A query uses it
+/// only at the depth it was made for; its maker keeps it with the estimate it was made from.
+#[derive(Copy, Clone, Debug)]
+pub struct ModelShape {
+    depth: u64,
+    sh: Shape,
+}
+
+impl ModelShape {
+    /// The shape of `q`'s scenario and estimate at `q`'s depth.
+    pub fn of(q: &SpeedQuery) -> ModelShape {
+        ModelShape {
+            depth: q.depth,
+            sh: shape(q),
+        }
+    }
 }
 
 fn shape(q: &SpeedQuery) -> Shape {
@@ -873,7 +898,10 @@ fn attention_flops_over(sh: &Shape, s: &Scenario, global: f64, local: f64) -> f6
 
 impl<'a> Placed<'a> {
     fn new(q: &'a SpeedQuery<'a>, k: &'a SpeedConstants) -> Self {
-        let sh = shape(q);
+        let sh = match q.shape {
+            Some(m) if m.depth == q.depth => m.sh,
+            _ => shape(q),
+        };
         let l = sh.layers;
         let b = q.batch.max(1) as f64;
         let d = q.depth as f64;
