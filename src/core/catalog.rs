@@ -375,13 +375,22 @@ pub struct Catalog {
     pub accelerator_index: AcceleratorIndex,
 }
 
-/// Positions of the accelerators by id ([`Catalog::accelerator`]). A look-up checks the id at
-/// the position it gives and falls back to a search, so a catalog changed after the index was
-/// built (a user file merged, a detected GPU added) still answers what the search would.
+/// Positions of the accelerators by id ([`Catalog::accelerator`]), and the facts of each
+/// machine's CPU ([`Catalog::cpu_facts`]). A look-up checks the id (the CPU name) at
+/// the position it gives and falls back to a search (to reading the name), so a catalog changed
+/// after the index was built (a user file merged, a detected GPU added, a machine's CPU edited)
+/// still answers what the search would.
 #[derive(Default)]
 pub struct AcceleratorIndex(
     std::sync::OnceLock<std::collections::HashMap<Box<str>, usize, IdHashBuild>>,
+    std::sync::OnceLock<Vec<MachineFacts>>,
 );
+
+/// What a fit reads from one catalog machine's CPU name, read once per catalog, with the name.
+struct MachineFacts {
+    cpu: Box<str>,
+    cpu_facts: super::speed::CpuFacts,
+}
 
 impl Clone for AcceleratorIndex {
     fn clone(&self) -> Self {
@@ -451,6 +460,30 @@ impl Catalog {
             Some(a) if a.id == id && self.accelerators.len() == index.len() => Some(a),
             _ => self.accelerators.iter().find(|a| a.id == id),
         }
+    }
+    /// The facts of `m`'s CPU ([`super::speed::cpu_facts`] of its name): read once per catalog
+    /// for its own machines (a whole-catalog fit asks for every machine on every change) and
+    /// checked against the name on each call; read from the name for any other machine, and for
+    /// one whose CPU changed since.
+    pub fn cpu_facts(&self, m: &Machine) -> super::speed::CpuFacts {
+        // `m`'s position when it is one of this catalog's machines (the very one, not a copy).
+        let at = (m as *const Machine as usize).wrapping_sub(self.machines.as_ptr() as usize)
+            / std::mem::size_of::<Machine>().max(1);
+        if self.machines.get(at).is_some_and(|x| std::ptr::eq(x, m)) {
+            let facts = self.accelerator_index.1.get_or_init(|| {
+                self.machines
+                    .iter()
+                    .map(|m| MachineFacts {
+                        cpu: m.cpu.as_str().into(),
+                        cpu_facts: super::speed::cpu_facts(&m.cpu),
+                    })
+                    .collect()
+            });
+            if let Some(f) = facts.get(at).filter(|f| *f.cpu == *m.cpu) {
+                return f.cpu_facts;
+            }
+        }
+        super::speed::cpu_facts(&m.cpu)
     }
     pub fn machine(&self, id: &str) -> Option<&Machine> {
         self.machines.iter().find(|m| *m.id == *id)

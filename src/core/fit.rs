@@ -14,7 +14,7 @@ use super::quality::QualityTable;
 use super::scenario::{Runtime, Scenario, SplitStyle};
 use super::speculative::SpecSpeed;
 use super::speed::bench::{Benchmark, Calibration, Measured, measured_for};
-use super::speed::{Backend, ModelShape, MultiGpu, Speed, SpeedConstants, SpeedQuery};
+use super::speed::{Backend, CpuFacts, ModelShape, MultiGpu, Speed, SpeedConstants, SpeedQuery};
 use super::units::Bytes;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -361,19 +361,20 @@ pub fn fit_machine(
     let acc = m.gpu.as_deref().and_then(|id| cat.accelerator(id));
     let sc = cache.scenario();
     let measured = measured_for(&cat.benchmarks, &m.id, sc.model_id.as_deref(), sc.weights);
-    fit_on(cache, m, acc, measured, st)
+    fit_on(cache, m, acc, cat.cpu_facts(m), measured, st)
 }
 
-/// [`fit_machine`] with the machine's accelerator already looked up: the tiers place the
+/// [`fit_machine`] with the machine's accelerator and its CPU's facts already looked up: the tiers place the
 /// scenario ([`placement::place`]), then its cost and the notes on prices and calibration.
 fn fit_on(
     cache: &mut EstimateCache,
     m: &Machine,
     acc: Option<&Accelerator>,
+    cpu_facts: CpuFacts,
     measured: Option<&Benchmark>,
     st: &FitSettings,
 ) -> FitResult {
-    let job = Job::new(cache, m, acc, st);
+    let job = Job::new(cache, m, acc, cpu_facts, st);
     let p = placement::place(&job);
     let mut r = result(&job, p, measured);
     if !job.training() {
@@ -521,7 +522,8 @@ pub fn fit_all<'a>(
                 .iter()
                 .find(|b| b.machine.as_deref() == Some(&*m.id))
                 .copied();
-            fit_on(&mut cache, m, acc, measured, st)
+            // The CPU's facts as the catalog keeps them ([`Catalog::cpu_facts`]).
+            fit_on(&mut cache, m, acc, cat.cpu_facts(m), measured, st)
         })
         .collect()
 }

@@ -34,7 +34,7 @@ use super::catalog::{Accelerator, Machine};
 use super::estimate::Estimate;
 use super::fit::{EstimateCache, FitSettings, OffloadStyle, TrainingSpeed, Verdict};
 use super::scenario::{Scenario, SplitStyle};
-use super::speed::{Backend, CpuDevice, Speed, placement_speed};
+use super::speed::{Backend, CpuDevice, CpuFacts, Speed, placement_speed};
 use super::units::Bytes;
 use capacity::{Gpus, gpus_used, ram_capacity};
 use experts::ExpertSplit;
@@ -68,10 +68,12 @@ impl<'a> Job<'a> {
     /// The job of `cache`'s scenario on `m`: makes the estimates the tiers read (CPU only, one
     /// GPU, the machine's GPUs; each once per GPU count, shared across machines) and what the
     /// machine offers.
+    /// `cpu_facts`: the facts of `m`'s CPU ([`crate::core::catalog::Catalog::cpu_facts`]).
     pub fn new(
         cache: &'a mut EstimateCache,
         m: &'a Machine,
         acc: Option<&'a Accelerator>,
+        cpu_facts: CpuFacts,
         st: &'a FitSettings,
     ) -> Job<'a> {
         let g = gpus_used(m, acc);
@@ -95,7 +97,7 @@ impl<'a> Job<'a> {
             cpu_est,
             cpu_total: cache.peek_total(0).expect("ensured"),
             layers: cpu_est.workload.layers,
-            cpu: CpuDevice::for_scenario(m, acc, s, &st.speed),
+            cpu: CpuDevice::for_scenario_with(m, acc, s, &st.speed, cpu_facts),
             gpus: acc.map(|a| {
                 let est = cache.peek_with_needs(g).expect("ensured");
                 Gpus::new(m, a, g, est, s, st)

@@ -233,13 +233,22 @@ pub struct CpuDevice {
 impl CpuDevice {
     /// The CPU of `m` (`acc`: its GPU, to know whether the memory is shared with it).
     pub fn from_machine(m: &Machine, acc: Option<&Accelerator>, k: &SpeedConstants) -> CpuDevice {
+        CpuDevice::from_machine_with(m, acc, k, cpu_facts(&m.cpu))
+    }
+    /// [`Self::from_machine`] with the facts of its CPU already read ([`cpu_facts`] of its name;
+    /// a catalog keeps its machines': [`crate::core::catalog::Catalog::cpu_facts`]).
+    pub fn from_machine_with(
+        m: &Machine,
+        acc: Option<&Accelerator>,
+        k: &SpeedConstants,
+        facts: CpuFacts,
+    ) -> CpuDevice {
         let unified = acc.is_some_and(|a| a.memory_kind == MemoryKind::Unified);
         let bw = if unified {
             m.ram_bandwidth.0 * k.unified_cpu_bandwidth_fraction.clamp(0.05, 1.0)
         } else {
             m.ram_bandwidth.0
         };
-        let facts = cpu_facts(&m.cpu);
         CpuDevice {
             bandwidth: GbPerSec(bw),
             cores: m.cpu_cores.max(1),
@@ -255,7 +264,18 @@ impl CpuDevice {
         s: &Scenario,
         k: &SpeedConstants,
     ) -> CpuDevice {
-        CpuDevice::from_machine(m, acc, k).with_threads(s.launch.threads, k.cpu_core_bandwidth_gbs)
+        CpuDevice::for_scenario_with(m, acc, s, k, cpu_facts(&m.cpu))
+    }
+    /// [`Self::for_scenario`] with the facts of its CPU already read.
+    pub fn for_scenario_with(
+        m: &Machine,
+        acc: Option<&Accelerator>,
+        s: &Scenario,
+        k: &SpeedConstants,
+        facts: CpuFacts,
+    ) -> CpuDevice {
+        CpuDevice::from_machine_with(m, acc, k, facts)
+            .with_threads(s.launch.threads, k.cpu_core_bandwidth_gbs)
     }
     /// The CPU as `-t threads` of llama.cpp use it (`None`: every core): compute on
     /// `min(threads, cores)` cores (more threads than cores add no SIMD units; llama.cpp's
