@@ -110,6 +110,9 @@ pub struct TrainingSpeed {
     pub run_usd: Option<f64>,
 }
 
+/// One machine's row. The parts most rows leave out (training, speculative decoding, embedding,
+/// images, a published measurement, an expert split) are boxed: a whole-catalog fit makes and
+/// moves one row per machine, and a smaller row is cheaper to move.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FitResult {
     pub machine: Arc<str>,
@@ -141,23 +144,23 @@ pub struct FitResult {
     /// Time to first token for the scenario's prompt, seconds.
     pub ttft_s: f64,
     pub usd_per_million_tokens: Option<f64>,
-    pub training: Option<TrainingSpeed>,
+    pub training: Option<Box<TrainingSpeed>>,
     /// Speculative decoding on this machine, when the scenario turns it on: `decode_tokens_per_s`
     /// above is then the speculative speed, and this says how it came about.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub speculative: Option<SpecSpeed>,
+    pub speculative: Option<Box<SpecSpeed>>,
     /// Embedding / reranking throughput (`Mode::Embed`), from the prefill rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub embedding: Option<crate::core::embed::EmbedSpeed>,
+    pub embedding: Option<Box<crate::core::embed::EmbedSpeed>>,
     /// A vision-language model's images: tokens and encode time (`ttft_s` includes both).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub vision: Option<crate::core::vision::VisionSpeed>,
+    pub vision: Option<Box<crate::core::vision::VisionSpeed>>,
     /// The runtime/backend whose throughput profile gave the speeds (`None`: no speed).
     #[serde(default)]
     pub backend: Option<Backend>,
     /// A published measurement of this model and precision on this machine, when there is one.
     #[serde(default)]
-    pub measured: Option<Measured>,
+    pub measured: Option<Box<Measured>>,
     pub notes: Vec<Note>,
     /// The GPU shares the machine's RAM (Apple silicon, APUs): one pool, `gpu_capacity` of
     /// `ram_capacity` usable by the GPU.
@@ -169,7 +172,7 @@ pub struct FitResult {
     /// Expert offload (`offload_style` = experts): llama.cpp `--n-cpu-moe N` and the weights it
     /// leaves in RAM.
     #[serde(default)]
-    pub expert_split: Option<ExpertSplit>,
+    pub expert_split: Option<Box<ExpertSplit>>,
 }
 
 /// How an offload places what does not fit on the GPU.
@@ -447,17 +450,17 @@ fn result(job: &Job, p: Placement, measured: Option<&Benchmark>) -> FitResult {
             0.0
         },
         usd_per_million_tokens: None,
-        training,
+        training: training.map(Box::new),
         backend,
-        measured: measured.map(Measured::from_benchmark),
+        measured: measured.map(|b| Box::new(Measured::from_benchmark(b))),
         notes: p.notes,
         unified: job.gpus.as_ref().is_some_and(|g| g.unified),
         offload_style: p.offload_style,
-        expert_split: p.expert_split,
-        speculative,
-        vision,
+        expert_split: p.expert_split.map(Box::new),
+        speculative: speculative.map(Box::new),
+        vision: vision.map(Box::new),
         embedding: if job.s.mode.is_embed() {
-            crate::core::embed::speed(job.s, prefill)
+            crate::core::embed::speed(job.s, prefill).map(Box::new)
         } else {
             None
         },
