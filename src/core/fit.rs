@@ -307,20 +307,27 @@ impl EstimateCache {
     /// Make sure the estimate over `gpus` GPUs (0 = CPU only) is there.
     pub fn ensure(&mut self, gpus: u64) {
         if !self.by_gpus.iter().any(|c| c.gpus == gpus) {
-            let s = Scenario {
-                gpus,
-                ..self.base.clone()
-            };
-            let est = estimate_owned(s, false);
-            self.by_gpus.push(Cached {
-                gpus,
-                need: est.peak_reserved(),
-                host_need: est.host_total(),
-                total: est.total(),
-                est,
-                shape: std::cell::OnceCell::new(),
-            });
+            self.add(gpus);
         }
+    }
+    /// Make the estimate over `gpus` GPUs. Apart from [`Self::ensure`]'s check, which every
+    /// machine's fit makes three times: this frame holds a scenario and an estimate, and setting
+    /// up a frame that large costs every call, made or not.
+    #[inline(never)]
+    fn add(&mut self, gpus: u64) {
+        let s = Scenario {
+            gpus,
+            ..self.base.clone()
+        };
+        let est = estimate_owned(s, false);
+        self.by_gpus.push(Cached {
+            gpus,
+            need: est.peak_reserved(),
+            host_need: est.host_total(),
+            total: est.total(),
+            est,
+            shape: std::cell::OnceCell::new(),
+        });
     }
     /// The estimate over `gpus` GPUs; computed on demand.
     pub fn get(&mut self, gpus: u64) -> &Estimate {
@@ -361,10 +368,10 @@ pub fn fit_machine(
     cat: &Catalog,
     st: &FitSettings,
 ) -> FitResult {
-    let acc = m.gpu.as_deref().and_then(|id| cat.accelerator(id));
+    let (acc, cpu_facts) = cat.machine_parts(m);
     let sc = cache.scenario();
     let measured = measured_for(&cat.benchmarks, &m.id, sc.model_id.as_deref(), sc.weights);
-    fit_on(cache, m, acc, cat.cpu_facts(m), measured, st)
+    fit_on(cache, m, acc, cpu_facts, measured, st)
 }
 
 /// [`fit_machine`] with the machine's accelerator and its CPU's facts already looked up: the tiers place the
@@ -518,15 +525,14 @@ pub fn fit_all<'a>(
     machines
         .into_iter()
         .map(|m| {
-            // The catalog's own index ([`Catalog::accelerator`]), built once per catalog.
-            let acc = m.gpu.as_deref().and_then(|id| cat.accelerator(id));
+            // Its accelerator and CPU as the catalog keeps them ([`Catalog::machine_parts`]).
+            let (acc, cpu_facts) = cat.machine_parts(m);
             // The first match in catalog order, as `measured_for` picks it.
             let measured = bench
                 .iter()
                 .find(|b| b.machine.as_deref() == Some(&*m.id))
                 .copied();
-            // The CPU's facts as the catalog keeps them ([`Catalog::cpu_facts`]).
-            fit_on(&mut cache, m, acc, cat.cpu_facts(m), measured, st)
+            fit_on(&mut cache, m, acc, cpu_facts, measured, st)
         })
         .collect()
 }

@@ -68,7 +68,7 @@ impl<'a> Job<'a> {
     /// The job of `cache`'s scenario on `m`: makes the estimates the tiers read (CPU only, one
     /// GPU, the machine's GPUs; each once per GPU count, shared across machines) and what the
     /// machine offers.
-    /// `cpu_facts`: the facts of `m`'s CPU ([`crate::core::catalog::Catalog::cpu_facts`]).
+    /// `cpu_facts`: the facts of `m`'s CPU ([`crate::core::catalog::Catalog::machine_parts`]).
     pub fn new(
         cache: &'a mut EstimateCache,
         m: &'a Machine,

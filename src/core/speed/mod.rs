@@ -236,7 +236,7 @@ impl CpuDevice {
         CpuDevice::from_machine_with(m, acc, k, cpu_facts(&m.cpu))
     }
     /// [`Self::from_machine`] with the facts of its CPU already read ([`cpu_facts`] of its name;
-    /// a catalog keeps its machines': [`crate::core::catalog::Catalog::cpu_facts`]).
+    /// a catalog keeps its machines': [`crate::core::catalog::Catalog::machine_parts`]).
     pub fn from_machine_with(
         m: &Machine,
         acc: Option<&Accelerator>,
