@@ -463,7 +463,7 @@ fn result(job: &Job, p: Placement, measured: Option<&Benchmark>) -> FitResult {
         notes: p.notes,
         unified: job.gpus.as_ref().is_some_and(|g| g.unified),
         offload_style: p.offload_style,
-        expert_split: p.expert_split.map(Box::new),
+        expert_split: p.expert_split,
         speculative: speculative.map(Box::new),
         vision: vision.map(Box::new),
         embedding: if job.s.mode.is_embed() {

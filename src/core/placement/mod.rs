@@ -151,7 +151,8 @@ pub struct Placement {
     pub disk_bytes: Bytes,
     pub run: Run,
     pub offload_style: Option<OffloadStyle>,
-    pub expert_split: Option<ExpertSplit>,
+    /// Boxed: most placements have none, and a placement is moved from tier to row.
+    pub expert_split: Option<Box<ExpertSplit>>,
     /// What the tier says about it, in order.
     pub notes: Vec<Note>,
 }

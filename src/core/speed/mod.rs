@@ -845,7 +845,8 @@ pub fn placement_speed(q: &SpeedQuery, k: &SpeedConstants) -> Speed {
 struct Placed<'a> {
     q: &'a SpeedQuery<'a>,
     k: &'a SpeedConstants,
-    sh: Shape,
+    /// The query's shape: borrowed from the one made for its estimate ([`ModelShape`]).
+    sh: std::borrow::Cow<'a, Shape>,
     /// Layers.
     l: f64,
     /// Sequences decoded together.
@@ -919,8 +920,8 @@ fn attention_flops_over(sh: &Shape, s: &Scenario, global: f64, local: f64) -> f6
 impl<'a> Placed<'a> {
     fn new(q: &'a SpeedQuery<'a>, k: &'a SpeedConstants) -> Self {
         let sh = match q.shape {
-            Some(m) if m.depth == q.depth => m.sh,
-            _ => shape(q),
+            Some(m) if m.depth == q.depth => std::borrow::Cow::Borrowed(&m.sh),
+            _ => std::borrow::Cow::Owned(shape(q)),
         };
         let l = sh.layers;
         let b = q.batch.max(1) as f64;
