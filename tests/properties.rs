@@ -258,7 +258,13 @@ proptest! {
             None => prop_assert!(!fits_gpu(&at_context(256.min(top)), m), "256 tokens fit on {}", m.id),
         }
 
-        let ladder = PRECISION_LADDER;
+        // MLX steps down its own layouts (mlx-community's bf16, 8, 6, 5, 4 and 3 bits), as the
+        // solver does.
+        let ladder: &[WeightPrecision] = if s.runtime == Runtime::Mlx {
+            &headroom::core::mlx::PRECISION_LADDER
+        } else {
+            &PRECISION_LADDER
+        };
         match solve_precision(&s, m, catalog(), &st) {
             Some(p) => {
                 let i = ladder.iter().position(|&q| q == p).expect("on the ladder");
