@@ -374,8 +374,9 @@ pub fn fit_machine(
     fit_on(cache, m, acc, cpu_facts, measured, st)
 }
 
-/// [`fit_machine`] with the machine's accelerator and its CPU's facts already looked up: the tiers place the
-/// scenario ([`placement::place`]), then its cost and the notes on prices and calibration.
+/// [`fit_machine`] with the machine's accelerator and its CPU's facts already looked up: the
+/// tiers place the scenario ([`placement::place`]), then its cost and the notes on prices and
+/// calibration.
 fn fit_on(
     cache: &mut EstimateCache,
     m: &Machine,

@@ -67,8 +67,8 @@ pub struct Job<'a> {
 impl<'a> Job<'a> {
     /// The job of `cache`'s scenario on `m`: makes the estimates the tiers read (CPU only, one
     /// GPU, the machine's GPUs; each once per GPU count, shared across machines) and what the
-    /// machine offers.
-    /// `cpu_facts`: the facts of `m`'s CPU ([`crate::core::catalog::Catalog::machine_parts`]).
+    /// machine offers. `cpu_facts`: the facts of `m`'s CPU
+    /// ([`crate::core::catalog::Catalog::machine_parts`]).
     pub fn new(
         cache: &'a mut EstimateCache,
         m: &'a Machine,
