@@ -213,3 +213,135 @@ fn gguf_sizes_match_llama_cpp() {
         w(WeightPrecision::Q8_0)
     );
 }
+
+/// The scenarios the sharing tests fit: dense BF16 on llama.cpp (the criterion bench's), a
+/// quantised MoE (expert offload tiers), vLLM (tensor parallel, its memory share) and MLX.
+fn sharing_scenarios() -> Vec<Scenario> {
+    use headroom::core::scenario::Runtime;
+    let moe = Scenario {
+        model: preset("qwen3-30b-a3b"),
+        model_id: Some("qwen3-30b-a3b".into()),
+        weights: WeightPrecision::Q4KM,
+        ..Scenario::default()
+    };
+    vec![
+        Scenario::default(),
+        moe.clone(),
+        Scenario {
+            runtime: Runtime::Vllm,
+            ..Scenario::default()
+        },
+        Scenario {
+            runtime: Runtime::Mlx,
+            ..moe
+        },
+    ]
+}
+
+#[test]
+fn a_whole_catalog_fit_gives_every_machine_the_row_it_gets_alone() {
+    // `fit_all` shares its estimates, the model's shape and the catalog's per-machine facts
+    // across machines; a copy of each machine (not the catalog's own) fitted with a fresh cache
+    // shares nothing with the others and reads its CPU and GPU from their names.
+    use headroom::core::fit::{EstimateCache, fit_machine};
+    let cat = builtin();
+    let st = FitSettings::default();
+    for s in sharing_scenarios() {
+        let all = fit_all(&s, &cat.machines, cat, &st);
+        assert_eq!(all.len(), cat.machines.len());
+        for (r, m) in all.iter().zip(&cat.machines) {
+            let alone = fit_machine(&mut EstimateCache::new(&s), &m.clone(), cat, &st);
+            assert_eq!(*r, alone, "{} on {}", s.model.name, m.id);
+        }
+    }
+}
+
+#[test]
+fn a_catalog_keeps_a_machines_parts_only_while_its_names_are_the_same() {
+    use headroom::core::speed::cpu_facts;
+    let mut cat = builtin().clone();
+    let read = |c: &headroom::core::catalog::Catalog, i: usize| {
+        let m = &c.machines[i];
+        (
+            m.gpu.as_deref().and_then(|id| c.accelerator(id)).cloned(),
+            cpu_facts(&m.cpu),
+        )
+    };
+    for i in 0..cat.machines.len() {
+        let (acc, facts) = cat.machine_parts(&cat.machines[i]);
+        assert_eq!(
+            (acc.cloned(), facts),
+            read(&cat, i),
+            "{}",
+            cat.machines[i].id
+        );
+    }
+    // Kept parts no longer hold once the names change: a CPU-only desktop given a Xeon with
+    // AVX-512 VNNI and an RTX 4090, a GPU machine given no GPU.
+    let cpu_only = cat
+        .machines
+        .iter()
+        .position(|m| m.gpu.is_none())
+        .expect("cpu only");
+    let gpu = cat
+        .machines
+        .iter()
+        .position(|m| m.gpu.is_some())
+        .expect("gpu");
+    let before = cat.machine_parts(&cat.machines[cpu_only]).1;
+    cat.machines[cpu_only].cpu = "Intel Xeon Platinum 8480+".into();
+    cat.machines[cpu_only].gpu = Some("rtx-4090".into());
+    cat.machines[gpu].gpu = None;
+    for i in [cpu_only, gpu] {
+        let (acc, facts) = cat.machine_parts(&cat.machines[i]);
+        assert_eq!(
+            (acc.cloned(), facts),
+            read(&cat, i),
+            "{}",
+            cat.machines[i].id
+        );
+    }
+    assert_ne!(cat.machine_parts(&cat.machines[cpu_only]).1, before);
+    assert_eq!(
+        cat.machine_parts(&cat.machines[cpu_only])
+            .0
+            .map(|a| a.id.as_str()),
+        Some("rtx-4090")
+    );
+    assert!(cat.machine_parts(&cat.machines[gpu]).0.is_none());
+}
+
+#[test]
+fn a_speed_query_reads_the_same_from_the_estimates_shape_as_from_the_model() {
+    use headroom::core::fit::EstimateCache;
+    use headroom::core::speed::{SpeedConstants, SpeedQuery, placement_speed};
+    let cat = builtin();
+    let k = SpeedConstants::default();
+    let m = cat.machine("desktop-rtx4090-64gb").expect("machine");
+    let acc = m.gpu.as_deref().and_then(|id| cat.accelerator(id));
+    for s in sharing_scenarios() {
+        let mut cache = EstimateCache::new(&s);
+        cache.ensure(1);
+        let est = cache.peek(1).expect("ensured");
+        let mut q = SpeedQuery::on_machine(cache.scenario(), est, m, acc, &k);
+        let plain = placement_speed(&q, &k);
+        q.shape = cache.shape(&q);
+        assert!(q.shape.is_some());
+        assert_eq!(placement_speed(&q, &k), plain, "{}", s.model.name);
+        // At another depth the query reads the model again, not the shape made at the prompt's.
+        let deeper = SpeedQuery {
+            depth: q.depth + 4096,
+            ..q.clone()
+        };
+        let alone = SpeedQuery {
+            shape: None,
+            ..deeper.clone()
+        };
+        assert_eq!(placement_speed(&deeper, &k), placement_speed(&alone, &k));
+        assert_ne!(placement_speed(&deeper, &k), plain, "{}", s.model.name);
+        // Another scenario's query (an equal copy) gets no shape from this cache.
+        let copy = cache.scenario().clone();
+        let other = SpeedQuery::on_machine(&copy, est, m, acc, &k);
+        assert!(cache.shape(&other).is_none());
+    }
+}

@@ -380,13 +380,24 @@ pub struct Catalog {
     pub accelerator_index: AcceleratorIndex,
 }
 
-/// Positions of the accelerators by id ([`Catalog::accelerator`]). A look-up checks the id at
-/// the position it gives and falls back to a search, so a catalog changed after the index was
-/// built (a user file merged, a detected GPU added) still answers what the search would.
+/// Positions of the accelerators by id ([`Catalog::accelerator`]), and what a fit reads from
+/// each machine's names ([`Catalog::machine_parts`]). A look-up checks the id (the names) at
+/// the position it gives and falls back to a search (to reading the name), so a catalog changed
+/// after the index was built (a user file merged, a detected GPU added, a machine's CPU edited)
+/// still answers what the search would.
 #[derive(Default)]
 pub struct AcceleratorIndex(
     std::sync::OnceLock<std::collections::HashMap<Box<str>, usize, IdHashBuild>>,
+    std::sync::OnceLock<Vec<MachineParts>>,
 );
+
+/// What a fit reads from one catalog machine's names, read once per catalog, with the names:
+/// the index's position for its GPU id ([`Catalog::accelerator`]) and its CPU's facts.
+struct MachineParts {
+    gpu: Option<(Box<str>, Option<usize>)>,
+    cpu: Box<str>,
+    cpu_facts: super::speed::CpuFacts,
+}
 
 impl Clone for AcceleratorIndex {
     fn clone(&self) -> Self {
@@ -442,7 +453,18 @@ pub(crate) type IdHashBuild = std::hash::BuildHasherDefault<IdHash>;
 impl Catalog {
     /// The accelerator with id `id` (the first, as a search in catalog order finds it).
     pub fn accelerator(&self, id: &str) -> Option<&Accelerator> {
-        let index = self.accelerator_index.0.get_or_init(|| {
+        self.accelerator_at(id, self.index().get(id).copied())
+    }
+    /// The accelerator with id `id` given the index's position for it (`at`).
+    fn accelerator_at(&self, id: &str, at: Option<usize>) -> Option<&Accelerator> {
+        match at.and_then(|i| self.accelerators.get(i)) {
+            Some(a) if a.id == id && self.accelerators.len() == self.index().len() => Some(a),
+            _ => self.accelerators.iter().find(|a| a.id == id),
+        }
+    }
+    /// The accelerators' positions by id, built on the first look-up.
+    fn index(&self) -> &std::collections::HashMap<Box<str>, usize, IdHashBuild> {
+        self.accelerator_index.0.get_or_init(|| {
             let mut m = std::collections::HashMap::with_capacity_and_hasher(
                 self.accelerators.len(),
                 IdHashBuild::default(),
@@ -451,11 +473,52 @@ impl Catalog {
                 m.entry(a.id.as_str().into()).or_insert(i);
             }
             m
-        });
-        match index.get(id).and_then(|&i| self.accelerators.get(i)) {
-            Some(a) if a.id == id && self.accelerators.len() == index.len() => Some(a),
-            _ => self.accelerators.iter().find(|a| a.id == id),
+        })
+    }
+    /// The accelerator of `m` ([`Self::accelerator`] of its GPU id) and the facts of its CPU
+    /// ([`super::speed::cpu_facts`] of its name). For the catalog's own machines the index
+    /// position of the GPU id and the CPU's facts are read once per catalog (a whole-catalog fit
+    /// asks for every machine on every change) and used while the machine's names are the ones
+    /// they were read from; any other machine, or one whose names changed since, is looked up.
+    pub fn machine_parts(&self, m: &Machine) -> (Option<&Accelerator>, super::speed::CpuFacts) {
+        match self.kept_parts(m) {
+            Some(f) => (
+                f.gpu
+                    .as_ref()
+                    .and_then(|(id, at)| self.accelerator_at(id, *at)),
+                f.cpu_facts,
+            ),
+            None => (
+                m.gpu.as_deref().and_then(|id| self.accelerator(id)),
+                super::speed::cpu_facts(&m.cpu),
+            ),
         }
+    }
+    /// What the catalog keeps for `m` when `m` is one of its machines (the very one, not a copy)
+    /// and its names are the ones it was read from.
+    fn kept_parts(&self, m: &Machine) -> Option<&MachineParts> {
+        let at = (m as *const Machine as usize).wrapping_sub(self.machines.as_ptr() as usize)
+            / std::mem::size_of::<Machine>().max(1);
+        if !self.machines.get(at).is_some_and(|x| std::ptr::eq(x, m)) {
+            return None;
+        }
+        let parts = self.accelerator_index.1.get_or_init(|| {
+            let index = self.index();
+            self.machines
+                .iter()
+                .map(|m| MachineParts {
+                    gpu: m
+                        .gpu
+                        .as_deref()
+                        .map(|id| (id.into(), index.get(id).copied())),
+                    cpu: m.cpu.as_str().into(),
+                    cpu_facts: super::speed::cpu_facts(&m.cpu),
+                })
+                .collect()
+        });
+        parts
+            .get(at)
+            .filter(|f| *f.cpu == *m.cpu && f.gpu.as_ref().map(|(id, _)| &**id) == m.gpu.as_deref())
     }
     pub fn machine(&self, id: &str) -> Option<&Machine> {
         self.machines.iter().find(|m| *m.id == *id)

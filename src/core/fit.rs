@@ -14,7 +14,7 @@ use super::quality::QualityTable;
 use super::scenario::{Runtime, Scenario, SplitStyle};
 use super::speculative::SpecSpeed;
 use super::speed::bench::{Benchmark, Calibration, Measured, measured_for};
-use super::speed::{Backend, MultiGpu, Speed, SpeedConstants};
+use super::speed::{Backend, CpuFacts, ModelShape, MultiGpu, Speed, SpeedConstants, SpeedQuery};
 use super::units::Bytes;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -110,6 +110,9 @@ pub struct TrainingSpeed {
     pub run_usd: Option<f64>,
 }
 
+/// One machine's row. The parts most rows leave out (training, speculative decoding, embedding,
+/// images, a published measurement, an expert split) are boxed: a whole-catalog fit makes and
+/// moves one row per machine, and a smaller row is cheaper to move.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FitResult {
     pub machine: Arc<str>,
@@ -141,23 +144,23 @@ pub struct FitResult {
     /// Time to first token for the scenario's prompt, seconds.
     pub ttft_s: f64,
     pub usd_per_million_tokens: Option<f64>,
-    pub training: Option<TrainingSpeed>,
+    pub training: Option<Box<TrainingSpeed>>,
     /// Speculative decoding on this machine, when the scenario turns it on: `decode_tokens_per_s`
     /// above is then the speculative speed, and this says how it came about.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub speculative: Option<SpecSpeed>,
+    pub speculative: Option<Box<SpecSpeed>>,
     /// Embedding / reranking throughput (`Mode::Embed`), from the prefill rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub embedding: Option<crate::core::embed::EmbedSpeed>,
+    pub embedding: Option<Box<crate::core::embed::EmbedSpeed>>,
     /// A vision-language model's images: tokens and encode time (`ttft_s` includes both).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub vision: Option<crate::core::vision::VisionSpeed>,
+    pub vision: Option<Box<crate::core::vision::VisionSpeed>>,
     /// The runtime/backend whose throughput profile gave the speeds (`None`: no speed).
     #[serde(default)]
     pub backend: Option<Backend>,
     /// A published measurement of this model and precision on this machine, when there is one.
     #[serde(default)]
-    pub measured: Option<Measured>,
+    pub measured: Option<Box<Measured>>,
     pub notes: Vec<Note>,
     /// The GPU shares the machine's RAM (Apple silicon, APUs): one pool, `gpu_capacity` of
     /// `ram_capacity` usable by the GPU.
@@ -169,7 +172,7 @@ pub struct FitResult {
     /// Expert offload (`offload_style` = experts): llama.cpp `--n-cpu-moe N` and the weights it
     /// leaves in RAM.
     #[serde(default)]
-    pub expert_split: Option<ExpertSplit>,
+    pub expert_split: Option<Box<ExpertSplit>>,
 }
 
 /// How an offload places what does not fit on the GPU.
@@ -285,6 +288,9 @@ struct Cached {
     host_need: Bytes,
     /// [`Estimate::total`]: everything (the CPU-only estimate's RAM need).
     total: Bytes,
+    /// The speed model's reading of the model's shape for this estimate, made by the first speed
+    /// query on it and shared by the others ([`ModelShape`]).
+    shape: std::cell::OnceCell<ModelShape>,
 }
 
 impl EstimateCache {
@@ -301,19 +307,27 @@ impl EstimateCache {
     /// Make sure the estimate over `gpus` GPUs (0 = CPU only) is there.
     pub fn ensure(&mut self, gpus: u64) {
         if !self.by_gpus.iter().any(|c| c.gpus == gpus) {
-            let s = Scenario {
-                gpus,
-                ..self.base.clone()
-            };
-            let est = estimate_owned(s, false);
-            self.by_gpus.push(Cached {
-                gpus,
-                need: est.peak_reserved(),
-                host_need: est.host_total(),
-                total: est.total(),
-                est,
-            });
+            self.add(gpus);
         }
+    }
+    /// Make the estimate over `gpus` GPUs. Apart from [`Self::ensure`]'s check, which every
+    /// machine's fit makes three times: this frame holds a scenario and an estimate, and setting
+    /// up a frame that large costs every call, made or not.
+    #[inline(never)]
+    fn add(&mut self, gpus: u64) {
+        let s = Scenario {
+            gpus,
+            ..self.base.clone()
+        };
+        let est = estimate_owned(s, false);
+        self.by_gpus.push(Cached {
+            gpus,
+            need: est.peak_reserved(),
+            host_need: est.host_total(),
+            total: est.total(),
+            est,
+            shape: std::cell::OnceCell::new(),
+        });
     }
     /// The estimate over `gpus` GPUs; computed on demand.
     pub fn get(&mut self, gpus: u64) -> &Estimate {
@@ -333,6 +347,15 @@ impl EstimateCache {
     pub fn peek_total(&self, gpus: u64) -> Option<Bytes> {
         self.cached(gpus).map(|c| c.total)
     }
+    /// The speed model's shape of `q` ([`ModelShape::of`]) when `q` runs one of these estimates
+    /// (the very one, not an equal copy) on this cache's scenario: made once per estimate.
+    pub fn shape(&self, q: &SpeedQuery) -> Option<&ModelShape> {
+        if !std::ptr::eq(q.scenario, &self.base) {
+            return None;
+        }
+        let c = self.by_gpus.iter().find(|c| std::ptr::eq(&c.est, q.est))?;
+        Some(c.shape.get_or_init(|| ModelShape::of(q)))
+    }
     fn cached(&self, gpus: u64) -> Option<&Cached> {
         self.by_gpus.iter().find(|c| c.gpus == gpus)
     }
@@ -345,22 +368,24 @@ pub fn fit_machine(
     cat: &Catalog,
     st: &FitSettings,
 ) -> FitResult {
-    let acc = m.gpu.as_deref().and_then(|id| cat.accelerator(id));
+    let (acc, cpu_facts) = cat.machine_parts(m);
     let sc = cache.scenario();
     let measured = measured_for(&cat.benchmarks, &m.id, sc.model_id.as_deref(), sc.weights);
-    fit_on(cache, m, acc, measured, st)
+    fit_on(cache, m, acc, cpu_facts, measured, st)
 }
 
-/// [`fit_machine`] with the machine's accelerator already looked up: the tiers place the
-/// scenario ([`placement::place`]), then its cost and the notes on prices and calibration.
+/// [`fit_machine`] with the machine's accelerator and its CPU's facts already looked up: the
+/// tiers place the scenario ([`placement::place`]), then its cost and the notes on prices and
+/// calibration.
 fn fit_on(
     cache: &mut EstimateCache,
     m: &Machine,
     acc: Option<&Accelerator>,
+    cpu_facts: CpuFacts,
     measured: Option<&Benchmark>,
     st: &FitSettings,
 ) -> FitResult {
-    let job = Job::new(cache, m, acc, st);
+    let job = Job::new(cache, m, acc, cpu_facts, st);
     let p = placement::place(&job);
     let mut r = result(&job, p, measured);
     if !job.training() {
@@ -433,17 +458,17 @@ fn result(job: &Job, p: Placement, measured: Option<&Benchmark>) -> FitResult {
             0.0
         },
         usd_per_million_tokens: None,
-        training,
+        training: training.map(Box::new),
         backend,
-        measured: measured.map(Measured::from_benchmark),
+        measured: measured.map(|b| Box::new(Measured::from_benchmark(b))),
         notes: p.notes,
         unified: job.gpus.as_ref().is_some_and(|g| g.unified),
         offload_style: p.offload_style,
         expert_split: p.expert_split,
-        speculative,
-        vision,
+        speculative: speculative.map(Box::new),
+        vision: vision.map(Box::new),
         embedding: if job.s.mode.is_embed() {
-            crate::core::embed::speed(job.s, prefill)
+            crate::core::embed::speed(job.s, prefill).map(Box::new)
         } else {
             None
         },
@@ -501,14 +526,14 @@ pub fn fit_all<'a>(
     machines
         .into_iter()
         .map(|m| {
-            // The catalog's own index ([`Catalog::accelerator`]), built once per catalog.
-            let acc = m.gpu.as_deref().and_then(|id| cat.accelerator(id));
+            // Its accelerator and CPU as the catalog keeps them ([`Catalog::machine_parts`]).
+            let (acc, cpu_facts) = cat.machine_parts(m);
             // The first match in catalog order, as `measured_for` picks it.
             let measured = bench
                 .iter()
                 .find(|b| b.machine.as_deref() == Some(&*m.id))
                 .copied();
-            fit_on(&mut cache, m, acc, measured, st)
+            fit_on(&mut cache, m, acc, cpu_facts, measured, st)
         })
         .collect()
 }

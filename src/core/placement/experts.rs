@@ -348,7 +348,7 @@ fn placed(job: &Job, g: &Gpus, split: ExpertSplit) -> Placement {
         moe_layers_in_ram: split.moe_layers_in_ram,
         ram_bytes: split.ram_bytes,
     });
-    p.expert_split = Some(split);
+    p.expert_split = Some(Box::new(split));
     p
 }
 

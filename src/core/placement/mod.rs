@@ -34,7 +34,7 @@ use super::catalog::{Accelerator, Machine};
 use super::estimate::Estimate;
 use super::fit::{EstimateCache, FitSettings, OffloadStyle, TrainingSpeed, Verdict};
 use super::scenario::{Scenario, SplitStyle};
-use super::speed::{Backend, CpuDevice, Speed, placement_speed};
+use super::speed::{Backend, CpuDevice, CpuFacts, Speed, placement_speed};
 use super::units::Bytes;
 use capacity::{Gpus, gpus_used, ram_capacity};
 use experts::ExpertSplit;
@@ -67,11 +67,13 @@ pub struct Job<'a> {
 impl<'a> Job<'a> {
     /// The job of `cache`'s scenario on `m`: makes the estimates the tiers read (CPU only, one
     /// GPU, the machine's GPUs; each once per GPU count, shared across machines) and what the
-    /// machine offers.
+    /// machine offers. `cpu_facts`: the facts of `m`'s CPU
+    /// ([`crate::core::catalog::Catalog::machine_parts`]).
     pub fn new(
         cache: &'a mut EstimateCache,
         m: &'a Machine,
         acc: Option<&'a Accelerator>,
+        cpu_facts: CpuFacts,
         st: &'a FitSettings,
     ) -> Job<'a> {
         let g = gpus_used(m, acc);
@@ -95,7 +97,7 @@ impl<'a> Job<'a> {
             cpu_est,
             cpu_total: cache.peek_total(0).expect("ensured"),
             layers: cpu_est.workload.layers,
-            cpu: CpuDevice::for_scenario(m, acc, s, &st.speed),
+            cpu: CpuDevice::for_scenario_with(m, acc, s, &st.speed, cpu_facts),
             gpus: acc.map(|a| {
                 let est = cache.peek_with_needs(g).expect("ensured");
                 Gpus::new(m, a, g, est, s, st)
@@ -118,6 +120,7 @@ impl<'a> Job<'a> {
     pub fn speed_as(&self, est: &Estimate, gpu_layers: u64, style: SplitStyle) -> (Speed, Backend) {
         let mut q = speed::query(self.s, est, self.m, self.acc, self.st, self.cpu, gpu_layers);
         q.style = style;
+        q.shape = self.cache.shape(&q);
         (placement_speed(&q, &self.st.speed), q.backend)
     }
 }
@@ -148,7 +151,8 @@ pub struct Placement {
     pub disk_bytes: Bytes,
     pub run: Run,
     pub offload_style: Option<OffloadStyle>,
-    pub expert_split: Option<ExpertSplit>,
+    /// Boxed: most placements have none, and a placement is moved from tier to row.
+    pub expert_split: Option<Box<ExpertSplit>>,
     /// What the tier says about it, in order.
     pub notes: Vec<Note>,
 }

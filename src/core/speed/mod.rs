@@ -233,13 +233,22 @@ pub struct CpuDevice {
 impl CpuDevice {
     /// The CPU of `m` (`acc`: its GPU, to know whether the memory is shared with it).
     pub fn from_machine(m: &Machine, acc: Option<&Accelerator>, k: &SpeedConstants) -> CpuDevice {
+        CpuDevice::from_machine_with(m, acc, k, cpu_facts(&m.cpu))
+    }
+    /// [`Self::from_machine`] with the facts of its CPU already read ([`cpu_facts`] of its name;
+    /// a catalog keeps its machines': [`crate::core::catalog::Catalog::machine_parts`]).
+    pub fn from_machine_with(
+        m: &Machine,
+        acc: Option<&Accelerator>,
+        k: &SpeedConstants,
+        facts: CpuFacts,
+    ) -> CpuDevice {
         let unified = acc.is_some_and(|a| a.memory_kind == MemoryKind::Unified);
         let bw = if unified {
             m.ram_bandwidth.0 * k.unified_cpu_bandwidth_fraction.clamp(0.05, 1.0)
         } else {
             m.ram_bandwidth.0
         };
-        let facts = cpu_facts(&m.cpu);
         CpuDevice {
             bandwidth: GbPerSec(bw),
             cores: m.cpu_cores.max(1),
@@ -255,7 +264,18 @@ impl CpuDevice {
         s: &Scenario,
         k: &SpeedConstants,
     ) -> CpuDevice {
-        CpuDevice::from_machine(m, acc, k).with_threads(s.launch.threads, k.cpu_core_bandwidth_gbs)
+        CpuDevice::for_scenario_with(m, acc, s, k, cpu_facts(&m.cpu))
+    }
+    /// [`Self::for_scenario`] with the facts of its CPU already read.
+    pub fn for_scenario_with(
+        m: &Machine,
+        acc: Option<&Accelerator>,
+        s: &Scenario,
+        k: &SpeedConstants,
+        facts: CpuFacts,
+    ) -> CpuDevice {
+        CpuDevice::from_machine_with(m, acc, k, facts)
+            .with_threads(s.launch.threads, k.cpu_core_bandwidth_gbs)
     }
     /// The CPU as `-t threads` of llama.cpp use it (`None`: every core): compute on
     /// `min(threads, cores)` cores (more threads than cores add no SIMD units; llama.cpp's
@@ -346,6 +366,9 @@ pub struct SpeedQuery<'a> {
     pub style: SplitStyle,
     pub multi: MultiGpu,
     pub tuning: Tuning,
+    /// The model's shape for this query's scenario and estimate, made once and shared by every
+    /// query on that estimate ([`ModelShape`]); `None`: read from them on each call.
+    pub shape: Option<&'a ModelShape>,
 }
 
 impl<'a> SpeedQuery<'a> {
@@ -418,6 +441,7 @@ impl<'a> SpeedQuery<'a> {
                 MultiGpu::LayerSplit
             },
             tuning: Tuning::default(),
+            shape: None,
         }
     }
     /// The same query on the CPU alone.
@@ -452,6 +476,7 @@ pub fn is_quantised(w: WeightPrecision) -> bool {
 }
 
 /// The shape numbers the model needs, from the scenario and its estimate.
+#[derive(Copy, Clone, Debug)]
 struct Shape {
     layers: f64,
     /// Weight bytes of the repeated layers read per decoded token (active experts only).
@@ -488,6 +513,26 @@ struct Shape {
     /// Share of the attention layers that attend within a sliding window, and the window.
     local_share: f64,
     window: f64,
+}
+
+/// The model's shape as the speed model reads it ([`shape`]: from the query's scenario, its
+/// estimate and its depth, nothing else), made once per estimate and shared by the queries on it
+/// (a whole-catalog fit makes one or more per machine on the same few estimates). A query uses it
+/// only at the depth it was made for; its maker keeps it with the estimate it was made from.
+#[derive(Copy, Clone, Debug)]
+pub struct ModelShape {
+    depth: u64,
+    sh: Shape,
+}
+
+impl ModelShape {
+    /// The shape of `q`'s scenario and estimate at `q`'s depth.
+    pub fn of(q: &SpeedQuery) -> ModelShape {
+        ModelShape {
+            depth: q.depth,
+            sh: shape(q),
+        }
+    }
 }
 
 fn shape(q: &SpeedQuery) -> Shape {
@@ -818,7 +863,8 @@ pub fn placement_speed(q: &SpeedQuery, k: &SpeedConstants) -> Speed {
 struct Placed<'a> {
     q: &'a SpeedQuery<'a>,
     k: &'a SpeedConstants,
-    sh: Shape,
+    /// The query's shape: borrowed from the one made for its estimate ([`ModelShape`]).
+    sh: std::borrow::Cow<'a, Shape>,
     /// Layers.
     l: f64,
     /// Sequences decoded together.
@@ -891,7 +937,10 @@ fn attention_flops_over(sh: &Shape, s: &Scenario, global: f64, local: f64) -> f6
 
 impl<'a> Placed<'a> {
     fn new(q: &'a SpeedQuery<'a>, k: &'a SpeedConstants) -> Self {
-        let sh = shape(q);
+        let sh = match q.shape {
+            Some(m) if m.depth == q.depth => std::borrow::Cow::Borrowed(&m.sh),
+            _ => std::borrow::Cow::Owned(shape(q)),
+        };
         let l = sh.layers;
         let b = q.batch.max(1) as f64;
         let d = q.depth as f64;
