@@ -260,21 +260,18 @@ fn a_whole_catalog_fit_gives_every_machine_the_row_it_gets_alone() {
 fn a_catalog_keeps_a_machines_parts_only_while_its_names_are_the_same() {
     use headroom::core::speed::cpu_facts;
     let mut cat = builtin().clone();
-    let read = |c: &headroom::core::catalog::Catalog, i: usize| {
+    // What the catalog keeps for machine `i` is what a lookup by its names reads.
+    let check = |c: &headroom::core::catalog::Catalog, i: usize| {
         let m = &c.machines[i];
-        (
+        let (acc, facts) = c.machine_parts(m);
+        let read = (
             m.gpu.as_deref().and_then(|id| c.accelerator(id)).cloned(),
             cpu_facts(&m.cpu),
-        )
+        );
+        assert_eq!((acc.cloned(), facts), read, "{}", m.id);
     };
     for i in 0..cat.machines.len() {
-        let (acc, facts) = cat.machine_parts(&cat.machines[i]);
-        assert_eq!(
-            (acc.cloned(), facts),
-            read(&cat, i),
-            "{}",
-            cat.machines[i].id
-        );
+        check(&cat, i);
     }
     // Kept parts no longer hold once the names change: a CPU-only desktop given a Xeon with
     // AVX-512 VNNI and an RTX 4090, a GPU machine given no GPU.
@@ -293,13 +290,7 @@ fn a_catalog_keeps_a_machines_parts_only_while_its_names_are_the_same() {
     cat.machines[cpu_only].gpu = Some("rtx-4090".into());
     cat.machines[gpu].gpu = None;
     for i in [cpu_only, gpu] {
-        let (acc, facts) = cat.machine_parts(&cat.machines[i]);
-        assert_eq!(
-            (acc.cloned(), facts),
-            read(&cat, i),
-            "{}",
-            cat.machines[i].id
-        );
+        check(&cat, i);
     }
     assert_ne!(cat.machine_parts(&cat.machines[cpu_only]).1, before);
     assert_eq!(

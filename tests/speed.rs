@@ -874,6 +874,43 @@ fn metal_k_quant_decode_is_alu_bound_on_the_m1_max() {
     assert!(q40 > q4km, "Q4_0 {q40} vs Q4_K_M {q4km}");
 }
 
+/// Prefill tokens/s of a 512-token Llama 3 8B prompt at depth 0 on catalog machine `machine`
+/// with weights `w` and constants `k`, after `adjust` changes the query (backend, vendor); with
+/// the estimate and the GPU's peak bandwidth in bytes/s.
+fn llama3_8b_pp512(
+    machine: &str,
+    w: WeightPrecision,
+    k: &SpeedConstants,
+    adjust: impl FnOnce(&mut SpeedQuery),
+) -> (f64, headroom::core::estimate::Estimate, f64) {
+    let c = cat();
+    let m = c.machine(machine).unwrap();
+    let acc = m.gpu.as_deref().and_then(|g| c.accelerator(g));
+    let s = Scenario {
+        model: c.model("llama-3-8b").unwrap().spec.clone(),
+        model_id: Some("llama-3-8b".into()),
+        weights: w,
+        runtime: Runtime::LlamaCpp,
+        context: 4096,
+        prompt_tokens: 512,
+        ..Scenario::default()
+    };
+    let est = estimate_with(&s, false);
+    let mut q = SpeedQuery::on_machine(&s, &est, m, acc, k);
+    q.depth = 0;
+    adjust(&mut q);
+    let bps = q.gpu.map_or(0.0, |g| g.bandwidth.bytes_per_sec());
+    let pp = placement_speed(&q, k).prefill_tokens_per_s;
+    (pp, est, bps)
+}
+
+/// The open check set's row `id` (catalogs/speed_cases.ron).
+fn speed_case(id: &str) -> headroom::core::speed::bench::SpeedCase {
+    let cases: headroom::core::speed::bench::SpeedCases =
+        ron::from_str(include_str!("../catalogs/speed_cases.ron")).expect("speed_cases.ron");
+    cases.cases.into_iter().find(|c| c.id == id).expect(id)
+}
+
 /// The GEMM kernels that walk the weight tiles fastest read the weights again for every token
 /// tile (`speed::prefill::streamed_weight_bytes`): on CUDA a 512-token ubatch of quantised
 /// weights costs three more passes over them than one read (MMQ tiles of 128 tokens), which a
@@ -883,42 +920,20 @@ fn metal_k_quant_decode_is_alu_bound_on_the_m1_max() {
 /// sixteen passes over 7.5 GB at 273 GB/s are half of it (+84 % without them).
 #[test]
 fn gemm_weight_passes_per_token_tile() {
-    use headroom::core::speed::bench::{SpeedCases, predict_case};
-    let pp = |m: &str, w: WeightPrecision, tile: Option<f64>, backend: Option<Backend>| {
-        let c = cat();
-        let m = c.machine(m).unwrap();
-        let acc = m.gpu.as_deref().and_then(|g| c.accelerator(g));
-        let s = Scenario {
-            model: c.model("llama-3-8b").unwrap().spec.clone(),
-            model_id: Some("llama-3-8b".into()),
-            weights: w,
-            runtime: Runtime::LlamaCpp,
-            context: 4096,
-            prompt_tokens: 512,
-            ..Scenario::default()
-        };
-        let est = estimate_with(&s, false);
-        let mut k = SpeedConstants::default();
-        let mut q = SpeedQuery::on_machine(&s, &est, m, acc, &k);
-        if let Some(b) = backend {
-            q.backend = b;
-        }
-        if let Some(t) = tile {
-            k.profiles.get_mut(q.backend).gemm_token_tile = t;
-        }
-        q.depth = 0;
-        let bps = q.gpu.unwrap().bandwidth.bytes_per_sec();
-        (placement_speed(&q, &k).prefill_tokens_per_s, est, bps)
+    use headroom::core::speed::bench::predict_case;
+    let k = SpeedConstants::default();
+    // The same constants with backend `b`'s token tile forced to 0 (no extra passes).
+    let no_tile = |b: Backend| {
+        let mut k0 = k.clone();
+        k0.profiles.get_mut(b).gemm_token_tile = 0.0;
+        k0
     };
+    let (k_cuda0, k_metal0) = (no_tile(Backend::Cuda), no_tile(Backend::Metal));
+    let rtx = "desktop-rtx4090-64gb";
     // CUDA, Q4_0: the time a 512-token prompt gains from the three extra passes is their bytes
     // at the profile's bandwidth (0.92 of the 4090's 1008 GB/s), to within the layers' share.
-    let (with, est, bps) = pp("desktop-rtx4090-64gb", WeightPrecision::Q4_0, None, None);
-    let (without, _, _) = pp(
-        "desktop-rtx4090-64gb",
-        WeightPrecision::Q4_0,
-        Some(0.0),
-        None,
-    );
+    let (with, est, bps) = llama3_8b_pp512(rtx, WeightPrecision::Q4_0, &k, |_| {});
+    let (without, _, _) = llama3_8b_pp512(rtx, WeightPrecision::Q4_0, &k_cuda0, |_| {});
     assert!(with < without, "{with} vs {without}");
     let w = &est.workload;
     let layer_bytes =
@@ -927,33 +942,20 @@ fn gemm_weight_passes_per_token_tile() {
     let want = 3.0 * layer_bytes / (0.92 * bps);
     assert!((extra / want - 1.0).abs() < 0.02, "{extra} s vs {want} s");
     // cuBLAS runs the 16-bit weights: no passes whatever the tile.
-    let (f16, _, _) = pp("desktop-rtx4090-64gb", WeightPrecision::Fp16, None, None);
-    let (f16_0, _, _) = pp(
-        "desktop-rtx4090-64gb",
-        WeightPrecision::Fp16,
-        Some(0.0),
-        None,
-    );
+    let (f16, _, _) = llama3_8b_pp512(rtx, WeightPrecision::Fp16, &k, |_| {});
+    let (f16_0, _, _) = llama3_8b_pp512(rtx, WeightPrecision::Fp16, &k_cuda0, |_| {});
     assert_eq!(f16, f16_0);
     // Metal's profile has no tile: the same as forcing none.
     let mac = "mac-studio-m2-ultra-192gb";
-    let (metal, _, _) = pp(mac, WeightPrecision::Q4_0, None, Some(Backend::Metal));
-    let (metal_0, _, _) = pp(mac, WeightPrecision::Q4_0, Some(0.0), Some(Backend::Metal));
-    assert_eq!(metal, metal_0);
+    let metal = |q: &mut SpeedQuery| q.backend = Backend::Metal;
+    let (m, _, _) = llama3_8b_pp512(mac, WeightPrecision::Q4_0, &k, metal);
+    let (m0, _, _) = llama3_8b_pp512(mac, WeightPrecision::Q4_0, &k_metal0, metal);
+    assert_eq!(m, m0);
 
     // The published DGX Spark row, and what it would be without the passes.
-    let cases: SpeedCases =
-        ron::from_str(include_str!("../catalogs/speed_cases.ron")).expect("speed_cases.ron");
-    let row = cases
-        .cases
-        .iter()
-        .find(|c| c.id == "spark-qwen25-coder-7b-q80-pp2048-fa")
-        .expect("row");
-    let k = SpeedConstants::default();
-    let now = predict_case(row, cat(), &k).unwrap() / row.measured - 1.0;
-    let mut k0 = k.clone();
-    k0.profiles.cuda.gemm_token_tile = 0.0;
-    let before = predict_case(row, cat(), &k0).unwrap() / row.measured - 1.0;
+    let row = speed_case("spark-qwen25-coder-7b-q80-pp2048-fa");
+    let now = predict_case(&row, cat(), &k).unwrap() / row.measured - 1.0;
+    let before = predict_case(&row, cat(), &k_cuda0).unwrap() / row.measured - 1.0;
     assert!(now.abs() < 0.20, "DGX Spark pp2048 {:+.0} %", now * 100.0);
     assert!(before > 0.5, "without the passes {:+.0} %", before * 100.0);
 }
@@ -965,39 +967,24 @@ fn gemm_weight_passes_per_token_tile() {
 /// keep the cooperative-matrix rate, and NVIDIA parts (coopmat2) are not affected.
 #[test]
 fn vulkan_bf16_runs_the_scalar_shader_without_bf16_matrix_cores() {
-    use headroom::core::speed::bench::{SpeedCases, predict_case};
-    let cases: SpeedCases =
-        ron::from_str(include_str!("../catalogs/speed_cases.ron")).expect("speed_cases.ron");
+    use headroom::core::speed::bench::predict_case;
     let k = SpeedConstants::default();
     for id in [
         "kyuz0-strix-halo-vk-ministral3-14b-bf16-pp512-fa",
         "kyuz0-strix-halo-vk-gemma3-27b-bf16-pp512-fa",
     ] {
-        let row = cases.cases.iter().find(|c| c.id == id).expect(id);
-        let e = predict_case(row, cat(), &k).unwrap() / row.measured - 1.0;
+        let row = speed_case(id);
+        let e = predict_case(&row, cat(), &k).unwrap() / row.measured - 1.0;
         assert!(e.abs() <= 0.25, "{id}: {:+.0} %", e * 100.0);
     }
     let pp = |w: WeightPrecision, vendor: Vendor| {
-        let c = cat();
-        let m = c.machine("desktop-rtx4070-32gb").unwrap();
-        let acc = m.gpu.as_deref().and_then(|g| c.accelerator(g));
-        let s = Scenario {
-            model: c.model("llama-3-8b").unwrap().spec.clone(),
-            model_id: Some("llama-3-8b".into()),
-            weights: w,
-            runtime: Runtime::LlamaCpp,
-            context: 4096,
-            prompt_tokens: 512,
-            ..Scenario::default()
-        };
-        let est = estimate_with(&s, false);
-        let mut q = SpeedQuery::on_machine(&s, &est, m, acc, &k);
-        q.backend = Backend::Vulkan;
-        q.depth = 0;
-        if let Some(g) = q.gpu.as_mut() {
-            g.vendor = Some(vendor);
-        }
-        placement_speed(&q, &k).prefill_tokens_per_s
+        llama3_8b_pp512("desktop-rtx4070-32gb", w, &k, |q| {
+            q.backend = Backend::Vulkan;
+            if let Some(g) = q.gpu.as_mut() {
+                g.vendor = Some(vendor);
+            }
+        })
+        .0
     };
     // The same part as AMD: BF16 far below F16 (vector rate × 0.32 against the matrix rate).
     let (bf16, f16) = (
