@@ -312,11 +312,11 @@ fn a_speed_query_reads_the_same_from_the_estimates_shape_as_from_the_model() {
     let acc = m.gpu.as_deref().and_then(|id| cat.accelerator(id));
     for s in sharing_scenarios() {
         let mut cache = EstimateCache::new(&s);
-        cache.ensure(1);
-        let est = cache.peek(1).expect("ensured");
+        let at = cache.ensure(1);
+        let est = cache.at(at).0;
         let mut q = SpeedQuery::on_machine(cache.scenario(), est, m, acc, &k);
         let plain = placement_speed(&q, &k);
-        q.shape = cache.shape(&q);
+        q.shape = cache.shape(&q).map(|(sh, _)| sh);
         assert!(q.shape.is_some());
         assert_eq!(placement_speed(&q, &k), plain, "{}", s.model.name);
         // At another depth the query reads the model again, not the shape made at the prompt's.

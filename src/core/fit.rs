@@ -4,10 +4,11 @@
 //! How the placement is found, tier by tier, is [`super::placement`].
 
 use super::catalog::{Accelerator, Catalog, Machine, MachineKind, MemoryKind, Price};
-use super::estimate::{Estimate, estimate, estimate_owned};
+use super::estimate::{Estimate, ModelSums, estimate, estimate_sharing};
 use super::placement::cost::usd_per_million;
 use super::placement::experts::ExpertSplit;
 use super::placement::note::Note;
+use super::placement::speed::SpeedMemo;
 use super::placement::{self, Job, Placement, Run};
 use super::precision::WeightPrecision;
 use super::quality::QualityTable;
@@ -275,6 +276,9 @@ impl FitResult {
 pub struct EstimateCache {
     base: Scenario,
     by_gpus: Vec<Cached>,
+    /// The model's sums the estimates share ([`estimate_sharing`]: they differ only in the GPU
+    /// count).
+    sums: Option<ModelSums>,
 }
 
 /// One estimate of the cache with the two sums every machine's fit reads (summed once here, not
@@ -291,6 +295,11 @@ struct Cached {
     /// The speed model's reading of the model's shape for this estimate, made by the first speed
     /// query on it and shared by the others ([`ModelShape`]).
     shape: std::cell::OnceCell<ModelShape>,
+    /// The place in the cache of the first estimate whose workload and active parameters equal
+    /// this one's but for the fixed costs per GPU — all the speed model reads of an estimate
+    /// (`speed::shape`, the step model; [`same_for_speed`]): estimates over different GPU counts
+    /// differ only in how memory is split.
+    speed_class: usize,
 }
 
 impl EstimateCache {
@@ -298,17 +307,29 @@ impl EstimateCache {
         EstimateCache {
             base: s.clamped(),
             by_gpus: Vec::with_capacity(6),
+            sums: None,
         }
     }
     /// The clamped scenario.
     pub fn scenario(&self) -> &Scenario {
         &self.base
     }
-    /// Make sure the estimate over `gpus` GPUs (0 = CPU only) is there.
-    pub fn ensure(&mut self, gpus: u64) {
-        if !self.by_gpus.iter().any(|c| c.gpus == gpus) {
-            self.add(gpus);
+    /// Make sure the estimate over `gpus` GPUs (0 = CPU only) is there; its place in the cache
+    /// ([`Self::at`]), which never changes.
+    pub fn ensure(&mut self, gpus: u64) -> usize {
+        match self.by_gpus.iter().position(|c| c.gpus == gpus) {
+            Some(i) => i,
+            None => {
+                self.add(gpus);
+                self.by_gpus.len() - 1
+            }
         }
+    }
+    /// The estimate at place `i` ([`Self::ensure`]) with its [`Estimate::peak_reserved`],
+    /// [`Estimate::host_total`] and [`Estimate::total`].
+    pub fn at(&self, i: usize) -> (&Estimate, Bytes, Bytes, Bytes) {
+        let c = &self.by_gpus[i];
+        (&c.est, c.need, c.host_need, c.total)
     }
     /// Make the estimate over `gpus` GPUs. Apart from [`Self::ensure`]'s check, which every
     /// machine's fit makes three times: this frame holds a scenario and an estimate, and setting
@@ -319,8 +340,14 @@ impl EstimateCache {
             gpus,
             ..self.base.clone()
         };
-        let est = estimate_owned(s, false);
+        let est = estimate_sharing(s, false, &mut self.sums);
+        let speed_class = self
+            .by_gpus
+            .iter()
+            .position(|c| same_for_speed(&c.est, &est))
+            .unwrap_or(self.by_gpus.len());
         self.by_gpus.push(Cached {
+            speed_class,
             gpus,
             need: est.peak_reserved(),
             host_need: est.host_total(),
@@ -331,34 +358,49 @@ impl EstimateCache {
     }
     /// The estimate over `gpus` GPUs; computed on demand.
     pub fn get(&mut self, gpus: u64) -> &Estimate {
-        self.ensure(gpus);
-        self.peek(gpus).expect("ensured")
-    }
-    /// The estimate over `gpus` GPUs when [`Self::ensure`] has made it.
-    pub fn peek(&self, gpus: u64) -> Option<&Estimate> {
-        self.cached(gpus).map(|c| &c.est)
-    }
-    /// The estimate over `gpus` GPUs with its [`Estimate::peak_reserved`] and
-    /// [`Estimate::host_total`], when [`Self::ensure`] has made it.
-    pub fn peek_with_needs(&self, gpus: u64) -> Option<(&Estimate, Bytes, Bytes)> {
-        self.cached(gpus).map(|c| (&c.est, c.need, c.host_need))
-    }
-    /// [`Estimate::total`] of the estimate over `gpus` GPUs, when [`Self::ensure`] has made it.
-    pub fn peek_total(&self, gpus: u64) -> Option<Bytes> {
-        self.cached(gpus).map(|c| c.total)
+        let i = self.ensure(gpus);
+        &self.by_gpus[i].est
     }
     /// The speed model's shape of `q` ([`ModelShape::of`]) when `q` runs one of these estimates
-    /// (the very one, not an equal copy) on this cache's scenario: made once per estimate.
-    pub fn shape(&self, q: &SpeedQuery) -> Option<&ModelShape> {
+    /// (the very one, not an equal copy) on this cache's scenario: made once per estimate. With
+    /// it, the place of the first of these estimates with the same workload and active
+    /// parameters ([`Cached::speed_class`]): what the speed model reads of an estimate.
+    pub fn shape(&self, q: &SpeedQuery) -> Option<(&ModelShape, usize)> {
         if !std::ptr::eq(q.scenario, &self.base) {
             return None;
         }
         let c = self.by_gpus.iter().find(|c| std::ptr::eq(&c.est, q.est))?;
-        Some(c.shape.get_or_init(|| ModelShape::of(q)))
+        Some((c.shape.get_or_init(|| ModelShape::of(q)), c.speed_class))
     }
-    fn cached(&self, gpus: u64) -> Option<&Cached> {
-        self.by_gpus.iter().find(|c| c.gpus == gpus)
-    }
+}
+
+/// Whether the speed model reads the same of `a` and `b`: their workloads but for the fixed
+/// costs each GPU holds (memory, which the speed model does not read), and their active
+/// parameters. Every field is named, so a new one is decided here.
+fn same_for_speed(a: &Estimate, b: &Estimate) -> bool {
+    let super::estimate::Workload {
+        layer_weights,
+        outer_weights,
+        active_weight_bytes_per_token,
+        kv_total,
+        kv_read_per_token,
+        flops_per_token,
+        fixed_per_device: _,
+        layers,
+        draft,
+        active_elements_by_type,
+    } = &a.workload;
+    let w = &b.workload;
+    *layer_weights == w.layer_weights
+        && *outer_weights == w.outer_weights
+        && *active_weight_bytes_per_token == w.active_weight_bytes_per_token
+        && *kv_total == w.kv_total
+        && *kv_read_per_token == w.kv_read_per_token
+        && flops_per_token.to_bits() == w.flops_per_token.to_bits()
+        && *layers == w.layers
+        && *draft == w.draft
+        && *active_elements_by_type == w.active_elements_by_type
+        && a.params.active == b.params.active
 }
 
 /// Fit the scenario of `cache` (which holds its estimates by GPU count) on `m`.
@@ -371,7 +413,7 @@ pub fn fit_machine(
     let (acc, cpu_facts) = cat.machine_parts(m);
     let sc = cache.scenario();
     let measured = measured_for(&cat.benchmarks, &m.id, sc.model_id.as_deref(), sc.weights);
-    fit_on(cache, m, acc, cpu_facts, measured, st)
+    fit_on(cache, None, m, acc, cpu_facts, measured, st)
 }
 
 /// [`fit_machine`] with the machine's accelerator and its CPU's facts already looked up: the
@@ -379,13 +421,15 @@ pub fn fit_machine(
 /// calibration.
 fn fit_on(
     cache: &mut EstimateCache,
+    memo: Option<&SpeedMemo>,
     m: &Machine,
     acc: Option<&Accelerator>,
     cpu_facts: CpuFacts,
     measured: Option<&Benchmark>,
     st: &FitSettings,
 ) -> FitResult {
-    let job = Job::new(cache, m, acc, cpu_facts, st);
+    let mut job = Job::new(cache, m, acc, cpu_facts, st);
+    job.memo = memo;
     let p = placement::place(&job);
     let mut r = result(&job, p, measured);
     if !job.training() {
@@ -480,7 +524,7 @@ fn result(job: &Job, p: Placement, measured: Option<&Benchmark>) -> FitResult {
 /// runtime's per-layer cost (see [`crate::core::speculative::speed`]).
 fn speculative_speed(job: &Job, speed: &Speed, backend: Backend) -> Option<SpecSpeed> {
     let sp = job.s.speculative.as_ref()?;
-    let est = job.cache.peek(1).unwrap_or(job.cpu_est);
+    let est = job.one_gpu();
     let w = &est.workload;
     let draft = w.draft?;
     let profile = job.st.speed.profiles.get(backend);
@@ -508,6 +552,8 @@ pub fn fit_all<'a>(
     st: &FitSettings,
 ) -> Vec<FitResult> {
     let mut cache = EstimateCache::new(s);
+    // Machines whose placements read the same inputs share their speed.
+    let memo = SpeedMemo::new(&cat.accelerators);
     // The published measurements of this model at this precision, matched once (the model and
     // precision are the same on every machine); each machine then looks only among these.
     let sc = cache.scenario();
@@ -533,7 +579,7 @@ pub fn fit_all<'a>(
                 .iter()
                 .find(|b| b.machine.as_deref() == Some(&*m.id))
                 .copied();
-            fit_on(&mut cache, m, acc, cpu_facts, measured, st)
+            fit_on(&mut cache, Some(&memo), m, acc, cpu_facts, measured, st)
         })
         .collect()
 }

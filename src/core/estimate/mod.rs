@@ -212,6 +212,8 @@ struct Job<'a> {
     zero_stage: u8,
     /// What the training framework changes.
     framework: framework::FrameworkProfile,
+    /// The model's weights summed at the held precision ([`ModelSums`]).
+    weight_sums: &'a weights::WeightSums,
 }
 
 /// The FFN width a token passes through (active experts for MoE) and the number of
@@ -249,11 +251,77 @@ pub fn estimate_with(scenario: &Scenario, explain: bool) -> Estimate {
 
 /// [`estimate_with`] of a scenario the caller has built for it and gives up (the fit's estimate
 /// per GPU count, a cluster's shard, a serving engine's view): clamped in place, not cloned.
-pub fn estimate_owned(mut s: Scenario, explain: bool) -> Estimate {
+pub fn estimate_owned(s: Scenario, explain: bool) -> Estimate {
+    estimate_inner(s, explain, None)
+}
+
+/// What an estimate reads of the model at its precision, the same whatever the GPU count: the
+/// weights summed tensor by tensor, the parameter counts and the active elements by ggml type —
+/// most of an estimate's work. The first estimate of a scenario makes it and
+/// [`estimate_sharing`] hands it to the others of the same model and precisions (a fit's
+/// estimates per GPU count).
+#[derive(Clone)]
+pub struct ModelSums {
+    /// What the sums were made from: the model as the estimate reads it (after clamping and
+    /// moving a vision tower; kept only by sums made to be shared), the precision the weights
+    /// are held at and the one asked, and whether with formula texts.
+    spec: Option<ModelSpec>,
+    held: super::precision::WeightPrecision,
+    asked: super::precision::WeightPrecision,
+    explain: bool,
+    weights: weights::WeightSums,
+    params: ParamCount,
+    per_token: ParamCount,
+    active_elements_by_type: Vec<(super::precision::GgmlType, u64)>,
+}
+
+impl ModelSums {
+    fn of(s: &Scenario, explain: bool, to_share: bool) -> ModelSums {
+        let spec = &s.model;
+        let held = s.held_weights();
+        ModelSums {
+            spec: to_share.then(|| spec.clone()),
+            held,
+            asked: s.weights,
+            explain,
+            weights: weights::sum_tensors(spec, held, explain),
+            params: spec.param_count(),
+            per_token: spec.per_token_params(),
+            active_elements_by_type: weights::active_elements_by_type(spec, s.weights),
+        }
+    }
+    /// Whether these are the sums of `s`'s model and precisions.
+    fn holds_for(&self, s: &Scenario, explain: bool) -> bool {
+        self.explain == explain
+            && self.held == s.held_weights()
+            && self.asked == s.weights
+            && self.spec.as_ref() == Some(&s.model)
+    }
+}
+
+/// [`estimate_owned`] with the model's sums in `shared` when they hold for `s` (the same model
+/// and precisions), else made here and left in `shared` for the next; the numbers are the same
+/// either way.
+pub fn estimate_sharing(s: Scenario, explain: bool, shared: &mut Option<ModelSums>) -> Estimate {
+    estimate_inner(s, explain, Some(shared))
+}
+
+fn estimate_inner(
+    mut s: Scenario,
+    explain: bool,
+    shared: Option<&mut Option<ModelSums>>,
+) -> Estimate {
     let asked = (s.context, s.batch, s.gpus);
     s.clamp();
     let mut notes = Vec::new();
     move_vision_tower(&mut s, explain, &mut notes);
+    let mut own = None;
+    let to_share = shared.is_some();
+    let slot = shared.unwrap_or(&mut own);
+    if !slot.as_ref().is_some_and(|m| m.holds_for(&s, explain)) {
+        *slot = Some(ModelSums::of(&s, explain, to_share));
+    }
+    let sums = slot.as_ref().expect("just made");
     let spec = &s.model;
     input_notes(&s, asked, explain, &mut notes);
     let training = s.mode.is_training();
@@ -271,6 +339,7 @@ pub fn estimate_owned(mut s: Scenario, explain: bool) -> Estimate {
             (true, false) => s.zero,
         },
         framework: profile,
+        weight_sums: &sums.weights,
     };
     if training && job.framework.shards_with_fsdp && s.gpus > 1 && s.zero != 3 {
         notes.push(formula!(
@@ -280,7 +349,7 @@ pub fn estimate_owned(mut s: Scenario, explain: bool) -> Estimate {
             s.gpus
         ));
     }
-    let params = spec.param_count();
+    let params = sums.params;
     let mut list = ComponentList::new(job.devices, job.cpu_only);
 
     let w = weights::place(&job, &mut list, &mut notes);
@@ -309,12 +378,12 @@ pub fn estimate_owned(mut s: Scenario, explain: bool) -> Estimate {
         active_weight_bytes_per_token: w.sums.active_read,
         kv_total: kv.total,
         kv_read_per_token: kv.read_per_token,
-        flops_per_token: 2.0 * spec.per_token_params().active as f64
+        flops_per_token: 2.0 * sums.per_token.active as f64
             + attention_flops_per_token(spec, s.context),
         fixed_per_device,
         layers: spec.layers,
         draft: draft.map(|d| d.load),
-        active_elements_by_type: weights::active_elements_by_type(spec, s.weights),
+        active_elements_by_type: sums.active_elements_by_type.clone(),
     };
 
     if !explain {

@@ -33,7 +33,7 @@ pub(super) fn place(job: &Job, list: &mut ComponentList, notes: &mut Vec<String>
             crate::core::mlx::nearest_precision(wprec).cli_name()
         ));
     }
-    let mut w = sum_tensors(spec, wprec, job.explain);
+    let mut w = job.weight_sums.clone();
     let ple_host = per_layer_table_in_ram(job, wprec, &w);
 
     // How ZeRO/TP/offload split each state. Inference: tensor parallel splits weights evenly.
@@ -508,6 +508,7 @@ pub fn routed_experts(spec: &ModelSpec, p: WeightPrecision) -> Vec<RoutedExperts
     out
 }
 
+#[derive(Clone)]
 pub(super) struct WeightSums {
     pub(super) total: Bytes,
     pub(super) layers: Bytes,
@@ -520,7 +521,7 @@ pub(super) struct WeightSums {
 
 /// The weights of `spec` at precision `p`: from the model file when there is one, else from a
 /// user-given parameter count, else summed tensor by tensor from the architecture.
-fn sum_tensors(spec: &ModelSpec, p: WeightPrecision, explain: bool) -> WeightSums {
+pub(super) fn sum_tensors(spec: &ModelSpec, p: WeightPrecision, explain: bool) -> WeightSums {
     let (layer_total, layer_active, largest) = layer_sums(spec, p);
     let (outer, outer_read) = outer_sums(spec, p);
     let arch_total = layer_total.saturating_add(outer);

@@ -56,12 +56,16 @@ pub struct Job<'a> {
     pub cpu_est: &'a Estimate,
     /// Its total ([`Estimate::total`]): the RAM the CPU tier needs.
     pub cpu_total: Bytes,
+    /// The one-GPU estimate (layer splits are cut from it).
+    one_gpu: &'a Estimate,
     /// The model's layers.
     pub layers: u64,
     /// The machine's GPUs, when it has an accelerator.
     pub gpus: Option<Gpus<'a>>,
     /// Its CPU as the scenario uses it, read once per machine for every speed query.
     pub cpu: CpuDevice,
+    /// Speeds shared with the other machines of a whole-catalog fit (`None`: computed here).
+    pub memo: Option<&'a speed::SpeedMemo<'a>>,
 }
 
 impl<'a> Job<'a> {
@@ -77,15 +81,13 @@ impl<'a> Job<'a> {
         st: &'a FitSettings,
     ) -> Job<'a> {
         let g = gpus_used(m, acc);
-        cache.ensure(0);
-        cache.ensure(1);
-        if acc.is_some() {
-            cache.ensure(g);
-        }
+        let cpu_at = cache.ensure(0);
+        let one_at = cache.ensure(1);
+        let gpus_at = acc.map(|_| cache.ensure(g));
         let cache: &'a EstimateCache = cache;
         let s = cache.scenario();
         let (ram, os_reserve) = ram_capacity(m, st);
-        let cpu_est = cache.peek(0).expect("ensured");
+        let (cpu_est, _, _, cpu_total) = cache.at(cpu_at);
         Job {
             s,
             cache,
@@ -95,13 +97,15 @@ impl<'a> Job<'a> {
             ram,
             os_reserve,
             cpu_est,
-            cpu_total: cache.peek_total(0).expect("ensured"),
+            cpu_total,
+            one_gpu: cache.at(one_at).0,
             layers: cpu_est.workload.layers,
             cpu: CpuDevice::for_scenario_with(m, acc, s, &st.speed, cpu_facts),
-            gpus: acc.map(|a| {
-                let est = cache.peek_with_needs(g).expect("ensured");
-                Gpus::new(m, a, g, est, s, st)
+            gpus: acc.zip(gpus_at).map(|(a, at)| {
+                let (est, need, host_need, _) = cache.at(at);
+                Gpus::new(m, a, g, (est, need, host_need), s, st)
             }),
+            memo: None,
         }
     }
     pub fn training(&self) -> bool {
@@ -109,7 +113,7 @@ impl<'a> Job<'a> {
     }
     /// The one-GPU estimate (layer splits are cut from it).
     pub fn one_gpu(&self) -> &'a Estimate {
-        self.cache.peek(1).expect("ensured")
+        self.one_gpu
     }
     /// Decode and prefill of `est` with `gpu_layers` of the layers on the GPU(s) (0 = CPU only),
     /// the rest run as the settings say, and the backend that runs it.
@@ -120,8 +124,15 @@ impl<'a> Job<'a> {
     pub fn speed_as(&self, est: &Estimate, gpu_layers: u64, style: SplitStyle) -> (Speed, Backend) {
         let mut q = speed::query(self.s, est, self.m, self.acc, self.st, self.cpu, gpu_layers);
         q.style = style;
-        q.shape = self.cache.shape(&q);
-        (placement_speed(&q, &self.st.speed), q.backend)
+        let shape = self.cache.shape(&q);
+        q.shape = shape.map(|(sh, _)| sh);
+        let speed = match (self.memo, shape) {
+            (Some(memo), Some((_, class))) => {
+                memo.get_or(&q, self.acc, class, || placement_speed(&q, &self.st.speed))
+            }
+            _ => placement_speed(&q, &self.st.speed),
+        };
+        (speed, q.backend)
     }
 }
 

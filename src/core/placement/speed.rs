@@ -8,7 +8,8 @@ use crate::core::catalog::{Accelerator, Machine};
 use crate::core::estimate::Estimate;
 use crate::core::fit::{FitSettings, TrainingSpeed};
 use crate::core::scenario::Scenario;
-use crate::core::speed::{Backend, CpuDevice, SpeedQuery};
+use crate::core::speed::{Backend, CpuDevice, MultiGpu, Speed, SpeedQuery};
+use std::cell::{Cell, RefCell};
 
 /// The speed model's query for the scenario on `m` with `gpu_layers` of the layers on the GPU(s)
 /// (0 = CPU only) and its CPU (the job's, made once per machine): the runtime's profile, this machine's calibration and the llama.cpp split
@@ -79,5 +80,143 @@ pub fn training(job: &Job, g: &Gpus) -> TrainingSpeed {
         tokens_per_s,
         run_hours,
         run_usd: hourly_usd(job.m, Some(g.acc), st).map(|h| h * run_hours),
+    }
+}
+
+/// Speeds one whole-catalog fit has computed with every layer on the GPU(s), shared between
+/// machines whose queries read the same inputs: [`placement_speed`](crate::core::speed::placement_speed)
+/// is a pure function of its query and the settings' constants, and many machines put the same
+/// model on the same GPUs (a cloud's instances of one accelerator and count, the RAM sizes of one
+/// Apple chip). With every layer on the GPU(s) neither the CPU nor the host link is read (the
+/// prefill's copy of CPU-resident weights is 0 bytes), so machines that differ only there share
+/// the speed. Made by [`crate::core::fit::fit_all`] for one scenario and one settings value; a
+/// lone fit has none. Splits across GPU and CPU are not kept: they differ by the CPU, and hardly
+/// two machines share one.
+pub struct SpeedMemo<'a> {
+    /// The catalog's accelerators: a speed is kept under its accelerator's place among them.
+    accelerators: &'a [Accelerator],
+    /// What every query of the fit shares (taken from the first): a query that differs is not kept.
+    fit: Cell<Option<[u64; 5]>>,
+    /// [`SLOTS_PER_ACCELERATOR`] speeds per accelerator, in the catalog's order.
+    speeds: RefCell<Vec<Option<(SpeedKey, Speed)>>>,
+}
+
+/// Speeds kept per accelerator: one per GPU-count class and runtime a fit asks of it (more are
+/// computed, not kept).
+const SLOTS_PER_ACCELERATOR: usize = 4;
+
+/// The inputs of an all-GPU query on one accelerator that differ between the machines of one fit
+/// (the accelerator is where the key is kept: the device is made from it and the scenario's
+/// weights): what the speed model reads of the estimate (its speed class), the GPUs and the
+/// layers on them, the GPU-to-GPU link, the runtime and the split.
+#[derive(Copy, Clone, PartialEq, Eq)]
+pub struct SpeedKey {
+    gpu_link: u64,
+    gpus_layers: (u32, u32),
+    small: [u8; 5],
+}
+
+impl<'a> SpeedMemo<'a> {
+    /// A memo for a fit on machines of a catalog with `accelerators`.
+    pub fn new(accelerators: &'a [Accelerator]) -> SpeedMemo<'a> {
+        SpeedMemo {
+            accelerators,
+            fit: Cell::new(None),
+            speeds: RefCell::new(vec![None; accelerators.len() * SLOTS_PER_ACCELERATOR]),
+        }
+    }
+
+    /// The speed of `q` (every layer on accelerator `acc`; `estimate`: the speed class of the
+    /// estimate it runs, [`crate::core::fit::EstimateCache::shape`]), computed by `speed` unless
+    /// a machine before asked the same; any other query is computed.
+    pub fn get_or(
+        &self,
+        q: &SpeedQuery,
+        acc: Option<&Accelerator>,
+        estimate: usize,
+        speed: impl FnOnce() -> Speed,
+    ) -> Speed {
+        let Some((at, key)) = self.key(q, acc, estimate) else {
+            return speed();
+        };
+        let slots = at * SLOTS_PER_ACCELERATOR..(at + 1) * SLOTS_PER_ACCELERATOR;
+        let free = {
+            let speeds = self.speeds.borrow();
+            let mut free = None;
+            for (i, slot) in speeds[slots.clone()].iter().enumerate() {
+                match slot {
+                    Some((k, s)) if *k == key => return *s,
+                    Some(_) => {}
+                    None => {
+                        free = Some(slots.start + i);
+                        break;
+                    }
+                }
+            }
+            free
+        };
+        let s = speed();
+        if let Some(i) = free {
+            self.speeds.borrow_mut()[i] = Some((key, s));
+        }
+        s
+    }
+
+    /// Where the speed of `q` is kept and its key: the place of its accelerator in the catalog
+    /// (`None`: not one of the catalog's, or not every layer on the GPU, or not the fit's
+    /// prompt and tuning).
+    fn key(
+        &self,
+        q: &SpeedQuery,
+        acc: Option<&Accelerator>,
+        estimate: usize,
+    ) -> Option<(usize, SpeedKey)> {
+        let acc = acc?;
+        let at = (std::ptr::from_ref(acc) as usize)
+            .wrapping_sub(self.accelerators.as_ptr() as usize)
+            / std::mem::size_of::<Accelerator>().max(1);
+        if !self
+            .accelerators
+            .get(at)
+            .is_some_and(|a| std::ptr::eq(a, acc))
+        {
+            return None;
+        }
+        if q.gpu.is_none() || q.gpu_layers < q.est.workload.layers.max(1) {
+            return None;
+        }
+        let t = &q.tuning;
+        let fit = [
+            q.batch,
+            q.ubatch,
+            q.depth,
+            t.bandwidth_factor.to_bits(),
+            t.prefill_factor.to_bits(),
+        ];
+        match self.fit.get() {
+            None => self.fit.set(Some(fit)),
+            Some(f) if f != fit => return None,
+            Some(_) => {}
+        }
+        let small = |x: u64| u8::try_from(x).ok();
+        // Under llama.cpp's layer split (and transformers, and vLLM without tensor parallelism)
+        // one token passes the GPUs one after another: the speed model reads the GPU count only
+        // for row split and tensor parallelism.
+        let gpus = match q.multi {
+            MultiGpu::LayerSplit => 0,
+            MultiGpu::RowSplit | MultiGpu::TensorParallel => q.gpus,
+        };
+        let key = SpeedKey {
+            gpu_link: q.gpu_link.0.to_bits(),
+            gpus_layers: (u32::try_from(gpus).ok()?, u32::try_from(q.gpu_layers).ok()?),
+            small: [
+                small(estimate as u64)?,
+                q.backend as u8,
+                q.style as u8,
+                q.multi as u8,
+                q.nvlink as u8,
+            ],
+        };
+        Some((at, key))
     }
 }

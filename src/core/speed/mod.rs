@@ -519,10 +519,13 @@ struct Shape {
 /// estimate and its depth, nothing else), made once per estimate and shared by the queries on it
 /// (a whole-catalog fit makes one or more per machine on the same few estimates). A query uses it
 /// only at the depth it was made for; its maker keeps it with the estimate it was made from.
-#[derive(Copy, Clone, Debug)]
+#[derive(Clone, Debug)]
 pub struct ModelShape {
     depth: u64,
     sh: Shape,
+    /// The scenario's prompt in ubatches with their FLOPs, made by the first prefill on this
+    /// shape ([`prefill::PromptPlan`]).
+    prompt: std::cell::OnceCell<prefill::PromptPlan>,
 }
 
 impl ModelShape {
@@ -531,6 +534,7 @@ impl ModelShape {
         ModelShape {
             depth: q.depth,
             sh: shape(q),
+            prompt: std::cell::OnceCell::new(),
         }
     }
 }

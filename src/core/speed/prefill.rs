@@ -212,29 +212,88 @@ pub(super) fn prompt_span(q: &SpeedQuery) -> (f64, f64) {
     ((end - n) as f64, n as f64)
 }
 
-/// The seconds of a prompt of `n` tokens from depth `start` in ubatches of `u`, given the time of
-/// one ubatch of `tokens` at depth `d` (`ubatch(tokens, d)`).
-pub(super) fn prompt_seconds(start: f64, n: f64, u: f64, ubatch: impl Fn(f64, f64) -> f64) -> f64 {
+/// The ubatches [`prompt_seconds`] evaluates for a prompt of `n` tokens from depth `start` in
+/// ubatches of `u`, as `(count, tokens, depth)`: groups of whole ubatches, each stood for by its
+/// middle one (at most [`MAX_UBATCH_EVALS`] groups), then the rest.
+pub(super) fn prompt_ubatches(start: f64, n: f64, u: f64) -> impl Iterator<Item = (f64, f64, f64)> {
     let u = u.max(1.0);
     let full = (n / u).floor() as u64;
     let rest = n - full as f64 * u;
     let step = full.div_ceil(MAX_UBATCH_EVALS).max(1);
-    let mut total = 0.0;
-    let mut i = 0;
-    while i < full {
+    let groups = (0..full).step_by(step as usize).map(move |i| {
         let group = step.min(full - i);
         // The group's middle ubatch stands for all of it.
         let mid = i as f64 + (group as f64 - 1.0) / 2.0;
-        total += group as f64 * ubatch(u, start + mid * u);
-        i += group;
+        (group as f64, u, start + mid * u)
+    });
+    groups.chain((rest > 0.0).then_some((1.0, rest, start + full as f64 * u)))
+}
+
+/// The seconds of a prompt of `n` tokens from depth `start` in ubatches of `u`, given the time of
+/// one ubatch of `tokens` at depth `d` (`ubatch(tokens, d)`).
+pub(super) fn prompt_seconds(start: f64, n: f64, u: f64, ubatch: impl Fn(f64, f64) -> f64) -> f64 {
+    prompt_ubatches(start, n, u).fold(0.0, |total, (count, tokens, d)| {
+        total + count * ubatch(tokens, d)
+    })
+}
+
+/// A prompt's ubatches with what they cost on any machine — their FLOPs and the weight bytes
+/// they touch — worked out once per model shape ([`super::ModelShape`]) and read by every
+/// machine's prefill.
+#[derive(Clone, Debug)]
+pub(super) struct PromptPlan {
+    /// The prompt it is for: `(start, n, u)` of [`prompt_ubatches`].
+    span: (f64, f64, f64),
+    ubatches: Vec<PlannedUbatch>,
+}
+
+/// One entry of [`prompt_ubatches`] with its FLOPs and touched weight bytes.
+#[derive(Clone, Debug)]
+pub(super) struct PlannedUbatch {
+    pub count: f64,
+    pub tokens: f64,
+    pub flops: UbatchFlops,
+    pub touched: f64,
+}
+
+impl PromptPlan {
+    /// The plan of the prompt `(start, n, u)` of query `q` with shape `sh`.
+    pub(super) fn of(sh: &Shape, q: &SpeedQuery, (start, n, u): (f64, f64, f64)) -> PromptPlan {
+        PromptPlan {
+            span: (start, n, u),
+            ubatches: prompt_ubatches(start, n, u)
+                .map(|(count, tokens, d)| PlannedUbatch {
+                    count,
+                    tokens,
+                    flops: UbatchFlops::of(sh, q, tokens, d),
+                    touched: touched_bytes(sh, tokens),
+                })
+                .collect(),
+        }
     }
-    if rest > 0.0 {
-        total += ubatch(rest, start + full as f64 * u);
+    /// The prompt's seconds, given the time of each planned ubatch (the same sum as
+    /// [`prompt_seconds`]), when the plan is for prompt `span`.
+    pub(super) fn seconds(
+        &self,
+        span: (f64, f64, f64),
+        ubatch: impl Fn(&PlannedUbatch) -> f64,
+    ) -> Option<f64> {
+        (self.span == span).then(|| {
+            self.ubatches
+                .iter()
+                .fold(0.0, |total, x| total + x.count * ubatch(x))
+        })
     }
-    total
+}
+
+/// Weight bytes one ubatch of `u` tokens reads: every dense layer's, and the share of the routed
+/// experts its tokens reach.
+fn touched_bytes(sh: &Shape, u: f64) -> f64 {
+    sh.layer_read + (sh.layer_total - sh.layer_read).max(0.0) * experts_touched(sh.moe, u)
 }
 
 /// FLOPs of one ubatch of `u` tokens at depth `d`, by the kernel that runs them.
+#[derive(Clone, Debug)]
 pub(super) struct UbatchFlops {
     /// Dense weight GEMMs (attention projections, dense FFNs, shared experts).
     pub dense: f64,
@@ -286,8 +345,21 @@ impl Placed<'_> {
         let (start, n) = prompt_span(q);
         let u = q.ubatch.max(1) as f64;
         let rates = self.gpu.map(|g| self.gpu_prefill_rates(g));
-        let secs = prompt_seconds(start, n, u, |tokens, d| {
-            self.ubatch_seconds(rates.as_ref(), tokens, d)
+        let rates = rates.as_ref();
+        // The ubatches' FLOPs from the plan of the model's shape when the query shares it (its
+        // shape is then the one the plan was made from), else worked out here.
+        let planned = q.shape.filter(|m| m.depth == q.depth).and_then(|m| {
+            m.prompt
+                .get_or_init(|| PromptPlan::of(&self.sh, q, (start, n, u)))
+                .seconds((start, n, u), |x| {
+                    self.ubatch_seconds_of(rates, &x.flops, x.touched, x.tokens)
+                })
+        });
+        let secs = planned.unwrap_or_else(|| {
+            prompt_seconds(start, n, u, |tokens, d| {
+                let f = UbatchFlops::of(&self.sh, q, tokens, d);
+                self.ubatch_seconds_of(rates, &f, touched_bytes(&self.sh, tokens), tokens)
+            })
         });
         // The output head once, for the last token: a mat-vec over its bytes.
         let head_s = self.sh.outer_read
@@ -298,13 +370,16 @@ impl Placed<'_> {
         n / (secs + head_s).max(1e-12)
     }
 
-    /// Seconds of one ubatch of `u` tokens at depth `d` (`gpu`: the prompt's GPU rates, `None`
-    /// on the CPU).
-    fn ubatch_seconds(&self, gpu: Option<&super::GpuPrefillRates>, u: f64, d: f64) -> f64 {
+    /// Seconds of one ubatch of `u` tokens with FLOPs `f` touching `touched` weight bytes
+    /// (`gpu`: the prompt's GPU rates, `None` on the CPU).
+    fn ubatch_seconds_of(
+        &self,
+        gpu: Option<&super::GpuPrefillRates>,
+        f: &UbatchFlops,
+        touched: f64,
+        u: f64,
+    ) -> f64 {
         let (q, sh, cpu_p) = (self.q, &self.sh, self.cpu_p);
-        let f = UbatchFlops::of(sh, q, u, d);
-        let touched =
-            sh.layer_read + (sh.layer_total - sh.layer_read).max(0.0) * experts_touched(sh.moe, u);
         let Some(r) = gpu else {
             let pf = q.tuning.prefill_factor.max(0.01);
             let dense = super::cpu_dense_gemm_rate(cpu_p, &q.cpu, sh) * pf;
@@ -316,7 +391,7 @@ impl Placed<'_> {
                 + t_kq
                 + self.l * cpu_p.layer_overhead_us * 1e-6;
         };
-        self.gpu_ubatch_seconds(r, &f, touched, u)
+        self.gpu_ubatch_seconds(r, f, touched, u)
     }
 }
 
