@@ -243,17 +243,51 @@ fn a_whole_catalog_fit_gives_every_machine_the_row_it_gets_alone() {
     // `fit_all` shares its estimates, the model's shape and the catalog's per-machine facts
     // across machines; a copy of each machine (not the catalog's own) fitted with a fresh cache
     // shares nothing with the others and reads its CPU and GPU from their names.
+    // All-GPU speeds are shared between machines of one accelerator (the GPU count only under
+    // row split and tensor parallelism, which the row-split settings and vLLM exercise), and
+    // between estimates over different GPU counts that the speed model reads alike; a training
+    // run's estimates differ by GPU count (ZeRO-3 shards over them).
     use headroom::core::fit::{EstimateCache, fit_machine};
+    use headroom::core::speed::MultiGpu;
     let cat = builtin();
-    let st = FitSettings::default();
-    for s in sharing_scenarios() {
+    let row_split = FitSettings {
+        llama_split: Some(MultiGpu::RowSplit),
+        ..FitSettings::default()
+    };
+    let training = Scenario {
+        mode: Mode::Full,
+        zero: 3,
+        ..Scenario::default()
+    };
+    let cases = sharing_scenarios()
+        .into_iter()
+        .map(|s| (s, FitSettings::default()))
+        .chain([
+            (Scenario::default(), row_split.clone()),
+            (sharing_scenarios()[1].clone(), row_split),
+            (training, FitSettings::default()),
+        ]);
+    let mut shared_rows = 0;
+    for (s, st) in cases {
         let all = fit_all(&s, &cat.machines, cat, &st);
         assert_eq!(all.len(), cat.machines.len());
         for (r, m) in all.iter().zip(&cat.machines) {
             let alone = fit_machine(&mut EstimateCache::new(&s), &m.clone(), cat, &st);
             assert_eq!(*r, alone, "{} on {}", s.model.name, m.id);
         }
+        // Rows that could share a speed: more than one GPU-verdict row on one accelerator.
+        let mut by_acc = std::collections::HashMap::<&str, usize>::new();
+        for (r, m) in all.iter().zip(&cat.machines) {
+            if matches!(r.verdict, Verdict::Gpu | Verdict::Unified)
+                && let Some(g) = m.gpu.as_deref()
+            {
+                *by_acc.entry(g).or_default() += 1;
+            }
+        }
+        shared_rows += by_acc.values().filter(|n| **n > 1).sum::<usize>();
     }
+    // The comparison covered machines that share: not a test of nothing.
+    assert!(shared_rows > 100, "{shared_rows}");
 }
 
 #[test]

@@ -485,6 +485,71 @@ mod tests {
     use crate::core::scenario::{Mode, Runtime};
     use crate::core::units::MIB;
 
+    #[test]
+    fn estimates_sharing_the_models_sums_equal_those_made_alone() {
+        // One slot handed from estimate to estimate, as a fit's cache does over GPU counts —
+        // and across a change of model, precision, mode and explain, where the sums are made
+        // again.
+        // Mixtral's shape (mistralai/Mixtral-8x7B-v0.1 config.json): 8 experts, 2 active.
+        let moe = Scenario {
+            model: ModelSpec {
+                name: "Mixtral 8x7B".into(),
+                arch: "mixtral".into(),
+                vocab: 32000,
+                moe: Some(crate::core::model::MoeSpec {
+                    experts: 8,
+                    active_experts: 2,
+                    expert_ffn: 14336,
+                    ..Default::default()
+                }),
+                ..ModelSpec::default()
+            },
+            weights: WeightPrecision::Q4KM,
+            ..Scenario::default()
+        };
+        let scenarios = [
+            Scenario::default(),
+            Scenario {
+                weights: WeightPrecision::Q4KM,
+                ..Scenario::default()
+            },
+            moe,
+            Scenario {
+                mode: Mode::Full,
+                zero: 3,
+                ..Scenario::default()
+            },
+            Scenario {
+                mode: Mode::Qlora,
+                ..Scenario::default()
+            },
+            Scenario {
+                model: mha_7b(),
+                runtime: Runtime::Vllm,
+                ..Scenario::default()
+            },
+        ];
+        let mut shared = None;
+        for s in &scenarios {
+            for explain in [false, true] {
+                for gpus in [0, 1, 2, 8] {
+                    let s = Scenario { gpus, ..s.clone() };
+                    let alone = estimate_owned(s.clone(), explain);
+                    let with = estimate_sharing(s, explain, &mut shared);
+                    assert_eq!(with, alone, "{} over {gpus} GPUs", alone.params.total);
+                }
+            }
+        }
+        // The slot holds the last scenario's sums, and only for it.
+        let last = scenarios.last().expect("scenarios");
+        assert!(shared.as_ref().is_some_and(|m| m.holds_for(last, true)));
+        assert!(
+            !shared
+                .as_ref()
+                .is_some_and(|m| m.holds_for(&scenarios[0], true))
+        );
+    }
+
     fn mha_7b() -> ModelSpec {
         // Llama-2-7B shape: 32 layers, 32 heads = 32 KV heads, head_dim 128.
         ModelSpec {

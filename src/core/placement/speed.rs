@@ -97,13 +97,11 @@ pub struct SpeedMemo<'a> {
     accelerators: &'a [Accelerator],
     /// What every query of the fit shares (taken from the first): a query that differs is not kept.
     fit: Cell<Option<[u64; 5]>>,
-    /// [`SLOTS_PER_ACCELERATOR`] speeds per accelerator, in the catalog's order.
-    speeds: RefCell<Vec<Option<(SpeedKey, Speed)>>>,
+    /// Per accelerator of the catalog, 1 + the place in `speeds` of its newest speed (0: none).
+    newest: RefCell<Vec<u16>>,
+    /// The speeds kept, each with the place + 1 of the one kept before it for its accelerator.
+    speeds: RefCell<Vec<(SpeedKey, Speed, u16)>>,
 }
-
-/// Speeds kept per accelerator: one per GPU-count class and runtime a fit asks of it (more are
-/// computed, not kept).
-const SLOTS_PER_ACCELERATOR: usize = 4;
 
 /// The inputs of an all-GPU query on one accelerator that differ between the machines of one fit
 /// (the accelerator is where the key is kept: the device is made from it and the scenario's
@@ -122,7 +120,8 @@ impl<'a> SpeedMemo<'a> {
         SpeedMemo {
             accelerators,
             fit: Cell::new(None),
-            speeds: RefCell::new(vec![None; accelerators.len() * SLOTS_PER_ACCELERATOR]),
+            newest: RefCell::new(vec![0; accelerators.len()]),
+            speeds: RefCell::new(Vec::with_capacity(accelerators.len().min(128))),
         }
     }
 
@@ -139,25 +138,22 @@ impl<'a> SpeedMemo<'a> {
         let Some((at, key)) = self.key(q, acc, estimate) else {
             return speed();
         };
-        let slots = at * SLOTS_PER_ACCELERATOR..(at + 1) * SLOTS_PER_ACCELERATOR;
-        let free = {
+        let newest = self.newest.borrow()[at];
+        {
             let speeds = self.speeds.borrow();
-            let mut free = None;
-            for (i, slot) in speeds[slots.clone()].iter().enumerate() {
-                match slot {
-                    Some((k, s)) if *k == key => return *s,
-                    Some(_) => {}
-                    None => {
-                        free = Some(slots.start + i);
-                        break;
-                    }
+            let mut next = newest;
+            while let Some((k, s, before)) = speeds.get(usize::from(next).wrapping_sub(1)) {
+                if *k == key {
+                    return *s;
                 }
+                next = *before;
             }
-            free
-        };
+        }
         let s = speed();
-        if let Some(i) = free {
-            self.speeds.borrow_mut()[i] = Some((key, s));
+        let mut speeds = self.speeds.borrow_mut();
+        if let Ok(kept) = u16::try_from(speeds.len() + 1) {
+            speeds.push((key, s, newest));
+            self.newest.borrow_mut()[at] = kept;
         }
         s
     }
