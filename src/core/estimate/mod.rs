@@ -349,7 +349,7 @@ fn estimate_inner(
             s.gpus
         ));
     }
-    let params = sums.params;
+    let (params, per_token_active) = (sums.params, sums.per_token.active);
     let mut list = ComponentList::new(job.devices, job.cpu_only);
 
     let w = weights::place(&job, &mut list, &mut notes);
@@ -372,18 +372,25 @@ fn estimate_inner(
         .per_gpu_where(|k| matches!(k, Activations | Overhead))
         .saturating_add(draft.map_or(Bytes::ZERO, |d| d.per_device))
         .saturating_add(vision_gpu);
+    // The sums' active elements: moved out of sums made for this estimate alone, copied from
+    // shared ones.
+    let made = slot.as_mut().expect("just made");
+    let active_elements_by_type = if to_share {
+        made.active_elements_by_type.clone()
+    } else {
+        std::mem::take(&mut made.active_elements_by_type)
+    };
     let workload = Workload {
         layer_weights: w.sums.layers,
         outer_weights: w.sums.outer,
         active_weight_bytes_per_token: w.sums.active_read,
         kv_total: kv.total,
         kv_read_per_token: kv.read_per_token,
-        flops_per_token: 2.0 * sums.per_token.active as f64
-            + attention_flops_per_token(spec, s.context),
+        flops_per_token: 2.0 * per_token_active as f64 + attention_flops_per_token(spec, s.context),
         fixed_per_device,
         layers: spec.layers,
         draft: draft.map(|d| d.load),
-        active_elements_by_type: sums.active_elements_by_type.clone(),
+        active_elements_by_type,
     };
 
     if !explain {
