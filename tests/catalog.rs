@@ -329,7 +329,7 @@ fn aliases_carry_the_names_drivers_report() {
             "alias {alias:?}: {:?}",
             found.iter().map(|a| &a.id).collect::<Vec<_>>()
         );
-        assert_eq!(found[0].id, id, "alias {alias:?}");
+        assert_eq!(*found[0].id, *id, "alias {alias:?}");
     }
     let mut seen = HashSet::new();
     for a in &c.accelerators {

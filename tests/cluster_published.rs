@@ -98,7 +98,7 @@ fn spec(r: &Row) -> ModelSpec {
 
 fn machine(r: &Row) -> Machine {
     Machine {
-        gpu: Some(r.gpu.clone()),
+        gpu: Some(r.gpu.as_str().into()),
         gpu_count: r.gpus_per_node as u32,
         ram: Bytes::gib(2048),
         ram_bandwidth: GbPerSec(400.0),

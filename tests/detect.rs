@@ -268,7 +268,7 @@ fn rtx4090_nvml_to_local_machine() {
     assert_eq!(m.kind, MachineKind::Desktop);
     assert_eq!(m.ram, Bytes::gib(50));
     let a = &accs[0];
-    assert_eq!(a.id, LOCAL_GPU_ID);
+    assert_eq!(&*a.id, LOCAL_GPU_ID);
     assert_eq!(a.memory, Bytes(24_289_214_464), "free VRAM, not the total");
     assert_eq!(a.fp16_tflops, 165.2);
     // The maximum link, not the idle gen-1 current link.
@@ -489,7 +489,9 @@ fn name_matching_table() {
         assert_eq!(match_accelerator(name, &c).as_deref(), *want, "{name}");
     }
     let mut no_laptop = c.clone();
-    no_laptop.accelerators.retain(|a| a.id != "rtx-4060-laptop");
+    no_laptop
+        .accelerators
+        .retain(|a| &*a.id != "rtx-4060-laptop");
     assert_eq!(
         match_accelerator("NVIDIA GeForce RTX 4060 Laptop GPU", &no_laptop),
         None,
@@ -694,7 +696,7 @@ fn builtin_catalog_names_and_aliases_are_unambiguous() {
         for label in std::iter::once(&a.name).chain(&a.aliases) {
             assert_eq!(
                 match_accelerator_with_vram(label, vram, c).as_deref(),
-                Some(a.id.as_str()),
+                Some(&*a.id),
                 "'{label}'"
             );
         }

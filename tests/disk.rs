@@ -244,7 +244,7 @@ fn bench_machine(
         id: id.into(),
         name: id.into(),
         kind: MachineKind::Desktop,
-        gpu: gpu.map(String::from),
+        gpu: gpu.map(Into::into),
         gpu_count: 1,
         ram: Bytes::gib(ram_gib),
         ram_bandwidth: GbPerSec(ram_gbs),

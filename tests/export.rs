@@ -79,7 +79,7 @@ fn machine(
         id: id.into(),
         name: name.into(),
         kind,
-        gpu: gpu.map(String::from),
+        gpu: gpu.map(Into::into),
         gpu_count: count,
         ram: Bytes::gib(ram_gib),
         ram_bandwidth: GbPerSec(89.6),

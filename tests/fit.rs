@@ -328,12 +328,37 @@ fn a_catalog_keeps_a_machines_parts_only_while_its_names_are_the_same() {
     }
     assert_ne!(cat.machine_parts(&cat.machines[cpu_only]).1, before);
     assert_eq!(
-        cat.machine_parts(&cat.machines[cpu_only])
-            .0
-            .map(|a| a.id.as_str()),
+        cat.machine_parts(&cat.machines[cpu_only]).0.map(|a| &*a.id),
         Some("rtx-4090")
     );
     assert!(cat.machine_parts(&cat.machines[gpu]).0.is_none());
+    // The same names in new strings answer the same; an accelerator replaced where the index put
+    // it (another part there, or the same id with other figures) is the one read.
+    let other = cat
+        .machines
+        .iter()
+        .position(|m| m.gpu.is_some())
+        .expect("gpu");
+    let name: String = cat.machines[other].gpu.as_deref().expect("gpu").into();
+    cat.machines[other].gpu = Some(name.as_str().into());
+    cat.machines[other].cpu = cat.machines[other].cpu.to_string().into();
+    check(&cat, other);
+    let at = cat
+        .accelerators
+        .iter()
+        .position(|a| *a.id == *name)
+        .expect("its accelerator");
+    let mut faster = cat.accelerators[at].clone();
+    faster.bandwidth = headroom::core::units::GbPerSec(faster.bandwidth.0 * 2.0);
+    faster.id = name.as_str().into();
+    cat.accelerators[at] = faster.clone();
+    check(&cat, other);
+    assert_eq!(cat.machine_parts(&cat.machines[other]).0, Some(&faster));
+    let moved = cat.accelerators.remove(at);
+    cat.accelerators.insert(0, moved);
+    for i in 0..cat.machines.len() {
+        check(&cat, i);
+    }
 }
 
 #[test]

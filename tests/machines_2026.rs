@@ -111,7 +111,7 @@ fn the_server_edition_alias_moved_to_its_own_entry() {
             .accelerators
             .iter()
             .filter(|a| a.aliases.iter().any(|x| x == alias))
-            .map(|a| a.id.as_str())
+            .map(|a| &*a.id)
             .collect::<Vec<_>>()
     };
     assert_eq!(

@@ -99,7 +99,7 @@ fn machine_with(gpu: &str, gpus: u64) -> Machine {
         .or_else(|| cat().machines.iter().find(|m| m.gpu.is_some()))
         .expect("a GPU machine")
         .clone();
-    m.gpu = Some(gpu.to_string());
+    m.gpu = Some(gpu.into());
     m.gpu_count = gpus.max(1) as u32;
     m
 }

@@ -80,7 +80,7 @@ impl std::fmt::Display for PcieLink {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Accelerator {
-    pub id: String,
+    pub id: Arc<str>,
     pub name: String,
     pub vendor: Vendor,
     pub segment: Segment,
@@ -144,7 +144,7 @@ impl Accelerator {
     /// Callers fill in what they know with struct-update syntax (`Accelerator { memory, ..new(..) }`),
     /// so the list of optional fields is written once.
     pub fn new(
-        id: impl Into<String>,
+        id: impl Into<Arc<str>>,
         name: impl Into<String>,
         vendor: Vendor,
         segment: Segment,
@@ -264,7 +264,7 @@ pub struct Machine {
     pub kind: MachineKind,
     /// Accelerator id from the accelerator catalog; `None` = CPU only.
     #[serde(default)]
-    pub gpu: Option<String>,
+    pub gpu: Option<Arc<str>>,
     #[serde(default = "one")]
     pub gpu_count: u32,
     /// System RAM; for unified-memory machines, the shared pool.
@@ -272,7 +272,7 @@ pub struct Machine {
     pub ram: Bytes,
     /// System RAM bandwidth, GB/s (dual-channel DDR5-5600 ≈ 89.6).
     pub ram_bandwidth: GbPerSec,
-    pub cpu: String,
+    pub cpu: Arc<str>,
     pub cpu_cores: u32,
     #[serde(default)]
     pub vcpus: Option<u32>,
@@ -320,7 +320,7 @@ impl Machine {
             gpu_count: 1,
             ram: Bytes::ZERO,
             ram_bandwidth: GbPerSec(0.0),
-            cpu: String::new(),
+            cpu: "".into(),
             cpu_cores: 1,
             vcpus: None,
             gpu_memory_limit: None,
@@ -391,11 +391,14 @@ pub struct AcceleratorIndex(
     std::sync::OnceLock<Vec<MachineParts>>,
 );
 
-/// What a fit reads from one catalog machine's names, read once per catalog, with the names:
-/// the index's position for its GPU id ([`Catalog::accelerator`]) and its CPU's facts.
+/// What a fit reads from one catalog machine's names, read once per catalog, with the names
+/// themselves (shared, not copied: an `Arc<str>` cannot change in place, so the very same
+/// pointer is the very same name): the accelerator its GPU id named (its position and its id)
+/// and its CPU's facts.
 struct MachineParts {
-    gpu: Option<(Box<str>, Option<usize>)>,
-    cpu: Box<str>,
+    gpu: Option<Arc<str>>,
+    acc: Option<(usize, Arc<str>)>,
+    cpu: Arc<str>,
     cpu_facts: super::speed::CpuFacts,
 }
 
@@ -458,8 +461,8 @@ impl Catalog {
     /// The accelerator with id `id` given the index's position for it (`at`).
     fn accelerator_at(&self, id: &str, at: Option<usize>) -> Option<&Accelerator> {
         match at.and_then(|i| self.accelerators.get(i)) {
-            Some(a) if a.id == id && self.accelerators.len() == self.index().len() => Some(a),
-            _ => self.accelerators.iter().find(|a| a.id == id),
+            Some(a) if *a.id == *id && self.accelerators.len() == self.index().len() => Some(a),
+            _ => self.accelerators.iter().find(|a| *a.id == *id),
         }
     }
     /// The accelerators' positions by id, built on the first look-up.
@@ -470,7 +473,7 @@ impl Catalog {
                 IdHashBuild::default(),
             );
             for (i, a) in self.accelerators.iter().enumerate() {
-                m.entry(a.id.as_str().into()).or_insert(i);
+                m.entry((*a.id).into()).or_insert(i);
             }
             m
         })
@@ -483,9 +486,10 @@ impl Catalog {
     pub fn machine_parts(&self, m: &Machine) -> (Option<&Accelerator>, super::speed::CpuFacts) {
         match self.kept_parts(m) {
             Some(f) => (
-                f.gpu
-                    .as_ref()
-                    .and_then(|(id, at)| self.accelerator_at(id, *at)),
+                f.acc.as_ref().map_or_else(
+                    || f.gpu.as_deref().and_then(|id| self.accelerator(id)),
+                    |(at, id)| self.kept_accelerator(*at, id),
+                ),
                 f.cpu_facts,
             ),
             None => (
@@ -507,18 +511,34 @@ impl Catalog {
             self.machines
                 .iter()
                 .map(|m| MachineParts {
-                    gpu: m
-                        .gpu
-                        .as_deref()
-                        .map(|id| (id.into(), index.get(id).copied())),
-                    cpu: m.cpu.as_str().into(),
+                    gpu: m.gpu.clone(),
+                    acc: m.gpu.as_deref().and_then(|id| {
+                        let at = *index.get(id)?;
+                        Some((at, self.accelerators.get(at)?.id.clone()))
+                    }),
+                    cpu: m.cpu.clone(),
                     cpu_facts: super::speed::cpu_facts(&m.cpu),
                 })
                 .collect()
         });
+        let same = |a: &Option<Arc<str>>, b: &Option<Arc<str>>| match (a, b) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (a, b) => a.is_none() && b.is_none(),
+        };
         parts
             .get(at)
-            .filter(|f| *f.cpu == *m.cpu && f.gpu.as_ref().map(|(id, _)| &**id) == m.gpu.as_deref())
+            .filter(|f| Arc::ptr_eq(&f.cpu, &m.cpu) && same(&f.gpu, &m.gpu))
+    }
+    /// The accelerator the index put at `at` for a kept machine's GPU, while the one there is
+    /// still the one read then (its id, the very string) and none was added or taken away; else
+    /// the search ([`Self::accelerator`]).
+    fn kept_accelerator(&self, at: usize, id: &Arc<str>) -> Option<&Accelerator> {
+        match self.accelerators.get(at) {
+            Some(a) if Arc::ptr_eq(&a.id, id) && self.accelerators.len() == self.index().len() => {
+                Some(a)
+            }
+            _ => self.accelerator(id),
+        }
     }
     pub fn machine(&self, id: &str) -> Option<&Machine> {
         self.machines.iter().find(|m| *m.id == *id)
@@ -580,7 +600,7 @@ impl Catalog {
         seen: &mut HashSet<(&'static str, &'a str)>,
     ) {
         for a in &self.accelerators {
-            if !seen.insert(("acc", a.id.as_str())) {
+            if !seen.insert(("acc", &*a.id)) {
                 errs.push(format!("accelerator '{}': duplicate id", a.id));
             }
             if a.memory_kind == MemoryKind::Discrete && a.memory.0 == 0 {

@@ -802,7 +802,7 @@ mod tests {
             id: id.into(),
             name: id.into(),
             kind: MachineKind::Desktop,
-            gpu: gpu.map(String::from),
+            gpu: gpu.map(Into::into),
             gpu_count: 1,
             ram: Bytes::gib(ram_gib),
             ram_bandwidth: GbPerSec(89.6),

@@ -1889,7 +1889,7 @@ fn bigger_gpu_for(u: &Upgrading, fit: &FitResult, has_gpu: bool) -> Upgrade {
             memory: need,
             gpus,
             example: card.map(|a| GpuExample {
-                id: a.id.clone(),
+                id: a.id.to_string(),
                 name: a.name.clone(),
                 memory: a.memory,
             }),

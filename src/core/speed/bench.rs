@@ -139,11 +139,11 @@ pub fn bench_machine(b: &Benchmark, cat: &Catalog) -> Option<Machine> {
         id: b.id.as_str().into(),
         name: b.published_machine.as_str().into(),
         kind: MachineKind::Desktop,
-        gpu: sp.gpu.clone(),
+        gpu: sp.gpu.as_deref().map(Into::into),
         gpu_count: 1,
         ram: Bytes::gib(sp.ram_gib.unwrap_or(64).max(1)),
         ram_bandwidth: GbPerSec(sp.ram_bandwidth),
-        cpu: b.published_machine.clone(),
+        cpu: b.published_machine.as_str().into(),
         cpu_cores: sp.cpu_cores.max(1),
         source: b.source.clone(),
         ..Machine::bare("", "", MachineKind::Cloud)

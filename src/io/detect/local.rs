@@ -104,7 +104,7 @@ fn base_machine(d: &DetectedMachine, name: String, kind: MachineKind) -> Machine
         cpu: if d.cpu.name.is_empty() {
             "unknown CPU".into()
         } else {
-            d.cpu.name.clone()
+            d.cpu.name.as_str().into()
         },
         cpu_cores: d.cpu.cores.max(1),
         vcpus: (d.cpu.threads > 0).then_some(d.cpu.threads),

@@ -218,7 +218,7 @@ fn rank_of(name: &str, det: &NameTokens, a: &Accelerator) -> Option<(u8, NameTok
         .aliases
         .iter()
         .map(String::as_str)
-        .chain([a.name.as_str(), a.id.as_str()]);
+        .chain([a.name.as_str(), &*a.id]);
     let mut best: Option<(u8, NameTokens)> = None;
     for label in labels {
         let k = name_tokens(label);
@@ -286,7 +286,7 @@ pub(crate) fn match_detail(
             && let Some(expected) = expected_memory(&det, &key, a)
         {
             if !plausible(vram, &expected) {
-                out.refused_for_vram.push((a.id.clone(), expected[0]));
+                out.refused_for_vram.push((a.id.to_string(), expected[0]));
                 continue;
             }
             dist = expected
@@ -299,7 +299,7 @@ pub(crate) fn match_detail(
             best = Some((rank, dist, i));
         }
     }
-    out.id = best.map(|(_, _, i)| catalog.accelerators[i].id.clone());
+    out.id = best.map(|(_, _, i)| catalog.accelerators[i].id.to_string());
     out
 }
 
@@ -451,7 +451,7 @@ mod tests {
     #[test]
     fn laptop_never_matches_desktop() {
         let mut c = catalog();
-        c.accelerators.retain(|a| a.id != "rtx-4060-laptop");
+        c.accelerators.retain(|a| &*a.id != "rtx-4060-laptop");
         assert_eq!(
             match_accelerator("NVIDIA GeForce RTX 4060 Laptop GPU", &c),
             None
