@@ -259,6 +259,51 @@ fn a_whole_catalog_fit_gives_every_machine_the_row_it_gets_alone() {
         zero: 3,
         ..Scenario::default()
     };
+    // A calibration is one machine's: the second all-GPU machine of an accelerator that several
+    // share (the first keeps its speed) runs at its own speed, and the third at the shared one.
+    let plain = fit_all(
+        &Scenario::default(),
+        &cat.machines,
+        cat,
+        &FitSettings::default(),
+    );
+    let mut seen = std::collections::HashMap::<&str, usize>::new();
+    let calibrated = plain
+        .iter()
+        .zip(&cat.machines)
+        .filter(|(r, _)| r.verdict == Verdict::Gpu)
+        .find_map(|(_, m)| {
+            let n = seen.entry(m.gpu.as_deref()?).or_default();
+            *n += 1;
+            (*n == 2).then_some(m)
+        })
+        .expect("an accelerator two GPU rows share");
+    let calibration = FitSettings {
+        calibration: Some(headroom::core::speed::bench::Calibration {
+            machine: calibrated.id.to_string(),
+            backend: headroom::core::speed::Backend::Cuda,
+            tuning: headroom::core::speed::Tuning {
+                bandwidth_factor: 0.5,
+                prefill_factor: 2.0,
+            },
+            date: "2026-12-07".into(),
+            source_file: "llama-bench.json".into(),
+            build: "b1".into(),
+            runs: 1,
+        }),
+        ..FitSettings::default()
+    };
+    let row = |st: &FitSettings| {
+        fit_all(&Scenario::default(), &cat.machines, cat, st)
+            .into_iter()
+            .find(|r| r.machine == calibrated.id)
+            .expect("row")
+    };
+    assert!(
+        row(&calibration).decode_tokens_per_s
+            < 0.75 * row(&FitSettings::default()).decode_tokens_per_s,
+        "the calibration is read"
+    );
     let cases = sharing_scenarios()
         .into_iter()
         .map(|s| (s, FitSettings::default()))
@@ -266,6 +311,7 @@ fn a_whole_catalog_fit_gives_every_machine_the_row_it_gets_alone() {
             (Scenario::default(), row_split.clone()),
             (sharing_scenarios()[1].clone(), row_split),
             (training, FitSettings::default()),
+            (Scenario::default(), calibration),
         ]);
     let mut shared_rows = 0;
     for (s, st) in cases {

@@ -361,6 +361,12 @@ impl EstimateCache {
         let i = self.ensure(gpus);
         &self.by_gpus[i].est
     }
+    /// The speed class of `est` when it is one of these estimates (the very one): the place of
+    /// the first of them the speed model reads alike ([`same_for_speed`]).
+    pub fn speed_class(&self, est: &Estimate) -> Option<usize> {
+        let c = self.by_gpus.iter().find(|c| std::ptr::eq(&c.est, est))?;
+        Some(c.speed_class)
+    }
     /// The speed model's shape of `q` ([`ModelShape::of`]) when `q` runs one of these estimates
     /// (the very one, not an equal copy) on this cache's scenario: made once per estimate. With
     /// it, the place of the first of these estimates with the same workload and active

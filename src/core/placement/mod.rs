@@ -122,17 +122,16 @@ impl<'a> Job<'a> {
     }
     /// [`Self::speed`] with the layers that are not on the GPU run in `style`.
     pub fn speed_as(&self, est: &Estimate, gpu_layers: u64, style: SplitStyle) -> (Speed, Backend) {
-        let mut q = speed::query(self.s, est, self.m, self.acc, self.st, self.cpu, gpu_layers);
-        q.style = style;
-        let shape = self.cache.shape(&q);
-        q.shape = shape.map(|(sh, _)| sh);
-        let speed = match (self.memo, shape) {
-            (Some(memo), Some((_, class))) => {
-                memo.get_or(&q, self.acc, class, || placement_speed(&q, &self.st.speed))
-            }
-            _ => placement_speed(&q, &self.st.speed),
+        let speed = || {
+            let mut q = speed::query(self.s, est, self.m, self.acc, self.st, self.cpu, gpu_layers);
+            q.style = style;
+            q.shape = self.cache.shape(&q).map(|(sh, _)| sh);
+            (placement_speed(&q, &self.st.speed), q.backend)
         };
-        (speed, q.backend)
+        match self.memo {
+            Some(memo) => memo.get_or(self, est, gpu_layers, style, speed),
+            None => speed(),
+        }
     }
 }
 

@@ -3,13 +3,15 @@
 
 use super::Job;
 use super::capacity::Gpus;
+use super::capacity::gpus_used;
 use super::cost::hourly_usd;
 use crate::core::catalog::{Accelerator, Machine};
 use crate::core::estimate::Estimate;
 use crate::core::fit::{FitSettings, TrainingSpeed};
 use crate::core::scenario::Scenario;
-use crate::core::speed::{Backend, CpuDevice, MultiGpu, Speed, SpeedQuery};
-use std::cell::{Cell, RefCell};
+use crate::core::scenario::SplitStyle;
+use crate::core::speed::{Backend, CpuDevice, MultiGpu, Speed, SpeedQuery, backend_for};
+use std::cell::RefCell;
 
 /// The speed model's query for the scenario on `m` with `gpu_layers` of the layers on the GPU(s)
 /// (0 = CPU only) and its CPU (the job's, made once per machine): the runtime's profile, this machine's calibration and the llama.cpp split
@@ -28,17 +30,23 @@ pub fn query<'a>(
     if let Some(c) = st.calibration.as_ref().filter(|c| *c.machine == *m.id) {
         q.tuning = c.tuning;
     }
-    if let Some(split) = st.llama_split
-        && q.backend != Backend::Vllm
-    {
-        q.multi = split;
-    }
+    q.multi = multi_gpu(q.backend, st);
     if gpu_layers == 0 {
         q = q.cpu_only();
     } else {
         q.gpu_layers = gpu_layers;
     }
     q
+}
+
+/// How a model spread over several GPUs runs on `backend`: vLLM's tensor parallelism, else the
+/// settings' llama.cpp split mode (`--split-mode`), layer split when none is set.
+pub fn multi_gpu(backend: Backend, st: &FitSettings) -> MultiGpu {
+    match (backend, st.llama_split) {
+        (Backend::Vllm, _) => MultiGpu::TensorParallel,
+        (_, Some(split)) => split,
+        (_, None) => MultiGpu::LayerSplit,
+    }
 }
 
 /// Training throughput, time and cost of the job's scenario over the GPUs `g` (their estimate):
@@ -92,26 +100,32 @@ pub fn training(job: &Job, g: &Gpus) -> TrainingSpeed {
 /// the speed. Made by [`crate::core::fit::fit_all`] for one scenario and one settings value; a
 /// lone fit has none. Splits across GPU and CPU are not kept: they differ by the CPU, and hardly
 /// two machines share one.
+///
+/// A kept speed is found before the query is made ([`SpeedKey`]), so a machine that shares one
+/// makes no query at all.
 pub struct SpeedMemo<'a> {
     /// The catalog's accelerators: a speed is kept under its accelerator's place among them.
     accelerators: &'a [Accelerator],
-    /// What every query of the fit shares (taken from the first): a query that differs is not kept.
-    fit: Cell<Option<[u64; 5]>>,
     /// Per accelerator of the catalog, 1 + the place in `speeds` of its newest speed (0: none).
     newest: RefCell<Vec<u16>>,
     /// The speeds kept, each with the place + 1 of the one kept before it for its accelerator.
     speeds: RefCell<Vec<(SpeedKey, Speed, u16)>>,
 }
 
-/// The inputs of an all-GPU query on one accelerator that differ between the machines of one fit
-/// (the accelerator is where the key is kept: the device is made from it and the scenario's
-/// weights): what the speed model reads of the estimate (its speed class), the GPUs and the
-/// layers on them, the GPU-to-GPU link, the runtime and the split.
+/// What an all-GPU query on one accelerator reads that differs between the machines of one fit,
+/// read from the job without making the query. The rest of the query is the accelerator's (where
+/// the key is kept: the device made from it and the scenario's weights, the PCIe and GPU-to-GPU
+/// links, [`SpeedQuery::on_machine_with_cpu`]), the fit's scenario (batch, ubatch, prompt depth)
+/// or its settings — but for the tuning, the machine's own calibration: a machine with one keeps
+/// nothing. Three words, compared as integers.
 #[derive(Copy, Clone, PartialEq, Eq)]
 pub struct SpeedKey {
-    gpu_link: u64,
-    gpus_layers: (u32, u32),
-    small: [u8; 5],
+    /// The GPUs where the speed model reads their count (llama.cpp row split, tensor
+    /// parallelism; 0 otherwise) and the layers on them.
+    gpus_layers: u64,
+    /// What the speed model reads of the estimate (its speed class), the backend, the split
+    /// style of the RAM layers and the multi-GPU mode, a byte each.
+    small: u64,
 }
 
 impl<'a> SpeedMemo<'a> {
@@ -119,23 +133,24 @@ impl<'a> SpeedMemo<'a> {
     pub fn new(accelerators: &'a [Accelerator]) -> SpeedMemo<'a> {
         SpeedMemo {
             accelerators,
-            fit: Cell::new(None),
             newest: RefCell::new(vec![0; accelerators.len()]),
             speeds: RefCell::new(Vec::with_capacity(accelerators.len().min(128))),
         }
     }
 
-    /// The speed of `q` (every layer on accelerator `acc`; `estimate`: the speed class of the
-    /// estimate it runs, [`crate::core::fit::EstimateCache::shape`]), computed by `speed` unless
-    /// a machine before asked the same; any other query is computed.
+    /// The speed of `est` with `gpu_layers` of its layers on the job's GPU(s), the rest run in
+    /// `style`, and its backend: kept from a machine before when every layer is on the GPU(s)
+    /// and that machine's query read the same, else computed by `speed` (and kept when it can be
+    /// shared).
     pub fn get_or(
         &self,
-        q: &SpeedQuery,
-        acc: Option<&Accelerator>,
-        estimate: usize,
-        speed: impl FnOnce() -> Speed,
-    ) -> Speed {
-        let Some((at, key)) = self.key(q, acc, estimate) else {
+        job: &Job,
+        est: &Estimate,
+        gpu_layers: u64,
+        style: SplitStyle,
+        speed: impl FnOnce() -> (Speed, Backend),
+    ) -> (Speed, Backend) {
+        let Some((at, key, backend)) = self.key(job, est, gpu_layers, style) else {
             return speed();
         };
         let newest = self.newest.borrow()[at];
@@ -144,30 +159,33 @@ impl<'a> SpeedMemo<'a> {
             let mut next = newest;
             while let Some((k, s, before)) = speeds.get(usize::from(next).wrapping_sub(1)) {
                 if *k == key {
-                    return *s;
+                    return (*s, backend);
                 }
                 next = *before;
             }
         }
-        let s = speed();
+        let (s, b) = speed();
+        debug_assert_eq!(b, backend, "the key's backend is the query's");
         let mut speeds = self.speeds.borrow_mut();
         if let Ok(kept) = u16::try_from(speeds.len() + 1) {
             speeds.push((key, s, newest));
             self.newest.borrow_mut()[at] = kept;
         }
-        s
+        (s, b)
     }
 
-    /// Where the speed of `q` is kept and its key: the place of its accelerator in the catalog
-    /// (`None`: not one of the catalog's, or not every layer on the GPU, or not the fit's
-    /// prompt and tuning).
+    /// Where the speed is kept (the place of the job's accelerator in the catalog), its key and
+    /// its backend; `None` when it is not kept: not one of the catalog's accelerators, not every
+    /// layer on the GPU(s), an estimate not of the fit's cache, or a machine with its own
+    /// calibration.
     fn key(
         &self,
-        q: &SpeedQuery,
-        acc: Option<&Accelerator>,
-        estimate: usize,
-    ) -> Option<(usize, SpeedKey)> {
-        let acc = acc?;
+        job: &Job,
+        est: &Estimate,
+        gpu_layers: u64,
+        style: SplitStyle,
+    ) -> Option<(usize, SpeedKey, Backend)> {
+        let acc = job.acc?;
         let at = (std::ptr::from_ref(acc) as usize)
             .wrapping_sub(self.accelerators.as_ptr() as usize)
             / std::mem::size_of::<Accelerator>().max(1);
@@ -178,41 +196,41 @@ impl<'a> SpeedMemo<'a> {
         {
             return None;
         }
-        if q.gpu.is_none() || q.gpu_layers < q.est.workload.layers.max(1) {
+        if gpu_layers == 0 || gpu_layers < est.workload.layers.max(1) {
             return None;
         }
-        let t = &q.tuning;
-        let fit = [
-            q.batch,
-            q.ubatch,
-            q.depth,
-            t.bandwidth_factor.to_bits(),
-            t.prefill_factor.to_bits(),
-        ];
-        match self.fit.get() {
-            None => self.fit.set(Some(fit)),
-            Some(f) if f != fit => return None,
-            Some(_) => {}
+        if job
+            .st
+            .calibration
+            .as_ref()
+            .is_some_and(|c| *c.machine == *job.m.id)
+        {
+            return None;
         }
-        let small = |x: u64| u8::try_from(x).ok();
+        let class = job.cache.speed_class(est)?;
+        let backend = backend_for(job.s.runtime, Some(acc));
+        let multi = multi_gpu(backend, job.st);
         // Under llama.cpp's layer split (and transformers, and vLLM without tensor parallelism)
         // one token passes the GPUs one after another: the speed model reads the GPU count only
         // for row split and tensor parallelism.
-        let gpus = match q.multi {
+        let gpus = match multi {
             MultiGpu::LayerSplit => 0,
-            MultiGpu::RowSplit | MultiGpu::TensorParallel => q.gpus,
+            MultiGpu::RowSplit | MultiGpu::TensorParallel => gpus_used(job.m, Some(acc)),
         };
         let key = SpeedKey {
-            gpu_link: q.gpu_link.0.to_bits(),
-            gpus_layers: (u32::try_from(gpus).ok()?, u32::try_from(q.gpu_layers).ok()?),
-            small: [
-                small(estimate as u64)?,
-                q.backend as u8,
-                q.style as u8,
-                q.multi as u8,
-                q.nvlink as u8,
-            ],
+            gpus_layers: u64::from(u32::try_from(gpus).ok()?) << 32
+                | u64::from(u32::try_from(gpu_layers).ok()?),
+            small: u64::from_le_bytes([
+                u8::try_from(class).ok()?,
+                backend as u8,
+                style as u8,
+                multi as u8,
+                0,
+                0,
+                0,
+                0,
+            ]),
         };
-        Some((at, key))
+        Some((at, key, backend))
     }
 }
