@@ -212,11 +212,7 @@ pub fn place(job: &Job) -> Placement {
     let mut p = if mlx_inference(job) {
         gpu::whole_model(job).unwrap_or_else(|| mlx_short(job))
     } else {
-        asked::place(job)
-            .or_else(|| gpu::whole_model(job))
-            .or_else(|| offload_tiers(job))
-            .or_else(|| cpu::from_ram(job))
-            .unwrap_or_else(|| beyond_memory(job))
+        first_tier(job)
     };
     if mlx_inference(job)
         && let Some(n) = mlx_near_limit(job)
@@ -230,6 +226,24 @@ pub fn place(job: &Job) -> Placement {
         p.notes.push(n);
     }
     p
+}
+
+/// The first tier that holds the scenario, in order (each returns as soon as it holds: a
+/// placement is not handed down a chain of options).
+fn first_tier(job: &Job) -> Placement {
+    if let Some(p) = asked::place(job) {
+        return p;
+    }
+    if let Some(p) = gpu::whole_model(job) {
+        return p;
+    }
+    if let Some(p) = offload_tiers(job) {
+        return p;
+    }
+    if let Some(p) = cpu::from_ram(job) {
+        return p;
+    }
+    beyond_memory(job)
 }
 
 /// Inference under MLX: every layer on the GPU or nothing (mlx-lm has no layer offload, no
