@@ -421,7 +421,7 @@ fn a_speed_query_reads_the_same_from_the_estimates_shape_as_from_the_model() {
         let est = cache.at(at).0;
         let mut q = SpeedQuery::on_machine(cache.scenario(), est, m, acc, &k);
         let plain = placement_speed(&q, &k);
-        q.shape = cache.shape(&q).map(|(sh, _)| sh);
+        q.shape = cache.shape(&q);
         assert!(q.shape.is_some());
         assert_eq!(placement_speed(&q, &k), plain, "{}", s.model.name);
         // At another depth the query reads the model again, not the shape made at the prompt's.

@@ -523,7 +523,8 @@ impl Catalog {
         });
         let same = |a: &Option<Arc<str>>, b: &Option<Arc<str>>| match (a, b) {
             (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-            (a, b) => a.is_none() && b.is_none(),
+            (None, None) => true,
+            _ => false,
         };
         parts
             .get(at)

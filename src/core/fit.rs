@@ -368,15 +368,13 @@ impl EstimateCache {
         Some(c.speed_class)
     }
     /// The speed model's shape of `q` ([`ModelShape::of`]) when `q` runs one of these estimates
-    /// (the very one, not an equal copy) on this cache's scenario: made once per estimate. With
-    /// it, the place of the first of these estimates with the same workload and active
-    /// parameters ([`Cached::speed_class`]): what the speed model reads of an estimate.
-    pub fn shape(&self, q: &SpeedQuery) -> Option<(&ModelShape, usize)> {
+    /// (the very one, not an equal copy) on this cache's scenario: made once per estimate.
+    pub fn shape(&self, q: &SpeedQuery) -> Option<&ModelShape> {
         if !std::ptr::eq(q.scenario, &self.base) {
             return None;
         }
         let c = self.by_gpus.iter().find(|c| std::ptr::eq(&c.est, q.est))?;
-        Some((c.shape.get_or_init(|| ModelShape::of(q)), c.speed_class))
+        Some(c.shape.get_or_init(|| ModelShape::of(q)))
     }
 }
 

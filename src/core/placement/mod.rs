@@ -125,7 +125,7 @@ impl<'a> Job<'a> {
         let speed = || {
             let mut q = speed::query(self.s, est, self.m, self.acc, self.st, self.cpu, gpu_layers);
             q.style = style;
-            q.shape = self.cache.shape(&q).map(|(sh, _)| sh);
+            q.shape = self.cache.shape(&q);
             (placement_speed(&q, &self.st.speed), q.backend)
         };
         match self.memo {
